@@ -1,0 +1,11 @@
+//! Scenario files: TOML in, a checked [`ScenarioFile`] out.
+//!
+//! Loading runs in two stages, like ripgrep's low/high-level arguments: serde parses
+//! the text into [`schema`] structs (type errors and unknown keys come out with line,
+//! column and the valid keys), then [`validate`] checks what types cannot
+//! (cross-references, impossible values) and names the key path of each problem.
+
+pub mod schema;
+pub mod units;
+
+pub use schema::*;

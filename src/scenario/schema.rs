@@ -1,0 +1,381 @@
+//! The scenario file's structure, as deserialised from TOML.
+//!
+//! Every struct denies unknown keys, so a misspelt key is reported with its line,
+//! column and the list of valid keys. Semantic checks (cross-references, impossible
+//! values) live in [`super::validate`]. Every key is documented in `docs/scenario.md`.
+
+use super::units::Duration;
+use crate::server::ProjectConfig;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Host attributes the scheduler reads (spec backend §1.4). Both host groups and
+/// named hosts carry them as top-level keys; this macro adds them to a struct so the
+/// list is written once (serde's `flatten` cannot be combined with
+/// `deny_unknown_fields`).
+macro_rules! with_host_attrs {
+    ($(#[$m:meta])* pub struct $name:ident { $($extra:tt)* }) => {
+        $(#[$m])*
+        pub struct $name {
+            $($extra)*
+            #[serde(default = "d_ncpus")]
+            pub p_ncpus: i32,
+            /// Per-CPU FLOPS (Whetstone).
+            #[serde(default = "d_giga")]
+            pub p_fpops: f64,
+            /// Per-CPU integer ops/s (Dhrystone).
+            #[serde(default = "d_giga")]
+            pub p_iops: f64,
+            /// RAM, bytes.
+            #[serde(default = "d_ram")]
+            pub m_nbytes: f64,
+            /// Free disk, bytes.
+            #[serde(default = "d_disk")]
+            pub d_free: f64,
+            #[serde(default = "d_one")]
+            pub on_frac: f64,
+            #[serde(default = "d_one")]
+            pub active_frac: f64,
+            /// Operating system, for homogeneous redundancy: "Linux", "Microsoft
+            /// Windows", "Darwin", "FreeBSD", "Android", or anything else.
+            #[serde(default = "d_os")]
+            pub os_name: String,
+            /// CPU vendor: "GenuineIntel", "AuthenticAMD", "Power Macintosh", "ARM".
+            #[serde(default = "d_vendor")]
+            pub p_vendor: String,
+            /// CPU model, for fine homogeneous redundancy.
+            #[serde(default = "d_model")]
+            pub p_model: String,
+        }
+    };
+}
+
+fn d_ncpus() -> i32 {
+    1
+}
+fn d_giga() -> f64 {
+    1e9
+}
+fn d_ram() -> f64 {
+    4e9
+}
+fn d_disk() -> f64 {
+    1e11
+}
+fn d_one() -> f64 {
+    1.0
+}
+fn d_os() -> String {
+    "Linux".into()
+}
+fn d_vendor() -> String {
+    "GenuineIntel".into()
+}
+fn d_model() -> String {
+    "Intel Core2".into()
+}
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    #[serde(default)]
+    pub simulation: SimulationSection,
+    /// Projects by name; each has its own back end. Iterated in name order.
+    #[serde(default)]
+    pub project: BTreeMap<String, ProjectConfig>,
+    /// Populations of unscripted hosts.
+    #[serde(default)]
+    pub host_group: Vec<HostGroup>,
+    /// Named hosts, driven only by scripted events.
+    #[serde(default)]
+    pub host: Vec<NamedHost>,
+    /// Scripted events.
+    #[serde(default)]
+    pub event: Vec<ScriptEvent>,
+    /// Expected states, checked during the run.
+    #[serde(default)]
+    pub expect: Vec<Expect>,
+    #[serde(default)]
+    pub output: OutputSection,
+}
+
+/// Daemons and other actors that can have a place in the tie order.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Daemon {
+    Scheduler,
+    Transitioner,
+    Validator,
+    Assimilator,
+    FileDeleter,
+    DbPurge,
+    Feeder,
+    WorkGenerator,
+}
+
+impl Daemon {
+    pub const ALL: [Daemon; 8] = [
+        Daemon::Scheduler,
+        Daemon::Transitioner,
+        Daemon::Validator,
+        Daemon::Assimilator,
+        Daemon::FileDeleter,
+        Daemon::DbPurge,
+        Daemon::Feeder,
+        Daemon::WorkGenerator,
+    ];
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimulationSection {
+    /// Name of the run; the default output folder is `output/<name>/`.
+    pub name: String,
+    /// Master seed of every random stream.
+    pub seed: u64,
+    /// Simulated time at which the run stops.
+    pub duration: Duration,
+    /// Check the spec's invariants after every daemon step (also `--check-invariants`).
+    pub check_invariants: bool,
+    /// Order of actors at equal timestamps (spec backend §2.0).
+    pub tie_order: Vec<Daemon>,
+}
+
+impl Default for SimulationSection {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            seed: 1,
+            duration: Duration(30 * 86_400),
+            check_invariants: false,
+            tie_order: Daemon::ALL.to_vec(),
+        }
+    }
+}
+
+with_host_attrs! {
+    /// A population of hosts running the minimal client model: ask for one job when
+    /// idle, compute it at their speed, report it.
+    #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct HostGroup {
+        #[serde(default = "d_group_name")]
+        pub name: String,
+        /// Number of hosts.
+        pub count: u32,
+        /// Project the hosts attach to (default: the only project).
+        #[serde(default)]
+        pub project: String,
+        /// Probability that a job ends in a client error.
+        #[serde(default)]
+        pub error_prob: f64,
+        /// Probability that a successful job returns a wrong output.
+        #[serde(default)]
+        pub wrong_result_prob: f64,
+        /// Probability, per job received, that the host leaves for good before
+        /// reporting it.
+        #[serde(default)]
+        pub dropout_prob: f64,
+        /// Hosts make their first request at a uniform time in `[0, arrival_spread)`.
+        #[serde(default = "d_hour")]
+        pub arrival_spread: Duration,
+        /// Wait before asking again after a reply without work.
+        #[serde(default = "d_hour")]
+        pub retry_delay: Duration,
+    }
+}
+
+fn d_group_name() -> String {
+    "hosts".into()
+}
+fn d_hour() -> Duration {
+    Duration(3600)
+}
+
+with_host_attrs! {
+    /// A host driven only by scripted events.
+    #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct NamedHost {
+        pub name: String,
+        #[serde(default)]
+        pub project: String,
+        /// User id; hosts of one user may report each other's jobs (spec backend
+        /// §2.4.3). Default: a user of its own.
+        #[serde(default)]
+        pub userid: Option<u32>,
+        /// Initial host app version state (adaptive replication, quotas).
+        #[serde(default)]
+        pub hav: Option<HavInit>,
+        /// Pinned day offset `U(host.id)` in [0, 1) (spec backend §2.4.1 step 5).
+        #[serde(default)]
+        pub day_offset: Option<f64>,
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct HavInit {
+    pub consecutive_valid: i32,
+    pub max_jobs_per_day: i32,
+    pub n_jobs_today: i32,
+}
+
+/// What a scripted host says about one of its jobs.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportOutcome {
+    /// Finished and uploaded: `client_state` 5, exit 0.
+    #[default]
+    Success,
+    /// Computation error: `client_state` 3 and `exit_status`.
+    ClientError,
+    /// Aborted by the user: `client_state` 6, exit 203.
+    Abort,
+    /// Aborted by the project: `client_state` 6, exit 202.
+    ProjectAbort,
+    /// The host drops the job and never reports it.
+    NoReply,
+}
+
+/// Whether the validator can read a reported output.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputRead {
+    #[default]
+    Ok,
+    /// Permanently unreadable (→ VALIDATE_ERROR).
+    Unreadable,
+    /// Transiently unreadable until `transient_until`.
+    Transient,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// Result name, `wu<id>_<suffix>`.
+    pub result: String,
+    #[serde(default)]
+    pub outcome: ReportOutcome,
+    /// Output value compared by the validator.
+    #[serde(default)]
+    pub value: f64,
+    /// Exit status of a client error (default −177, `ERR_RESULT_START`).
+    #[serde(default)]
+    pub exit_status: Option<i32>,
+    /// CPU seconds (default: the elapsed time).
+    #[serde(default)]
+    pub cpu_time: Option<f64>,
+    /// Elapsed seconds (default: received − sent).
+    #[serde(default)]
+    pub elapsed_time: Option<f64>,
+    #[serde(default)]
+    pub output: OutputRead,
+    /// End of a transient read error.
+    #[serde(default)]
+    pub transient_until: Option<Duration>,
+}
+
+/// One scripted event. Exactly one of `daemon`, `host`, `create_workunits` and
+/// `cancel` is given.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptEvent {
+    pub at: Duration,
+    /// Project the event applies to (default: the only project).
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Run one pass of this daemon.
+    #[serde(default)]
+    pub daemon: Option<Daemon>,
+    /// A named host makes a scheduler RPC.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Jobs the host asks for (0 = none).
+    #[serde(default)]
+    pub request: Option<u32>,
+    /// Seconds of work asked for, instead of `request`.
+    #[serde(default)]
+    pub work_req_seconds: Option<f64>,
+    /// Jobs reported in this RPC.
+    #[serde(default)]
+    pub report: Vec<Report>,
+    /// Jobs the host has lost: left out of the in-progress list of this RPC.
+    #[serde(default)]
+    pub lost: Vec<String>,
+    /// The client detached and re-attached: it sends no host id and no jobs.
+    #[serde(default)]
+    pub detach: bool,
+    /// Whether the RPC carries the in-progress list (`other_results`).
+    #[serde(default = "yes")]
+    pub send_other_results: bool,
+    /// Create this many workunits from the template now.
+    #[serde(default)]
+    pub create_workunits: Option<u32>,
+    /// Cancel these workunits (names `wu<id>`).
+    #[serde(default)]
+    pub cancel: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Expected state of one row at a time (checked after every event of that time), or
+/// at the end of the run when `at` is absent. Every field given must match exactly.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Expect {
+    pub at: Option<Duration>,
+    pub project: Option<String>,
+    /// A workunit name, `wu<id>`.
+    pub workunit: Option<String>,
+    /// A result name, `wu<id>_<suffix>`.
+    pub result: Option<String>,
+    /// A named host (its host app version).
+    pub host: Option<String>,
+    /// Result shorthand `"server_state/outcome/validate_state/file_delete_state"`,
+    /// as the spec writes result lines, e.g. `"5/1/1/2"`.
+    pub state: Option<String>,
+    pub server_state: Option<i64>,
+    pub outcome: Option<i64>,
+    pub validate_state: Option<i64>,
+    pub file_delete_state: Option<i64>,
+    pub hostid: Option<String>,
+    pub sent_time: Option<i64>,
+    pub received_time: Option<i64>,
+    pub report_deadline: Option<i64>,
+    pub priority: Option<i64>,
+    pub granted_credit: Option<f64>,
+    pub need_validate: Option<i64>,
+    /// Result name of the canonical result, or `"none"`.
+    pub canonical: Option<String>,
+    pub transition_time: Option<i64>,
+    pub error_mask: Option<i64>,
+    pub assimilate_state: Option<i64>,
+    pub target_nresults: Option<i64>,
+    pub min_quorum: Option<i64>,
+    pub hr_class: Option<i64>,
+    /// Number of results the workunit has.
+    pub nresults: Option<i64>,
+    pub consecutive_valid: Option<i64>,
+    pub max_jobs_per_day: Option<i64>,
+    pub n_jobs_today: Option<i64>,
+    pub total_credit: Option<f64>,
+    /// Whether the row still exists (false after db_purge).
+    pub exists: Option<bool>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputSection {
+    /// Write `transitions.csv` (every state change; large on big runs).
+    pub transitions: bool,
+}
+
+impl Default for OutputSection {
+    fn default() -> Self {
+        Self { transitions: true }
+    }
+}

@@ -1,0 +1,464 @@
+//! Server-side configuration of one project: the `config.xml` parameters the daemons
+//! read (spec backend §2.9), the app's fields (§1.4), the work generator's workunit
+//! template (§2.1), daemon periods (§2.0), validator and credit options (§2.5, §6),
+//! and the switches between seed pseudocode and real BOINC (§5).
+//!
+//! Each struct is deserialised straight from the scenario file with
+//! `deny_unknown_fields`, so a misspelt key is an error that names the valid keys.
+//! Defaults are BOINC's parser defaults unless a comment says otherwise.
+
+use crate::scenario::units::Duration;
+use serde::{Deserialize, Serialize};
+
+/// `config.xml` parameters used by the scheduler and daemons (spec backend §2.9).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SchedConfig {
+    /// Seconds added to the DB deadline (not told to the client).
+    pub report_grace_period: Duration,
+    /// Seconds after the last report before files may be deleted.
+    pub delete_delay: Duration,
+    /// Jobs per (host, app version) per day per CPU. make_project writes 500, which is
+    /// the default here; 0 reproduces quirk Q5 (see `backend.zero_quota_blocks`).
+    pub daily_result_quota: i32,
+    /// Jobs per RPC per CPU (0 = unlimited).
+    pub max_wus_to_send: i32,
+    /// Upper bound on a host's CPU count as seen by the scheduler.
+    pub max_ncpus: i32,
+    /// Jobs in progress per CPU (0 = unlimited).
+    pub max_wus_in_progress: i32,
+    /// Seconds between work-sending RPCs of one host (0 = no limit).
+    pub min_sendwork_interval: Duration,
+    /// Resend jobs a client has lost (spec backend §2.4.5).
+    pub resend_lost_results: bool,
+    /// Tell clients to abort jobs the server no longer needs (§2.4.6).
+    pub send_result_abort: bool,
+    pub one_result_per_user_per_wu: bool,
+    pub one_result_per_host_per_wu: bool,
+    /// Seconds; 0 disables the turnaround test of `reliable`.
+    pub reliable_max_avg_turnaround: Duration,
+    /// Priority from which a job needs a reliable host (0 = off).
+    pub reliable_on_priority: i32,
+    /// Fraction of `delay_bound` used for jobs sent to reliable hosts (0 = off).
+    pub reliable_reduced_delay_bound: f64,
+    /// Priority boost of retries created after a result ended (0 = off).
+    pub reliable_priority_on_over: i32,
+    /// Same, but only when no result errored.
+    pub reliable_priority_on_over_except_error: i32,
+    /// Never reset `hr_class`.
+    pub hr_class_static: bool,
+    /// Feeder cache slots (`MAX_WU_RESULTS`).
+    pub shmem_work_items: u32,
+    /// Skip the deadline feasibility check.
+    pub ignore_delay_bound: bool,
+    /// Reported results handled per RPC (0 = all).
+    pub report_max: u32,
+    /// Seconds a client is asked to wait before the next RPC (0 = not sent).
+    pub next_rpc_delay: Duration,
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        Self {
+            report_grace_period: Duration(0),
+            delete_delay: Duration(0),
+            daily_result_quota: 500,
+            max_wus_to_send: 10,
+            max_ncpus: 64,
+            max_wus_in_progress: 0,
+            min_sendwork_interval: Duration(0),
+            resend_lost_results: false,
+            send_result_abort: false,
+            one_result_per_user_per_wu: false,
+            one_result_per_host_per_wu: false,
+            reliable_max_avg_turnaround: Duration(0),
+            reliable_on_priority: 0,
+            reliable_reduced_delay_bound: 0.0,
+            reliable_priority_on_over: 0,
+            reliable_priority_on_over_except_error: 0,
+            hr_class_static: false,
+            shmem_work_items: 100,
+            ignore_delay_bound: false,
+            report_max: 0,
+            next_rpc_delay: Duration(0),
+        }
+    }
+}
+
+/// The APP row's fields the back end uses (spec backend §1.4).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AppConfig {
+    pub name: String,
+    /// Adaptive replication level; 0 or 1 = off (spec backend §2.4.4 step 5).
+    pub target_nresults: i32,
+    /// Homogeneous redundancy type: 0 off, 1 fine, 2 coarse (§2.4.7).
+    pub homogeneous_redundancy: i32,
+    /// Commit a WU to the first app version it is sent with.
+    pub homogeneous_app_version: bool,
+    /// credit_new normalisation (§6.2); 0 = not yet computed.
+    pub min_avg_pfc: f64,
+    /// credit_new: require CV ≥ 10 before host scaling.
+    pub host_scale_check: bool,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            name: "app".into(),
+            target_nresults: 0,
+            homogeneous_redundancy: 0,
+            homogeneous_app_version: false,
+            min_avg_pfc: 0.0,
+            host_scale_check: false,
+        }
+    }
+}
+
+/// The work generator's workunit template (spec backend §2.1). Defaults are those of
+/// `tools/backend_lib.h`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WuTemplate {
+    pub min_quorum: i32,
+    pub target_nresults: i32,
+    pub max_error_results: i32,
+    pub max_total_results: i32,
+    pub max_success_results: i32,
+    /// Seconds from send to deadline.
+    pub delay_bound: Duration,
+    /// Estimated FLOPs of one instance.
+    pub rsc_fpops_est: f64,
+    /// FLOP cap; credit is capped at it.
+    pub rsc_fpops_bound: f64,
+    /// Bytes of RAM a host must have.
+    pub rsc_memory_bound: f64,
+    /// Bytes of disk a host must have.
+    pub rsc_disk_bound: f64,
+    pub priority: i32,
+}
+
+impl Default for WuTemplate {
+    fn default() -> Self {
+        Self {
+            min_quorum: 1,
+            target_nresults: 1,
+            max_error_results: 1,
+            max_total_results: 1,
+            max_success_results: 1,
+            delay_bound: Duration(7 * 86_400),
+            rsc_fpops_est: 3600e9,
+            rsc_fpops_bound: 86_400e9,
+            rsc_memory_bound: 5e8,
+            rsc_disk_bound: 1e9,
+            priority: 0,
+        }
+    }
+}
+
+/// How the work generator creates workunits (spec backend §2.1 step 4).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkGenMode {
+    /// No automatic generation (scripted workunits only).
+    #[default]
+    None,
+    /// `count` workunits created at once at time `start`.
+    Batch,
+    /// One workunit every `interval` seconds from `start`.
+    Rate,
+    /// Keep at least `cushion` UNSENT results: the sample work generator's loop.
+    Cushion,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkGenConfig {
+    pub mode: WorkGenMode,
+    /// Batch size (`batch`), or workunits per pass (`cushion`, 0 = fill up).
+    pub count: u32,
+    /// When generation starts.
+    pub start: Duration,
+    /// `rate`: seconds between two workunits.
+    pub interval: Duration,
+    /// `cushion`: UNSENT results to keep (sample generator: 10... scaled to the project).
+    pub cushion: u32,
+    /// Stop after this many workunits in all (0 = no limit).
+    pub max_workunits: u64,
+}
+
+impl Default for WorkGenConfig {
+    fn default() -> Self {
+        Self {
+            mode: WorkGenMode::None,
+            count: 0,
+            start: Duration(0),
+            interval: Duration(3600),
+            cushion: 10,
+            max_workunits: 0,
+        }
+    }
+}
+
+/// Polling periods of the daemons (spec backend §2.0). A period of 0 turns the
+/// periodic pass off (scripted passes still run).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaemonPeriods {
+    pub transitioner: Duration,
+    pub validator: Duration,
+    pub assimilator: Duration,
+    pub file_deleter: Duration,
+    pub db_purge: Duration,
+    pub feeder: Duration,
+    pub work_generator: Duration,
+}
+
+impl Default for DaemonPeriods {
+    fn default() -> Self {
+        Self {
+            transitioner: Duration(5),
+            validator: Duration(5),
+            assimilator: Duration(10),
+            file_deleter: Duration(5),
+            db_purge: Duration(300),
+            feeder: Duration(5),
+            work_generator: Duration(10),
+        }
+    }
+}
+
+impl DaemonPeriods {
+    /// All periodic passes off: a fully scripted scenario.
+    pub fn all_off() -> Self {
+        Self {
+            transitioner: Duration(0),
+            validator: Duration(0),
+            assimilator: Duration(0),
+            file_deleter: Duration(0),
+            db_purge: Duration(0),
+            feeder: Duration(0),
+            work_generator: Duration(0),
+        }
+    }
+}
+
+/// How the validator compares two outputs (`compare_results`, spec backend §2.5).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    /// Outputs match iff identical.
+    #[default]
+    Bitwise,
+    /// Outputs match iff they differ by at most `tolerance` (absolute).
+    Fuzzy,
+}
+
+/// Credit scheme (spec backend §6).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CreditScheme {
+    /// credit_new, BOINC's default since 2010 (§6.2).
+    #[default]
+    CreditNew,
+    /// Classic claimed/granted median-mean credit (≤ 2010, §6.1).
+    Classic,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ValidatorConfig {
+    pub comparison: Comparison,
+    /// Absolute tolerance of the fuzzy comparison.
+    pub tolerance: f64,
+    pub credit: CreditScheme,
+    /// Grant each VALID result its own claim (classic `--grant_claimed_credit`).
+    pub grant_claimed_credit: bool,
+    /// Cap on granted credit (`--max_granted_credit`; 73,000,000 by default).
+    pub max_granted_credit: f64,
+    /// Classic: results claiming more are INVALID (0 = off).
+    pub max_claimed_credit: f64,
+}
+
+impl Default for ValidatorConfig {
+    fn default() -> Self {
+        Self {
+            comparison: Comparison::Bitwise,
+            tolerance: 0.0,
+            credit: CreditScheme::CreditNew,
+            grant_claimed_credit: false,
+            max_granted_credit: 200.0 * 1000.0 * 365.0,
+            max_claimed_credit: 0.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileDeleterConfig {
+    /// Probability that deleting one item's files fails (→ `FILE_DELETE_ERROR`).
+    pub failure_prob: f64,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct DbPurgeConfig {
+    /// Only purge workunits whose files were deleted at least this long ago
+    /// (`--min_age_days`).
+    pub min_age: Duration,
+}
+
+/// Pinned values for the random draws the spec mentions, so that a scripted scenario
+/// reproduces an exact situation. Unset = drawn from the project's stream.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct PinnedDraws {
+    /// `U` of the adaptive-replication trust test (`trusted` iff `U > 1/CV`, §2.4.7).
+    pub trust: Option<f64>,
+    /// `U(host.id)` of the per-host day offset (§2.4.1 step 5).
+    pub day_offset: Option<f64>,
+    /// Random start offset of the cache scan in `send_work` (§2.4.4 step 1).
+    pub slot_offset: Option<u32>,
+    /// `result.random` of every result created.
+    pub result_random: Option<i64>,
+    /// Draw deciding whether a file deletion fails (`< failure_prob` fails).
+    pub file_delete: Option<f64>,
+}
+
+/// The two presets of [`Switches`] (spec backend §5).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// Real BOINC (HEAD), the default.
+    #[default]
+    Boinc,
+    /// The 2007 seed pseudocode (BackendLogic / BackendState).
+    Seed,
+}
+
+macro_rules! switches {
+    ($($(#[$m:meta])* $name:ident : boinc = $b:expr, seed = $s:expr;)+) => {
+        /// Every difference between the seed pseudocode and real BOINC that the
+        /// simulator can reproduce (spec backend §5 rows and quirks Q1–Q6). `boinc` and
+        /// `seed` set them all; any one can be overridden.
+        #[derive(Clone, Debug, Serialize, PartialEq)]
+        pub struct Switches { $($(#[$m])* pub $name: bool,)+ }
+
+        /// The `[project.X.backend]` section: a variant and optional overrides.
+        #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct BackendSection {
+            pub variant: Variant,
+            $(#[serde(skip_serializing_if = "Option::is_none")] pub $name: Option<bool>,)+
+        }
+
+        impl Switches {
+            /// The preset of a variant.
+            pub fn preset(v: Variant) -> Self {
+                match v {
+                    Variant::Boinc => Self { $($name: $b,)+ },
+                    Variant::Seed => Self { $($name: $s,)+ },
+                }
+            }
+            /// Names of all switches, for documentation and `--set` checks.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),+];
+        }
+
+        impl BackendSection {
+            /// The preset of `variant` with this section's overrides applied.
+            pub fn resolve(&self) -> Switches {
+                let mut s = Switches::preset(self.variant);
+                $(if let Some(v) = self.$name { s.$name = v; })+
+                s
+            }
+        }
+    };
+}
+
+switches! {
+    /// §5 row 2, Q4: the DB deadline and `transition_time` include
+    /// `report_grace_period` (seed: `report_deadline = now + delay_bound`).
+    grace_in_deadline: boinc = true, seed = false;
+    /// §5 row 4: the pre-2007 infeasible queue marks results that no host could take
+    /// OVER/COULDNT_SEND.
+    legacy_couldnt_send: boinc = false, seed = true;
+    /// §5 rows 3, 5, 23: HAV daily quotas and consecutive-valid bookkeeping, with the
+    /// transitioner's timeout penalty.
+    hav_accounting: boinc = true, seed = false;
+    /// §5 row 6: `nsuccess` excludes INVALID results (seed: every SUCCESS counts).
+    success_excludes_invalid: boinc = true, seed = false;
+    /// §5 rows 6, 13, 19: an INIT result whose canonical's files are gone becomes
+    /// TOO_LATE in the transitioner (seed: the validator marks it INVALID).
+    too_late_state: boinc = true, seed = false;
+    /// §5 row 7: errors are CLIENT_ERROR except user aborts (exit 203), plus
+    /// VALIDATE_ERROR (seed: every CLIENT_ERROR and nothing else).
+    modern_error_count: boinc = true, seed = false;
+    /// §5 row 8: seed's "total > B" check instead of "creating needed instances would
+    /// exceed B".
+    legacy_total_check: boinc = false, seed = true;
+    /// §5 row 9: needed = target − unsent − in progress − success, only without
+    /// canonical (seed: N − #(UNSENT or IN_PROGRESS) whenever error_mask = 0).
+    modern_needed: boinc = true, seed = false;
+    /// §5 row 10: on WU error, SUCCESS results in INIT/INCONCLUSIVE become NO_CHECK.
+    no_check_on_error: boinc = true, seed = false;
+    /// §5 row 11: any non-INIT validate state lets a SUCCESS result's files go
+    /// (seed: only VALID or INVALID).
+    delete_any_validated: boinc = true, seed = false;
+    /// §5 row 12: modern next transition time (safety net, overload rule) instead of
+    /// seed's `max(min deadline, now + delay_bound)`.
+    modern_transition_time: boinc = true, seed = false;
+    /// §5 row 13: INCONCLUSIVE results are re-checked against the canonical result.
+    recheck_inconclusive: boinc = true, seed = false;
+    /// §5 row 14: undecided results become INCONCLUSIVE.
+    inconclusive_state: boinc = true, seed = false;
+    /// §5 row 15: no consensus with `n_viable ≥ target` raises `target_nresults` to
+    /// `n_viable + 1` (tie-breakers).
+    tiebreaker_target_bump: boinc = true, seed = false;
+    /// §5 rows 14, 16: validator `transition_time` actions (IMMEDIATE / DELAYED / NEVER)
+    /// instead of seed's `tt = now` when it handled over results.
+    validator_tt_actions: boinc = true, seed = false;
+    /// §5 row 17: the assimilator sets error bit 32 when the canonical result is missing.
+    assimilator_missing_canonical: boinc = true, seed = false;
+    /// §5 row 18: a detached host's jobs become CLIENT_DETACHED (seed: NO_REPLY).
+    detach_client_detached: boinc = true, seed = false;
+    /// §5 row 21: the validator sets READY unconditionally (seed: only from INIT).
+    assimilate_ready_unconditional: boinc = true, seed = false;
+    /// §5 row 22: file deletion can fail into FILE_DELETE_ERROR, retried hourly.
+    file_delete_error_state: boinc = true, seed = false;
+    /// §5 row 23: lost-result resend, reliability, adaptive replication and
+    /// homogeneous redundancy are honoured when configured.
+    scheduler_features: boinc = true, seed = false;
+    /// Q1: transitioner error checks also run when a canonical result exists.
+    errors_after_canonical: boinc = true, seed = false;
+    /// Q2: need_validate is set before the error branch, so a success arriving after
+    /// an error is validated.
+    validate_after_error: boinc = true, seed = false;
+    /// Q3: late reports of CLIENT_DETACHED results are rejected (received_time set).
+    detached_reports_rejected: boinc = true, seed = true;
+    /// Q4: a resend adds the grace period to the DB deadline again.
+    resend_regrace: boinc = true, seed = false;
+    /// Q5: `daily_result_quota = 0` blocks hosts after their first RPC (otherwise 0
+    /// means unlimited).
+    zero_quota_blocks: boinc = true, seed = false;
+    /// Q6: results with outcome VALIDATE_ERROR, NO_REPLY, DIDNT_NEED, CLIENT_DETACHED
+    /// never get their files deleted.
+    keep_files_of_unused: boinc = true, seed = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_apply_on_top_of_the_variant() {
+        let sec = BackendSection {
+            variant: Variant::Seed,
+            errors_after_canonical: Some(true),
+            ..Default::default()
+        };
+        let s = sec.resolve();
+        assert!(s.errors_after_canonical);
+        assert!(!s.modern_needed);
+        assert_eq!(Switches::preset(Variant::Boinc).modern_needed, true);
+    }
+}

@@ -1,0 +1,706 @@
+//! The in-memory BOINC database of one project: workunits, results, hosts and host app
+//! versions (spec backend §1.2–§1.4), with the indexes each daemon's query would use.
+//!
+//! Every write of a state field goes through a setter here. A setter does three
+//! things: it changes the row, it keeps the daemons' work lists in step (the
+//! transitioner's `transition_time` index, the validator's `need_validate` list, the
+//! assimilator's and file deleter's lists, db_purge's list, the feeder's UNSENT order),
+//! and it appends a [`Transition`] to the audit trail that becomes `transitions.csv`.
+//! No daemon ever scans all rows: each reads only its own list, as BOINC's daemons
+//! read only the rows their indexed SQL query selects.
+
+use super::credit::{Average, AverageVar};
+use super::table::Table;
+use super::types::*;
+use crate::engine::{INT_MAX, Time};
+use priority_queue::PriorityQueue;
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+/// What the validator can read of a reported output (spec backend §2.5,
+/// `init_result`).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum OutputStatus {
+    /// Readable.
+    #[default]
+    Ok,
+    /// Missing or corrupt: a permanent `init_result` error (→ VALIDATE_ERROR).
+    Unreadable,
+    /// A transient error ("NFS down") until the given time, then readable.
+    TransientUntil(Time),
+}
+
+/// A WORKUNIT row (spec backend §1.2).
+#[derive(Clone, Debug)]
+pub struct WorkunitRow {
+    pub id: WuId,
+    pub appid: AppId,
+    pub create_time: Time,
+    pub priority: i32,
+    pub batch: u32,
+    pub rsc_fpops_est: f64,
+    pub rsc_fpops_bound: f64,
+    pub rsc_memory_bound: f64,
+    pub rsc_disk_bound: f64,
+    pub delay_bound: i64,
+    pub min_quorum: i32,
+    pub target_nresults: i32,
+    pub max_error_results: i32,
+    pub max_total_results: i32,
+    pub max_success_results: i32,
+    pub need_validate: bool,
+    pub canonical_resultid: ResultId,
+    pub canonical_credit: f64,
+    pub transition_time: Time,
+    pub error_mask: i32,
+    pub assimilate_state: AssimilateState,
+    pub file_delete_state: FileDeleteState,
+    pub hr_class: i32,
+    pub app_version_id: u32,
+    /// 0 normal, 1 `TRANSITION_NONE`, 2 `TRANSITION_NO_NEW_RESULTS`.
+    pub transitioner_flags: u8,
+    /// −1 = no size classes.
+    pub size_class: i8,
+    /// The WU's results, ascending id (the DB's join order).
+    pub results: Vec<ResultId>,
+    /// When the validator found the canonical result (0 = not yet).
+    pub canonical_found_time: Time,
+    /// When the assimilator last marked it DONE (0 = never).
+    pub assimilated_time: Time,
+    /// How many times the assimilation handler was called.
+    pub assimilate_count: u32,
+    /// When `file_delete_state` became DONE (db_purge's `mod_time`).
+    pub files_deleted_time: Time,
+}
+
+/// A RESULT row (spec backend §1.3). Its name is `wu<workunitid>_<suffix>`.
+#[derive(Clone, Debug)]
+pub struct ResultRow {
+    pub id: ResultId,
+    pub workunitid: WuId,
+    pub suffix: u16,
+    pub create_time: Time,
+    pub priority: i32,
+    pub random: i64,
+    pub server_state: ServerState,
+    pub outcome: Outcome,
+    pub validate_state: ValidateState,
+    pub file_delete_state: FileDeleteState,
+    pub hostid: HostId,
+    pub userid: u32,
+    pub sent_time: Time,
+    pub received_time: Time,
+    /// The DB deadline: `sent_time + delay_bound_used + report_grace_period`.
+    pub report_deadline: Time,
+    pub flops_estimate: f64,
+    pub app_version_id: u32,
+    pub client_state: i32,
+    pub exit_status: i32,
+    pub cpu_time: f64,
+    pub elapsed_time: f64,
+    /// The reported output value; bitwise/fuzzy comparison reads it.
+    pub output: f64,
+    pub output_status: OutputStatus,
+    pub claimed_credit: f64,
+    pub granted_credit: f64,
+    pub runtime_outlier: bool,
+    /// Whether this result sits in a feeder cache slot (invariant 13).
+    pub in_cache: bool,
+    /// Legacy infeasible-queue counter (spec backend §2.3).
+    pub infeasible_count: u32,
+}
+
+impl ResultRow {
+    /// `SUCCESS`, `OVER` and not yet validated: what triggers validation.
+    pub fn is_success_init(&self) -> bool {
+        self.server_state == ServerState::Over
+            && self.outcome == Outcome::Success
+            && self.validate_state == ValidateState::Init
+    }
+}
+
+/// A HOST_APP_VERSION row (spec backend §1.4). One per (host, app version).
+#[derive(Clone, Debug, Default)]
+pub struct HavRow {
+    pub app_version_id: u32,
+    pub max_jobs_per_day: i32,
+    pub n_jobs_today: i32,
+    pub consecutive_valid: i32,
+    pub pfc: Average,
+    pub et: AverageVar,
+    pub turnaround: AverageVar,
+}
+
+/// A HOST row (spec backend §1.4), with the attributes the scheduler screens on.
+#[derive(Clone, Debug, Default)]
+pub struct HostRow {
+    pub id: HostId,
+    pub userid: u32,
+    pub rpc_seqno: u32,
+    /// Last RPC time (0 = never).
+    pub rpc_time: Time,
+    pub total_credit: f64,
+    pub expavg_credit: f64,
+    pub expavg_time: Time,
+    pub avg_turnaround: f64,
+    pub p_ncpus: i32,
+    /// Per-CPU Whetstone FLOPS.
+    pub p_fpops: f64,
+    /// Per-CPU Dhrystone IOPS.
+    pub p_iops: f64,
+    pub m_nbytes: f64,
+    pub d_free: f64,
+    pub on_frac: f64,
+    pub active_frac: f64,
+    /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
+    pub os_name: String,
+    /// CPU vendor (e.g. "GenuineIntel"), for HR.
+    pub p_vendor: String,
+    /// CPU model (e.g. "Intel Core2"), for fine HR.
+    pub p_model: String,
+    /// −1 = blacklisted.
+    pub max_results_day: i32,
+    /// The host's day offset `U(host.id)` in [0, 1) (spec backend §2.4.1 step 5).
+    pub day_offset: f64,
+    pub havs: Vec<HavRow>,
+    /// Results of this host that are IN_PROGRESS, ascending id.
+    pub in_progress: Vec<ResultId>,
+    /// Scheduler's estimate of queued work, seconds (§2.4.4 step 4).
+    pub estimated_delay: f64,
+}
+
+impl HostRow {
+    pub fn hav(&self, av: u32) -> Option<&HavRow> {
+        self.havs.iter().find(|h| h.app_version_id == av)
+    }
+    pub fn hav_mut(&mut self, av: u32) -> Option<&mut HavRow> {
+        self.havs.iter_mut().find(|h| h.app_version_id == av)
+    }
+}
+
+/// The kind of row a [`Transition`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Entity {
+    Workunit,
+    Result,
+    /// A host app version; the id is the host id.
+    HostAppVersion,
+}
+
+impl Entity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Entity::Workunit => "workunit",
+            Entity::Result => "result",
+            Entity::HostAppVersion => "host_app_version",
+        }
+    }
+}
+
+/// A state field named in `transitions.csv`. `Row` marks creation (0 → 1) and purge
+/// (1 → 0) of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    Row,
+    ServerState,
+    Outcome,
+    ValidateState,
+    FileDeleteState,
+    Hostid,
+    ReportDeadline,
+    NeedValidate,
+    CanonicalResultid,
+    TransitionTime,
+    ErrorMask,
+    AssimilateState,
+    TargetNresults,
+    MinQuorum,
+    HrClass,
+    AppVersionId,
+    ConsecutiveValid,
+    MaxJobsPerDay,
+}
+
+impl Field {
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Row => "row",
+            Field::ServerState => "server_state",
+            Field::Outcome => "outcome",
+            Field::ValidateState => "validate_state",
+            Field::FileDeleteState => "file_delete_state",
+            Field::Hostid => "hostid",
+            Field::ReportDeadline => "report_deadline",
+            Field::NeedValidate => "need_validate",
+            Field::CanonicalResultid => "canonical_resultid",
+            Field::TransitionTime => "transition_time",
+            Field::ErrorMask => "error_mask",
+            Field::AssimilateState => "assimilate_state",
+            Field::TargetNresults => "target_nresults",
+            Field::MinQuorum => "min_quorum",
+            Field::HrClass => "hr_class",
+            Field::AppVersionId => "app_version_id",
+            Field::ConsecutiveValid => "consecutive_valid",
+            Field::MaxJobsPerDay => "max_jobs_per_day",
+        }
+    }
+}
+
+/// One change of one state field: a row of `transitions.csv`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transition {
+    pub time: Time,
+    pub actor: Actor,
+    pub entity: Entity,
+    pub id: u32,
+    pub field: Field,
+    pub old: i64,
+    pub new: i64,
+}
+
+/// The project database with its daemon indexes and audit trail.
+#[derive(Default)]
+pub struct Db {
+    pub workunits: Table<WorkunitRow>,
+    pub results: Table<ResultRow>,
+    pub hosts: Table<HostRow>,
+    /// Transitioner index: WUs with `transition_time < INT_MAX`, by time then id.
+    transition_index: PriorityQueue<WuId, Reverse<(Time, WuId)>>,
+    /// Validator work list: `need_validate > 0`.
+    pub need_validate: BTreeSet<WuId>,
+    /// Assimilator work list: `assimilate_state = READY`.
+    pub assimilate_ready: BTreeSet<WuId>,
+    /// File deleter lists (`READY`, and `ERROR` for the hourly retry).
+    pub fd_ready_results: BTreeSet<ResultId>,
+    pub fd_ready_wus: BTreeSet<WuId>,
+    pub fd_error_results: BTreeSet<ResultId>,
+    pub fd_error_wus: BTreeSet<WuId>,
+    /// db_purge list: WUs with `file_delete_state = DONE`.
+    pub purge_ready: BTreeSet<WuId>,
+    /// UNSENT results in feeder order: priority descending, WU id, result id.
+    pub unsent: BTreeSet<(Reverse<i32>, WuId, ResultId)>,
+    /// Audit trail not yet written out; the world drains it after every event.
+    pub audit: Vec<Transition>,
+    /// Whether to record the audit trail at all.
+    pub audit_enabled: bool,
+    /// Current time, set by the world before each event, stamped on audit rows.
+    pub now: Time,
+}
+
+macro_rules! audit {
+    ($db:expr, $actor:expr, $entity:expr, $id:expr, $field:expr, $old:expr, $new:expr) => {
+        if $db.audit_enabled {
+            $db.audit.push(Transition {
+                time: $db.now,
+                actor: $actor,
+                entity: $entity,
+                id: $id,
+                field: $field,
+                old: $old,
+                new: $new,
+            });
+        }
+    };
+}
+
+impl Db {
+    pub fn new(audit_enabled: bool) -> Self {
+        Self {
+            audit_enabled,
+            ..Default::default()
+        }
+    }
+
+    pub fn wu(&self, id: WuId) -> &WorkunitRow {
+        self.workunits.get(id).expect("workunit exists")
+    }
+    pub fn wu_mut(&mut self, id: WuId) -> &mut WorkunitRow {
+        self.workunits.get_mut(id).expect("workunit exists")
+    }
+    pub fn result(&self, id: ResultId) -> &ResultRow {
+        self.results.get(id).expect("result exists")
+    }
+    pub fn result_mut(&mut self, id: ResultId) -> &mut ResultRow {
+        self.results.get_mut(id).expect("result exists")
+    }
+    pub fn host(&self, id: HostId) -> &HostRow {
+        self.hosts.get(id).expect("host exists")
+    }
+    pub fn host_mut(&mut self, id: HostId) -> &mut HostRow {
+        self.hosts.get_mut(id).expect("host exists")
+    }
+
+    // ----- creation and deletion ------------------------------------------------
+
+    /// Inserts a workunit (work generator, spec backend §2.1 step 3).
+    pub fn insert_workunit(&mut self, actor: Actor, mut wu: WorkunitRow) -> WuId {
+        let id = self.workunits.next_id();
+        wu.id = id;
+        let tt = wu.transition_time;
+        self.workunits.insert(wu);
+        audit!(self, actor, Entity::Workunit, id, Field::Row, 0, 1);
+        audit!(self, actor, Entity::Workunit, id, Field::TransitionTime, 0, tt);
+        if tt < INT_MAX {
+            self.transition_index.push(id, Reverse((tt, id)));
+        }
+        id
+    }
+
+    /// Inserts a result of a workunit (transitioner, spec backend §2.2 step 5b).
+    pub fn insert_result(&mut self, actor: Actor, mut r: ResultRow) -> ResultId {
+        let id = self.results.next_id();
+        r.id = id;
+        let (wuid, state, prio) = (r.workunitid, r.server_state, r.priority);
+        self.results.insert(r);
+        self.wu_mut(wuid).results.push(id);
+        audit!(self, actor, Entity::Result, id, Field::Row, 0, 1);
+        audit!(self, actor, Entity::Result, id, Field::ServerState, 0, state.code());
+        if state == ServerState::Unsent {
+            self.unsent.insert((Reverse(prio), wuid, id));
+        }
+        id
+    }
+
+    /// Deletes a workunit and its results (db_purge, spec backend §2.8). Returns the
+    /// rows so that they can still be written to the outputs.
+    pub fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
+        let wu = self.workunits.remove(wuid).expect("workunit exists");
+        self.transition_index.remove(&wuid);
+        self.need_validate.remove(&wuid);
+        self.assimilate_ready.remove(&wuid);
+        self.fd_ready_wus.remove(&wuid);
+        self.fd_error_wus.remove(&wuid);
+        self.purge_ready.remove(&wuid);
+        let mut rows = Vec::with_capacity(wu.results.len());
+        for &rid in &wu.results {
+            let r = self.results.remove(rid).expect("result exists");
+            self.fd_ready_results.remove(&rid);
+            self.fd_error_results.remove(&rid);
+            if r.server_state == ServerState::Unsent {
+                self.unsent.remove(&(Reverse(r.priority), wuid, rid));
+            }
+            if r.server_state == ServerState::InProgress {
+                self.detach_from_host(r.hostid, rid);
+            }
+            audit!(self, Actor::DbPurge, Entity::Result, rid, Field::Row, 1, 0);
+            rows.push(r);
+        }
+        audit!(self, Actor::DbPurge, Entity::Workunit, wuid, Field::Row, 1, 0);
+        (wu, rows)
+    }
+
+    fn detach_from_host(&mut self, hostid: HostId, rid: ResultId) {
+        if let Some(h) = self.hosts.get_mut(hostid)
+            && let Ok(i) = h.in_progress.binary_search(&rid)
+        {
+            h.in_progress.remove(i);
+        }
+    }
+
+    // ----- transitioner index ---------------------------------------------------
+
+    /// Pops every workunit with `transition_time < now` into `out`, in ascending id
+    /// (the transitioner's snapshot, spec backend §2.0, §2.2).
+    pub fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
+        out.clear();
+        while let Some((_, Reverse((tt, _)))) = self.transition_index.peek() {
+            if *tt >= now {
+                break;
+            }
+            let (id, _) = self.transition_index.pop().expect("peeked");
+            out.push(id);
+        }
+        out.sort_unstable();
+    }
+
+    /// Earliest `transition_time` in the index, if any.
+    pub fn next_transition_time(&self) -> Option<Time> {
+        self.transition_index.peek().map(|(_, Reverse((t, _)))| *t)
+    }
+
+    // ----- workunit setters -----------------------------------------------------
+
+    pub fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
+        let wu = self.wu_mut(id);
+        let old = wu.transition_time;
+        wu.transition_time = tt;
+        // The index may have popped this WU for a pass; always re-sync it.
+        if tt < INT_MAX {
+            self.transition_index.push(id, Reverse((tt, id)));
+        } else {
+            self.transition_index.remove(&id);
+        }
+        if old != tt {
+            audit!(self, actor, Entity::Workunit, id, Field::TransitionTime, old, tt);
+        }
+    }
+
+    pub fn set_need_validate(&mut self, actor: Actor, id: WuId, v: bool) {
+        let wu = self.wu_mut(id);
+        let old = wu.need_validate;
+        if old == v {
+            return;
+        }
+        wu.need_validate = v;
+        if v {
+            self.need_validate.insert(id);
+        } else {
+            self.need_validate.remove(&id);
+        }
+        audit!(self, actor, Entity::Workunit, id, Field::NeedValidate, old as i64, v as i64);
+    }
+
+    pub fn set_error_mask(&mut self, actor: Actor, id: WuId, v: i32) {
+        let wu = self.wu_mut(id);
+        let old = wu.error_mask;
+        if old == v {
+            return;
+        }
+        wu.error_mask = v;
+        audit!(self, actor, Entity::Workunit, id, Field::ErrorMask, old as i64, v as i64);
+    }
+
+    pub fn set_canonical(&mut self, actor: Actor, id: WuId, rid: ResultId) {
+        let now = self.now;
+        let wu = self.wu_mut(id);
+        let old = wu.canonical_resultid;
+        if old == rid {
+            return;
+        }
+        wu.canonical_resultid = rid;
+        wu.canonical_found_time = now;
+        audit!(self, actor, Entity::Workunit, id, Field::CanonicalResultid, old as i64, rid as i64);
+    }
+
+    pub fn set_wu_assimilate_state(&mut self, actor: Actor, id: WuId, v: AssimilateState) {
+        let now = self.now;
+        let wu = self.wu_mut(id);
+        let old = wu.assimilate_state;
+        if old == v {
+            return;
+        }
+        wu.assimilate_state = v;
+        if v == AssimilateState::Done {
+            wu.assimilated_time = now;
+        }
+        if v == AssimilateState::Ready {
+            self.assimilate_ready.insert(id);
+        } else {
+            self.assimilate_ready.remove(&id);
+        }
+        audit!(self, actor, Entity::Workunit, id, Field::AssimilateState, old.code(), v.code());
+    }
+
+    pub fn set_wu_file_delete_state(&mut self, actor: Actor, id: WuId, v: FileDeleteState) {
+        let now = self.now;
+        let wu = self.wu_mut(id);
+        let old = wu.file_delete_state;
+        if old == v {
+            return;
+        }
+        wu.file_delete_state = v;
+        if v == FileDeleteState::Done {
+            wu.files_deleted_time = now;
+        }
+        self.fd_ready_wus.remove(&id);
+        self.fd_error_wus.remove(&id);
+        match v {
+            FileDeleteState::Ready => {
+                self.fd_ready_wus.insert(id);
+            }
+            FileDeleteState::Error => {
+                self.fd_error_wus.insert(id);
+            }
+            FileDeleteState::Done => {
+                self.purge_ready.insert(id);
+            }
+            FileDeleteState::Init => {}
+        }
+        audit!(self, actor, Entity::Workunit, id, Field::FileDeleteState, old.code(), v.code());
+    }
+
+    pub fn set_target_nresults(&mut self, actor: Actor, id: WuId, v: i32) {
+        let wu = self.wu_mut(id);
+        let old = wu.target_nresults;
+        if old == v {
+            return;
+        }
+        wu.target_nresults = v;
+        audit!(self, actor, Entity::Workunit, id, Field::TargetNresults, old as i64, v as i64);
+    }
+
+    pub fn set_min_quorum(&mut self, actor: Actor, id: WuId, v: i32) {
+        let wu = self.wu_mut(id);
+        let old = wu.min_quorum;
+        if old == v {
+            return;
+        }
+        wu.min_quorum = v;
+        audit!(self, actor, Entity::Workunit, id, Field::MinQuorum, old as i64, v as i64);
+    }
+
+    pub fn set_hr_class(&mut self, actor: Actor, id: WuId, v: i32) {
+        let wu = self.wu_mut(id);
+        let old = wu.hr_class;
+        if old == v {
+            return;
+        }
+        wu.hr_class = v;
+        audit!(self, actor, Entity::Workunit, id, Field::HrClass, old as i64, v as i64);
+    }
+
+    pub fn set_wu_app_version_id(&mut self, actor: Actor, id: WuId, v: u32) {
+        let wu = self.wu_mut(id);
+        let old = wu.app_version_id;
+        if old == v {
+            return;
+        }
+        wu.app_version_id = v;
+        audit!(self, actor, Entity::Workunit, id, Field::AppVersionId, old as i64, v as i64);
+    }
+
+    // ----- result setters -------------------------------------------------------
+
+    pub fn set_server_state(&mut self, actor: Actor, id: ResultId, v: ServerState) {
+        let r = self.result_mut(id);
+        let old = r.server_state;
+        if old == v {
+            return;
+        }
+        r.server_state = v;
+        let (prio, wuid, hostid) = (r.priority, r.workunitid, r.hostid);
+        if old == ServerState::Unsent {
+            self.unsent.remove(&(Reverse(prio), wuid, id));
+        }
+        if v == ServerState::Unsent {
+            self.unsent.insert((Reverse(prio), wuid, id));
+        }
+        if old == ServerState::InProgress {
+            self.detach_from_host(hostid, id);
+        }
+        if v == ServerState::InProgress
+            && let Some(h) = self.hosts.get_mut(hostid)
+            && let Err(i) = h.in_progress.binary_search(&id)
+        {
+            h.in_progress.insert(i, id);
+        }
+        audit!(self, actor, Entity::Result, id, Field::ServerState, old.code(), v.code());
+    }
+
+    pub fn set_outcome(&mut self, actor: Actor, id: ResultId, v: Outcome) {
+        let r = self.result_mut(id);
+        let old = r.outcome;
+        if old == v {
+            return;
+        }
+        r.outcome = v;
+        audit!(self, actor, Entity::Result, id, Field::Outcome, old.code(), v.code());
+    }
+
+    /// Sets `server_state = OVER` and `outcome` together, the common pair.
+    pub fn set_over(&mut self, actor: Actor, id: ResultId, outcome: Outcome) {
+        self.set_server_state(actor, id, ServerState::Over);
+        self.set_outcome(actor, id, outcome);
+    }
+
+    pub fn set_validate_state(&mut self, actor: Actor, id: ResultId, v: ValidateState) {
+        let r = self.result_mut(id);
+        let old = r.validate_state;
+        if old == v {
+            return;
+        }
+        r.validate_state = v;
+        audit!(self, actor, Entity::Result, id, Field::ValidateState, old.code(), v.code());
+    }
+
+    pub fn set_result_file_delete_state(&mut self, actor: Actor, id: ResultId, v: FileDeleteState) {
+        let r = self.result_mut(id);
+        let old = r.file_delete_state;
+        if old == v {
+            return;
+        }
+        r.file_delete_state = v;
+        self.fd_ready_results.remove(&id);
+        self.fd_error_results.remove(&id);
+        match v {
+            FileDeleteState::Ready => {
+                self.fd_ready_results.insert(id);
+            }
+            FileDeleteState::Error => {
+                self.fd_error_results.insert(id);
+            }
+            _ => {}
+        }
+        audit!(self, actor, Entity::Result, id, Field::FileDeleteState, old.code(), v.code());
+    }
+
+    pub fn set_hostid(&mut self, actor: Actor, id: ResultId, hostid: HostId) {
+        let r = self.result_mut(id);
+        let old = r.hostid;
+        if old == hostid {
+            return;
+        }
+        let in_progress = r.server_state == ServerState::InProgress;
+        r.hostid = hostid;
+        if in_progress {
+            self.detach_from_host(old, id);
+            if let Some(h) = self.hosts.get_mut(hostid)
+                && let Err(i) = h.in_progress.binary_search(&id)
+            {
+                h.in_progress.insert(i, id);
+            }
+        }
+        audit!(self, actor, Entity::Result, id, Field::Hostid, old as i64, hostid as i64);
+    }
+
+    pub fn set_report_deadline(&mut self, actor: Actor, id: ResultId, t: Time) {
+        let r = self.result_mut(id);
+        let old = r.report_deadline;
+        if old == t {
+            return;
+        }
+        r.report_deadline = t;
+        audit!(self, actor, Entity::Result, id, Field::ReportDeadline, old, t);
+    }
+
+    // ----- host app version setters ---------------------------------------------
+
+    pub fn set_consecutive_valid(&mut self, actor: Actor, host: HostId, av: u32, v: i32) {
+        let Some(hav) = self.hosts.get_mut(host).and_then(|h| h.hav_mut(av)) else {
+            return;
+        };
+        let old = hav.consecutive_valid;
+        if old == v {
+            return;
+        }
+        hav.consecutive_valid = v;
+        audit!(self, actor, Entity::HostAppVersion, host, Field::ConsecutiveValid, old as i64, v as i64);
+    }
+
+    pub fn set_max_jobs_per_day(&mut self, actor: Actor, host: HostId, av: u32, v: i32) {
+        let Some(hav) = self.hosts.get_mut(host).and_then(|h| h.hav_mut(av)) else {
+            return;
+        };
+        let old = hav.max_jobs_per_day;
+        if old == v {
+            return;
+        }
+        hav.max_jobs_per_day = v;
+        audit!(self, actor, Entity::HostAppVersion, host, Field::MaxJobsPerDay, old as i64, v as i64);
+    }
+}
+
+/// A result's BOINC name, `wu<id>_<suffix>`.
+pub fn result_name(wuid: WuId, suffix: u16) -> String {
+    format!("wu{wuid}_{suffix}")
+}
+
+/// Parses a result name back into `(wuid, suffix)`.
+pub fn parse_result_name(name: &str) -> Option<(WuId, u16)> {
+    let rest = name.strip_prefix("wu")?;
+    let (w, s) = rest.rsplit_once('_')?;
+    Some((w.parse().ok()?, s.parse().ok()?))
+}

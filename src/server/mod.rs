@@ -1,0 +1,119 @@
+//! The BOINC server back end of one project: an in-memory database and one module per
+//! daemon, each a faithful model of its BOINC counterpart (spec backend §2).
+//!
+//! Daemons talk only through database fields (`transition_time`, `need_validate`,
+//! `assimilate_state`, `file_delete_state`), exactly as BOINC's processes do; the
+//! world schedules their passes as periodic or scripted events.
+
+pub mod assimilator;
+pub mod config;
+pub mod credit;
+pub mod db;
+pub mod db_purge;
+pub mod feeder;
+pub mod file_deleter;
+pub mod hr;
+pub mod invariants;
+pub mod scheduler;
+pub mod table;
+pub mod transitioner;
+pub mod types;
+pub mod validator;
+pub mod work_generator;
+
+use crate::engine::Time;
+use crate::engine::rng::{SimRng, StreamKind, stream};
+use config::*;
+use credit::Average;
+use db::{Db, ResultRow, WorkunitRow};
+use serde::{Deserialize, Serialize};
+
+/// Everything that configures one project's back end.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// Seed/real-BOINC switches (spec backend §5).
+    pub backend: BackendSection,
+    /// `config.xml` (spec backend §2.9).
+    pub config: SchedConfig,
+    /// The project's application (spec backend §1.4).
+    pub app: AppConfig,
+    /// Workunit template of the work generator (spec backend §2.1).
+    pub workunit: WuTemplate,
+    pub work_generator: WorkGenConfig,
+    /// Daemon polling periods (spec backend §2.0).
+    pub daemons: DaemonPeriods,
+    pub validator: ValidatorConfig,
+    pub file_deleter: FileDeleterConfig,
+    pub db_purge: DbPurgeConfig,
+    /// Pinned values of random draws.
+    pub pin: PinnedDraws,
+}
+
+/// The app version every host runs (one CPU version per app in this model).
+pub const APP_VERSION_ID: u32 = 1;
+
+/// The APP_VERSION row's credit_new statistics (spec backend §1.4, §6.2).
+#[derive(Clone, Debug, Default)]
+pub struct AppVersionStats {
+    pub pfc: Average,
+    pub pfc_scale: f64,
+    pub expavg_credit: f64,
+    pub expavg_time: Time,
+}
+
+/// One project: configuration, database, feeder cache, and its random stream.
+pub struct Project {
+    /// Index of the project in the scenario (sorted by name).
+    pub index: usize,
+    pub name: String,
+    pub cfg: ProjectConfig,
+    /// The resolved switches of `cfg.backend`.
+    pub sw: Switches,
+    pub db: Db,
+    pub feeder: feeder::Cache,
+    pub app_version: AppVersionStats,
+    /// `app.min_avg_pfc` as maintained by the feeder's `update_av_scales`.
+    pub min_avg_pfc: f64,
+    pub rng: SimRng,
+    pub work_generator: work_generator::State,
+    /// Rows removed by db_purge, waiting to be written to the outputs.
+    pub purged: Vec<(WorkunitRow, Vec<ResultRow>)>,
+    /// Set when a pass found an unrecoverable error (a DEFER-less fatal handler
+    /// return, spec backend §2.6); fails the run.
+    pub fatal: Option<String>,
+    /// Scratch list reused by daemon passes (no allocation per pass).
+    pub scratch: Vec<u32>,
+}
+
+impl Project {
+    pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
+        let sw = cfg.backend.resolve();
+        let feeder = feeder::Cache::new(cfg.config.shmem_work_items as usize);
+        let min_avg_pfc = cfg.app.min_avg_pfc;
+        Self {
+            index,
+            name: name.to_string(),
+            sw,
+            db: Db::new(audit),
+            feeder,
+            app_version: AppVersionStats::default(),
+            min_avg_pfc,
+            rng: stream(seed, StreamKind::Project, index as u64),
+            work_generator: work_generator::State::default(),
+            purged: Vec::new(),
+            fatal: None,
+            scratch: Vec::new(),
+            cfg,
+        }
+    }
+
+    /// The daily quota `Q` in force (0 = none, see quirk Q5).
+    pub fn daily_result_quota(&self) -> i32 {
+        if self.sw.hav_accounting {
+            self.cfg.config.daily_result_quota
+        } else {
+            0
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Work generator (`create_work` in `tools/backend_lib.cpp`, and the loop of
+//! `sample_work_generator.cpp`; spec backend §2.1).
+//!
+//! It only inserts WORKUNIT rows with `transition_time = now`: it creates **no**
+//! results. The transitioner creates every instance, the first `target_nresults`
+//! included (spec backend §2.1 step 3, §5 row 1).
+
+use super::Project;
+use super::config::WorkGenMode;
+use super::db::WorkunitRow;
+use super::types::*;
+use crate::engine::{INT_MAX, Time};
+
+/// Progress of the generator across passes.
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    /// Workunits created so far.
+    pub created: u64,
+    /// First id of the last batch created in `cushion` mode, to wait until the
+    /// transitioner has handled it (the sample generator's 5 s polling).
+    pub last_batch: Option<(WuId, WuId)>,
+}
+
+/// Creates one workunit from the project's template (spec backend §2.1 steps 1–3).
+pub fn create_work(p: &mut Project, now: Time, actor: Actor) -> WuId {
+    let t = &p.cfg.workunit;
+    let wu = WorkunitRow {
+        id: 0,
+        appid: 1,
+        create_time: now,
+        priority: t.priority,
+        batch: 0,
+        rsc_fpops_est: t.rsc_fpops_est,
+        rsc_fpops_bound: t.rsc_fpops_bound,
+        rsc_memory_bound: t.rsc_memory_bound,
+        rsc_disk_bound: t.rsc_disk_bound,
+        delay_bound: t.delay_bound.get(),
+        min_quorum: t.min_quorum,
+        target_nresults: t.target_nresults,
+        max_error_results: t.max_error_results,
+        max_total_results: t.max_total_results,
+        max_success_results: t.max_success_results,
+        need_validate: false,
+        canonical_resultid: 0,
+        canonical_credit: 0.0,
+        // transitioner_flags is always 0 here; INT_MAX would apply otherwise.
+        transition_time: now.min(INT_MAX),
+        error_mask: 0,
+        assimilate_state: AssimilateState::Init,
+        file_delete_state: FileDeleteState::Init,
+        hr_class: 0,
+        app_version_id: 0,
+        transitioner_flags: 0,
+        size_class: -1,
+        results: Vec::new(),
+        canonical_found_time: 0,
+        assimilated_time: 0,
+        assimilate_count: 0,
+        files_deleted_time: 0,
+    };
+    p.work_generator.created += 1;
+    p.db.insert_workunit(actor, wu)
+}
+
+/// One pass of the work generator in the configured mode. Returns the number of
+/// workunits created.
+pub fn pass(p: &mut Project, now: Time) -> u64 {
+    let cfg = p.cfg.work_generator.clone();
+    if now < cfg.start.get() {
+        return 0;
+    }
+    let cap = if cfg.max_workunits == 0 {
+        u64::MAX
+    } else {
+        cfg.max_workunits
+    };
+    let room = cap.saturating_sub(p.work_generator.created);
+    let want: u64 = match cfg.mode {
+        WorkGenMode::None => 0,
+        WorkGenMode::Batch => {
+            if p.work_generator.created == 0 {
+                cfg.count as u64
+            } else {
+                0
+            }
+        }
+        WorkGenMode::Rate => {
+            let interval = cfg.interval.get().max(1);
+            let due = ((now - cfg.start.get()) / interval + 1) as u64;
+            due.saturating_sub(p.work_generator.created)
+        }
+        WorkGenMode::Cushion => cushion_want(p, cfg.cushion as u64, cfg.count as u64),
+    };
+    let n = want.min(room);
+    let mut first = None;
+    let mut last = 0;
+    for _ in 0..n {
+        let id = create_work(p, now, Actor::WorkGenerator);
+        first.get_or_insert(id);
+        last = id;
+    }
+    if let Some(f) = first {
+        p.work_generator.last_batch = Some((f, last));
+    }
+    n
+}
+
+/// The sample generator's rule: if more than `cushion` results are UNSENT, do
+/// nothing; else create `(cushion − n) / replication` workunits — but only once the
+/// transitioner has created the previous batch's results.
+fn cushion_want(p: &Project, cushion: u64, per_pass: u64) -> u64 {
+    if let Some((first, last)) = p.work_generator.last_batch {
+        let pending = (first..=last).any(|id| {
+            p.db
+                .workunits
+                .get(id)
+                .is_some_and(|w| w.results.is_empty() && w.error_mask == 0)
+        });
+        if pending {
+            return 0;
+        }
+    }
+    let n = p.db.unsent.len() as u64;
+    if n > cushion {
+        return 0;
+    }
+    let replication = p.cfg.workunit.target_nresults.max(1) as u64;
+    let want = ((cushion - n) / replication).max(1);
+    if per_pass > 0 { want.min(per_pass) } else { want }
+}
+
+/// Cancels a workunit (`cancel_jobs`, spec backend §2.1): every result with
+/// `server_state ≤ UNSENT` becomes OVER/DIDNT_NEED, `error_mask |= 16`,
+/// `transition_time = now`.
+pub fn cancel(p: &mut Project, now: Time, wuid: WuId) {
+    let Some(wu) = p.db.workunits.get(wuid) else {
+        return;
+    };
+    let results = wu.results.clone();
+    let mask = wu.error_mask | error_mask::CANCELLED;
+    for rid in results {
+        if p.db.result(rid).server_state <= ServerState::Unsent {
+            p.db.set_over(Actor::Cancel, rid, Outcome::DidntNeed);
+        }
+    }
+    p.db.set_error_mask(Actor::Cancel, wuid, mask);
+    p.db.set_transition_time(Actor::Cancel, wuid, now);
+}
