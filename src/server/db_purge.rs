@@ -1,1 +1,35 @@
-//! TODO
+//! db_purge (`sched/db_purge.cpp`, spec backend §2.8).
+//!
+//! Deletes every workunit with `file_delete_state = DONE` (older than `min_age`)
+//! together with all its results, even those whose own files were never deleted (their
+//! outputs are then orphaned, as in BOINC). The deleted rows are handed to the output
+//! writer so that they still appear in `workunits.csv` and `results.csv`; any later
+//! report of a purged result is "not in DB" (acked and ignored).
+
+use super::Project;
+use crate::engine::Time;
+
+/// Workunits purged per query.
+pub const BATCH: usize = 1000;
+
+/// One pass. Returns the number of workunits purged.
+pub fn pass(p: &mut Project, now: Time) -> usize {
+    let min_age = p.cfg.db_purge.min_age.get();
+    let mut list = std::mem::take(&mut p.scratch);
+    list.clear();
+    for &wuid in p.db.purge_ready.iter() {
+        if list.len() >= BATCH {
+            break;
+        }
+        if now - p.db.wu(wuid).files_deleted_time >= min_age {
+            list.push(wuid);
+        }
+    }
+    for &wuid in &list {
+        let rows = p.db.purge_workunit(wuid);
+        p.purged.push(rows);
+    }
+    let n = list.len();
+    p.scratch = list;
+    n
+}

@@ -1,1 +1,752 @@
-//! TODO
+//! Scheduler: one client RPC (`handle_request.cpp`, `sched_result.cpp`,
+//! `sched_send.cpp`, `sched_score.cpp`, `sched_resend.cpp`; spec backend §2.4).
+//!
+//! This is the only door between hosts and a project: a host sends a [`Request`]
+//! and gets a [`Reply`]. Host models (the minimal one, or the client policies) never
+//! touch the database directly, so they can be swapped without touching the server.
+
+use super::db::OutputStatus;
+use super::types::*;
+use super::{APP_VERSION_ID, Project, hr};
+use crate::engine::{Time, time::DAY as DAY_SECS};
+use rand::RngExt;
+
+const ACTOR: Actor = Actor::Scheduler;
+
+/// `CONS_VALID_RELIABLE` and `CONS_VALID_UNREPLICATED` (spec backend §2.9).
+pub const CONS_VALID_RELIABLE: i32 = 10;
+pub const CONS_VALID_UNREPLICATED: i32 = 10;
+/// Longest `request_delay` the scheduler asks for (`DELAY_MAX`, 2 days).
+pub const DELAY_MAX: f64 = 2.0 * 86400.0;
+/// Retry delay given to a blacklisted host.
+pub const BLACKLIST_DELAY: f64 = 86400.0;
+
+/// One result the client reports (spec backend §2.4.3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReportedJob {
+    pub result_id: ResultId,
+    pub client_state: i32,
+    pub exit_status: i32,
+    pub cpu_time: f64,
+    pub elapsed_time: f64,
+    pub output: f64,
+    pub output_status: OutputStatus,
+}
+
+/// A scheduler request (spec client §4.1, the fields the server reads).
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub hostid: HostId,
+    /// The client detached and re-attached: it sends no valid host id and no jobs, so
+    /// the server's host lookup marks the old jobs CLIENT_DETACHED (§2.4.2).
+    pub reattached: bool,
+    /// Seconds of CPU work asked for (0 = none).
+    pub work_req_seconds: f64,
+    /// At most this many new jobs (scripted requests; `u32::MAX` = no cap).
+    pub max_jobs: u32,
+    /// The client's estimate of its queued work, seconds (deadline check).
+    pub estimated_delay: f64,
+    pub reported: &'a [ReportedJob],
+    /// Jobs the client holds (`other_results`), if it sent the list.
+    pub other_results: Option<&'a [ResultId]>,
+}
+
+/// A job sent in a reply.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Job {
+    pub result_id: ResultId,
+    pub workunit_id: WuId,
+    pub rsc_fpops_est: f64,
+    pub rsc_fpops_bound: f64,
+    /// The deadline told to the client (without grace).
+    pub report_deadline: Time,
+    pub resend: bool,
+}
+
+/// A scheduler reply. Reused across RPCs to avoid allocating per event.
+#[derive(Clone, Debug, Default)]
+pub struct Reply {
+    pub jobs: Vec<Job>,
+    pub acks: Vec<ResultId>,
+    pub aborts: Vec<ResultId>,
+    pub aborts_if_not_started: Vec<ResultId>,
+    /// Seconds the client must wait before its next RPC (0 = none).
+    pub request_delay: f64,
+    /// The request asked for work and none was sent.
+    pub no_work: bool,
+    /// The host is blacklisted ("Not accepting requests from this host").
+    pub refused: bool,
+}
+
+impl Reply {
+    pub fn clear(&mut self) {
+        self.jobs.clear();
+        self.acks.clear();
+        self.aborts.clear();
+        self.aborts_if_not_started.clear();
+        self.request_delay = 0.0;
+        self.no_work = false;
+        self.refused = false;
+    }
+}
+
+/// Per-RPC view of the host app version (`reliable`, `trusted`, quota).
+struct RpcState {
+    reliable: bool,
+    trusted: bool,
+    hr_class: Option<i32>,
+    ncpus: i32,
+    work_req: f64,
+    max_jobs: u32,
+    estimated_delay: f64,
+    resend_lost: bool,
+    sent_any_resend: bool,
+}
+
+/// Handles one RPC (spec backend §2.4.1). `reply` is cleared first.
+pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Reply) {
+    reply.clear();
+    if p.db.hosts.get(req.hostid).is_none() {
+        reply.refused = true;
+        return;
+    }
+    // Step 3: host identification; a re-attached client reporting no jobs detaches.
+    if req.reattached {
+        mark_results_over(p, now, req.hostid);
+    }
+    // Step 4: blacklisted host.
+    let host = p.db.host(req.hostid);
+    if host.max_results_day == -1 {
+        reply.refused = true;
+        reply.request_delay = BLACKLIST_DELAY;
+        return;
+    }
+    // Step 5: day boundary with the host's random offset.
+    let offset = (host.day_offset * DAY_SECS as f64) as Time;
+    let prev = host.rpc_time;
+    let new_day = prev == 0 || (prev + offset).div_euclid(DAY_SECS) != (now + offset).div_euclid(DAY_SECS);
+    let prev_rpc = prev;
+    // Step 6: HAV quota initialisation and daily reset.
+    let q = p.daily_result_quota();
+    let h = p.db.host_mut(req.hostid);
+    h.rpc_time = now;
+    h.rpc_seqno += 1;
+    let mut mjpd_init = Vec::new();
+    for hav in &mut h.havs {
+        if q != 0 && hav.max_jobs_per_day == 0 {
+            mjpd_init.push(hav.app_version_id);
+        }
+        if new_day {
+            hav.n_jobs_today = 0;
+        }
+    }
+    for av in mjpd_init {
+        p.db.set_max_jobs_per_day(ACTOR, req.hostid, av, q);
+    }
+
+    // Step 7: reported results.
+    let mut st = RpcState {
+        reliable: false,
+        trusted: false,
+        hr_class: None,
+        ncpus: 1,
+        work_req: req.work_req_seconds,
+        max_jobs: req.max_jobs,
+        estimated_delay: req.estimated_delay,
+        resend_lost: p.cfg.config.resend_lost_results && p.sw.scheduler_features,
+        sent_any_resend: false,
+    };
+    handle_results(p, now, req, reply, &mut st);
+
+    // Step 8: send_work_setup.
+    send_work_setup(p, req.hostid, &mut st);
+
+    // Step 9: lost results and aborts.
+    if let Some(list) = req.other_results {
+        if st.resend_lost {
+            resend_lost_work(p, now, req.hostid, list, reply, &mut st);
+        }
+        if p.cfg.config.send_result_abort {
+            result_aborts(p, req.hostid, list, reply);
+        }
+    }
+
+    // Step 10: new work.
+    let wants_work = st.work_req > 0.0 && st.max_jobs > 0;
+    if wants_work && !st.sent_any_resend {
+        let msi = p.cfg.config.min_sendwork_interval.get();
+        if msi > 0 && prev_rpc != 0 && now - prev_rpc < msi {
+            reply.request_delay = 1.01 * msi as f64;
+        } else {
+            send_work(p, now, req.hostid, reply, &mut st);
+        }
+    }
+    if wants_work && reply.jobs.is_empty() {
+        reply.no_work = true;
+    }
+
+    // Step 11: create HAV rows for first-time app versions.
+    let sent_new = reply.jobs.iter().filter(|j| !j.resend).count() as i32;
+    let h = p.db.host_mut(req.hostid);
+    if !reply.jobs.is_empty() && h.hav(APP_VERSION_ID).is_none() {
+        h.havs.push(super::db::HavRow {
+            app_version_id: APP_VERSION_ID,
+            n_jobs_today: sent_new,
+            ..Default::default()
+        });
+    }
+
+    // Step 12: request delay.
+    let msi = p.cfg.config.min_sendwork_interval.get() as f64;
+    if msi > 0.0 {
+        reply.request_delay = reply.request_delay.max((1.01 * msi).max(msi + 1.0));
+    }
+    let nrd = p.cfg.config.next_rpc_delay.get() as f64;
+    if nrd > 0.0 {
+        reply.request_delay = reply.request_delay.max(nrd);
+    }
+    reply.request_delay = reply.request_delay.min(DELAY_MAX);
+}
+
+/// `mark_results_over` (spec backend §2.4.2): every IN_PROGRESS result of the host
+/// becomes OVER/CLIENT_DETACHED (seed: NO_REPLY) with `received_time = now`.
+fn mark_results_over(p: &mut Project, now: Time, hostid: HostId) {
+    let list = p.db.host(hostid).in_progress.clone();
+    let outcome = if p.sw.detach_client_detached {
+        Outcome::ClientDetached
+    } else {
+        Outcome::NoReply
+    };
+    for rid in list {
+        p.db.set_over(ACTOR, rid, outcome);
+        let r = p.db.result_mut(rid);
+        r.received_time = now;
+        let wuid = r.workunitid;
+        p.db.set_transition_time(ACTOR, wuid, now);
+    }
+}
+
+/// `handle_results` (spec backend §2.4.3).
+fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, st: &mut RpcState) {
+    let max = p.cfg.config.report_max as usize;
+    let n = if max == 0 {
+        req.reported.len()
+    } else {
+        req.reported.len().min(max)
+    };
+    let q = p.daily_result_quota();
+    let host = p.db.host(req.hostid);
+    let (userid, ncpus, p_fpops, p_iops) = (host.userid, host.p_ncpus, host.p_fpops, host.p_iops);
+    for rep in &req.reported[..n] {
+        reply.acks.push(rep.result_id);
+        let Some(r) = p.db.results.get(rep.result_id) else {
+            continue; // not in DB (purged, or never existed)
+        };
+        match (r.server_state, r.outcome) {
+            (ServerState::Over, Outcome::Success) => {
+                // The client probably missed our last reply.
+                st.resend_lost = p.sw.scheduler_features;
+                continue;
+            }
+            (ServerState::Over, Outcome::NoReply | Outcome::ClientDetached) => {}
+            (ServerState::Over, _) | (ServerState::Unsent | ServerState::Inactive, _) => continue,
+            (ServerState::InProgress, _) => {}
+        }
+        let detached_exempt = !p.sw.detached_reports_rejected && r.outcome == Outcome::ClientDetached;
+        if r.received_time != 0 && !detached_exempt {
+            continue;
+        }
+        if r.hostid != req.hostid {
+            let owner = p.db.hosts.get(r.hostid).map(|h| h.userid);
+            if owner != Some(userid) {
+                continue;
+            }
+        }
+        // Accepted.
+        let rid = rep.result_id;
+        let wuid = r.workunitid;
+        let sent = r.sent_time;
+        p.db.set_hostid(ACTOR, rid, req.hostid);
+        let mut et = rep.elapsed_time;
+        let mut cpu = rep.cpu_time;
+        if et < 0.0 {
+            et = 0.0;
+        }
+        if et < cpu {
+            et = cpu; // single-threaded version
+        }
+        if et == 0.0 && cpu > 0.0 {
+            et = cpu;
+        }
+        let span = (now - sent) as f64;
+        if et > span {
+            et = span;
+        }
+        cpu = cpu.min(et * ncpus as f64);
+        let r = p.db.result_mut(rid);
+        r.received_time = now;
+        r.client_state = rep.client_state;
+        r.exit_status = rep.exit_status;
+        r.cpu_time = cpu;
+        r.elapsed_time = et;
+        r.output = rep.output;
+        r.output_status = rep.output_status;
+        let av = r.app_version_id;
+        p.db.set_server_state(ACTOR, rid, ServerState::Over);
+        let success =
+            rep.client_state == client_state::FILES_UPLOADED && rep.exit_status == 0;
+        if success {
+            p.db.set_outcome(ACTOR, rid, Outcome::Success);
+            if p.cfg.validator.credit == super::config::CreditScheme::Classic {
+                p.db.result_mut(rid).claimed_credit =
+                    super::credit::classic_claimed_credit(cpu, p_fpops, p_iops);
+            }
+            if !p.sw.too_late_state {
+                // Seed (§5 row 19): the scheduler sets TOO_LATE itself.
+                let c = p.db.wu(wuid).canonical_resultid;
+                if c != 0
+                    && p.db.results.get(c).is_some_and(|c| c.file_delete_state == FileDeleteState::Done)
+                {
+                    p.db.set_validate_state(ACTOR, rid, ValidateState::TooLate);
+                }
+            }
+            if p.sw.hav_accounting
+                && let Some(hav) = p.db.host(req.hostid).hav(av)
+                && hav.max_jobs_per_day < q
+            {
+                let v = (2 * hav.max_jobs_per_day).min(q);
+                p.db.set_max_jobs_per_day(ACTOR, req.hostid, av, v);
+            }
+        } else {
+            p.db.set_outcome(ACTOR, rid, Outcome::ClientError);
+            p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
+            if p.sw.hav_accounting
+                && rep.exit_status != exit_status::EXIT_ABORTED_BY_PROJECT
+                && let Some(hav) = p.db.host(req.hostid).hav(av)
+            {
+                let v = (hav.max_jobs_per_day.min(q) - 1).max(1);
+                p.db.set_max_jobs_per_day(ACTOR, req.hostid, av, v);
+                p.db.set_consecutive_valid(ACTOR, req.hostid, av, 0);
+            }
+        }
+        p.db.set_transition_time(ACTOR, wuid, now);
+    }
+}
+
+/// `send_work_setup`: reliability, trust and HR class for this RPC (§2.4.7).
+fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
+    let q = p.daily_result_quota();
+    let cfg = &p.cfg.config;
+    let host = p.db.host(hostid);
+    st.ncpus = host.p_ncpus.min(cfg.max_ncpus).max(1);
+    let features = p.sw.scheduler_features;
+    let hr_type = if features {
+        p.cfg.app.homogeneous_redundancy
+    } else {
+        0
+    };
+    st.hr_class = hr::hr_class(hr_type, &host.os_name, &host.p_vendor, &host.p_model);
+    let Some(hav) = host.hav(APP_VERSION_ID) else {
+        return;
+    };
+    let mut reliable = features;
+    let tat = cfg.reliable_max_avg_turnaround.get() as f64;
+    if tat != 0.0 && hav.turnaround.avg.n > 10 {
+        let os = host.os_name.to_ascii_lowercase();
+        let m = if os.contains("windows") || os.contains("linux") {
+            1.0
+        } else {
+            1.8
+        };
+        if hav.turnaround.avg.avg > tat * m {
+            reliable = false;
+        }
+    }
+    if hav.consecutive_valid < CONS_VALID_RELIABLE {
+        reliable = false;
+    }
+    if q != 0 && hav.max_jobs_per_day < q {
+        reliable = false;
+    }
+    st.reliable = reliable;
+    let cv = hav.consecutive_valid;
+    if cv >= CONS_VALID_UNREPLICATED {
+        let u = match p.cfg.pin.trust {
+            Some(u) => u,
+            None => p.rng.random::<f64>(),
+        };
+        st.trusted = u > 1.0 / cv as f64;
+    }
+}
+
+/// Whether the host's daily quota is exhausted (§2.4.7).
+fn quota_exceeded(p: &Project, hostid: HostId, ncpus: i32) -> bool {
+    if !p.sw.hav_accounting {
+        return false;
+    }
+    let q = p.cfg.config.daily_result_quota;
+    if q == 0 && !p.sw.zero_quota_blocks {
+        return false;
+    }
+    let Some(hav) = p.db.host(hostid).hav(APP_VERSION_ID) else {
+        return false; // no HAV yet: first RPC
+    };
+    let limit = if hav.max_jobs_per_day == 1 {
+        1
+    } else {
+        hav.max_jobs_per_day * ncpus
+    };
+    hav.n_jobs_today >= limit
+}
+
+/// Estimated run time of a job on this host (§2.4.4 step 4).
+fn est_dur(p: &Project, hostid: HostId, rsc_fpops_est: f64) -> f64 {
+    let host = p.db.host(hostid);
+    let avail = (host.on_frac * host.active_frac).clamp(0.1, 1.0);
+    let peak = host.p_fpops;
+    let flops = match host.hav(APP_VERSION_ID) {
+        Some(h) if h.et.avg.n > 10 && h.et.avg.avg > 0.0 => 1.0 / h.et.avg.avg,
+        _ if p.app_version.pfc.n > 100 && p.app_version.pfc.avg > 0.0 => {
+            peak / p.app_version.pfc.avg
+        }
+        _ => peak,
+    };
+    rsc_fpops_est / flops / avail
+}
+
+/// Why a job cannot go to this host (`wu_is_infeasible_fast`).
+#[derive(Debug, PartialEq, Eq)]
+enum Infeasible {
+    Hr,
+    Dup,
+    Memory,
+    Disk,
+    Deadline,
+}
+
+/// `wu_is_infeasible_fast` (spec backend §2.4.4), returning the delay bound to use.
+fn infeasible_fast(
+    p: &Project,
+    now: Time,
+    hostid: HostId,
+    rid: ResultId,
+    reply: &Reply,
+    st: &RpcState,
+) -> Result<i64, Infeasible> {
+    let r = p.db.result(rid);
+    let wu = p.db.wu(r.workunitid);
+    let host = p.db.host(hostid);
+    let cfg = &p.cfg.config;
+    if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
+        match st.hr_class {
+            None => return Err(Infeasible::Hr),
+            Some(c) if wu.hr_class != 0 && wu.hr_class != c => return Err(Infeasible::Hr),
+            _ => {}
+        }
+    }
+    if (cfg.one_result_per_host_per_wu || cfg.one_result_per_user_per_wu)
+        && reply.jobs.iter().any(|j| j.workunit_id == wu.id)
+    {
+        return Err(Infeasible::Dup);
+    }
+    if wu.rsc_memory_bound > host.m_nbytes {
+        return Err(Infeasible::Memory);
+    }
+    if wu.rsc_disk_bound > host.d_free {
+        return Err(Infeasible::Disk);
+    }
+    // Deadline check with the delay bound for this send.
+    let db = wu.delay_bound;
+    let (optimistic, pessimistic) = if r.server_state == ServerState::InProgress {
+        if r.report_deadline < now {
+            return Ok(0);
+        }
+        (r.report_deadline - now, db)
+    } else if p.sw.scheduler_features
+        && cfg.reliable_on_priority != 0
+        && r.priority >= cfg.reliable_on_priority
+        && cfg.reliable_reduced_delay_bound > 0.01
+    {
+        let mut o = (db as f64 * cfg.reliable_reduced_delay_bound) as i64;
+        let two = (2.0 * est_dur(p, hostid, wu.rsc_fpops_est)) as i64;
+        if two > o && two < db && (two as f64) < 2.0 * db as f64 * cfg.reliable_reduced_delay_bound {
+            o = two;
+        }
+        (o, db)
+    } else {
+        (db, db)
+    };
+    if cfg.ignore_delay_bound || st.estimated_delay <= 0.0 {
+        return Ok(optimistic);
+    }
+    let dur = est_dur(p, hostid, wu.rsc_fpops_est);
+    for bound in [optimistic, pessimistic] {
+        if st.estimated_delay + dur <= bound as f64 {
+            return Ok(bound);
+        }
+    }
+    Err(Infeasible::Deadline)
+}
+
+/// `send_work_score` (spec backend §2.4.4).
+fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: &mut RpcState) {
+    let cfg = p.cfg.config.clone();
+    let max_per_rpc = if cfg.max_wus_to_send == 0 {
+        999_999
+    } else {
+        cfg.max_wus_to_send * st.ncpus
+    } as usize;
+    let nslots = p.feeder.slots.len();
+    if nslots == 0 {
+        return;
+    }
+    let offset = match p.cfg.pin.slot_offset {
+        Some(o) => o as usize % nslots,
+        None => p.rng.random_range(0..nslots),
+    };
+    // Step 1: score every present slot.
+    let mut cands: Vec<(i64, usize, ResultId)> = Vec::with_capacity(nslots);
+    for k in 0..nslots {
+        let slot = (offset + k) % nslots;
+        let Some(rid) = p.feeder.slots[slot] else { continue };
+        let r = p.db.result(rid);
+        let need_reliable = p.sw.scheduler_features
+            && cfg.reliable_on_priority != 0
+            && r.priority >= cfg.reliable_on_priority;
+        if need_reliable && !st.reliable {
+            continue;
+        }
+        let mut score = r.priority as i64;
+        if r.infeasible_count > 0 {
+            score += 1;
+        }
+        cands.push((score, k, rid));
+    }
+    cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Step 2: send in score order.
+    let max_in_progress = if cfg.max_wus_in_progress > 0 {
+        (cfg.max_wus_in_progress * st.ncpus) as usize
+    } else {
+        usize::MAX
+    };
+    for (_, k, rid) in cands {
+        if st.work_req <= 0.0 || reply.jobs.len() >= max_per_rpc || reply.jobs.len() as u32 >= st.max_jobs {
+            break;
+        }
+        if p.db.host(hostid).in_progress.len() >= max_in_progress {
+            break;
+        }
+        if quota_exceeded(p, hostid, st.ncpus) {
+            break;
+        }
+        let slot = (offset + k) % nslots;
+        if p.feeder.slots[slot] != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent {
+            continue;
+        }
+        let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
+            Ok(d) => d,
+            Err(_) => {
+                p.db.result_mut(rid).infeasible_count += 1;
+                continue;
+            }
+        };
+        // Slow checks.
+        let wuid = p.db.result(rid).workunitid;
+        let wu = p.db.wu(wuid);
+        let userid = p.db.host(hostid).userid;
+        if cfg.one_result_per_user_per_wu {
+            let taken = wu.results.iter().any(|&o| {
+                let r = p.db.result(o);
+                r.hostid != 0 && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
+            });
+            if taken {
+                continue;
+            }
+        } else if cfg.one_result_per_host_per_wu
+            && wu.results.iter().any(|&o| p.db.result(o).hostid == hostid)
+        {
+            continue;
+        }
+        if wu.error_mask != 0 {
+            p.feeder.slots[slot] = None;
+            p.db.result_mut(rid).in_cache = false;
+            continue;
+        }
+        if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
+            let c = st.hr_class.unwrap_or(0);
+            if wu.hr_class != 0 && wu.hr_class != c {
+                p.db.result_mut(rid).infeasible_count += 1;
+                continue;
+            }
+        }
+        // Success: empty the slot, send.
+        p.feeder.slots[slot] = None;
+        p.db.result_mut(rid).in_cache = false;
+        add_result_to_reply(p, now, hostid, rid, delay_bound, false, reply, st);
+    }
+}
+
+/// `add_result_to_reply` for a new send or a resend (spec backend §2.4.4).
+#[allow(clippy::too_many_arguments)]
+fn add_result_to_reply(
+    p: &mut Project,
+    now: Time,
+    hostid: HostId,
+    rid: ResultId,
+    delay_bound: i64,
+    resend: bool,
+    reply: &mut Reply,
+    st: &mut RpcState,
+) {
+    let grace = if p.sw.grace_in_deadline {
+        p.cfg.config.report_grace_period.get()
+    } else {
+        0
+    };
+    let host = p.db.host(hostid);
+    let (userid, p_fpops) = (host.userid, host.p_fpops);
+    let r = p.db.result(rid);
+    let wuid = r.workunitid;
+    let old_db_deadline = r.report_deadline;
+    // The deadline told to the client, and the one stored in the DB.
+    let (client_deadline, db_deadline) = if resend {
+        let regrace = if p.sw.resend_regrace { grace } else { 0 };
+        (old_db_deadline, old_db_deadline + regrace)
+    } else {
+        (now + delay_bound, now + delay_bound + grace)
+    };
+    // Step 2: WU update.
+    let wu = p.db.wu(wuid);
+    let tt = wu.transition_time.min(client_deadline + grace);
+    let (est, bound) = (wu.rsc_fpops_est, wu.rsc_fpops_bound);
+    p.db.set_transition_time(ACTOR, wuid, tt);
+    if p.sw.scheduler_features {
+        if p.cfg.app.homogeneous_app_version && p.db.wu(wuid).app_version_id == 0 {
+            p.db.set_wu_app_version_id(ACTOR, wuid, APP_VERSION_ID);
+        }
+        if p.cfg.app.homogeneous_redundancy != 0
+            && p.db.wu(wuid).hr_class == 0
+            && let Some(c) = st.hr_class
+        {
+            p.db.set_hr_class(ACTOR, wuid, c);
+        }
+    }
+    // Step 1 and 3: result update.
+    p.db.set_hostid(ACTOR, rid, hostid);
+    let r = p.db.result_mut(rid);
+    r.userid = userid;
+    r.sent_time = now;
+    r.flops_estimate = p_fpops;
+    r.app_version_id = APP_VERSION_ID;
+    p.db.set_server_state(ACTOR, rid, ServerState::InProgress);
+    p.db.set_report_deadline(ACTOR, rid, db_deadline);
+    // Step 4: bookkeeping.
+    if !resend && let Some(hav) = p.db.host_mut(hostid).hav_mut(APP_VERSION_ID) {
+        hav.n_jobs_today += 1;
+    }
+    let dur = est_dur(p, hostid, est);
+    st.work_req -= dur;
+    st.estimated_delay += dur / st.ncpus as f64;
+    p.db.host_mut(hostid).estimated_delay = st.estimated_delay;
+    reply.jobs.push(Job {
+        result_id: rid,
+        workunit_id: wuid,
+        rsc_fpops_est: est,
+        rsc_fpops_bound: bound,
+        report_deadline: client_deadline,
+        resend,
+    });
+    // Step 5: adaptive replication.
+    let app_target = p.cfg.app.target_nresults;
+    if p.sw.scheduler_features
+        && p.db.wu(wuid).target_nresults == 1
+        && app_target > 1
+        && !st.trusted
+    {
+        p.db.set_target_nresults(ACTOR, wuid, app_target);
+        p.db.set_min_quorum(ACTOR, wuid, app_target);
+        p.db.set_transition_time(ACTOR, wuid, now);
+    }
+}
+
+/// `resend_lost_work` (spec backend §2.4.5).
+fn resend_lost_work(
+    p: &mut Project,
+    now: Time,
+    hostid: HostId,
+    client_has: &[ResultId],
+    reply: &mut Reply,
+    st: &mut RpcState,
+) {
+    let grace = if p.sw.grace_in_deadline {
+        p.cfg.config.report_grace_period.get()
+    } else {
+        0
+    };
+    let max = p.cfg.config.max_wus_to_send.max(1) as usize;
+    let lost: Vec<ResultId> = p
+        .db
+        .host(hostid)
+        .in_progress
+        .iter()
+        .copied()
+        .filter(|rid| !client_has.contains(rid))
+        .collect();
+    for rid in lost {
+        if st.work_req <= 0.0 && st.max_jobs == 0 {
+            break;
+        }
+        let r = p.db.result(rid);
+        let wuid = r.workunitid;
+        let (sent, rd) = (r.sent_time, r.report_deadline);
+        let wu = p.db.wu(wuid);
+        let mut resendable = wu.error_mask == 0 && wu.canonical_resultid == 0;
+        let mut bound = 0;
+        if resendable {
+            match infeasible_fast(p, now, hostid, rid, reply, st) {
+                Ok(b) => bound = b,
+                Err(_) => resendable = false,
+            }
+        }
+        if resendable {
+            let d = (now + (rd - sent) / 2).max(rd).min(now + bound.max(rd - now));
+            if est_dur(p, hostid, wu.rsc_fpops_est) > (d - now) as f64 {
+                resendable = false;
+            }
+        }
+        if resendable {
+            add_result_to_reply(p, now, hostid, rid, bound, true, reply, st);
+            st.sent_any_resend = true;
+            if reply.jobs.len() >= max {
+                break;
+            }
+        } else {
+            p.db.set_report_deadline(ACTOR, rid, now - 1 + grace);
+            let tt = p.db.wu(wuid).transition_time.min(now - 1 + 2 * grace);
+            p.db.set_transition_time(ACTOR, wuid, tt);
+        }
+    }
+}
+
+/// `send_result_abort` (spec backend §2.4.6).
+fn result_aborts(p: &mut Project, hostid: HostId, client_has: &[ResultId], reply: &mut Reply) {
+    for &rid in client_has {
+        let Some(r) = p.db.results.get(rid) else {
+            reply.aborts.push(rid);
+            continue;
+        };
+        let mine = r.hostid == hostid;
+        let in_progress = mine && r.server_state == ServerState::InProgress;
+        let no_reply = r.server_state == ServerState::Over && r.outcome == Outcome::NoReply;
+        if !(in_progress || no_reply) {
+            reply.aborts.push(rid);
+            continue;
+        }
+        let wu = p.db.wu(r.workunitid);
+        if wu.error_mask & error_mask::CANCELLED != 0 {
+            reply.aborts.push(rid);
+        } else if wu.assimilate_state == AssimilateState::Done || no_reply {
+            reply.aborts_if_not_started.push(rid);
+        }
+    }
+}

@@ -1,1 +1,489 @@
-//! TODO
+//! Validator (`sched/validator.cpp`, `validate_util2.cpp`; spec backend §2.5) and its
+//! credit granting (spec backend §6).
+//!
+//! One pass handles, in ascending id, every workunit on the `need_validate` list. With
+//! no canonical result yet it runs the default `check_set` (majority of
+//! `⌊min_quorum/2⌋ + 1` matching outputs); with one it runs `check_pair` on each new
+//! or inconclusive success. Outputs are compared by the pluggable [`Comparison`]
+//! (bitwise or fuzzy), and `init_result` errors come from the reported
+//! [`OutputStatus`].
+
+use super::Project;
+use super::config::{Comparison, CreditScheme};
+use super::credit::{self, COBBLESTONE_SCALE, PfcMode};
+use super::db::OutputStatus;
+use super::types::*;
+use crate::engine::{INT_MAX, Time};
+
+const ACTOR: Actor = Actor::Validator;
+
+/// Delay of the `DELAYED` transition action (+6 h, spec backend §2.5).
+pub const DELAYED_SECS: Time = 21_600;
+
+/// The validator's local `transition_time` action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TtAction {
+    NoChange,
+    Immediate,
+    Delayed,
+    Never,
+}
+
+/// What `init_result` says of one output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InitResult {
+    Ok,
+    Transient,
+    Permanent,
+}
+
+fn init_result(status: OutputStatus, now: Time) -> InitResult {
+    match status {
+        OutputStatus::Ok => InitResult::Ok,
+        OutputStatus::Unreadable => InitResult::Permanent,
+        OutputStatus::TransientUntil(t) if now < t => InitResult::Transient,
+        OutputStatus::TransientUntil(_) => InitResult::Ok,
+    }
+}
+
+/// `compare_results`: the project's output comparison.
+pub fn outputs_match(cmp: Comparison, tolerance: f64, a: f64, b: f64) -> bool {
+    match cmp {
+        Comparison::Bitwise => a.to_bits() == b.to_bits(),
+        Comparison::Fuzzy => (a - b).abs() <= tolerance,
+    }
+}
+
+/// One pass over the `need_validate` list. Returns the number of workunits handled.
+pub fn pass(p: &mut Project, now: Time) -> usize {
+    let mut list = std::mem::take(&mut p.scratch);
+    list.clear();
+    list.extend(p.db.need_validate.iter().copied());
+    for &wuid in &list {
+        handle_wu(p, now, wuid);
+    }
+    let n = list.len();
+    p.scratch = list;
+    n
+}
+
+/// Handles one workunit (spec backend §2.5 A and B).
+pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
+    let canonical = p.db.wu(wuid).canonical_resultid;
+    let mut action = TtAction::NoChange;
+    if canonical != 0 {
+        if p.db.results.get(canonical).is_none() {
+            // The canonical result is gone: return without any write (§2.5 A).
+            return;
+        }
+        action = check_against_canonical(p, now, wuid, canonical);
+    } else {
+        action = check_for_consensus(p, now, wuid, action);
+    }
+    // Step 8: the WU write.
+    p.db.set_need_validate(ACTOR, wuid, false);
+    let tt = p.db.wu(wuid).transition_time;
+    if p.sw.validator_tt_actions {
+        match action {
+            TtAction::NoChange => {}
+            TtAction::Immediate => p.db.set_transition_time(ACTOR, wuid, now),
+            TtAction::Delayed => {
+                p.db.set_transition_time(ACTOR, wuid, tt.min(now + DELAYED_SECS))
+            }
+            TtAction::Never => p.db.set_transition_time(ACTOR, wuid, INT_MAX),
+        }
+    } else if action != TtAction::NoChange {
+        // Seed: `tt = now` whenever over results were handled (§5 row 16).
+        p.db.set_transition_time(ACTOR, wuid, now);
+    }
+}
+
+/// §2.5 A: the WU has a canonical result; check each new success against it.
+fn check_against_canonical(p: &mut Project, now: Time, wuid: WuId, canonical: ResultId) -> TtAction {
+    let mut action = TtAction::NoChange;
+    let results = p.db.wu(wuid).results.clone();
+    let can = p.db.result(canonical);
+    let (can_output, can_status, can_files_gone, can_credit) = (
+        can.output,
+        can.output_status,
+        can.file_delete_state == FileDeleteState::Done,
+        can.granted_credit,
+    );
+    let (cmp, tol) = (p.cfg.validator.comparison, p.cfg.validator.tolerance);
+    for rid in results {
+        let r = p.db.result(rid);
+        let eligible = r.server_state == ServerState::Over
+            && r.outcome == Outcome::Success
+            && (r.validate_state == ValidateState::Init
+                || (p.sw.recheck_inconclusive && r.validate_state == ValidateState::Inconclusive));
+        if !eligible {
+            continue;
+        }
+        // Seed (§5 row 13): canonical files deleted → INVALID.
+        if !p.sw.too_late_state && can_files_gone {
+            p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
+            is_invalid(p, rid);
+            action = TtAction::Immediate;
+            continue;
+        }
+        let verdict = match (init_result(r.output_status, now), init_result(can_status, now)) {
+            (InitResult::Transient, _) | (_, InitResult::Transient) => {
+                action = TtAction::Delayed;
+                break;
+            }
+            (InitResult::Permanent, _) | (_, InitResult::Permanent) => None,
+            _ => Some(outputs_match(cmp, tol, r.output, can_output)),
+        };
+        action = TtAction::Immediate;
+        match verdict {
+            Some(true) => {
+                p.db.set_validate_state(ACTOR, rid, ValidateState::Valid);
+                is_valid(p, now, rid);
+                // Statistics only; the credit is the canonical result's.
+                let mut modes = Vec::new();
+                credit_new_pfc(p, rid, &mut modes);
+                grant(p, now, rid, can_credit);
+            }
+            Some(false) => {
+                p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
+                is_invalid(p, rid);
+            }
+            None => {
+                p.db.set_outcome(ACTOR, rid, Outcome::ValidateError);
+                p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
+                is_invalid(p, rid);
+            }
+        }
+    }
+    action
+}
+
+/// §2.5 B: no canonical result yet; run `check_set` over the viable results.
+fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAction) -> TtAction {
+    let wu = p.db.wu(wuid);
+    let min_quorum = wu.min_quorum;
+    let viable: Vec<ResultId> = wu
+        .results
+        .iter()
+        .copied()
+        .filter(|&rid| {
+            let r = p.db.result(rid);
+            r.server_state == ServerState::Over
+                && r.outcome == Outcome::Success
+                && (!p.sw.success_excludes_invalid || r.validate_state != ValidateState::Invalid)
+        })
+        .collect();
+    if (viable.len() as i32) < min_quorum {
+        return action;
+    }
+    let (canonical, retry) = check_set(p, now, &viable, min_quorum);
+    if retry {
+        action = TtAction::Delayed;
+    }
+    let credit = if canonical != 0 {
+        set_credit(p, &viable)
+    } else {
+        0.0
+    };
+
+    // Step 5: write each viable result.
+    let mut n_viable = 0;
+    for &rid in &viable {
+        let r = p.db.result(rid);
+        if r.outcome != Outcome::Success || r.validate_state == ValidateState::Invalid {
+            action = TtAction::Immediate;
+            is_invalid(p, rid);
+            continue;
+        }
+        n_viable += 1;
+        match r.validate_state {
+            ValidateState::Valid => {
+                is_valid(p, now, rid);
+                grant(p, now, rid, credit);
+            }
+            ValidateState::Init if p.sw.inconclusive_state => {
+                p.db.set_validate_state(ACTOR, rid, ValidateState::Inconclusive);
+            }
+            _ => {}
+        }
+    }
+
+    if canonical != 0 {
+        // Step 6.
+        action = TtAction::Never;
+        p.db.set_canonical(ACTOR, wuid, canonical);
+        p.db.wu_mut(wuid).canonical_credit = credit;
+        if p.sw.assimilate_ready_unconditional
+            || p.db.wu(wuid).assimilate_state == AssimilateState::Init
+        {
+            p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready);
+        }
+        let results = p.db.wu(wuid).results.clone();
+        for rid in results {
+            if p.db.result(rid).server_state == ServerState::Unsent {
+                p.db.set_over(ACTOR, rid, Outcome::DidntNeed);
+            }
+        }
+        if !p.sw.validator_tt_actions {
+            action = TtAction::Immediate;
+        }
+    } else {
+        // Step 7: no consensus.
+        let wu = p.db.wu(wuid);
+        let (max_success, target, mask) = (wu.max_success_results, wu.target_nresults, wu.error_mask);
+        if n_viable > max_success {
+            p.db.set_error_mask(ACTOR, wuid, mask | error_mask::TOO_MANY_SUCCESS_RESULTS);
+            action = TtAction::Immediate;
+        }
+        if p.sw.tiebreaker_target_bump && n_viable >= target {
+            p.db.set_target_nresults(ACTOR, wuid, n_viable + 1);
+            action = TtAction::Immediate;
+        }
+    }
+    action
+}
+
+/// The default `check_set` (spec backend §2.5). Returns `(canonicalid, retry)` and
+/// writes each decided result's `validate_state` (and VALIDATE_ERROR outcomes).
+fn check_set(p: &mut Project, now: Time, viable: &[ResultId], min_quorum: i32) -> (ResultId, bool) {
+    let min_valid = min_quorum / 2 + 1;
+    let mut retry = false;
+    let mut good: Vec<ResultId> = Vec::with_capacity(viable.len());
+    let max_claimed = p.cfg.validator.max_claimed_credit;
+    let classic = p.cfg.validator.credit == CreditScheme::Classic;
+    for &rid in viable {
+        let r = p.db.result(rid);
+        if classic && max_claimed > 0.0 && r.claimed_credit > max_claimed {
+            p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
+            continue;
+        }
+        match init_result(r.output_status, now) {
+            InitResult::Ok => good.push(rid),
+            InitResult::Transient => retry = true,
+            InitResult::Permanent => {
+                p.db.set_outcome(ACTOR, rid, Outcome::ValidateError);
+                p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
+            }
+        }
+    }
+    if (good.len() as i32) < min_quorum {
+        return (0, retry);
+    }
+    let (cmp, tol) = (p.cfg.validator.comparison, p.cfg.validator.tolerance);
+    for &i in &good {
+        let oi = p.db.result(i).output;
+        let count = good
+            .iter()
+            .filter(|&&j| outputs_match(cmp, tol, oi, p.db.result(j).output))
+            .count() as i32;
+        if count >= min_valid {
+            for &j in &good {
+                let v = if outputs_match(cmp, tol, oi, p.db.result(j).output) {
+                    ValidateState::Valid
+                } else {
+                    ValidateState::Invalid
+                };
+                p.db.set_validate_state(ACTOR, j, v);
+            }
+            return (i, retry);
+        }
+    }
+    (0, retry)
+}
+
+/// Credit of a newly validated set (spec backend §6), capped at
+/// `max_granted_credit`.
+fn set_credit(p: &mut Project, viable: &[ResultId]) -> f64 {
+    let valid: Vec<ResultId> = viable
+        .iter()
+        .copied()
+        .filter(|&r| p.db.result(r).validate_state == ValidateState::Valid)
+        .collect();
+    let credit = match p.cfg.validator.credit {
+        CreditScheme::Classic => {
+            let claims: Vec<f64> = valid.iter().map(|&r| p.db.result(r).claimed_credit).collect();
+            credit::median_mean_credit(&claims)
+        }
+        CreditScheme::CreditNew => {
+            let mut modes = Vec::with_capacity(valid.len());
+            for &r in &valid {
+                credit_new_pfc(p, r, &mut modes);
+            }
+            let wuid = p.db.result(valid[0]).workunitid;
+            let anchor = anchor(p, wuid);
+            let normal: Vec<f64> = modes
+                .iter()
+                .filter(|(m, _)| *m == PfcMode::Normal)
+                .map(|(_, v)| *v)
+                .collect();
+            let x = if normal.len() >= 2 {
+                credit::pegged_average(&normal, anchor)
+            } else {
+                let mut approx: Vec<f64> = modes
+                    .iter()
+                    .filter(|(m, _)| matches!(m, PfcMode::Approx | PfcMode::WuEstimate))
+                    .map(|(_, v)| *v)
+                    .collect();
+                if normal.len() == 1 {
+                    approx.push(normal[0]);
+                    approx.push(normal[0]);
+                }
+                if approx.is_empty() {
+                    anchor
+                } else {
+                    credit::pegged_average(&approx, anchor)
+                }
+            };
+            x * COBBLESTONE_SCALE
+        }
+    };
+    credit.min(p.cfg.validator.max_granted_credit)
+}
+
+/// credit_new's anchor `E = rsc_fpops_est × (min_avg_pfc or 1)`.
+fn anchor(p: &Project, wuid: WuId) -> f64 {
+    let m = if p.min_avg_pfc != 0.0 { p.min_avg_pfc } else { 1.0 };
+    p.db.wu(wuid).rsc_fpops_est * m
+}
+
+/// credit_new `get_pfc` for one VALID result (spec backend §6.2 steps 3–5), updating
+/// the host app version and app version statistics. Pushes `(mode, pfc)`.
+fn credit_new_pfc(p: &mut Project, rid: ResultId, out: &mut Vec<(PfcMode, f64)>) {
+    let r = p.db.result(rid);
+    let elapsed = if r.elapsed_time < 1e-6 {
+        r.cpu_time
+    } else {
+        r.elapsed_time
+    };
+    let mut outlier = r.runtime_outlier;
+    let mut flops = r.flops_estimate;
+    if flops <= 0.0 || flops == 1e9 {
+        flops = credit::AVG_CPU_FPOPS;
+        outlier = true;
+    }
+    let raw_pfc = elapsed * flops;
+    let (hostid, av, wuid) = (r.hostid, r.app_version_id, r.workunitid);
+    let turnaround = (r.received_time - r.sent_time) as f64;
+    let wu = p.db.wu(wuid);
+    let (est, bound) = (wu.rsc_fpops_est, wu.rsc_fpops_bound);
+    let host_scale_check = p.cfg.app.host_scale_check;
+    let av_stats = p.app_version.clone();
+    let Some(hav) = p.db.hosts.get_mut(hostid).and_then(|h| h.hav_mut(av)) else {
+        out.push((PfcMode::WuEstimate, anchor(p, wuid)));
+        return;
+    };
+    let mut pfc = raw_pfc;
+    let scale_applied = av_stats.pfc_scale != 0.0;
+    if scale_applied {
+        pfc *= av_stats.pfc_scale;
+    }
+    let host_scaled = (!host_scale_check || hav.consecutive_valid >= credit::CONS_VALID_HOST_SCALE)
+        && hav.pfc.n >= credit::MIN_HOST_SAMPLES
+        && hav.pfc.avg != 0.0
+        && av_stats.pfc.n >= credit::MIN_VERSION_SAMPLES;
+    if host_scaled {
+        pfc *= (av_stats.pfc.avg / hav.pfc.avg).min(10.0);
+    }
+    let mut mode = if scale_applied && host_scaled {
+        PfcMode::Normal
+    } else {
+        PfcMode::Approx
+    };
+    if !outlier {
+        let x = raw_pfc / est;
+        if (1e-4..=1e4).contains(&x) {
+            let (t, w, l) = credit::HAV_AVG;
+            hav.pfc.update(x, t, w, l);
+            let (t, w, l) = credit::AV_AVG;
+            p.app_version.pfc.update(x, t, w, l);
+        }
+        let (t, w, l) = credit::HAV_AVG;
+        hav.et.update(elapsed / est, t, w, l);
+        hav.turnaround.update(turnaround, t, w, l);
+    }
+    p.db.result_mut(rid).runtime_outlier = outlier;
+    if pfc > bound {
+        pfc = bound;
+    }
+    let max = p.cfg.validator.max_granted_credit;
+    if pfc * COBBLESTONE_SCALE > max {
+        pfc = max / COBBLESTONE_SCALE;
+        mode = PfcMode::Invalid;
+    }
+    out.push((mode, pfc));
+}
+
+/// Grants credit to a VALID result and its host (spec backend §6.3).
+fn grant(p: &mut Project, now: Time, rid: ResultId, credit: f64) {
+    if p.db.result(rid).granted_credit != 0.0 {
+        return;
+    }
+    let credit = if p.cfg.validator.grant_claimed_credit {
+        p.db.result(rid).claimed_credit
+    } else {
+        credit
+    }
+    .min(p.cfg.validator.max_granted_credit);
+    let r = p.db.result_mut(rid);
+    r.granted_credit = credit;
+    let (hostid, sent) = (r.hostid, r.sent_time);
+    if let Some(h) = p.db.hosts.get_mut(hostid) {
+        h.total_credit += credit;
+        let (avg, t) = credit::update_average(
+            now,
+            sent,
+            credit,
+            credit::CREDIT_HALF_LIFE,
+            h.expavg_credit,
+            h.expavg_time,
+        );
+        h.expavg_credit = avg;
+        h.expavg_time = t;
+    }
+}
+
+/// HAV `is_valid`: host turnaround, MJPD + 1, consecutive valid + 1 unless the WU is
+/// unreplicated (spec backend §2.5 A, §2.4.7).
+fn is_valid(p: &mut Project, now: Time, rid: ResultId) {
+    let _ = now;
+    let r = p.db.result(rid);
+    let (hostid, av, wuid) = (r.hostid, r.app_version_id, r.workunitid);
+    let turnaround = (r.received_time - r.sent_time) as f64;
+    if let Some(h) = p.db.hosts.get_mut(hostid) {
+        h.avg_turnaround = if h.avg_turnaround == 0.0 {
+            turnaround
+        } else {
+            0.7 * h.avg_turnaround + 0.3 * turnaround
+        };
+    }
+    if !p.sw.hav_accounting {
+        return;
+    }
+    let unreplicated = p.db.wu(wuid).target_nresults == 1 && p.cfg.app.target_nresults > 1;
+    let Some(hav) = p.db.hosts.get(hostid).and_then(|h| h.hav(av)) else {
+        return;
+    };
+    let (mjpd, cv) = (hav.max_jobs_per_day, hav.consecutive_valid);
+    p.db.set_max_jobs_per_day(ACTOR, hostid, av, mjpd + 1);
+    if !unreplicated {
+        p.db.set_consecutive_valid(ACTOR, hostid, av, cv + 1);
+    }
+}
+
+/// HAV `is_invalid`: consecutive valid = 0; MJPD − 1 if above the quota.
+fn is_invalid(p: &mut Project, rid: ResultId) {
+    if !p.sw.hav_accounting {
+        return;
+    }
+    let q = p.daily_result_quota();
+    let r = p.db.result(rid);
+    let (hostid, av) = (r.hostid, r.app_version_id);
+    let Some(hav) = p.db.hosts.get(hostid).and_then(|h| h.hav(av)) else {
+        return;
+    };
+    let mjpd = hav.max_jobs_per_day;
+    p.db.set_consecutive_valid(ACTOR, hostid, av, 0);
+    if mjpd > q {
+        p.db.set_max_jobs_per_day(ACTOR, hostid, av, mjpd - 1);
+    }
+}
