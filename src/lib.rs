@@ -2,8 +2,22 @@
 //!
 //! A virtual-clock event queue ([`engine`]) drives simulated volunteer hosts
 //! ([`client`]) against faithful models of BOINC's server daemons ([`server`]), as
-//! described by a TOML [`scenario`]; [`world`] owns them all and dispatches events.
+//! described by a TOML [`scenario`]. [`world`] owns them all and dispatches events;
+//! [`stats`] writes the run folder.
+//!
+//! Module map:
+//! - [`engine`]: clock, event queue, seeded random streams.
+//! - [`server`]: the in-memory BOINC database and one module per daemon
+//!   (spec backend §2).
+//! - [`client`]: host models behind the scheduler request/reply interface.
+//! - [`scenario`]: scenario files, validation with precise errors, expectations.
+//! - [`stats`]: output files.
+//! - [`cli`]: the `boinc-sim` command line.
 
+pub mod cli;
+pub mod client;
 pub mod engine;
 pub mod scenario;
 pub mod server;
+pub mod stats;
+pub mod world;

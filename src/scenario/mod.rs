@@ -5,7 +5,12 @@
 //! column and the valid keys), then [`validate`] checks what types cannot
 //! (cross-references, impossible values) and names the key path of each problem.
 
+pub mod expect;
+pub mod load;
 pub mod schema;
 pub mod units;
+pub mod validate;
 
+pub use load::{Loaded, ScenarioError, load, load_str};
 pub use schema::*;
+pub use validate::Problem;

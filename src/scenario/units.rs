@@ -38,9 +38,7 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
     }
     match num.parse::<f64>() {
         Ok(x) if x.is_finite() && (x * mult as f64).fract() == 0.0 => Ok((x * mult as f64) as i64),
-        Ok(_) => Err(format!(
-            "duration `{s}` is not a whole number of seconds"
-        )),
+        Ok(_) => Err(format!("duration `{s}` is not a whole number of seconds")),
         Err(_) => Err(format!(
             "invalid duration `{s}`: expected seconds or a number with a unit d, h, m or s, e.g. \"10d\", \"6h\", \"90m\""
         )),
@@ -53,7 +51,9 @@ impl<'de> Deserialize<'de> for Duration {
         impl de::Visitor<'_> for V {
             type Value = Duration;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a duration: whole seconds, or a string such as \"10d\", \"6h\", \"90m\"")
+                f.write_str(
+                    "a duration: whole seconds, or a string such as \"10d\", \"6h\", \"90m\"",
+                )
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Duration, E> {
                 Ok(Duration(v))

@@ -1,0 +1,230 @@
+//! The command line: `run`, `check` and `bench`.
+//!
+//! Exit codes: 0 success; 1 run failure (invariant violation, failed expectation,
+//! unwritable output); 2 bad input (scenario, flag). Errors are printed as one
+//! message, never as a panic or a backtrace.
+
+use crate::scenario::load::{Loaded, load};
+use crate::stats::output::RunOutput;
+use crate::world::{RunOptions, World};
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "boinc-sim",
+    version,
+    about = "Discrete-event simulator of BOINC volunteer-computing projects",
+    long_about = "Discrete-event simulator of BOINC volunteer-computing projects.\n\n\
+A scenario (TOML) describes one or more projects' server back ends, a population of \
+volunteer hosts and, optionally, scripted events and expected states. See \
+docs/scenario.md for every key and docs/outputs.md for the output files.",
+    after_help = "Exit codes: 0 success, 1 run failure or invariant violation, 2 bad input.\n\
+Examples:\n  boinc-sim run scenarios/quickstart.toml\n  \
+boinc-sim run scenarios/quickstart.toml --set project.main.workunit.delay_bound=3d --out output/db3\n  \
+boinc-sim check scenarios/spec/s1-single-success.toml"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a scenario and write its outputs to a run folder.
+    Run(RunArgs),
+    /// Validate a scenario and print its effective configuration (TOML).
+    Check(ScenarioArgs),
+    /// Run a scenario without writing outputs and report wall time, events per
+    /// second and peak memory.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ScenarioArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Override the master seed (`simulation.seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override any scenario key, e.g. `--set project.main.workunit.delay_bound=86400`.
+    /// Repeatable; values are TOML (`3`, `"3d"`, `true`).
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub sets: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Output folder (default `output/<scenario name>/`). Written to a temporary
+    /// folder first and renamed when the run succeeds.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Check the spec's invariants after every daemon step.
+    #[arg(long)]
+    pub check_invariants: bool,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Check invariants too (slower).
+    #[arg(long)]
+    pub check_invariants: bool,
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version with exit 0 and usage errors with exit 2.
+            let _ = e.print();
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    match cli.command {
+        Command::Run(a) => run(a),
+        Command::Check(a) => check(a),
+        Command::Bench(a) => bench(a),
+    }
+}
+
+fn load_or_report(a: &ScenarioArgs) -> Result<Loaded, ExitCode> {
+    load(&a.scenario, &a.sets, a.seed).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(e.exit_code() as u8)
+    })
+}
+
+fn check(a: ScenarioArgs) -> ExitCode {
+    let loaded = match load_or_report(&a) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    match toml::to_string_pretty(&loaded.file) {
+        Ok(s) => {
+            println!("# effective configuration of {}", a.scenario.display());
+            print!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot print the configuration: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(a: RunArgs) -> ExitCode {
+    let loaded = match load_or_report(&a.scenario) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let out_dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("output").join(&loaded.file.simulation.name));
+    let output = match RunOutput::create(&out_dir, loaded.file.output.transitions) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: cannot create the output folder {}: {e}", out_dir.display());
+            return ExitCode::from(1);
+        }
+    };
+    let opts = RunOptions {
+        check_invariants: a.check_invariants,
+    };
+    let started = Instant::now();
+    let world = World::new(loaded.file.clone(), &opts, Some(output));
+    let finished = match world.run() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: run failed: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let summary = crate::stats::summary::summary_json(&loaded, &finished);
+    let Some(output) = finished.output else {
+        return ExitCode::from(1);
+    };
+    if let Err(e) = output.finish(&summary) {
+        eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
+        return ExitCode::from(1);
+    }
+    if !a.quiet {
+        eprintln!(
+            "{}: {} events, {} scheduler RPCs in {:.2} s wall; outputs in {}",
+            loaded.file.simulation.name,
+            finished.counters.events,
+            finished.counters.rpcs,
+            wall,
+            out_dir.display()
+        );
+        for (p, t) in finished.projects.iter().zip(&finished.tallies) {
+            eprintln!(
+                "  project {}: {} workunits ({} with canonical result, {} with error), {} results, {:.1} credit granted",
+                p.name,
+                t.workunits,
+                t.workunits_with_canonical,
+                t.workunits_with_error,
+                t.results,
+                t.granted_credit_total
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Peak resident memory of this process, in KiB (Linux `VmHWM`).
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn bench(a: BenchArgs) -> ExitCode {
+    let loaded = match load_or_report(&a.scenario) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let opts = RunOptions {
+        check_invariants: a.check_invariants,
+    };
+    let t0 = Instant::now();
+    let world = World::new(loaded.file.clone(), &opts, None);
+    let setup = t0.elapsed().as_secs_f64();
+    let hosts = world.hosts.len() + world.named.len();
+    let t1 = Instant::now();
+    let finished = match world.run() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: run failed: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let wall = t1.elapsed().as_secs_f64();
+    let ev = finished.counters.events;
+    let results: u64 = finished.tallies.iter().map(|t| t.results).sum();
+    println!("scenario            {}", loaded.file.simulation.name);
+    println!("hosts               {hosts}");
+    println!("simulated days      {:.1}", loaded.file.simulation.duration.get() as f64 / 86400.0);
+    println!("setup wall s        {setup:.2}");
+    println!("run wall s          {wall:.2}");
+    println!("events              {ev}");
+    println!("events per s        {:.0}", ev as f64 / wall.max(1e-9));
+    println!("scheduler RPCs      {}", finished.counters.rpcs);
+    println!("daemon passes       {}", finished.counters.daemon_passes);
+    println!("results created     {results}");
+    if let Some(kib) = peak_rss_kib() {
+        println!("peak RSS MiB        {:.1}", kib as f64 / 1024.0);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,220 @@
+//! Checking `[[expect]]` entries against the database: how a scenario states the
+//! exact states BOINC would be in (spec backend §4 worked examples) so that a run
+//! verifies itself.
+
+use super::schema::Expect;
+use crate::client::scripted::ScriptedHost;
+use crate::server::Project;
+use crate::server::db::result_name;
+use crate::world::lookup_result;
+
+/// Tolerance of credit comparisons.
+const CREDIT_EPS: f64 = 1e-6;
+
+fn cmp_i(errs: &mut Vec<String>, what: &str, want: Option<i64>, got: i64) {
+    if let Some(w) = want
+        && w != got
+    {
+        errs.push(format!("{what} = {got}, expected {w}"));
+    }
+}
+
+fn cmp_f(errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64) {
+    if let Some(w) = want
+        && (w - got).abs() > CREDIT_EPS * w.abs().max(1.0)
+    {
+        errs.push(format!("{what} = {got}, expected {w}"));
+    }
+}
+
+/// Checks one expectation. `Err` lists every mismatch.
+pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), String> {
+    let mut errs = Vec::new();
+    let host_name = |id: u32| -> String {
+        named
+            .iter()
+            .find(|h| h.hostid == id && p.index == h.project as usize)
+            .map_or(id.to_string(), |h| h.name.clone())
+    };
+    if let Some(name) = &ex.result {
+        let rid = lookup_result(p, name);
+        let row = p.db.results.get(rid);
+        let subject = format!("result {name}");
+        match (row, ex.exists) {
+            (None, Some(false)) => return Ok(()),
+            (None, _) => return Err(format!("{subject} does not exist")),
+            (Some(_), Some(false)) => return Err(format!("{subject} still exists")),
+            _ => {}
+        }
+        let r = row.expect("checked");
+        if let Some(s) = &ex.state {
+            let got = format!(
+                "{}/{}/{}/{}",
+                r.server_state.code(),
+                r.outcome.code(),
+                r.validate_state.code(),
+                r.file_delete_state.code()
+            );
+            if &got != s {
+                errs.push(format!("state = {got}, expected {s}"));
+            }
+        }
+        cmp_i(
+            &mut errs,
+            "server_state",
+            ex.server_state,
+            r.server_state.code(),
+        );
+        cmp_i(&mut errs, "outcome", ex.outcome, r.outcome.code());
+        cmp_i(
+            &mut errs,
+            "validate_state",
+            ex.validate_state,
+            r.validate_state.code(),
+        );
+        cmp_i(
+            &mut errs,
+            "file_delete_state",
+            ex.file_delete_state,
+            r.file_delete_state.code(),
+        );
+        cmp_i(&mut errs, "sent_time", ex.sent_time, r.sent_time);
+        cmp_i(
+            &mut errs,
+            "received_time",
+            ex.received_time,
+            r.received_time,
+        );
+        cmp_i(
+            &mut errs,
+            "report_deadline",
+            ex.report_deadline,
+            r.report_deadline,
+        );
+        cmp_i(&mut errs, "priority", ex.priority, r.priority as i64);
+        cmp_f(
+            &mut errs,
+            "granted_credit",
+            ex.granted_credit,
+            r.granted_credit,
+        );
+        if let Some(h) = &ex.hostid {
+            let got = host_name(r.hostid);
+            if &got != h {
+                errs.push(format!("hostid = {got}, expected {h}"));
+            }
+        }
+        return finish(subject, errs);
+    }
+    if let Some(name) = &ex.workunit {
+        let id: u32 = name
+            .strip_prefix("wu")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let row = p.db.workunits.get(id);
+        let subject = format!("workunit {name}");
+        match (row, ex.exists) {
+            (None, Some(false)) => return Ok(()),
+            (None, _) => return Err(format!("{subject} does not exist")),
+            (Some(_), Some(false)) => return Err(format!("{subject} still exists")),
+            _ => {}
+        }
+        let w = row.expect("checked");
+        cmp_i(
+            &mut errs,
+            "need_validate",
+            ex.need_validate,
+            w.need_validate as i64,
+        );
+        cmp_i(
+            &mut errs,
+            "transition_time",
+            ex.transition_time,
+            w.transition_time,
+        );
+        cmp_i(&mut errs, "error_mask", ex.error_mask, w.error_mask as i64);
+        cmp_i(
+            &mut errs,
+            "assimilate_state",
+            ex.assimilate_state,
+            w.assimilate_state.code(),
+        );
+        cmp_i(
+            &mut errs,
+            "file_delete_state",
+            ex.file_delete_state,
+            w.file_delete_state.code(),
+        );
+        cmp_i(
+            &mut errs,
+            "target_nresults",
+            ex.target_nresults,
+            w.target_nresults as i64,
+        );
+        cmp_i(&mut errs, "min_quorum", ex.min_quorum, w.min_quorum as i64);
+        cmp_i(&mut errs, "hr_class", ex.hr_class, w.hr_class as i64);
+        cmp_i(&mut errs, "nresults", ex.nresults, w.results.len() as i64);
+        if let Some(c) = &ex.canonical {
+            let got = if w.canonical_resultid == 0 {
+                "none".to_string()
+            } else {
+                p.db.results
+                    .get(w.canonical_resultid)
+                    .map_or(w.canonical_resultid.to_string(), |r| {
+                        result_name(r.workunitid, r.suffix)
+                    })
+            };
+            if &got != c {
+                errs.push(format!("canonical = {got}, expected {c}"));
+            }
+        }
+        return finish(subject, errs);
+    }
+    if let Some(name) = &ex.host {
+        let Some(h) = named.iter().find(|h| &h.name == name) else {
+            return Err(format!("unknown host {name}"));
+        };
+        let subject = format!("host {name}");
+        let row = p.db.host(h.hostid);
+        cmp_f(&mut errs, "total_credit", ex.total_credit, row.total_credit);
+        let hav = row.hav(crate::server::APP_VERSION_ID);
+        if ex.consecutive_valid.is_some()
+            || ex.max_jobs_per_day.is_some()
+            || ex.n_jobs_today.is_some()
+        {
+            match hav {
+                None => errs.push("has no host app version yet".into()),
+                Some(hav) => {
+                    cmp_i(
+                        &mut errs,
+                        "consecutive_valid",
+                        ex.consecutive_valid,
+                        hav.consecutive_valid as i64,
+                    );
+                    cmp_i(
+                        &mut errs,
+                        "max_jobs_per_day",
+                        ex.max_jobs_per_day,
+                        hav.max_jobs_per_day as i64,
+                    );
+                    cmp_i(
+                        &mut errs,
+                        "n_jobs_today",
+                        ex.n_jobs_today,
+                        hav.n_jobs_today as i64,
+                    );
+                }
+            }
+        }
+        return finish(subject, errs);
+    }
+    Ok(())
+}
+
+fn finish(subject: String, errs: Vec<String>) -> Result<(), String> {
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{subject}: {}", errs.join("; ")))
+    }
+}

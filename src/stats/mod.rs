@@ -1,0 +1,10 @@
+//! What a run leaves behind: the run folder of CSV tables and `summary.json`.
+//!
+//! * [`output`] writes the folder: `workunits.csv` and `results.csv` (one row per row
+//!   ever created, purged ones included), `transitions.csv` (the audit trail of every
+//!   state change) and `summary.json`, into a temporary folder that replaces the final
+//!   one only when the run succeeded. The columns are documented in `docs/outputs.md`.
+//! * [`summary`] tallies the headline figures that go into `summary.json`.
+
+pub mod output;
+pub mod summary;

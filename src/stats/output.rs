@@ -1,0 +1,624 @@
+//! The run folder writer: `workunits.csv`, `results.csv`, `transitions.csv` and
+//! `summary.json` (columns and conventions in `docs/outputs.md`).
+//!
+//! Everything is written into a temporary sibling folder `<final_dir>.tmp-<pid>`.
+//! Only [`RunOutput::finish`] moves it into place, after the last byte is written, so
+//! a folder named `final_dir` is always the complete output of one successful run: a
+//! failed, abandoned or interrupted run removes its temporary folder (or, if killed,
+//! leaves only a `.tmp-<pid>` folder that the next run to the same place removes) and
+//! never a half-written folder that looks finished.
+//!
+//! The tables are long CSVs meant for pandas or polars: a header row, `,` separators,
+//! `\n` line ends, integers in BOINC's own numbering, floats in Rust's shortest
+//! round-trip form with a `.0` kept on whole values (so a column of floats always
+//! reads as floats), and an empty field for a missing value. `transitions.csv` gets one
+//! row per state change and is by far the largest file, so its writer formats numbers
+//! into stack buffers and allocates nothing per row.
+
+use crate::engine::{INT_MAX, Time};
+use crate::server::db::{ResultRow, Transition, WorkunitRow, result_name};
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// File name of the workunit table.
+pub const WORKUNITS_CSV: &str = "workunits.csv";
+/// File name of the result table.
+pub const RESULTS_CSV: &str = "results.csv";
+/// File name of the audit trail.
+pub const TRANSITIONS_CSV: &str = "transitions.csv";
+/// File name of the headline figures and effective configuration.
+pub const SUMMARY_JSON: &str = "summary.json";
+
+/// Columns of `workunits.csv`.
+pub const WORKUNIT_COLUMNS: &[&str] = &[
+    "project",
+    "id",
+    "name",
+    "appid",
+    "create_time_s",
+    "priority",
+    "delay_bound_s",
+    "rsc_fpops_est_flops",
+    "min_quorum",
+    "target_nresults",
+    "max_error_results",
+    "max_total_results",
+    "max_success_results",
+    "need_validate",
+    "canonical_resultid",
+    "canonical_credit",
+    "transition_time_s",
+    "error_mask",
+    "assimilate_state",
+    "file_delete_state",
+    "hr_class",
+    "nresults",
+    "canonical_found_time_s",
+    "assimilated_time_s",
+    "assimilate_count",
+    "files_deleted_time_s",
+    "purged",
+];
+
+/// Columns of `results.csv`.
+pub const RESULT_COLUMNS: &[&str] = &[
+    "project",
+    "id",
+    "name",
+    "workunitid",
+    "hostid",
+    "server_state",
+    "outcome",
+    "validate_state",
+    "file_delete_state",
+    "client_state",
+    "exit_status",
+    "priority",
+    "sent_time_s",
+    "received_time_s",
+    "report_deadline_s",
+    "cpu_time_s",
+    "elapsed_time_s",
+    "claimed_credit",
+    "granted_credit",
+    "purged",
+];
+
+/// Columns of `transitions.csv`.
+pub const TRANSITION_COLUMNS: &[&str] = &[
+    "time_s", "project", "actor", "entity", "id", "field", "old", "new",
+];
+
+/// Size of each file's write buffer: few, large writes.
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// Formats an integer into `buf` without allocating; returns the digits.
+fn fmt_int(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut n = v.unsigned_abs();
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
+/// One CSV file being written, field by field.
+struct Table {
+    w: csv::Writer<BufWriter<File>>,
+    /// Reused buffer for floats and composed names.
+    scratch: Vec<u8>,
+}
+
+impl Table {
+    fn create(path: &Path, header: &[&str]) -> io::Result<Self> {
+        let file = BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?);
+        let mut w = csv::WriterBuilder::new()
+            .delimiter(b',')
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(file);
+        w.write_record(header)?;
+        Ok(Self {
+            w,
+            scratch: Vec::with_capacity(64),
+        })
+    }
+
+    fn str(&mut self, s: &str) -> io::Result<()> {
+        Ok(self.w.write_field(s)?)
+    }
+
+    fn int(&mut self, v: i64) -> io::Result<()> {
+        let mut buf = [0u8; 20];
+        Ok(self.w.write_field(fmt_int(v, &mut buf))?)
+    }
+
+    fn bool(&mut self, v: bool) -> io::Result<()> {
+        Ok(self.w.write_field(if v { "1" } else { "0" })?)
+    }
+
+    /// Shortest round-trip digits; `{:?}` rather than `{}` so that whole values keep
+    /// their `.0` and a float column never looks like an integer column.
+    fn float(&mut self, v: f64) -> io::Result<()> {
+        self.scratch.clear();
+        write!(self.scratch, "{v:?}")?;
+        Ok(self.w.write_field(&self.scratch)?)
+    }
+
+    fn empty(&mut self) -> io::Result<()> {
+        Ok(self.w.write_field(b"")?)
+    }
+
+    /// A time where 0 means "never": empty field then.
+    fn time_or_never(&mut self, t: Time) -> io::Result<()> {
+        if t == 0 { self.empty() } else { self.int(t) }
+    }
+
+    /// `wu<id>` without allocating.
+    fn wu_name(&mut self, id: u32) -> io::Result<()> {
+        let mut buf = [0u8; 20];
+        self.scratch.clear();
+        self.scratch.extend_from_slice(b"wu");
+        self.scratch.extend_from_slice(fmt_int(id as i64, &mut buf));
+        Ok(self.w.write_field(&self.scratch)?)
+    }
+
+    fn end_row(&mut self) -> io::Result<()> {
+        Ok(self.w.write_record(None::<&[u8]>)?)
+    }
+
+    /// Flushes everything and syncs the file to disk.
+    fn close(self) -> io::Result<()> {
+        let buffered = self.w.into_inner().map_err(|e| e.into_error())?;
+        let file = buffered.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
+    }
+}
+
+/// `<dir>.<kind>-<pid>`, a sibling of `dir`.
+fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
+    let name = dir.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` does not name an output folder", dir.display()),
+        )
+    })?;
+    let mut name = name.to_os_string();
+    name.push(format!(".{kind}-{}", std::process::id()));
+    Ok(dir.with_file_name(name))
+}
+
+/// Removes a folder or file if it exists.
+fn remove_any(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The output folder of one run, written in a temporary folder and moved into place
+/// by [`RunOutput::finish`]. Dropping it unfinished removes the temporary folder.
+pub struct RunOutput {
+    final_dir: PathBuf,
+    tmp_dir: PathBuf,
+    /// `None` only after `finish`/`abandon`/drop have taken them.
+    workunits: Option<Table>,
+    results: Option<Table>,
+    /// `None` when the transitions table is off.
+    transitions: Option<Table>,
+    transitions_enabled: bool,
+    /// The temporary folder is ours to remove (false once moved into place).
+    armed: bool,
+}
+
+impl RunOutput {
+    /// Starts the output of a run that will end up in `final_dir`: creates the parent
+    /// folders, removes a stale `<final_dir>.tmp-<pid>`, and opens the CSV files there
+    /// with their header rows. `transitions` turns `transitions.csv` on.
+    pub fn create(final_dir: &Path, transitions: bool) -> io::Result<Self> {
+        let tmp_dir = sibling(final_dir, "tmp")?;
+        if let Some(parent) = tmp_dir.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        remove_any(&tmp_dir)?;
+        fs::create_dir(&tmp_dir)?;
+        // From here on an error drops `out`, whose Drop removes the temporary folder.
+        let mut out = RunOutput {
+            final_dir: final_dir.to_path_buf(),
+            tmp_dir,
+            workunits: None,
+            results: None,
+            transitions: None,
+            transitions_enabled: transitions,
+            armed: true,
+        };
+        out.workunits = Some(Table::create(
+            &out.tmp_dir.join(WORKUNITS_CSV),
+            WORKUNIT_COLUMNS,
+        )?);
+        out.results = Some(Table::create(
+            &out.tmp_dir.join(RESULTS_CSV),
+            RESULT_COLUMNS,
+        )?);
+        if transitions {
+            out.transitions = Some(Table::create(
+                &out.tmp_dir.join(TRANSITIONS_CSV),
+                TRANSITION_COLUMNS,
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// Whether `transitions.csv` is written (callers may skip collecting the audit
+    /// trail otherwise).
+    pub fn transitions_enabled(&self) -> bool {
+        self.transitions_enabled
+    }
+
+    /// The temporary folder being written, for other writers that add files to the
+    /// run folder before [`Self::finish`].
+    pub fn dir(&self) -> &Path {
+        &self.tmp_dir
+    }
+
+    /// Where the folder goes on [`Self::finish`].
+    pub fn final_dir(&self) -> &Path {
+        &self.final_dir
+    }
+
+    /// Appends one row to `workunits.csv`. `purged` says whether db_purge deleted the
+    /// row (it is written then, with its last state) or it was still live at the end.
+    pub fn write_workunit(
+        &mut self,
+        project: &str,
+        wu: &WorkunitRow,
+        purged: bool,
+    ) -> io::Result<()> {
+        let t = self
+            .workunits
+            .as_mut()
+            .expect("tables stay open until finish");
+        t.str(project)?;
+        t.int(wu.id as i64)?;
+        t.wu_name(wu.id)?;
+        t.int(wu.appid as i64)?;
+        t.int(wu.create_time)?;
+        t.int(wu.priority as i64)?;
+        t.int(wu.delay_bound)?;
+        t.float(wu.rsc_fpops_est)?;
+        t.int(wu.min_quorum as i64)?;
+        t.int(wu.target_nresults as i64)?;
+        t.int(wu.max_error_results as i64)?;
+        t.int(wu.max_total_results as i64)?;
+        t.int(wu.max_success_results as i64)?;
+        t.bool(wu.need_validate)?;
+        t.int(wu.canonical_resultid as i64)?;
+        t.float(wu.canonical_credit)?;
+        if wu.transition_time >= INT_MAX {
+            t.empty()?;
+        } else {
+            t.int(wu.transition_time)?;
+        }
+        t.int(wu.error_mask as i64)?;
+        t.int(wu.assimilate_state.code())?;
+        t.int(wu.file_delete_state.code())?;
+        t.int(wu.hr_class as i64)?;
+        t.int(wu.results.len() as i64)?;
+        t.time_or_never(wu.canonical_found_time)?;
+        t.time_or_never(wu.assimilated_time)?;
+        t.int(wu.assimilate_count as i64)?;
+        t.time_or_never(wu.files_deleted_time)?;
+        t.bool(purged)?;
+        t.end_row()
+    }
+
+    /// Appends one row to `results.csv` (see [`Self::write_workunit`] for `purged`).
+    pub fn write_result(&mut self, project: &str, r: &ResultRow, purged: bool) -> io::Result<()> {
+        let t = self
+            .results
+            .as_mut()
+            .expect("tables stay open until finish");
+        t.str(project)?;
+        t.int(r.id as i64)?;
+        t.str(&result_name(r.workunitid, r.suffix))?;
+        t.int(r.workunitid as i64)?;
+        t.int(r.hostid as i64)?;
+        t.int(r.server_state.code())?;
+        t.int(r.outcome.code())?;
+        t.int(r.validate_state.code())?;
+        t.int(r.file_delete_state.code())?;
+        t.int(r.client_state as i64)?;
+        t.int(r.exit_status as i64)?;
+        t.int(r.priority as i64)?;
+        t.time_or_never(r.sent_time)?;
+        t.time_or_never(r.received_time)?;
+        if r.sent_time == 0 {
+            t.empty()?;
+        } else {
+            t.int(r.report_deadline)?;
+        }
+        t.float(r.cpu_time)?;
+        t.float(r.elapsed_time)?;
+        t.float(r.claimed_credit)?;
+        t.float(r.granted_credit)?;
+        t.bool(purged)?;
+        t.end_row()
+    }
+
+    /// Appends audit rows to `transitions.csv`; does nothing when it is off.
+    pub fn write_transitions(&mut self, project: &str, rows: &[Transition]) -> io::Result<()> {
+        let Some(t) = self.transitions.as_mut() else {
+            return Ok(());
+        };
+        for row in rows {
+            t.int(row.time)?;
+            t.str(project)?;
+            t.str(row.actor.name())?;
+            t.str(row.entity.name())?;
+            t.int(row.id as i64)?;
+            t.str(row.field.name())?;
+            t.int(row.old)?;
+            t.int(row.new)?;
+            t.end_row()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the tables, writes `summary.json` (pretty, with a trailing newline) and
+    /// moves the folder into place: an existing `final_dir` is first renamed to
+    /// `<final_dir>.old-<pid>`, the temporary folder renamed to `final_dir`, then the
+    /// old one deleted. If the last rename fails the old folder is put back. On any
+    /// error the temporary folder is removed.
+    pub fn finish(mut self, summary: &serde_json::Value) -> io::Result<()> {
+        for table in [
+            self.workunits.take(),
+            self.results.take(),
+            self.transitions.take(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            table.close()?;
+        }
+        let mut f = BufWriter::new(File::create(self.tmp_dir.join(SUMMARY_JSON))?);
+        serde_json::to_writer_pretty(&mut f, summary)?;
+        f.write_all(b"\n")?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+
+        let old = sibling(&self.final_dir, "old")?;
+        let had_old = match fs::symlink_metadata(&self.final_dir) {
+            Ok(_) => {
+                remove_any(&old)?;
+                fs::rename(&self.final_dir, &old)?;
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e),
+        };
+        if let Err(e) = fs::rename(&self.tmp_dir, &self.final_dir) {
+            if had_old {
+                let _ = fs::rename(&old, &self.final_dir);
+            }
+            return Err(e);
+        }
+        self.armed = false;
+        if had_old {
+            remove_any(&old).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the new output is in {}, but the previous one, moved to {}, could not be removed: {e}",
+                        self.final_dir.display(),
+                        old.display()
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Gives up: closes the files and deletes the temporary folder (a failed run).
+    pub fn abandon(mut self) -> io::Result<()> {
+        self.armed = false;
+        self.close_tables();
+        remove_any(&self.tmp_dir)
+    }
+
+    fn close_tables(&mut self) {
+        self.workunits = None;
+        self.results = None;
+        self.transitions = None;
+    }
+}
+
+impl Drop for RunOutput {
+    /// An unfinished output must not survive: remove the temporary folder.
+    fn drop(&mut self) {
+        if self.armed {
+            self.close_tables();
+            let _ = remove_any(&self.tmp_dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::db::{Entity, Field};
+    use crate::server::invariants::test_rows;
+    use crate::server::types::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn lines(path: &Path) -> Vec<String> {
+        fs::read_to_string(path)
+            .unwrap()
+            .split_terminator('\n')
+            .map(String::from)
+            .collect()
+    }
+
+    fn sample_rows() -> (WorkunitRow, ResultRow) {
+        let mut wu = test_rows::workunit();
+        (wu.id, wu.transition_time, wu.results) = (1, INT_MAX, vec![3]);
+        let mut r = test_rows::result(1, 0);
+        r.id = 3;
+        r.server_state = ServerState::Over;
+        r.outcome = Outcome::Success;
+        r.validate_state = ValidateState::Valid;
+        (r.hostid, r.sent_time, r.received_time, r.report_deadline) = (2, 10, 500, 1010);
+        (r.cpu_time, r.elapsed_time, r.granted_credit) = (480.5, 490.0, 100.0);
+        (wu, r)
+    }
+
+    #[test]
+    fn finish_writes_exactly_the_expected_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("runs").join("s1");
+        let mut out = RunOutput::create(&dir, true).unwrap();
+        assert!(out.transitions_enabled());
+        assert!(
+            out.dir()
+                .ends_with(format!("s1.tmp-{}", std::process::id()))
+        );
+        let (wu, r) = sample_rows();
+        out.write_workunit("main", &wu, true).unwrap();
+        out.write_result("main", &r, false).unwrap();
+        let t = Transition {
+            time: 502,
+            actor: Actor::Validator,
+            entity: Entity::Workunit,
+            id: 1,
+            field: Field::CanonicalResultid,
+            old: 0,
+            new: 3,
+        };
+        out.write_transitions("main", &[t, Transition { old: -7, ..t }])
+            .unwrap();
+        out.finish(&serde_json::json!({"seed": 1})).unwrap();
+
+        assert_eq!(entries(&tmp.path().join("runs")), ["s1"]);
+        assert_eq!(
+            entries(&dir),
+            [RESULTS_CSV, SUMMARY_JSON, TRANSITIONS_CSV, WORKUNITS_CSV]
+        );
+        let wus = lines(&dir.join(WORKUNITS_CSV));
+        assert_eq!(wus[0], WORKUNIT_COLUMNS.join(","));
+        assert_eq!(
+            wus[1],
+            "main,1,wu1,1,0,0,1000,3600000000000.0,1,1,1,2,1,0,0,0.0,,0,0,0,0,1,,,0,,1"
+        );
+        assert_eq!(wus.len(), 2);
+        let rs = lines(&dir.join(RESULTS_CSV));
+        assert_eq!(rs[0], RESULT_COLUMNS.join(","));
+        assert_eq!(
+            rs[1],
+            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,100.0,0"
+        );
+        let ts = lines(&dir.join(TRANSITIONS_CSV));
+        assert_eq!(
+            ts,
+            [
+                "time_s,project,actor,entity,id,field,old,new",
+                "502,main,validator,workunit,1,canonical_resultid,0,3",
+                "502,main,validator,workunit,1,canonical_resultid,-7,3",
+            ]
+        );
+        let summary = fs::read_to_string(dir.join(SUMMARY_JSON)).unwrap();
+        assert_eq!(summary, "{\n  \"seed\": 1\n}\n");
+    }
+
+    #[test]
+    fn unsent_result_has_empty_times_and_no_transitions_file_when_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut out = RunOutput::create(&dir, false).unwrap();
+        let r = test_rows::result(1, 2);
+        out.write_result("p", &r, true).unwrap();
+        // A no-op when the table is off.
+        let t = Transition {
+            time: 0,
+            actor: Actor::Feeder,
+            entity: Entity::Result,
+            id: 1,
+            field: Field::Row,
+            old: 0,
+            new: 1,
+        };
+        out.write_transitions("p", &[t]).unwrap();
+        out.finish(&serde_json::Value::Null).unwrap();
+        assert_eq!(entries(&dir), [RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]);
+        assert_eq!(
+            lines(&dir.join(RESULTS_CSV))[1],
+            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,1"
+        );
+        assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 1);
+    }
+
+    #[test]
+    fn dropping_unfinished_leaves_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut out = RunOutput::create(&dir, true).unwrap();
+        let (wu, _) = sample_rows();
+        out.write_workunit("main", &wu, false).unwrap();
+        assert!(out.dir().is_dir());
+        drop(out);
+        assert!(entries(tmp.path()).is_empty());
+
+        let out = RunOutput::create(&dir, true).unwrap();
+        out.abandon().unwrap();
+        assert!(entries(tmp.path()).is_empty());
+    }
+
+    #[test]
+    fn finishing_replaces_an_existing_folder_and_a_stale_temp_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("old.txt"), "previous run").unwrap();
+        let stale = sibling(&dir, "tmp").unwrap();
+        fs::create_dir(&stale).unwrap();
+        fs::write(stale.join("junk.csv"), "x").unwrap();
+
+        let out = RunOutput::create(&dir, false).unwrap();
+        assert_eq!(entries(out.dir()), [RESULTS_CSV, WORKUNITS_CSV]);
+        // The previous output stays intact until the new one is complete.
+        assert_eq!(entries(&dir), ["old.txt"]);
+        out.finish(&serde_json::json!({})).unwrap();
+        assert_eq!(entries(tmp.path()), ["run"]);
+        assert_eq!(entries(&dir), [RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]);
+    }
+
+    #[test]
+    fn a_path_without_a_folder_name_is_refused() {
+        let err = RunOutput::create(Path::new(".."), false).err().unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn integers_format_like_display() {
+        let mut buf = [0u8; 20];
+        for v in [0, 7, -1, 10, 2_147_483_647, i64::MAX, i64::MIN] {
+            assert_eq!(fmt_int(v, &mut buf), v.to_string().as_bytes());
+        }
+    }
+}

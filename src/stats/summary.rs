@@ -1,0 +1,119 @@
+//! Headline figures of a run, tallied from the final rows of every workunit and
+//! result (purged rows when they are purged, live rows at the end), so they agree
+//! exactly with `workunits.csv` and `results.csv`.
+
+use crate::server::db::{ResultRow, WorkunitRow};
+use crate::server::types::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Per-project tally.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Tally {
+    pub workunits: u64,
+    pub results: u64,
+    pub workunits_with_canonical: u64,
+    pub workunits_with_error: u64,
+    pub workunits_assimilated: u64,
+    pub workunits_purged: u64,
+    /// Results by BOINC outcome name (`success`, `client_error`, ...).
+    pub results_by_outcome: BTreeMap<String, u64>,
+    /// Results by validate state name.
+    pub results_by_validate_state: BTreeMap<String, u64>,
+    pub results_sent: u64,
+    /// Reported results whose report came after the deadline told to the client.
+    pub results_reported_late: u64,
+    pub granted_credit_total: f64,
+    /// Mean seconds from creation to canonical result, over WUs that have one.
+    pub mean_time_to_canonical_s: f64,
+    #[serde(skip)]
+    sum_time_to_canonical: f64,
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Init => "init",
+        Outcome::Success => "success",
+        Outcome::CouldntSend => "couldnt_send",
+        Outcome::ClientError => "client_error",
+        Outcome::NoReply => "no_reply",
+        Outcome::DidntNeed => "didnt_need",
+        Outcome::ValidateError => "validate_error",
+        Outcome::ClientDetached => "client_detached",
+    }
+}
+
+fn validate_name(v: ValidateState) -> &'static str {
+    match v {
+        ValidateState::Init => "init",
+        ValidateState::Valid => "valid",
+        ValidateState::Invalid => "invalid",
+        ValidateState::NoCheck => "no_check",
+        ValidateState::Inconclusive => "inconclusive",
+        ValidateState::TooLate => "too_late",
+    }
+}
+
+impl Tally {
+    pub fn add_workunit(&mut self, wu: &WorkunitRow, purged: bool) {
+        self.workunits += 1;
+        if wu.canonical_resultid != 0 {
+            self.workunits_with_canonical += 1;
+            self.sum_time_to_canonical += (wu.canonical_found_time - wu.create_time) as f64;
+            self.mean_time_to_canonical_s =
+                self.sum_time_to_canonical / self.workunits_with_canonical as f64;
+        }
+        if wu.error_mask != 0 {
+            self.workunits_with_error += 1;
+        }
+        if wu.assimilate_state == AssimilateState::Done {
+            self.workunits_assimilated += 1;
+        }
+        if purged {
+            self.workunits_purged += 1;
+        }
+    }
+
+    pub fn add_result(&mut self, r: &ResultRow) {
+        self.results += 1;
+        *self
+            .results_by_outcome
+            .entry(outcome_name(r.outcome).into())
+            .or_default() += 1;
+        *self
+            .results_by_validate_state
+            .entry(validate_name(r.validate_state).into())
+            .or_default() += 1;
+        if r.sent_time != 0 {
+            self.results_sent += 1;
+        }
+        if r.received_time != 0 && r.received_time > r.report_deadline {
+            self.results_reported_late += 1;
+        }
+        self.granted_credit_total += r.granted_credit;
+    }
+}
+
+/// `summary.json`: headline figures and the effective configuration. Contains no
+/// wall-clock figure, so two runs of one scenario give identical files.
+pub fn summary_json(
+    loaded: &crate::scenario::load::Loaded,
+    f: &crate::world::Finished,
+) -> serde_json::Value {
+    let mut projects = serde_json::Map::new();
+    for (p, t) in f.projects.iter().zip(&f.tallies) {
+        projects.insert(p.name.clone(), serde_json::to_value(t).unwrap_or_default());
+    }
+    serde_json::json!({
+        "scenario": loaded.file.simulation.name,
+        "scenario_hash": loaded.hash,
+        "seed": loaded.file.simulation.seed,
+        "duration_s": loaded.file.simulation.duration.get(),
+        "crate_version": env!("CARGO_PKG_VERSION"),
+        "events": f.counters.events,
+        "scheduler_rpcs": f.counters.rpcs,
+        "daemon_passes": f.counters.daemon_passes,
+        "projects": projects,
+        "effective_config": serde_json::to_value(&loaded.file).unwrap_or_default(),
+    })
+}

@@ -1,0 +1,667 @@
+//! The world: projects, hosts and the event queue, and the one `dispatch` that moves
+//! the simulation forward.
+//!
+//! Events are a closed enum (no boxing, no allocation per event). Ties at one
+//! timestamp are broken by the scenario's `tie_order` (spec backend §2.0), then by
+//! insertion order, so a run is a pure function of the scenario and its seed.
+
+use crate::client::minimal::{GroupParams, MinimalHost};
+use crate::client::scripted::ScriptedHost;
+use crate::engine::rng::{self, StreamKind};
+use crate::engine::{EventQueue, Time};
+use crate::scenario::{Daemon, ReportOutcome, ScenarioFile, ScriptEvent};
+use crate::server::db::{HavRow, HostRow, OutputStatus, parse_result_name};
+use crate::server::invariants::{InvariantChecker, Violation};
+use crate::server::scheduler::{self, Reply, ReportedJob, Request};
+use crate::server::types::*;
+use crate::server::{
+    APP_VERSION_ID, Project, assimilator, db_purge, feeder, file_deleter, transitioner,
+    validator, work_generator,
+};
+use crate::stats::output::RunOutput;
+use crate::stats::summary::Tally;
+use rand::RngExt;
+
+/// Tie class of expectation checks: after everything else at the same time.
+const CLASS_EXPECT: u8 = 200;
+/// Tie class of the end-of-run marker.
+const CLASS_END: u8 = 255;
+
+/// Everything that can happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A periodic daemon pass; it reschedules itself.
+    DaemonPass { project: u16, daemon: Daemon },
+    /// Scripted event number `i` of the scenario.
+    Script(u32),
+    /// Unscripted host `i` makes a scheduler RPC.
+    HostRpc(u32),
+    /// Unscripted host `i` finishes its job.
+    JobDone(u32),
+    /// Expectation number `i` is checked.
+    Expect(u32),
+    /// End of the run.
+    End,
+}
+
+/// Options of a run that do not come from the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub check_invariants: bool,
+}
+
+/// Counters reported at the end of a run.
+#[derive(Clone, Debug, Default)]
+pub struct RunCounters {
+    pub events: u64,
+    pub rpcs: u64,
+    pub daemon_passes: u64,
+}
+
+/// Why a run failed.
+#[derive(Debug)]
+pub enum RunError {
+    Invariant(Violation),
+    Expectations(Vec<String>),
+    Fatal(String),
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Invariant(v) => write!(f, "{v}"),
+            RunError::Expectations(v) => {
+                write!(f, "{} expectation(s) failed:", v.len())?;
+                for m in v {
+                    write!(f, "\n  {m}")?;
+                }
+                Ok(())
+            }
+            RunError::Fatal(m) => write!(f, "{m}"),
+            RunError::Io(e) => write!(f, "cannot write outputs: {e}"),
+        }
+    }
+}
+
+impl From<std::io::Error> for RunError {
+    fn from(e: std::io::Error) -> Self {
+        RunError::Io(e)
+    }
+}
+
+pub struct World {
+    pub scenario: ScenarioFile,
+    pub projects: Vec<Project>,
+    pub queue: EventQueue<Event>,
+    pub hosts: Vec<MinimalHost>,
+    pub groups: Vec<GroupParams>,
+    pub named: Vec<ScriptedHost>,
+    pub counters: RunCounters,
+    pub end: Time,
+    tie_class: [u8; 8],
+    fd_state: Vec<file_deleter::State>,
+    checkers: Option<Vec<InvariantChecker>>,
+    output: Option<RunOutput>,
+    expect_failures: Vec<String>,
+    reply: Reply,
+    reports: Vec<ReportedJob>,
+    other: Vec<ResultId>,
+    /// Headline figures per project, tallied as rows are finalised.
+    pub tallies: Vec<Tally>,
+}
+
+/// What a finished run hands back.
+pub struct Finished {
+    pub counters: RunCounters,
+    pub projects: Vec<Project>,
+    pub tallies: Vec<Tally>,
+    pub output: Option<RunOutput>,
+}
+
+fn daemon_index(d: Daemon) -> usize {
+    Daemon::ALL.iter().position(|x| *x == d).unwrap_or(0)
+}
+
+fn actor_of(d: Daemon) -> Actor {
+    match d {
+        Daemon::Scheduler => Actor::Scheduler,
+        Daemon::Transitioner => Actor::Transitioner,
+        Daemon::Validator => Actor::Validator,
+        Daemon::Assimilator => Actor::Assimilator,
+        Daemon::FileDeleter => Actor::FileDeleter,
+        Daemon::DbPurge => Actor::DbPurge,
+        Daemon::Feeder => Actor::Feeder,
+        Daemon::WorkGenerator => Actor::WorkGenerator,
+    }
+}
+
+impl World {
+    /// Builds the world of a validated scenario. `output`, if given, receives every
+    /// row as the run goes.
+    pub fn new(scenario: ScenarioFile, opts: &RunOptions, output: Option<RunOutput>) -> Self {
+        let seed = scenario.simulation.seed;
+        let audit = output.as_ref().is_some_and(|o| o.transitions_enabled()) || opts.check_invariants;
+        let names: Vec<String> = scenario.project.keys().cloned().collect();
+        let project_index = |name: &str| -> u16 {
+            if name.is_empty() {
+                0
+            } else {
+                names.iter().position(|n| n == name).unwrap_or(0) as u16
+            }
+        };
+        let mut projects: Vec<Project> = scenario
+            .project
+            .iter()
+            .enumerate()
+            .map(|(i, (name, cfg))| Project::new(i, name, cfg.clone(), seed, audit))
+            .collect();
+        let mut tie_class = [0u8; 8];
+        for (pos, d) in scenario.simulation.tie_order.iter().enumerate() {
+            tie_class[daemon_index(*d)] = pos as u8;
+        }
+
+        // Named hosts first, in file order, then host groups.
+        let mut named = Vec::new();
+        for h in &scenario.host {
+            let pi = project_index(&h.project);
+            let p = &mut projects[pi as usize];
+            let id = p.db.hosts.next_id();
+            let attrs = HostRow {
+                userid: h.userid.unwrap_or(id),
+                p_ncpus: h.p_ncpus,
+                p_fpops: h.p_fpops,
+                p_iops: h.p_iops,
+                m_nbytes: h.m_nbytes,
+                d_free: h.d_free,
+                on_frac: h.on_frac,
+                active_frac: h.active_frac,
+                os_name: h.os_name.clone(),
+                p_vendor: h.p_vendor.clone(),
+                p_model: h.p_model.clone(),
+                ..Default::default()
+            };
+            let day = h
+                .day_offset
+                .or(p.cfg.pin.day_offset)
+                .unwrap_or_else(|| rng::stream(seed, StreamKind::Host, id as u64 ^ (pi as u64) << 32).random());
+            let hostid = add_host(p, attrs, day);
+            if let Some(hav) = &h.hav {
+                p.db.host_mut(hostid).havs.push(HavRow {
+                    app_version_id: APP_VERSION_ID,
+                    max_jobs_per_day: hav.max_jobs_per_day,
+                    n_jobs_today: hav.n_jobs_today,
+                    consecutive_valid: hav.consecutive_valid,
+                    ..Default::default()
+                });
+            }
+            named.push(ScriptedHost {
+                name: h.name.clone(),
+                project: pi,
+                hostid,
+                holds: Vec::new(),
+            });
+        }
+
+        let mut queue = EventQueue::new();
+        let mut hosts = Vec::new();
+        let mut groups = Vec::new();
+        for (gi, g) in scenario.host_group.iter().enumerate() {
+            groups.push(GroupParams {
+                error_prob: g.error_prob,
+                wrong_result_prob: g.wrong_result_prob,
+                dropout_prob: g.dropout_prob,
+                retry_delay: g.retry_delay.get().max(1),
+            });
+            let pi = project_index(&g.project);
+            for _ in 0..g.count {
+                let index = hosts.len() as u64;
+                let mut hrng = rng::stream(seed, StreamKind::Host, index);
+                let p = &mut projects[pi as usize];
+                let day = p.cfg.pin.day_offset.unwrap_or_else(|| hrng.random());
+                let row = HostRow {
+                    p_ncpus: g.p_ncpus,
+                    p_fpops: g.p_fpops,
+                    p_iops: g.p_iops,
+                    m_nbytes: g.m_nbytes,
+                    d_free: g.d_free,
+                    on_frac: g.on_frac,
+                    active_frac: g.active_frac,
+                    os_name: g.os_name.clone(),
+                    p_vendor: g.p_vendor.clone(),
+                    p_model: g.p_model.clone(),
+                    ..Default::default()
+                };
+                let hostid = add_host(p, row, day);
+                p.db.host_mut(hostid).userid = hostid;
+                let spread = g.arrival_spread.get().max(1);
+                let arrival = hrng.random_range(0..spread);
+                queue.push(arrival, tie_class[0], Event::HostRpc(index as u32));
+                hosts.push(MinimalHost {
+                    project: pi,
+                    group: gi as u16,
+                    hostid,
+                    p_fpops: g.p_fpops,
+                    rng: hrng,
+                    job: None,
+                    pending: None,
+                    gone: false,
+                });
+            }
+        }
+
+        // Periodic daemon passes start at time 0.
+        for (pi, p) in projects.iter().enumerate() {
+            let d = &p.cfg.daemons;
+            for (daemon, period) in [
+                (Daemon::Transitioner, d.transitioner),
+                (Daemon::Validator, d.validator),
+                (Daemon::Assimilator, d.assimilator),
+                (Daemon::FileDeleter, d.file_deleter),
+                (Daemon::DbPurge, d.db_purge),
+                (Daemon::Feeder, d.feeder),
+                (Daemon::WorkGenerator, d.work_generator),
+            ] {
+                if period.get() > 0 {
+                    let class = tie_class[daemon_index(daemon)];
+                    queue.push(0, class, Event::DaemonPass { project: pi as u16, daemon });
+                }
+            }
+        }
+        for (i, ev) in scenario.event.iter().enumerate() {
+            queue.push(ev.at.get(), script_class(ev, &tie_class), Event::Script(i as u32));
+        }
+        for (i, ex) in scenario.expect.iter().enumerate() {
+            if let Some(at) = ex.at {
+                queue.push(at.get(), CLASS_EXPECT, Event::Expect(i as u32));
+            }
+        }
+        let end = scenario.simulation.duration.get();
+        queue.push(end, CLASS_END, Event::End);
+
+        let checkers = (opts.check_invariants || scenario.simulation.check_invariants)
+            .then(|| projects.iter().map(|_| InvariantChecker::default()).collect());
+        let nprojects = projects.len();
+        Self {
+            scenario,
+            projects,
+            queue,
+            hosts,
+            groups,
+            named,
+            counters: RunCounters::default(),
+            end,
+            tie_class,
+            fd_state: vec![file_deleter::State::default(); nprojects],
+            checkers,
+            output,
+            expect_failures: Vec::new(),
+            reply: Reply::default(),
+            reports: Vec::new(),
+            other: Vec::new(),
+            tallies: vec![Tally::default(); nprojects],
+        }
+    }
+
+    /// Runs to the end of the scenario, then writes the rows still in the database.
+    pub fn run(mut self) -> Result<Finished, RunError> {
+        self.run_until(self.end)?;
+        // Expectations without a time are checked at the end.
+        for i in 0..self.scenario.expect.len() {
+            if self.scenario.expect[i].at.is_none() {
+                self.check_expect(i);
+            }
+        }
+        if let Some(checkers) = &mut self.checkers {
+            for (p, c) in self.projects.iter().zip(checkers.iter_mut()) {
+                c.check_all(p, self.end).map_err(RunError::Invariant)?;
+            }
+        }
+        if !self.expect_failures.is_empty() {
+            return Err(RunError::Expectations(std::mem::take(&mut self.expect_failures)));
+        }
+        // Rows still live at the end, in id order.
+        for (p, tally) in self.projects.iter().zip(self.tallies.iter_mut()) {
+            for (_, wu) in p.db.workunits.iter() {
+                tally.add_workunit(wu, false);
+                if let Some(out) = &mut self.output {
+                    out.write_workunit(&p.name, wu, false)?;
+                }
+            }
+            for (_, r) in p.db.results.iter() {
+                tally.add_result(r);
+                if let Some(out) = &mut self.output {
+                    out.write_result(&p.name, r, false)?;
+                }
+            }
+        }
+        Ok(Finished {
+            counters: self.counters,
+            projects: self.projects,
+            tallies: self.tallies,
+            output: self.output,
+        })
+    }
+
+    /// Processes every event with time ≤ `t`.
+    pub fn run_until(&mut self, t: Time) -> Result<(), RunError> {
+        while let Some(next) = self.queue.peek_time() {
+            if next > t {
+                break;
+            }
+            let (now, ev) = self.queue.pop().expect("peeked");
+            if ev == Event::End {
+                break;
+            }
+            self.counters.events += 1;
+            self.dispatch(now, ev)?;
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, now: Time, ev: Event) -> Result<(), RunError> {
+        match ev {
+            Event::DaemonPass { project, daemon } => {
+                self.run_daemon(now, project as usize, daemon)?;
+                let period = period_of(&self.projects[project as usize], daemon);
+                let class = self.tie_class[daemon_index(daemon)];
+                self.queue.push(now + period, class, ev);
+            }
+            Event::Script(i) => self.run_script(now, i as usize)?,
+            Event::HostRpc(i) => self.host_rpc(now, i as usize)?,
+            Event::JobDone(i) => {
+                let h = &mut self.hosts[i as usize];
+                let params = &self.groups[h.group as usize];
+                h.finish_job(now, params);
+                self.host_rpc(now, i as usize)?;
+            }
+            Event::Expect(i) => self.check_expect(i as usize),
+            Event::End => {}
+        }
+        Ok(())
+    }
+
+    /// One pass of a daemon of a project, followed by output and invariant checks.
+    pub fn run_daemon(&mut self, now: Time, pi: usize, daemon: Daemon) -> Result<(), RunError> {
+        self.counters.daemon_passes += 1;
+        let p = &mut self.projects[pi];
+        p.db.now = now;
+        match daemon {
+            Daemon::Scheduler => {}
+            Daemon::Transitioner => {
+                transitioner::pass(p, now);
+            }
+            Daemon::Validator => {
+                validator::pass(p, now);
+            }
+            Daemon::Assimilator => {
+                assimilator::pass(p, now);
+            }
+            Daemon::FileDeleter => {
+                file_deleter::pass(p, now, &mut self.fd_state[pi]);
+            }
+            Daemon::DbPurge => {
+                // A pass that purged more than 500 is followed at once by another.
+                while db_purge::pass(p, now) > 500 {}
+            }
+            Daemon::Feeder => {
+                feeder::pass(p, now);
+            }
+            Daemon::WorkGenerator => {
+                work_generator::pass(p, now);
+            }
+        }
+        self.after_step(now, pi, Some(actor_of(daemon)))
+    }
+
+    /// Writes this step's audit rows and purged rows, and checks invariants.
+    fn after_step(&mut self, now: Time, pi: usize, actor: Option<Actor>) -> Result<(), RunError> {
+        let p = &mut self.projects[pi];
+        if let Some(f) = p.fatal.take() {
+            return Err(RunError::Fatal(f));
+        }
+        if let Some(checkers) = &mut self.checkers {
+            checkers[pi]
+                .check_after_step(p, now, &p.db.audit, actor)
+                .map_err(RunError::Invariant)?;
+        }
+        let tally = &mut self.tallies[pi];
+        if let Some(out) = &mut self.output {
+            out.write_transitions(&p.name, &p.db.audit)?;
+        }
+        for (wu, results) in p.purged.drain(..) {
+            tally.add_workunit(&wu, true);
+            if let Some(out) = &mut self.output {
+                out.write_workunit(&p.name, &wu, true)?;
+            }
+            for r in &results {
+                tally.add_result(r);
+                if let Some(out) = &mut self.output {
+                    out.write_result(&p.name, r, true)?;
+                }
+            }
+        }
+        p.db.audit.clear();
+        Ok(())
+    }
+
+    // ----- unscripted hosts ---------------------------------------------------
+
+    fn host_rpc(&mut self, now: Time, i: usize) -> Result<(), RunError> {
+        let h = &mut self.hosts[i];
+        if h.gone {
+            return Ok(());
+        }
+        let pi = h.project as usize;
+        self.reports.clear();
+        if let Some(rep) = h.pending.take() {
+            self.reports.push(rep);
+        }
+        self.other.clear();
+        let busy = h.job.is_some();
+        let req = Request {
+            hostid: h.hostid,
+            reattached: false,
+            work_req_seconds: if busy { 0.0 } else { 1.0 },
+            max_jobs: if busy { 0 } else { 1 },
+            estimated_delay: 0.0,
+            reported: &self.reports,
+            other_results: Some(&self.other),
+        };
+        let p = &mut self.projects[pi];
+        p.db.now = now;
+        scheduler::process_request(p, now, &req, &mut self.reply);
+        self.counters.rpcs += 1;
+        let h = &mut self.hosts[i];
+        let params = &self.groups[h.group as usize];
+        if let Some(job) = self.reply.jobs.first() {
+            if let Some(done) = h.start_job(now, job, params) {
+                self.queue.push(done, self.tie_class[0], Event::JobDone(i as u32));
+            }
+        } else if !busy {
+            let delay = (self.reply.request_delay.ceil() as Time).max(params.retry_delay);
+            self.queue.push(now + delay, self.tie_class[0], Event::HostRpc(i as u32));
+        }
+        self.after_step(now, pi, Some(Actor::Scheduler))
+    }
+
+    // ----- scripted events ----------------------------------------------------
+
+    fn project_of(&self, name: &Option<String>) -> usize {
+        match name {
+            Some(n) => self.projects.iter().position(|p| &p.name == n).unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    fn run_script(&mut self, now: Time, i: usize) -> Result<(), RunError> {
+        let ev: ScriptEvent = self.scenario.event[i].clone();
+        if let Some(d) = ev.daemon {
+            let pi = self.project_of(&ev.project);
+            return self.run_daemon(now, pi, d);
+        }
+        if let Some(n) = ev.create_workunits {
+            let pi = self.project_of(&ev.project);
+            let p = &mut self.projects[pi];
+            p.db.now = now;
+            for _ in 0..n {
+                work_generator::create_work(p, now, Actor::WorkGenerator);
+            }
+            return self.after_step(now, pi, Some(Actor::WorkGenerator));
+        }
+        if !ev.cancel.is_empty() {
+            let pi = self.project_of(&ev.project);
+            let p = &mut self.projects[pi];
+            p.db.now = now;
+            for name in &ev.cancel {
+                if let Some(id) = name.strip_prefix("wu").and_then(|s| s.parse().ok()) {
+                    work_generator::cancel(p, now, id);
+                }
+            }
+            return self.after_step(now, pi, Some(Actor::Cancel));
+        }
+        if let Some(name) = &ev.host {
+            self.scripted_rpc(now, name, &ev)?;
+        }
+        Ok(())
+    }
+
+    fn scripted_rpc(&mut self, now: Time, name: &str, ev: &ScriptEvent) -> Result<(), RunError> {
+        let Some(ni) = self.named.iter().position(|h| h.name == name) else {
+            return Ok(());
+        };
+        let pi = self.named[ni].project as usize;
+        let hostid = self.named[ni].hostid;
+        self.reports.clear();
+        let p = &self.projects[pi];
+        for rep in &ev.report {
+            let rid = lookup_result(p, &rep.result);
+            self.named[ni].holds.retain(|&h| h != rid);
+            let (client_state, exit_status) = match rep.outcome {
+                ReportOutcome::Success => (client_state::FILES_UPLOADED, 0),
+                ReportOutcome::ClientError => (
+                    client_state::COMPUTE_ERROR,
+                    rep.exit_status.unwrap_or(crate::client::minimal::CLIENT_ERROR_EXIT),
+                ),
+                ReportOutcome::Abort => (client_state::ABORTED, exit_status::EXIT_ABORTED_VIA_GUI),
+                ReportOutcome::ProjectAbort => {
+                    (client_state::ABORTED, exit_status::EXIT_ABORTED_BY_PROJECT)
+                }
+                ReportOutcome::NoReply => continue,
+            };
+            let sent = p.db.results.get(rid).map_or(now, |r| r.sent_time);
+            let elapsed = rep.elapsed_time.unwrap_or((now - sent) as f64);
+            let output_status = match rep.output {
+                crate::scenario::OutputRead::Ok => OutputStatus::Ok,
+                crate::scenario::OutputRead::Unreadable => OutputStatus::Unreadable,
+                crate::scenario::OutputRead::Transient => {
+                    OutputStatus::TransientUntil(rep.transient_until.map_or(crate::engine::INT_MAX, |d| d.get()))
+                }
+            };
+            self.reports.push(ReportedJob {
+                result_id: rid,
+                client_state,
+                exit_status,
+                cpu_time: rep.cpu_time.unwrap_or(elapsed),
+                elapsed_time: elapsed,
+                output: rep.value,
+                output_status,
+            });
+        }
+        for lost in &ev.lost {
+            let rid = lookup_result(p, lost);
+            self.named[ni].holds.retain(|&h| h != rid);
+        }
+        if ev.detach {
+            self.named[ni].holds.clear();
+        }
+        self.other.clear();
+        self.other.extend_from_slice(&self.named[ni].holds);
+        let (work_req_seconds, max_jobs) = match (ev.request, ev.work_req_seconds) {
+            (Some(n), _) => (if n > 0 { 1e12 } else { 0.0 }, n),
+            (None, Some(s)) => (s, u32::MAX),
+            (None, None) => (0.0, 0),
+        };
+        let req = Request {
+            hostid,
+            reattached: ev.detach,
+            work_req_seconds,
+            max_jobs,
+            estimated_delay: 0.0,
+            reported: &self.reports,
+            other_results: ev.send_other_results.then_some(&self.other[..]),
+        };
+        let p = &mut self.projects[pi];
+        p.db.now = now;
+        scheduler::process_request(p, now, &req, &mut self.reply);
+        self.counters.rpcs += 1;
+        let holds = &mut self.named[ni].holds;
+        for j in &self.reply.jobs {
+            if let Err(k) = holds.binary_search(&j.result_id) {
+                holds.insert(k, j.result_id);
+            }
+        }
+        self.after_step(now, pi, Some(Actor::Scheduler))
+    }
+
+    // ----- expectations -------------------------------------------------------
+
+    fn check_expect(&mut self, i: usize) {
+        let ex = &self.scenario.expect[i];
+        let pi = self.project_of(&ex.project);
+        let p = &self.projects[pi];
+        let named = &self.named;
+        if let Err(msg) = crate::scenario::expect::check(ex, p, named) {
+            let at = ex.at.map_or("end".to_string(), |t| format!("t={}", t.get()));
+            self.expect_failures.push(format!("expect[{i}] at {at}: {msg}"));
+        }
+    }
+}
+
+fn add_host(p: &mut Project, mut row: HostRow, day_offset: f64) -> HostId {
+    let id = p.db.hosts.next_id();
+    row.id = id;
+    row.day_offset = day_offset;
+    p.db.hosts.insert(row)
+}
+
+/// Result id of a result name; 0 (never a valid id) if unknown or purged.
+pub fn lookup_result(p: &Project, name: &str) -> ResultId {
+    let Some((wuid, suffix)) = parse_result_name(name) else {
+        return 0;
+    };
+    let Some(wu) = p.db.workunits.get(wuid) else {
+        return 0;
+    };
+    wu.results
+        .iter()
+        .copied()
+        .find(|&r| p.db.result(r).suffix == suffix)
+        .unwrap_or(0)
+}
+
+fn period_of(p: &Project, d: Daemon) -> Time {
+    let x = &p.cfg.daemons;
+    match d {
+        Daemon::Scheduler => 1,
+        Daemon::Transitioner => x.transitioner.get(),
+        Daemon::Validator => x.validator.get(),
+        Daemon::Assimilator => x.assimilator.get(),
+        Daemon::FileDeleter => x.file_deleter.get(),
+        Daemon::DbPurge => x.db_purge.get(),
+        Daemon::Feeder => x.feeder.get(),
+        Daemon::WorkGenerator => x.work_generator.get(),
+    }
+    .max(1)
+}
+
+fn script_class(ev: &ScriptEvent, tie: &[u8; 8]) -> u8 {
+    let d = if let Some(d) = ev.daemon {
+        d
+    } else if ev.create_workunits.is_some() {
+        Daemon::WorkGenerator
+    } else {
+        Daemon::Scheduler
+    };
+    tie[daemon_index(d)]
+}
