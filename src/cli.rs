@@ -134,7 +134,10 @@ fn run(a: RunArgs) -> ExitCode {
     let output = match RunOutput::create(&out_dir, loaded.file.output.transitions) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("error: cannot create the output folder {}: {e}", out_dir.display());
+            eprintln!(
+                "error: cannot create the output folder {}: {e}",
+                out_dir.display()
+            );
             return ExitCode::from(1);
         }
     };
@@ -215,7 +218,10 @@ fn bench(a: BenchArgs) -> ExitCode {
     let results: u64 = finished.tallies.iter().map(|t| t.results).sum();
     println!("scenario            {}", loaded.file.simulation.name);
     println!("hosts               {hosts}");
-    println!("simulated days      {:.1}", loaded.file.simulation.duration.get() as f64 / 86400.0);
+    println!(
+        "simulated days      {:.1}",
+        loaded.file.simulation.duration.get() as f64 / 86400.0
+    );
     println!("setup wall s        {setup:.2}");
     println!("run wall s          {wall:.2}");
     println!("events              {ev}");

@@ -15,8 +15,8 @@ use crate::server::invariants::{InvariantChecker, Violation};
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
 use crate::server::types::*;
 use crate::server::{
-    APP_VERSION_ID, Project, assimilator, db_purge, feeder, file_deleter, transitioner,
-    validator, work_generator,
+    APP_VERSION_ID, Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator,
+    work_generator,
 };
 use crate::stats::output::RunOutput;
 use crate::stats::summary::Tally;
@@ -141,7 +141,8 @@ impl World {
     /// row as the run goes.
     pub fn new(scenario: ScenarioFile, opts: &RunOptions, output: Option<RunOutput>) -> Self {
         let seed = scenario.simulation.seed;
-        let audit = output.as_ref().is_some_and(|o| o.transitions_enabled()) || opts.check_invariants;
+        let audit =
+            output.as_ref().is_some_and(|o| o.transitions_enabled()) || opts.check_invariants;
         let names: Vec<String> = scenario.project.keys().cloned().collect();
         let project_index = |name: &str| -> u16 {
             if name.is_empty() {
@@ -181,10 +182,9 @@ impl World {
                 p_model: h.p_model.clone(),
                 ..Default::default()
             };
-            let day = h
-                .day_offset
-                .or(p.cfg.pin.day_offset)
-                .unwrap_or_else(|| rng::stream(seed, StreamKind::Host, id as u64 ^ (pi as u64) << 32).random());
+            let day = h.day_offset.or(p.cfg.pin.day_offset).unwrap_or_else(|| {
+                rng::stream(seed, StreamKind::Host, id as u64 ^ (pi as u64) << 32).random()
+            });
             let hostid = add_host(p, attrs, day);
             if let Some(hav) = &h.hav {
                 p.db.host_mut(hostid).havs.push(HavRow {
@@ -264,12 +264,23 @@ impl World {
             ] {
                 if period.get() > 0 {
                     let class = tie_class[daemon_index(daemon)];
-                    queue.push(0, class, Event::DaemonPass { project: pi as u16, daemon });
+                    queue.push(
+                        0,
+                        class,
+                        Event::DaemonPass {
+                            project: pi as u16,
+                            daemon,
+                        },
+                    );
                 }
             }
         }
         for (i, ev) in scenario.event.iter().enumerate() {
-            queue.push(ev.at.get(), script_class(ev, &tie_class), Event::Script(i as u32));
+            queue.push(
+                ev.at.get(),
+                script_class(ev, &tie_class),
+                Event::Script(i as u32),
+            );
         }
         for (i, ex) in scenario.expect.iter().enumerate() {
             if let Some(at) = ex.at {
@@ -279,8 +290,12 @@ impl World {
         let end = scenario.simulation.duration.get();
         queue.push(end, CLASS_END, Event::End);
 
-        let checkers = (opts.check_invariants || scenario.simulation.check_invariants)
-            .then(|| projects.iter().map(|_| InvariantChecker::default()).collect());
+        let checkers = (opts.check_invariants || scenario.simulation.check_invariants).then(|| {
+            projects
+                .iter()
+                .map(|_| InvariantChecker::default())
+                .collect()
+        });
         let nprojects = projects.len();
         Self {
             scenario,
@@ -318,7 +333,9 @@ impl World {
             }
         }
         if !self.expect_failures.is_empty() {
-            return Err(RunError::Expectations(std::mem::take(&mut self.expect_failures)));
+            return Err(RunError::Expectations(std::mem::take(
+                &mut self.expect_failures,
+            )));
         }
         // Rows still live at the end, in id order.
         for (p, tally) in self.projects.iter().zip(self.tallies.iter_mut()) {
@@ -476,11 +493,13 @@ impl World {
         let params = &self.groups[h.group as usize];
         if let Some(job) = self.reply.jobs.first() {
             if let Some(done) = h.start_job(now, job, params) {
-                self.queue.push(done, self.tie_class[0], Event::JobDone(i as u32));
+                self.queue
+                    .push(done, self.tie_class[0], Event::JobDone(i as u32));
             }
         } else if !busy {
             let delay = (self.reply.request_delay.ceil() as Time).max(params.retry_delay);
-            self.queue.push(now + delay, self.tie_class[0], Event::HostRpc(i as u32));
+            self.queue
+                .push(now + delay, self.tie_class[0], Event::HostRpc(i as u32));
         }
         self.after_step(now, pi, Some(Actor::Scheduler))
     }
@@ -541,7 +560,8 @@ impl World {
                 ReportOutcome::Success => (client_state::FILES_UPLOADED, 0),
                 ReportOutcome::ClientError => (
                     client_state::COMPUTE_ERROR,
-                    rep.exit_status.unwrap_or(crate::client::minimal::CLIENT_ERROR_EXIT),
+                    rep.exit_status
+                        .unwrap_or(crate::client::minimal::CLIENT_ERROR_EXIT),
                 ),
                 ReportOutcome::Abort => (client_state::ABORTED, exit_status::EXIT_ABORTED_VIA_GUI),
                 ReportOutcome::ProjectAbort => {
@@ -554,9 +574,10 @@ impl World {
             let output_status = match rep.output {
                 crate::scenario::OutputRead::Ok => OutputStatus::Ok,
                 crate::scenario::OutputRead::Unreadable => OutputStatus::Unreadable,
-                crate::scenario::OutputRead::Transient => {
-                    OutputStatus::TransientUntil(rep.transient_until.map_or(crate::engine::INT_MAX, |d| d.get()))
-                }
+                crate::scenario::OutputRead::Transient => OutputStatus::TransientUntil(
+                    rep.transient_until
+                        .map_or(crate::engine::INT_MAX, |d| d.get()),
+                ),
             };
             self.reports.push(ReportedJob {
                 result_id: rid,
@@ -612,8 +633,11 @@ impl World {
         let p = &self.projects[pi];
         let named = &self.named;
         if let Err(msg) = crate::scenario::expect::check(ex, p, named) {
-            let at = ex.at.map_or("end".to_string(), |t| format!("t={}", t.get()));
-            self.expect_failures.push(format!("expect[{i}] at {at}: {msg}"));
+            let at = ex
+                .at
+                .map_or("end".to_string(), |t| format!("t={}", t.get()));
+            self.expect_failures
+                .push(format!("expect[{i}] at {at}: {msg}"));
         }
     }
 }

@@ -721,8 +721,8 @@ fn set_takes_effect() {
     );
     // The hash covers the text after --set.
     let plain = load_str(GOOD, "good.toml", &[], None).expect("loads");
-    assert_ne!(plain.sha256_or_hash, l.sha256_or_hash);
-    assert_eq!(plain.sha256_or_hash.len(), 16);
+    assert_ne!(plain.hash, l.hash);
+    assert_eq!(plain.hash.len(), 16);
 }
 
 #[test]
@@ -800,4 +800,34 @@ fn expect_hostid_unknown() {
 fn workunit_expects_may_check_file_delete_state() {
     let text = "[project.p]\n[[expect]]\nworkunit = \"wu1\"\nfile_delete_state = 2\ncanonical = \"none\"\n[[expect]]\nresult = \"wu1_1\"\nhostid = \"0\"\nstate = \"5/1/1/2\"\n";
     load_str(text, "ok.toml", &[], None).expect("loads");
+}
+
+#[test]
+fn event_after_the_end_of_the_run() {
+    let m = err(
+        "[simulation]\nduration = \"1h\"\n[project.p]\n[[event]]\nat = \"2h\"\ncreate_workunits = 1\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:5:1",
+            "`event.0.at`",
+            "after the end of the run (simulation.duration = 3600 s)",
+            "expected at <= 3600",
+        ],
+    );
+}
+
+#[test]
+fn set_creating_an_unknown_table() {
+    let m = err_with(GOOD, &["project.main.workunits.min_quorum=1"]);
+    has(
+        &m,
+        &[
+            "from --set `project.main.workunits.min_quorum=1`",
+            "`project.main.workunits`",
+            "unknown field `workunits`",
+            "`workunit`",
+        ],
+    );
 }

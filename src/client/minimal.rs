@@ -70,7 +70,11 @@ impl MinimalHost {
             (client_state::COMPUTE_ERROR, CLIENT_ERROR_EXIT, 0.0)
         } else if self.rng.random::<f64>() < params.wrong_result_prob {
             let noise: f64 = self.rng.random();
-            (client_state::FILES_UPLOADED, 0, correct_output(wuid) + 0.5 + noise)
+            (
+                client_state::FILES_UPLOADED,
+                0,
+                correct_output(wuid) + 0.5 + noise,
+            )
         } else {
             (client_state::FILES_UPLOADED, 0, correct_output(wuid))
         };

@@ -31,8 +31,6 @@ pub struct Loaded {
     /// FNV-1a 64 of `source_text`, as 16 hex digits: a stable content id (not a
     /// cryptographic hash; no extra dependency for it).
     pub hash: String,
-    /// The same value as `hash`, under the name the loader's brief gave it.
-    pub sha256_or_hash: String,
 }
 
 /// A scenario that cannot be used. The message is meant to be printed as is.
@@ -241,7 +239,6 @@ pub fn load_str(
         file,
         source_text,
         origin: origin.to_owned(),
-        sha256_or_hash: hash.clone(),
         hash,
     })
 }
@@ -306,14 +303,23 @@ impl Ctx<'_> {
         d
     }
 
-    /// The `--set` that wrote `path` or one of its parents, if any (the last one wins,
-    /// as it was applied last).
+    /// The `--set` an error at `path` comes from, if any: one that wrote `path` or a
+    /// parent of it, or one that created `path` on its way to a key inside it (the
+    /// last such `--set` wins, as it was applied last).
     fn blame(&self, path: &[String]) -> Option<&str> {
-        self.sets
-            .iter()
-            .rev()
-            .find(|(p, _)| path.starts_with(p))
-            .map(|(_, a)| a.as_str())
+        let wrote = self.sets.iter().rev().find(|(p, _)| path.starts_with(p));
+        let created = || {
+            let in_file = self
+                .orig_doc
+                .as_ref()
+                .is_some_and(|d| walk(d.as_item(), path).1);
+            if in_file {
+                None
+            } else {
+                self.sets.iter().rev().find(|(p, _)| p.starts_with(path))
+            }
+        };
+        wrote.or_else(created).map(|(_, a)| a.as_str())
     }
 
     fn set_diagnostic(&self, arg: &str, key: String, message: String) -> Diagnostic {

@@ -274,6 +274,21 @@ impl Checker<'_> {
         }
     }
 
+    /// Nothing runs after `simulation.duration`: a later event would be silently
+    /// dropped, and a later expect silently never checked.
+    fn before_end(&mut self, path: &str, what: &str, t: super::units::Duration) {
+        let end = self.file.simulation.duration.get();
+        if t.get() > end {
+            self.push(
+                path,
+                format!(
+                    "this {what} at t = {} s is after the end of the run (simulation.duration = {end} s); expected at <= {end}",
+                    t.get()
+                ),
+            );
+        }
+    }
+
     // ----- cross-references -----------------------------------------------------
 
     fn project_list(&self) -> String {
@@ -753,6 +768,7 @@ impl Checker<'_> {
         let prefix = format!("event.{i}");
         let at = |k: &str| format!("{prefix}.{k}");
         self.duration_non_negative(&at("at"), e.at);
+        self.before_end(&at("at"), "event", e.at);
 
         let actions: Vec<&str> = [
             ("daemon", e.daemon.is_some()),
@@ -868,6 +884,7 @@ impl Checker<'_> {
         let at = |k: &str| format!("{prefix}.{k}");
         if let Some(t) = x.at {
             self.duration_non_negative(&at("at"), t);
+            self.before_end(&at("at"), "expect", t);
         }
         let project = self.project_ref(&at("project"), x.project.as_deref());
 

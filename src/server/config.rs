@@ -459,6 +459,6 @@ mod tests {
         let s = sec.resolve();
         assert!(s.errors_after_canonical);
         assert!(!s.modern_needed);
-        assert_eq!(Switches::preset(Variant::Boinc).modern_needed, true);
+        assert!(Switches::preset(Variant::Boinc).modern_needed);
     }
 }

@@ -342,7 +342,15 @@ impl Db {
         let tt = wu.transition_time;
         self.workunits.insert(wu);
         audit!(self, actor, Entity::Workunit, id, Field::Row, 0, 1);
-        audit!(self, actor, Entity::Workunit, id, Field::TransitionTime, 0, tt);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::TransitionTime,
+            0,
+            tt
+        );
         if tt < INT_MAX {
             self.transition_index.push(id, Reverse((tt, id)));
         }
@@ -357,7 +365,15 @@ impl Db {
         self.results.insert(r);
         self.wu_mut(wuid).results.push(id);
         audit!(self, actor, Entity::Result, id, Field::Row, 0, 1);
-        audit!(self, actor, Entity::Result, id, Field::ServerState, 0, state.code());
+        audit!(
+            self,
+            actor,
+            Entity::Result,
+            id,
+            Field::ServerState,
+            0,
+            state.code()
+        );
         if state == ServerState::Unsent {
             self.unsent.insert((Reverse(prio), wuid, id));
         }
@@ -388,7 +404,15 @@ impl Db {
             audit!(self, Actor::DbPurge, Entity::Result, rid, Field::Row, 1, 0);
             rows.push(r);
         }
-        audit!(self, Actor::DbPurge, Entity::Workunit, wuid, Field::Row, 1, 0);
+        audit!(
+            self,
+            Actor::DbPurge,
+            Entity::Workunit,
+            wuid,
+            Field::Row,
+            1,
+            0
+        );
         (wu, rows)
     }
 
@@ -434,7 +458,15 @@ impl Db {
             self.transition_index.remove(&id);
         }
         if old != tt {
-            audit!(self, actor, Entity::Workunit, id, Field::TransitionTime, old, tt);
+            audit!(
+                self,
+                actor,
+                Entity::Workunit,
+                id,
+                Field::TransitionTime,
+                old,
+                tt
+            );
         }
     }
 
@@ -450,7 +482,15 @@ impl Db {
         } else {
             self.need_validate.remove(&id);
         }
-        audit!(self, actor, Entity::Workunit, id, Field::NeedValidate, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::NeedValidate,
+            old as i64,
+            v as i64
+        );
     }
 
     pub fn set_error_mask(&mut self, actor: Actor, id: WuId, v: i32) {
@@ -460,7 +500,15 @@ impl Db {
             return;
         }
         wu.error_mask = v;
-        audit!(self, actor, Entity::Workunit, id, Field::ErrorMask, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::ErrorMask,
+            old as i64,
+            v as i64
+        );
     }
 
     pub fn set_canonical(&mut self, actor: Actor, id: WuId, rid: ResultId) {
@@ -472,7 +520,15 @@ impl Db {
         }
         wu.canonical_resultid = rid;
         wu.canonical_found_time = now;
-        audit!(self, actor, Entity::Workunit, id, Field::CanonicalResultid, old as i64, rid as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::CanonicalResultid,
+            old as i64,
+            rid as i64
+        );
     }
 
     pub fn set_wu_assimilate_state(&mut self, actor: Actor, id: WuId, v: AssimilateState) {
@@ -491,7 +547,15 @@ impl Db {
         } else {
             self.assimilate_ready.remove(&id);
         }
-        audit!(self, actor, Entity::Workunit, id, Field::AssimilateState, old.code(), v.code());
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::AssimilateState,
+            old.code(),
+            v.code()
+        );
     }
 
     pub fn set_wu_file_delete_state(&mut self, actor: Actor, id: WuId, v: FileDeleteState) {
@@ -519,7 +583,15 @@ impl Db {
             }
             FileDeleteState::Init => {}
         }
-        audit!(self, actor, Entity::Workunit, id, Field::FileDeleteState, old.code(), v.code());
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::FileDeleteState,
+            old.code(),
+            v.code()
+        );
     }
 
     pub fn set_target_nresults(&mut self, actor: Actor, id: WuId, v: i32) {
@@ -529,7 +601,15 @@ impl Db {
             return;
         }
         wu.target_nresults = v;
-        audit!(self, actor, Entity::Workunit, id, Field::TargetNresults, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::TargetNresults,
+            old as i64,
+            v as i64
+        );
     }
 
     pub fn set_min_quorum(&mut self, actor: Actor, id: WuId, v: i32) {
@@ -539,7 +619,15 @@ impl Db {
             return;
         }
         wu.min_quorum = v;
-        audit!(self, actor, Entity::Workunit, id, Field::MinQuorum, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::MinQuorum,
+            old as i64,
+            v as i64
+        );
     }
 
     pub fn set_hr_class(&mut self, actor: Actor, id: WuId, v: i32) {
@@ -549,7 +637,15 @@ impl Db {
             return;
         }
         wu.hr_class = v;
-        audit!(self, actor, Entity::Workunit, id, Field::HrClass, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::HrClass,
+            old as i64,
+            v as i64
+        );
     }
 
     pub fn set_wu_app_version_id(&mut self, actor: Actor, id: WuId, v: u32) {
@@ -559,7 +655,15 @@ impl Db {
             return;
         }
         wu.app_version_id = v;
-        audit!(self, actor, Entity::Workunit, id, Field::AppVersionId, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Workunit,
+            id,
+            Field::AppVersionId,
+            old as i64,
+            v as i64
+        );
     }
 
     // ----- result setters -------------------------------------------------------
@@ -587,7 +691,15 @@ impl Db {
         {
             h.in_progress.insert(i, id);
         }
-        audit!(self, actor, Entity::Result, id, Field::ServerState, old.code(), v.code());
+        audit!(
+            self,
+            actor,
+            Entity::Result,
+            id,
+            Field::ServerState,
+            old.code(),
+            v.code()
+        );
     }
 
     pub fn set_outcome(&mut self, actor: Actor, id: ResultId, v: Outcome) {
@@ -597,7 +709,15 @@ impl Db {
             return;
         }
         r.outcome = v;
-        audit!(self, actor, Entity::Result, id, Field::Outcome, old.code(), v.code());
+        audit!(
+            self,
+            actor,
+            Entity::Result,
+            id,
+            Field::Outcome,
+            old.code(),
+            v.code()
+        );
     }
 
     /// Sets `server_state = OVER` and `outcome` together, the common pair.
@@ -613,7 +733,15 @@ impl Db {
             return;
         }
         r.validate_state = v;
-        audit!(self, actor, Entity::Result, id, Field::ValidateState, old.code(), v.code());
+        audit!(
+            self,
+            actor,
+            Entity::Result,
+            id,
+            Field::ValidateState,
+            old.code(),
+            v.code()
+        );
     }
 
     pub fn set_result_file_delete_state(&mut self, actor: Actor, id: ResultId, v: FileDeleteState) {
@@ -634,7 +762,15 @@ impl Db {
             }
             _ => {}
         }
-        audit!(self, actor, Entity::Result, id, Field::FileDeleteState, old.code(), v.code());
+        audit!(
+            self,
+            actor,
+            Entity::Result,
+            id,
+            Field::FileDeleteState,
+            old.code(),
+            v.code()
+        );
     }
 
     pub fn set_hostid(&mut self, actor: Actor, id: ResultId, hostid: HostId) {
@@ -653,7 +789,15 @@ impl Db {
                 h.in_progress.insert(i, id);
             }
         }
-        audit!(self, actor, Entity::Result, id, Field::Hostid, old as i64, hostid as i64);
+        audit!(
+            self,
+            actor,
+            Entity::Result,
+            id,
+            Field::Hostid,
+            old as i64,
+            hostid as i64
+        );
     }
 
     pub fn set_report_deadline(&mut self, actor: Actor, id: ResultId, t: Time) {
@@ -663,7 +807,15 @@ impl Db {
             return;
         }
         r.report_deadline = t;
-        audit!(self, actor, Entity::Result, id, Field::ReportDeadline, old, t);
+        audit!(
+            self,
+            actor,
+            Entity::Result,
+            id,
+            Field::ReportDeadline,
+            old,
+            t
+        );
     }
 
     // ----- host app version setters ---------------------------------------------
@@ -677,7 +829,15 @@ impl Db {
             return;
         }
         hav.consecutive_valid = v;
-        audit!(self, actor, Entity::HostAppVersion, host, Field::ConsecutiveValid, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::HostAppVersion,
+            host,
+            Field::ConsecutiveValid,
+            old as i64,
+            v as i64
+        );
     }
 
     pub fn set_max_jobs_per_day(&mut self, actor: Actor, host: HostId, av: u32, v: i32) {
@@ -689,7 +849,15 @@ impl Db {
             return;
         }
         hav.max_jobs_per_day = v;
-        audit!(self, actor, Entity::HostAppVersion, host, Field::MaxJobsPerDay, old as i64, v as i64);
+        audit!(
+            self,
+            actor,
+            Entity::HostAppVersion,
+            host,
+            Field::MaxJobsPerDay,
+            old as i64,
+            v as i64
+        );
     }
 }
 

@@ -43,7 +43,9 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     // infeasible queue as COULDNT_SEND (seed BackendLogic, §5 row 4).
     if p.sw.legacy_couldnt_send {
         for i in 0..p.feeder.slots.len() {
-            let Some(rid) = p.feeder.slots[i] else { continue };
+            let Some(rid) = p.feeder.slots[i] else {
+                continue;
+            };
             let r = p.db.result(rid);
             if r.server_state == ServerState::Unsent
                 && r.infeasible_count > MAX_INFEASIBLE_THRESHOLD
@@ -71,12 +73,11 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         // Find the next eligible UNSENT result.
         let mut chosen = None;
         while let Some(key) = cursor {
-            cursor = p
-                .db
-                .unsent
-                .range((Bound::Excluded(key), Bound::Unbounded))
-                .next()
-                .copied();
+            cursor =
+                p.db.unsent
+                    .range((Bound::Excluded(key), Bound::Unbounded))
+                    .next()
+                    .copied();
             let (_, wuid, rid) = key;
             let wu = p.db.wu(wuid);
             if wu.transitioner_flags != 0 || p.db.result(rid).in_cache {

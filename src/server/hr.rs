@@ -97,11 +97,20 @@ mod tests {
     #[test]
     fn classes_follow_the_spec() {
         assert_eq!(hr_class(2, "Linux", "GenuineIntel", ""), Some(258));
-        assert_eq!(hr_class(2, "Microsoft Windows", "AuthenticAMD", ""), Some(386));
+        assert_eq!(
+            hr_class(2, "Microsoft Windows", "AuthenticAMD", ""),
+            Some(386)
+        );
         assert_eq!(hr_class(2, "FreeBSD", "GenuineIntel", ""), None);
         assert_eq!(hr_class(2, "Darwin", "ARM", ""), None);
-        assert_eq!(hr_class(1, "Linux", "GenuineIntel", "Intel Core2"), Some(277));
-        assert_eq!(hr_class(1, "Linux", "AuthenticAMD", "AMD Athlon64"), Some(265));
+        assert_eq!(
+            hr_class(1, "Linux", "GenuineIntel", "Intel Core2"),
+            Some(277)
+        );
+        assert_eq!(
+            hr_class(1, "Linux", "AuthenticAMD", "AMD Athlon64"),
+            Some(265)
+        );
         assert_eq!(hr_class(1, "", "GenuineIntel", "x"), None);
     }
 }

@@ -5,10 +5,10 @@
 //! them on a [`Project`]:
 //!
 //! * [`InvariantChecker::check_after_step`] runs after one daemon step (a pass, an RPC,
-//!   a cancel) and looks only at the rows that step changed, i.e. the workunits and
-//!   results named in the step's audit rows ([`Transition`]), plus the workunit of
-//!   every touched result and all results of those workunits. Its cost follows the
-//!   number of changed rows, not the size of the database. Rules 1–15 ("always").
+//!   a cancel) and looks only at the rows that step changed: the workunits and results
+//!   named in the step's audit rows ([`Transition`]), the workunit of every touched
+//!   result, and all results of those workunits. Its cost follows the number of
+//!   changed rows, not the size of the database. Rules 1–15 ("always").
 //! * [`InvariantChecker::check_all`] checks every live row (tests, end of a run),
 //!   including rule 16, which needs sums over all of a host's results.
 //! * [`check_quiescent`] checks the eventual rules 17–21, meaningful only once no host
@@ -16,12 +16,12 @@
 //!
 //! The "never changes" rules (3, 5, 7) are checked two ways: from the old and new
 //! values of the audit rows (which also name the actor), and against the value the
-//! checker saw last time it looked at the row, so that [`InvariantChecker::check_all`]
-//! catches a change even in a run without audit trail. Use one checker per project:
-//! it remembers values by row id.
+//! checker saw the last time it looked at the row, so that
+//! [`InvariantChecker::check_all`] catches a change even in a run without audit trail.
+//! Use one checker per project: it remembers values by row id.
 //!
 //! Where the spec's literal wording would flag behaviour that the spec itself
-//! prescribes elsewhere, the rule is narrowed, and each narrowing is documented at the
+//! prescribes elsewhere, the rule is narrowed; each narrowing is documented at the
 //! rule (search for "Narrowed").
 
 use super::Project;
@@ -56,7 +56,7 @@ pub struct Violation {
     pub entity: &'static str,
     /// Row id (slot index for `"cache"`).
     pub id: u32,
-    /// BOINC name of the row (`wu1`, `wu1_0`), or empty when it has none.
+    /// BOINC name of the row (`wu1`, `wu1_0`, `slot 3`), or empty when it has none.
     pub name: String,
     /// What is wrong, with the offending values.
     pub message: String,
@@ -66,11 +66,8 @@ impl fmt::Display for Violation {
     /// `invariant 4 violated at t=502: result 3 (wu1_0): granted_credit > 0 but
     /// validate_state = 2 (INVALID)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invariant {} violated at t={}: {} {}",
-            self.rule, self.time, self.entity, self.id
-        )?;
+        let (rule, time, entity, id) = (self.rule, self.time, self.entity, self.id);
+        write!(f, "invariant {rule} violated at t={time}: {entity} {id}")?;
         if !self.name.is_empty() {
             write!(f, " ({})", self.name)?;
         }
@@ -80,85 +77,75 @@ impl fmt::Display for Violation {
 
 impl std::error::Error for Violation {}
 
-/// A BOINC enum value shown as `number (NAME)`, the way BOINC's headers name them.
+fn wu_violation(rule: u8, now: Time, wu: &WorkunitRow, message: String) -> Violation {
+    let name = format!("wu{}", wu.id);
+    Violation {
+        rule,
+        time: now,
+        entity: WORKUNIT,
+        id: wu.id,
+        name,
+        message,
+    }
+}
+
+fn result_violation(rule: u8, now: Time, r: &ResultRow, message: String) -> Violation {
+    let name = result_name(r.workunitid, r.suffix);
+    Violation {
+        rule,
+        time: now,
+        entity: RESULT,
+        id: r.id,
+        name,
+        message,
+    }
+}
+
+/// `return Err(..)`: a violation of `rule` on a workunit (`wu: row`) or a result
+/// (`result: row`), with a `format!` message.
+macro_rules! fail {
+    ($rule:expr, $now:expr, wu: $row:expr, $($msg:tt)+) => {
+        return Err(wu_violation($rule, $now, $row, format!($($msg)+)))
+    };
+    ($rule:expr, $now:expr, result: $row:expr, $($msg:tt)+) => {
+        return Err(result_violation($rule, $now, $row, format!($($msg)+)))
+    };
+}
+
+/// A BOINC enum value shown as `number (NAME)`, with the names of BOINC's headers.
 trait Label: Copy {
     fn number(self) -> i64;
     fn label(self) -> &'static str;
 }
 
-impl Label for ServerState {
-    fn number(self) -> i64 {
-        self.code()
-    }
-    fn label(self) -> &'static str {
-        match self {
-            ServerState::Inactive => "INACTIVE",
-            ServerState::Unsent => "UNSENT",
-            ServerState::InProgress => "IN_PROGRESS",
-            ServerState::Over => "OVER",
+macro_rules! labels {
+    ($($ty:ident { $($v:ident => $s:literal),+ $(,)? })+) => {$(
+        impl Label for $ty {
+            fn number(self) -> i64 {
+                self.code()
+            }
+            fn label(self) -> &'static str {
+                match self { $($ty::$v => $s),+ }
+            }
         }
-    }
+    )+};
 }
 
-impl Label for Outcome {
-    fn number(self) -> i64 {
-        self.code()
+labels! {
+    ServerState {
+        Inactive => "INACTIVE", Unsent => "UNSENT", InProgress => "IN_PROGRESS", Over => "OVER",
     }
-    fn label(self) -> &'static str {
-        match self {
-            Outcome::Init => "INIT",
-            Outcome::Success => "SUCCESS",
-            Outcome::CouldntSend => "COULDNT_SEND",
-            Outcome::ClientError => "CLIENT_ERROR",
-            Outcome::NoReply => "NO_REPLY",
-            Outcome::DidntNeed => "DIDNT_NEED",
-            Outcome::ValidateError => "VALIDATE_ERROR",
-            Outcome::ClientDetached => "CLIENT_DETACHED",
-        }
+    Outcome {
+        Init => "INIT", Success => "SUCCESS", CouldntSend => "COULDNT_SEND",
+        ClientError => "CLIENT_ERROR", NoReply => "NO_REPLY", DidntNeed => "DIDNT_NEED",
+        ValidateError => "VALIDATE_ERROR", ClientDetached => "CLIENT_DETACHED",
     }
-}
-
-impl Label for ValidateState {
-    fn number(self) -> i64 {
-        self.code()
+    ValidateState {
+        Init => "INIT", Valid => "VALID", Invalid => "INVALID", NoCheck => "NO_CHECK",
+        Inconclusive => "INCONCLUSIVE", TooLate => "TOO_LATE",
     }
-    fn label(self) -> &'static str {
-        match self {
-            ValidateState::Init => "INIT",
-            ValidateState::Valid => "VALID",
-            ValidateState::Invalid => "INVALID",
-            ValidateState::NoCheck => "NO_CHECK",
-            ValidateState::Inconclusive => "INCONCLUSIVE",
-            ValidateState::TooLate => "TOO_LATE",
-        }
-    }
-}
-
-impl Label for FileDeleteState {
-    fn number(self) -> i64 {
-        self.code()
-    }
-    fn label(self) -> &'static str {
-        match self {
-            FileDeleteState::Init => "INIT",
-            FileDeleteState::Ready => "READY",
-            FileDeleteState::Done => "DONE",
-            FileDeleteState::Error => "ERROR",
-        }
-    }
-}
-
-impl Label for AssimilateState {
-    fn number(self) -> i64 {
-        self.code()
-    }
-    fn label(self) -> &'static str {
-        match self {
-            AssimilateState::Init => "INIT",
-            AssimilateState::Ready => "READY",
-            AssimilateState::Done => "DONE",
-        }
-    }
+    FileDeleteState { Init => "INIT", Ready => "READY", Done => "DONE", Error => "ERROR" }
+    AssimilateState { Init => "INIT", Ready => "READY", Done => "DONE" }
 }
 
 /// Display adaptor: `2 (INVALID)`.
@@ -170,25 +157,14 @@ impl<T: Label> fmt::Display for Show<T> {
     }
 }
 
-fn wu_violation(rule: u8, now: Time, wu: &WorkunitRow, message: String) -> Violation {
-    Violation {
-        rule,
-        time: now,
-        entity: WORKUNIT,
-        id: wu.id,
-        name: format!("wu{}", wu.id),
-        message,
-    }
-}
+/// `server_state/outcome/validate_state` of a result, as the spec writes them.
+struct States<'a>(&'a ResultRow);
 
-fn result_violation(rule: u8, now: Time, r: &ResultRow, message: String) -> Violation {
-    Violation {
-        rule,
-        time: now,
-        entity: RESULT,
-        id: r.id,
-        name: result_name(r.workunitid, r.suffix),
-        message,
+impl fmt::Display for States<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        let (s, o, v) = (r.server_state, r.outcome, r.validate_state);
+        write!(f, "{}/{}/{}", s.label(), o.label(), v.label())
     }
 }
 
@@ -230,7 +206,8 @@ impl InvariantChecker {
     /// rule 12 only when `actor` is the transitioner (it holds "after the next T-pass");
     /// rule 13 (a scan of the cache slots) only when `actor` is the feeder or unknown,
     /// since only the feeder fills slots. The "at the moment it was set" parts of rules
-    /// 8 and 9 are checked on the `file_delete_state` INIT → READY audit rows.
+    /// 8 and 9 are checked on the `file_delete_state` INIT → READY audit rows, which
+    /// assumes a call after every step.
     ///
     /// With the audit trail disabled `touched` is empty and nothing is checked; use
     /// [`Self::check_all`] instead. Rule 16 is only checked by [`Self::check_all`].
@@ -243,14 +220,15 @@ impl InvariantChecker {
     ) -> Result<(), Violation> {
         let mut wus = std::mem::take(&mut self.wus);
         wus.clear();
-        let res = self.check_transitions(p, now, touched, &mut wus);
-        let res = res.and_then(|()| {
-            wus.sort_unstable();
-            wus.dedup();
-            let t_pass = actor == Some(Actor::Transitioner);
-            wus.iter()
-                .try_for_each(|&wuid| self.check_wu(p, now, wuid, t_pass))
-        });
+        let res = self
+            .check_transitions(p, now, touched, &mut wus)
+            .and_then(|()| {
+                wus.sort_unstable();
+                wus.dedup();
+                let t_pass = actor == Some(Actor::Transitioner);
+                wus.iter()
+                    .try_for_each(|&wuid| self.check_wu(p, now, wuid, t_pass))
+            });
         self.wus = wus;
         res?;
         if matches!(actor, None | Some(Actor::Feeder)) {
@@ -264,7 +242,7 @@ impl InvariantChecker {
     ///
     /// Rule 16 (host `total_credit` = Σ `granted_credit` of its VALID results) is only
     /// checked while no row has been purged: db_purge deletes results whose credit the
-    /// hosts keep, and the checker does not record what it deleted.
+    /// hosts keep, and the checker does not record what was deleted.
     pub fn check_all(&mut self, p: &Project, now: Time) -> Result<(), Violation> {
         // Forget rows that no longer exist (purged).
         self.hostid.retain(|id, _| p.db.results.get(*id).is_some());
@@ -289,29 +267,26 @@ impl InvariantChecker {
         wus: &mut Vec<WuId>,
     ) -> Result<(), Violation> {
         for t in touched {
+            let purge = t.field == Field::Row && t.new == 0;
             match t.entity {
+                Entity::Workunit if purge => {
+                    self.canonical.remove(&t.id);
+                    self.error_mask.remove(&t.id);
+                }
+                Entity::Result if purge => {
+                    self.hostid.remove(&t.id);
+                }
                 Entity::Workunit => {
-                    if t.field == Field::Row && t.new == 0 {
-                        self.canonical.remove(&t.id);
-                        self.error_mask.remove(&t.id);
-                        continue;
+                    if let Some(wu) = p.db.workunits.get(t.id) {
+                        wus.push(t.id);
+                        check_wu_transition(p, now, wu, t)?;
                     }
-                    let Some(wu) = p.db.workunits.get(t.id) else {
-                        continue;
-                    };
-                    wus.push(t.id);
-                    check_wu_transition(p, now, wu, t)?;
                 }
                 Entity::Result => {
-                    if t.field == Field::Row && t.new == 0 {
-                        self.hostid.remove(&t.id);
-                        continue;
+                    if let Some(r) = p.db.results.get(t.id) {
+                        wus.push(r.workunitid);
+                        check_result_transition(p, now, r, t)?;
                     }
-                    let Some(r) = p.db.results.get(t.id) else {
-                        continue;
-                    };
-                    wus.push(r.workunitid);
-                    check_result_transition(p, now, r, t)?;
                 }
                 Entity::HostAppVersion => {}
             }
@@ -342,55 +317,26 @@ impl InvariantChecker {
         if let Some(&old) = self.canonical.get(&wuid)
             && old != canonical
         {
-            return Err(wu_violation(
-                5,
-                now,
-                wu,
-                format!("canonical_resultid changed from {old} to {canonical}"),
-            ));
+            fail!(5, now, wu: wu, "canonical_resultid changed from {old} to {canonical}");
         }
         if canonical != 0 {
             self.canonical.insert(wuid, canonical);
             if wu.results.binary_search(&canonical).is_err() {
-                return Err(wu_violation(
-                    5,
-                    now,
-                    wu,
-                    format!("canonical_resultid {canonical} is not one of its results"),
-                ));
+                fail!(5, now, wu: wu, "canonical_resultid {canonical} is not one of its results");
             }
             if let Some(c) = p.db.results.get(canonical)
-                && (c.server_state != ServerState::Over
-                    || c.outcome != Outcome::Success
-                    || c.validate_state != ValidateState::Valid)
+                && (c.server_state, c.outcome, c.validate_state)
+                    != (ServerState::Over, Outcome::Success, ValidateState::Valid)
             {
-                return Err(wu_violation(
-                    5,
-                    now,
-                    wu,
-                    format!(
-                        "canonical result {canonical} is server_state = {}, outcome = {}, validate_state = {} (want OVER/SUCCESS/VALID)",
-                        Show(c.server_state),
-                        Show(c.outcome),
-                        Show(c.validate_state)
-                    ),
-                ));
+                fail!(5, now, wu: wu, "canonical result {canonical} is {}", States(c));
             }
         }
 
         // Rule 6: never more results than max_total_results (the transitioner caps
         // creation, in the seed variant too).
-        if wu.results.len() as i64 > wu.max_total_results as i64 {
-            return Err(wu_violation(
-                6,
-                now,
-                wu,
-                format!(
-                    "{} results but max_total_results = {}",
-                    wu.results.len(),
-                    wu.max_total_results
-                ),
-            ));
+        let (n, max) = (wu.results.len(), wu.max_total_results);
+        if n as i64 > max as i64 {
+            fail!(6, now, wu: wu, "{n} results but max_total_results = {max}");
         }
 
         // Rule 7: error_mask bits are only added. The assimilator's assignment of 32
@@ -398,60 +344,37 @@ impl InvariantChecker {
         let old = self.error_mask.get(&wuid).copied().unwrap_or(0);
         let mask = wu.error_mask;
         if old & !mask != 0 {
-            return Err(wu_violation(
-                7,
-                now,
-                wu,
-                format!("error_mask lost bits: was {old}, now {mask}"),
-            ));
+            fail!(7, now, wu: wu, "error_mask lost bits: was {old}, now {mask}");
         }
         if mask & !KNOWN_ERROR_BITS != 0 {
-            return Err(wu_violation(
-                7,
-                now,
-                wu,
-                format!("error_mask = {mask} has undefined bits"),
-            ));
+            fail!(7, now, wu: wu, "error_mask = {mask} has undefined bits");
         }
         if mask != 0 {
             self.error_mask.insert(wuid, mask);
         }
 
-        // Rule 8: file_delete_state(WU) ≥ READY ⇒ assimilate_state = DONE.
+        // Rule 8 (lasting part): file_delete_state(WU) ≥ READY ⇒ assimilate_state = DONE.
         if wu.file_delete_state != FileDeleteState::Init
             && wu.assimilate_state != AssimilateState::Done
             && !q2_reopened(p, wu)
         {
-            return Err(wu_violation(
-                8,
-                now,
-                wu,
-                format!(
-                    "file_delete_state = {} but assimilate_state = {}",
-                    Show(wu.file_delete_state),
-                    Show(wu.assimilate_state)
-                ),
-            ));
+            let (fd, a) = (Show(wu.file_delete_state), Show(wu.assimilate_state));
+            fail!(8, now, wu: wu, "file_delete_state = {fd} but assimilate_state = {a}");
         }
 
         // Rule 10: DONE was preceded by a handler call; DONE ⇒ canonical or error.
         if wu.assimilate_state == AssimilateState::Done {
             if wu.assimilate_count == 0 {
-                return Err(wu_violation(
-                    10,
-                    now,
-                    wu,
-                    "assimilate_state = 2 (DONE) but the handler was never called".into(),
-                ));
+                fail!(
+                    10, now, wu: wu,
+                    "assimilate_state = 2 (DONE) but the handler was never called"
+                );
             }
             if canonical == 0 && mask == 0 {
-                return Err(wu_violation(
-                    10,
-                    now,
-                    wu,
+                fail!(
+                    10, now, wu: wu,
                     "assimilate_state = 2 (DONE) with canonical_resultid = 0 and error_mask = 0"
-                        .into(),
-                ));
+                );
             }
         }
 
@@ -473,70 +396,49 @@ impl InvariantChecker {
     ) -> Result<(), Violation> {
         use Outcome as O;
         use ValidateState as V;
+        let (state, outcome, vs, fd) = (
+            r.server_state,
+            r.outcome,
+            r.validate_state,
+            r.file_delete_state,
+        );
 
         // Rule 1: outcome ≠ INIT ⇔ server_state = OVER. (server_state ∈ {1,2,4,5}
         // holds by construction of `ServerState`.)
-        if (r.outcome != O::Init) != (r.server_state == ServerState::Over) {
-            return Err(result_violation(
-                1,
-                now,
-                r,
-                format!(
-                    "server_state = {} with outcome = {}",
-                    Show(r.server_state),
-                    Show(r.outcome)
-                ),
-            ));
+        if (outcome != O::Init) != (state == ServerState::Over) {
+            fail!(
+                1, now, result: r,
+                "server_state = {} with outcome = {}",
+                Show(state), Show(outcome)
+            );
         }
 
         // Rule 2: IN_PROGRESS or reported ⇒ hostid ≠ 0, sent_time > 0, DB deadline ≥
         // sent_time; reported ⇒ received_time ≥ sent_time. "Reported" = a report was
-        // accepted (SUCCESS, CLIENT_ERROR, and VALIDATE_ERROR which the validator makes
+        // accepted (SUCCESS, CLIENT_ERROR, and VALIDATE_ERROR, which the validator makes
         // of a SUCCESS), a detach was recorded (CLIENT_DETACHED), or received_time set.
         let reported = r.received_time != 0
             || matches!(
-                r.outcome,
+                outcome,
                 O::Success | O::ClientError | O::ValidateError | O::ClientDetached
             );
-        if r.server_state == ServerState::InProgress || reported {
+        if state == ServerState::InProgress || reported {
             let what = if reported { "reported" } else { "IN_PROGRESS" };
+            let (sent, deadline, received) = (r.sent_time, r.report_deadline, r.received_time);
             if r.hostid == 0 {
-                return Err(result_violation(
-                    2,
-                    now,
-                    r,
-                    format!("{what} but hostid = 0"),
-                ));
+                fail!(2, now, result: r, "{what} but hostid = 0");
             }
-            if r.sent_time <= 0 {
-                return Err(result_violation(
-                    2,
-                    now,
-                    r,
-                    format!("{what} but sent_time = {}", r.sent_time),
-                ));
+            if sent <= 0 {
+                fail!(2, now, result: r, "{what} but sent_time = {sent}");
             }
-            if r.report_deadline < r.sent_time {
-                return Err(result_violation(
-                    2,
-                    now,
-                    r,
-                    format!(
-                        "report_deadline = {} < sent_time = {}",
-                        r.report_deadline, r.sent_time
-                    ),
-                ));
+            if deadline < sent {
+                fail!(2, now, result: r, "report_deadline = {deadline} < sent_time = {sent}");
             }
-            if reported && r.received_time < r.sent_time {
-                return Err(result_violation(
-                    2,
-                    now,
-                    r,
-                    format!(
-                        "reported with received_time = {} < sent_time = {}",
-                        r.received_time, r.sent_time
-                    ),
-                ));
+            if reported && received < sent {
+                fail!(
+                    2, now, result: r,
+                    "reported with received_time = {received} < sent_time = {sent}"
+                );
             }
         }
 
@@ -546,113 +448,66 @@ impl InvariantChecker {
             && old != r.hostid
             && let Err(why) = same_user(p, old, r.hostid)
         {
-            return Err(result_violation(
-                3,
-                now,
-                r,
-                format!("hostid changed from {old} to {}: {why}", r.hostid),
-            ));
+            fail!(3, now, result: r, "hostid changed from {old} to {}: {why}", r.hostid);
         }
         if r.hostid != 0 {
             self.hostid.insert(r.id, r.hostid);
         }
 
         // Rule 4.
-        if r.validate_state == V::Valid && r.outcome != O::Success {
-            return Err(result_violation(
-                4,
-                now,
-                r,
-                format!(
-                    "validate_state = 1 (VALID) but outcome = {}",
-                    Show(r.outcome)
-                ),
-            ));
+        if vs == V::Valid && outcome != O::Success {
+            fail!(4, now, result: r, "validate_state = 1 (VALID) but outcome = {}", Show(outcome));
         }
-        if r.granted_credit > 0.0 && r.validate_state != V::Valid {
-            return Err(result_violation(
-                4,
-                now,
-                r,
-                format!(
-                    "granted_credit > 0 but validate_state = {}",
-                    Show(r.validate_state)
-                ),
-            ));
+        if r.granted_credit > 0.0 && vs != V::Valid {
+            fail!(4, now, result: r, "granted_credit > 0 but validate_state = {}", Show(vs));
         }
-        if matches!(r.outcome, O::ClientError | O::ValidateError) && r.validate_state != V::Invalid
-        {
-            return Err(result_violation(
-                4,
-                now,
-                r,
-                format!(
-                    "outcome = {} but validate_state = {} (want 2 (INVALID))",
-                    Show(r.outcome),
-                    Show(r.validate_state)
-                ),
-            ));
+        if matches!(outcome, O::ClientError | O::ValidateError) && vs != V::Invalid {
+            fail!(
+                4, now, result: r,
+                "outcome = {} but validate_state = {}",
+                Show(outcome), Show(vs)
+            );
         }
-        if matches!(r.validate_state, V::Inconclusive | V::NoCheck | V::TooLate)
-            && r.outcome != O::Success
-        {
-            return Err(result_violation(
-                4,
-                now,
-                r,
-                format!(
-                    "validate_state = {} but outcome = {}",
-                    Show(r.validate_state),
-                    Show(r.outcome)
-                ),
-            ));
+        if matches!(vs, V::Inconclusive | V::NoCheck | V::TooLate) && outcome != O::Success {
+            fail!(
+                4, now, result: r,
+                "validate_state = {} but outcome = {}",
+                Show(vs), Show(outcome)
+            );
         }
 
         // Rule 9 (lasting part): file_delete_state ≥ READY ⇒ WU assimilated, outcome
         // CLIENT_ERROR or SUCCESS, SUCCESS ⇒ validated.
-        if r.file_delete_state != FileDeleteState::Init {
+        if fd != FileDeleteState::Init {
             if wu.assimilate_state != AssimilateState::Done && !q2_reopened(p, wu) {
-                return Err(result_violation(
-                    9,
-                    now,
-                    r,
-                    format!(
-                        "file_delete_state = {} but its workunit's assimilate_state = {}",
-                        Show(r.file_delete_state),
-                        Show(wu.assimilate_state)
-                    ),
-                ));
+                let a = Show(wu.assimilate_state);
+                fail!(
+                    9, now, result: r,
+                    "file_delete_state = {} but its workunit's assimilate_state = {a}",
+                    Show(fd)
+                );
             }
             // Narrowed: with quirk Q6 switched off (`keep_files_of_unused = false`)
             // the transitioner also deletes the files of NO_REPLY, DIDNT_NEED,
             // VALIDATE_ERROR and CLIENT_DETACHED results (spec backend §5 Q6).
-            let outcome_ok = match r.outcome {
+            let outcome_ok = match outcome {
                 O::ClientError | O::Success => true,
                 O::Init | O::CouldntSend => false,
                 _ => !p.sw.keep_files_of_unused,
             };
             if !outcome_ok {
-                return Err(result_violation(
-                    9,
-                    now,
-                    r,
-                    format!(
-                        "file_delete_state = {} with outcome = {}",
-                        Show(r.file_delete_state),
-                        Show(r.outcome)
-                    ),
-                ));
+                fail!(
+                    9, now, result: r,
+                    "file_delete_state = {} with outcome = {}",
+                    Show(fd), Show(outcome)
+                );
             }
-            if r.outcome == O::Success && r.validate_state == V::Init {
-                return Err(result_violation(
-                    9,
-                    now,
-                    r,
-                    format!(
-                        "file_delete_state = {} on a SUCCESS result with validate_state = 0 (INIT)",
-                        Show(r.file_delete_state)
-                    ),
-                ));
+            if outcome == O::Success && vs == V::Init {
+                fail!(
+                    9, now, result: r,
+                    "file_delete_state = {} on a SUCCESS result with validate_state = 0 (INIT)",
+                    Show(fd)
+                );
             }
         }
         Ok(())
@@ -671,30 +526,22 @@ impl InvariantChecker {
         if !per_host || wu.results.len() < 2 {
             return Ok(());
         }
-        let keys: [(&str, fn(&ResultRow) -> u32); 2] =
-            [("host", |r| r.hostid), ("user", |r| r.userid)];
+        let keys: [RowKey; 2] = [("host", |r| r.hostid), ("user", |r| r.userid)];
         let checks = if per_user { &keys[..] } else { &keys[..1] };
         for &(what, key) in checks {
             self.pairs.clear();
-            for &rid in &wu.results {
-                if let Some(r) = p.db.results.get(rid) {
-                    let k = key(r);
-                    if k != 0 {
-                        self.pairs.push((k, rid));
-                    }
+            for r in wu.results.iter().filter_map(|&rid| p.db.results.get(rid)) {
+                if key(r) != 0 {
+                    self.pairs.push((key(r), r.id));
                 }
             }
             self.pairs.sort_unstable();
             if let Some(w) = self.pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-                return Err(wu_violation(
-                    14,
-                    now,
-                    wu,
-                    format!(
-                        "results {} and {} both belong to {what} {} (one_result_per_{what}_per_wu)",
-                        w[0].1, w[1].1, w[0].0
-                    ),
-                ));
+                let ((k, a), (_, b)) = (w[0], w[1]);
+                fail!(
+                    14, now, wu: wu,
+                    "results {a} and {b} both belong to {what} {k} (one_result_per_{what}_per_wu)"
+                );
             }
         }
         Ok(())
@@ -706,6 +553,11 @@ impl InvariantChecker {
     fn check_cache(&mut self, p: &Project, now: Time, feeder_step: bool) -> Result<(), Violation> {
         let slots = &p.feeder.slots;
         let compare = feeder_step && self.slots_seen && self.slots.len() == slots.len();
+        // Most feeder passes change nothing: skip the scan then (the slots' results
+        // were checked when they were added).
+        if compare && self.slots == *slots {
+            return Ok(());
+        }
         self.pairs.clear();
         for (i, slot) in slots.iter().enumerate() {
             let Some(rid) = *slot else { continue };
@@ -718,10 +570,8 @@ impl InvariantChecker {
                 let message = if !r.in_cache {
                     format!("slot holds result {rid} ({name}) whose in_cache is false")
                 } else {
-                    format!(
-                        "slot was filled with result {rid} ({name}) in server_state = {}",
-                        Show(r.server_state)
-                    )
+                    let s = Show(r.server_state);
+                    format!("slot was filled with result {rid} ({name}) in server_state = {s}")
                 };
                 return Err(cache_violation(now, i, message));
             }
@@ -729,11 +579,9 @@ impl InvariantChecker {
         }
         self.pairs.sort_unstable();
         if let Some(w) = self.pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(cache_violation(
-                now,
-                w[1].1 as usize,
-                format!("result {} is also in slot {}", w[0].0, w[0].1),
-            ));
+            let ((rid, first), (_, second)) = (w[0], w[1]);
+            let message = format!("result {rid} is also in slot {first}");
+            return Err(cache_violation(now, second as usize, message));
         }
         self.slots.clear();
         self.slots.extend_from_slice(slots);
@@ -742,13 +590,17 @@ impl InvariantChecker {
     }
 }
 
+/// A named key of a result row (rule 14).
+type RowKey = (&'static str, fn(&ResultRow) -> u32);
+
 fn cache_violation(now: Time, slot: usize, message: String) -> Violation {
+    let name = format!("slot {slot}");
     Violation {
         rule: 13,
         time: now,
         entity: CACHE,
         id: slot as u32,
-        name: format!("slot {slot}"),
+        name,
         message,
     }
 }
@@ -780,6 +632,13 @@ fn same_user(p: &Project, old: HostId, new: HostId) -> Result<(), String> {
     }
 }
 
+/// Whether an audit row is `file_delete_state` INIT → READY (the transitioner's flag).
+fn flags_deletion(t: &Transition) -> bool {
+    t.field == Field::FileDeleteState
+        && t.old == FileDeleteState::Init.code()
+        && t.new == FileDeleteState::Ready.code()
+}
+
 /// Checks on one audit row of a workunit: rules 5, 7 (with the actor), 8 ("at the
 /// moment it was set") and 10 (DONE is only set by the assimilator).
 fn check_wu_transition(
@@ -788,84 +647,51 @@ fn check_wu_transition(
     wu: &WorkunitRow,
     t: &Transition,
 ) -> Result<(), Violation> {
-    let actor = t.actor.name();
+    let (actor, old, new) = (t.actor.name(), t.old, t.new);
     match t.field {
-        Field::CanonicalResultid if t.old != 0 => Err(wu_violation(
-            5,
-            now,
-            wu,
-            format!(
-                "{actor} changed canonical_resultid from {} to {}",
-                t.old, t.new
-            ),
-        )),
+        Field::CanonicalResultid if old != 0 => {
+            fail!(5, now, wu: wu, "{actor} changed canonical_resultid from {old} to {new}");
+        }
         Field::ErrorMask => {
-            if t.old & !t.new != 0 {
-                return Err(wu_violation(
-                    7,
-                    now,
-                    wu,
-                    format!("{actor} removed error_mask bits: {} -> {}", t.old, t.new),
-                ));
+            if old & !new != 0 {
+                fail!(7, now, wu: wu, "{actor} removed error_mask bits: {old} -> {new}");
             }
-            if t.actor == Actor::Assimilator
-                && !(t.old == 0 && t.new == error_mask::NO_CANONICAL_RESULT as i64)
-            {
-                return Err(wu_violation(
-                    7,
-                    now,
-                    wu,
-                    format!(
-                        "assimilator set error_mask {} -> {} (it may only assign 32 to a mask of 0)",
-                        t.old, t.new
-                    ),
-                ));
+            let assigned_32 = old == 0 && new == error_mask::NO_CANONICAL_RESULT as i64;
+            if t.actor == Actor::Assimilator && !assigned_32 {
+                fail!(
+                    7, now, wu: wu,
+                    "assimilator set error_mask {old} -> {new} (only 0 -> 32 is allowed)"
+                );
             }
-            Ok(())
         }
         Field::AssimilateState
-            if t.new == AssimilateState::Done.code() && t.actor != Actor::Assimilator =>
+            if new == AssimilateState::Done.code() && t.actor != Actor::Assimilator =>
         {
-            Err(wu_violation(
-                10,
-                now,
-                wu,
-                format!("{actor} set assimilate_state = 2 (DONE) without a handler call"),
-            ))
+            fail!(
+                10, now, wu: wu,
+                "{actor} set assimilate_state = 2 (DONE) without a handler call"
+            );
         }
-        Field::FileDeleteState
-            if t.old == FileDeleteState::Init.code() && t.new == FileDeleteState::Ready.code() =>
-        {
+        _ if flags_deletion(t) => {
             if wu.assimilate_state != AssimilateState::Done {
-                return Err(wu_violation(
-                    8,
-                    now,
-                    wu,
-                    format!(
-                        "{actor} set file_delete_state = 1 (READY) with assimilate_state = {}",
-                        Show(wu.assimilate_state)
-                    ),
-                ));
+                let a = Show(wu.assimilate_state);
+                fail!(
+                    8, now, wu: wu,
+                    "{actor} set file_delete_state = 1 (READY) with assimilate_state = {a}"
+                );
             }
-            match first_unfinished(p, wu) {
-                Some(r) => Err(wu_violation(
-                    8,
-                    now,
-                    wu,
-                    format!(
-                        "{actor} set file_delete_state = 1 (READY) while result {} ({}) is {}/{}/{}",
-                        r.id,
-                        result_name(r.workunitid, r.suffix),
-                        Show(r.server_state),
-                        Show(r.outcome),
-                        Show(r.validate_state)
-                    ),
-                )),
-                None => Ok(()),
+            if let Some(r) = first_unfinished(p, wu) {
+                let name = result_name(r.workunitid, r.suffix);
+                fail!(
+                    8, now, wu: wu,
+                    "{actor} set file_delete_state = 1 (READY) while result {} ({name}) is {}",
+                    r.id, States(r)
+                );
             }
         }
-        _ => Ok(()),
+        _ => {}
     }
+    Ok(())
 }
 
 /// Checks on one audit row of a result: rule 3 (with the actor) and rule 9's "canonical
@@ -876,52 +702,27 @@ fn check_result_transition(
     r: &ResultRow,
     t: &Transition,
 ) -> Result<(), Violation> {
-    match t.field {
-        Field::Hostid if t.old != 0 => {
-            if let Err(why) = same_user(p, t.old as HostId, t.new as HostId) {
-                return Err(result_violation(
-                    3,
-                    now,
-                    r,
-                    format!(
-                        "{} changed hostid from {} to {}: {why}",
-                        t.actor.name(),
-                        t.old,
-                        t.new
-                    ),
-                ));
-            }
-            Ok(())
-        }
-        Field::FileDeleteState
-            if t.old == FileDeleteState::Init.code() && t.new == FileDeleteState::Ready.code() =>
-        {
-            let Some(wu) = p.db.workunits.get(r.workunitid) else {
-                return Ok(());
-            };
-            if wu.canonical_resultid != r.id {
-                return Ok(());
-            }
-            match first_unfinished(p, wu) {
-                Some(o) => Err(result_violation(
-                    9,
-                    now,
-                    r,
-                    format!(
-                        "{} set file_delete_state = 1 (READY) on the canonical result while result {} ({}) is {}/{}/{}",
-                        t.actor.name(),
-                        o.id,
-                        result_name(o.workunitid, o.suffix),
-                        Show(o.server_state),
-                        Show(o.outcome),
-                        Show(o.validate_state)
-                    ),
-                )),
-                None => Ok(()),
-            }
-        }
-        _ => Ok(()),
+    let (actor, old, new) = (t.actor.name(), t.old, t.new);
+    if t.field == Field::Hostid
+        && old != 0
+        && let Err(why) = same_user(p, old as HostId, new as HostId)
+    {
+        fail!(3, now, result: r, "{actor} changed hostid from {old} to {new}: {why}");
     }
+    if flags_deletion(t)
+        && let Some(wu) = p.db.workunits.get(r.workunitid)
+        && wu.canonical_resultid == r.id
+        && let Some(o) = first_unfinished(p, wu)
+    {
+        let name = result_name(o.workunitid, o.suffix);
+        fail!(
+            9, now, result: r,
+            "{actor} set file_delete_state = 1 (READY) on the canonical result \
+                while result {} ({name}) is {}",
+            o.id, States(o)
+        );
+    }
+    Ok(())
 }
 
 /// The first result of `wu` that is not OVER, or OVER+SUCCESS still awaiting
@@ -951,11 +752,12 @@ fn first_unfinished<'a>(p: &'a Project, wu: &WorkunitRow) -> Option<&'a ResultRo
 ///   `report_grace_period`: an unresendable lost result gets DB deadline
 ///   `now − 1 + grace` but WU `tt = min(tt, now − 1 + 2×grace)` (spec backend §2.4.5).
 fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
+    let tt = wu.transition_time;
     if wu.canonical_resultid != 0
         || wu.error_mask != 0
         || wu.transitioner_flags == 1
         || !p.sw.modern_transition_time
-        || wu.transition_time <= now
+        || tt <= now
     {
         return Ok(());
     }
@@ -964,25 +766,15 @@ fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(),
     } else {
         0
     };
-    for &rid in &wu.results {
-        let Some(r) = p.db.results.get(rid) else {
-            continue;
-        };
-        if r.server_state == ServerState::InProgress
-            && wu.transition_time > r.report_deadline + slack
-        {
-            return Err(wu_violation(
-                11,
-                now,
-                wu,
-                format!(
-                    "transition_time = {} is after the report_deadline = {} of IN_PROGRESS result {} ({})",
-                    wu.transition_time,
-                    r.report_deadline,
-                    rid,
-                    result_name(r.workunitid, r.suffix)
-                ),
-            ));
+    for r in wu.results.iter().filter_map(|&rid| p.db.results.get(rid)) {
+        if r.server_state == ServerState::InProgress && tt > r.report_deadline + slack {
+            let (id, name, deadline) =
+                (r.id, result_name(r.workunitid, r.suffix), r.report_deadline);
+            fail!(
+                11, now, wu: wu,
+                "transition_time = {tt} is after the report_deadline = {deadline} \
+                    of IN_PROGRESS result {id} ({name})"
+            );
         }
     }
     Ok(())
@@ -992,37 +784,34 @@ fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(),
 /// counted as the transitioner counts them (spec backend §2.2 step 2; seed §5 row 7),
 /// and only where the transitioner runs its error checks (quirk Q1 switch).
 fn check_error_count(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
-    if wu.transitioner_flags == 1 || !(p.sw.errors_after_canonical || wu.canonical_resultid == 0) {
+    let checked = p.sw.errors_after_canonical || wu.canonical_resultid == 0;
+    if wu.transitioner_flags == 1 || !checked {
         return Ok(());
     }
     let modern = p.sw.modern_error_count;
+    let is_error = |r: &&ResultRow| {
+        r.server_state == ServerState::Over
+            && match r.outcome {
+                Outcome::ClientError => {
+                    !(modern && r.exit_status == exit_status::EXIT_ABORTED_VIA_GUI)
+                }
+                Outcome::ValidateError => modern,
+                _ => false,
+            }
+    };
     let nerrors = wu
         .results
         .iter()
         .filter_map(|&rid| p.db.results.get(rid))
-        .filter(|r| {
-            r.server_state == ServerState::Over
-                && match r.outcome {
-                    Outcome::ClientError => {
-                        !(modern && r.exit_status == exit_status::EXIT_ABORTED_VIA_GUI)
-                    }
-                    Outcome::ValidateError => modern,
-                    _ => false,
-                }
-        })
+        .filter(is_error)
         .count();
-    if nerrors as i64 > wu.max_error_results as i64
-        && wu.error_mask & error_mask::TOO_MANY_ERROR_RESULTS == 0
-    {
-        return Err(wu_violation(
-            12,
-            now,
-            wu,
-            format!(
-                "{nerrors} errors > max_error_results = {} after a T-pass but error_mask = {} lacks bit 2",
-                wu.max_error_results, wu.error_mask
-            ),
-        ));
+    let (max, mask) = (wu.max_error_results, wu.error_mask);
+    if nerrors as i64 > max as i64 && mask & error_mask::TOO_MANY_ERROR_RESULTS == 0 {
+        fail!(
+            12, now, wu: wu,
+            "{nerrors} errors > max_error_results = {max} after a T-pass \
+                but error_mask = {mask} lacks bit 2"
+        );
     }
     Ok(())
 }
@@ -1034,30 +823,23 @@ fn check_equal_credit(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Vi
     if p.cfg.validator.grant_claimed_credit {
         return Ok(());
     }
-    let mut first: Option<&ResultRow> = None;
-    for &rid in &wu.results {
-        let Some(r) = p.db.results.get(rid) else {
-            continue;
-        };
-        if r.validate_state != ValidateState::Valid {
-            continue;
-        }
-        match first {
-            None => first = Some(r),
-            Some(f) => {
-                let (a, b) = (f.granted_credit, r.granted_credit);
-                if (a - b).abs() > 1e-9 * a.abs().max(b.abs()) {
-                    return Err(wu_violation(
-                        15,
-                        now,
-                        wu,
-                        format!(
-                            "VALID results {} and {} were granted {a} and {b}",
-                            f.id, r.id
-                        ),
-                    ));
-                }
-            }
+    let mut valid = wu
+        .results
+        .iter()
+        .filter_map(|&rid| p.db.results.get(rid))
+        .filter(|r| r.validate_state == ValidateState::Valid);
+    let Some(first) = valid.next() else {
+        return Ok(());
+    };
+    let a = first.granted_credit;
+    for r in valid {
+        let b = r.granted_credit;
+        if (a - b).abs() > 1e-9 * a.abs().max(b.abs()) {
+            fail!(
+                15, now, wu: wu,
+                "VALID results {} and {} were granted {a} and {b}",
+                first.id, r.id
+            );
         }
     }
     Ok(())
@@ -1069,33 +851,37 @@ fn check_equal_credit(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Vi
 /// are not checked: the simulator keeps no USER or TEAM rows. Tolerance: 1e-6
 /// relative, as the host sum is accumulated in validation order.
 fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
+    // Ids are handed out densely from 1, so a table without removals has next − 1 rows.
     let purged = |next: u32, len: usize| next as usize - 1 != len;
-    if purged(p.db.workunits.next_id(), p.db.workunits.len())
-        || purged(p.db.results.next_id(), p.db.results.len())
+    let db = &p.db;
+    if purged(db.workunits.next_id(), db.workunits.len())
+        || purged(db.results.next_id(), db.results.len())
     {
         return Ok(());
     }
-    let mut sums = vec![0.0f64; p.db.hosts.next_id() as usize];
-    for (_, r) in p.db.results.iter() {
+    let mut sums = vec![0.0f64; db.hosts.next_id() as usize];
+    for (_, r) in db.results.iter() {
         if r.validate_state == ValidateState::Valid
             && let Some(s) = sums.get_mut(r.hostid as usize)
         {
             *s += r.granted_credit;
         }
     }
-    for (hid, h) in p.db.hosts.iter() {
+    for (hid, h) in db.hosts.iter() {
         let sum = sums[hid as usize];
         if (h.total_credit - sum).abs() > 1e-6 * sum.abs().max(1.0) {
+            let message = format!(
+                "total_credit = {} but its VALID results were granted {sum} in all",
+                h.total_credit
+            );
+            let name = String::new();
             return Err(Violation {
                 rule: 16,
                 time: now,
                 entity: HOST,
                 id: hid,
-                name: String::new(),
-                message: format!(
-                    "total_credit = {} but its VALID results were granted {sum} in all",
-                    h.total_credit
-                ),
+                name,
+                message,
             });
         }
     }
@@ -1104,20 +890,21 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
 
 /// Checks the eventual invariants, rules 17–21 of spec backend §3, which hold at
 /// quiescence: no host will report, all deadlines have passed, and the daemons have
-/// run until nothing changes. Meant for tests and scenario ends; `now` in the
-/// violations is the project's `db.now`.
+/// run until nothing changes. Meant for tests and scenario ends; the violation's time
+/// is the project's `db.now`. Per workunit, lower rule numbers are reported first.
 ///
 /// * 17: every WU has a canonical result or an error (or is `TRANSITION_NONE`).
 /// * 18: every result OVER; every WU `need_validate = 0`, assimilated, tt = INT_MAX.
-/// * 19: file deletion finished: WU and the results whose files the transitioner flags
-///   (CLIENT_ERROR; SUCCESS once validated — VALID/INVALID only in the seed variant;
-///   with Q6 off also the other reported outcomes) are DONE, the rest INIT. ERROR is
-///   accepted when deletion failures are injected (`file_deleter.failure_prob > 0`),
-///   READY when the file deleter has no periodic pass. With db_purge on, no WU with
-///   `file_delete_state = DONE` remains (without injected errors: no rows remain).
+/// * 19: file deletion finished: the WU and the results whose files the transitioner
+///   flags (CLIENT_ERROR; SUCCESS once validated, only VALID/INVALID in the seed
+///   variant; with Q6 off also the other reported outcomes) are DONE, the others INIT.
+///   ERROR is accepted when deletion failures are injected
+///   (`file_deleter.failure_prob > 0`), READY when the file deleter has no periodic
+///   pass. With db_purge on, no WU with `file_delete_state = DONE` remains (so, without
+///   injected errors, no rows remain).
 /// * 20: each WU assimilated exactly once; twice is accepted for quirk Q2 (error
 ///   first, canonical later). A handler that returned `DEFER_ASSIMILATION` also
-///   counts in `assimilate_count`, so scenarios that defer must not use this rule.
+///   counts in `assimilate_count`, so scenarios that defer must not rely on this rule.
 /// * 21: no SUCCESS result with `validate_state = INIT`.
 ///
 /// `TRANSITION_NONE` workunits are skipped by the workunit parts of 18–20 as by 17.
@@ -1132,122 +919,77 @@ pub fn check_quiescent(p: &Project) -> Result<(), Violation> {
         FileDeleteState::Ready => !deleter_on,
         FileDeleteState::Init => false,
     };
+    // Whether the transitioner flags a result's files (spec backend §2.2 step 8).
+    let flagged = |r: &ResultRow| match r.outcome {
+        Outcome::ClientError => true,
+        Outcome::Success if p.sw.delete_any_validated => r.validate_state != ValidateState::Init,
+        Outcome::Success => matches!(
+            r.validate_state,
+            ValidateState::Valid | ValidateState::Invalid
+        ),
+        Outcome::Init | Outcome::CouldntSend => false,
+        _ => !p.sw.keep_files_of_unused,
+    };
     for (_, wu) in p.db.workunits.iter() {
+        let results = || wu.results.iter().filter_map(|&rid| p.db.results.get(rid));
         let broadcast = wu.transitioner_flags == 1;
         if !broadcast && wu.canonical_resultid == 0 && wu.error_mask == 0 {
-            return Err(wu_violation(
-                17,
-                now,
-                wu,
-                "neither a canonical result nor an error".into(),
-            ));
+            fail!(17, now, wu: wu, "neither a canonical result nor an error");
         }
-        for &rid in &wu.results {
-            let Some(r) = p.db.results.get(rid) else {
-                continue;
-            };
+        for r in results() {
             if r.server_state != ServerState::Over {
-                return Err(result_violation(
-                    18,
-                    now,
-                    r,
-                    format!("server_state = {} at quiescence", Show(r.server_state)),
-                ));
+                fail!(18, now, result: r, "server_state = {} at quiescence", Show(r.server_state));
             }
-            if r.is_success_init() {
-                return Err(result_violation(
-                    21,
-                    now,
-                    r,
-                    "SUCCESS result still has validate_state = 0 (INIT)".into(),
-                ));
+        }
+        if !broadcast {
+            if wu.need_validate || wu.assimilate_state != AssimilateState::Done {
+                let (nv, a) = (wu.need_validate as u8, Show(wu.assimilate_state));
+                fail!(
+                    18, now, wu: wu,
+                    "need_validate = {nv}, assimilate_state = {a} at quiescence"
+                );
             }
-            let flagged = match r.outcome {
-                Outcome::ClientError => true,
-                Outcome::Success if p.sw.delete_any_validated => {
-                    r.validate_state != ValidateState::Init
-                }
-                Outcome::Success => matches!(
-                    r.validate_state,
-                    ValidateState::Valid | ValidateState::Invalid
-                ),
-                Outcome::Init | Outcome::CouldntSend => false,
-                _ => !p.sw.keep_files_of_unused,
-            };
-            let ok = if flagged {
-                fd_final(r.file_delete_state)
-            } else {
-                r.file_delete_state == FileDeleteState::Init
-            };
-            if !ok && !broadcast {
-                return Err(result_violation(
-                    19,
-                    now,
-                    r,
-                    format!(
-                        "file_delete_state = {} at quiescence with outcome = {}, validate_state = {}",
+            if wu.transition_time != INT_MAX {
+                fail!(18, now, wu: wu, "transition_time = {} at quiescence", wu.transition_time);
+            }
+            for r in results() {
+                let ok = if flagged(r) {
+                    fd_final(r.file_delete_state)
+                } else {
+                    r.file_delete_state == FileDeleteState::Init
+                };
+                if !ok {
+                    let (fd, o, v) = (
                         Show(r.file_delete_state),
                         Show(r.outcome),
-                        Show(r.validate_state)
-                    ),
-                ));
+                        Show(r.validate_state),
+                    );
+                    fail!(
+                        19, now, result: r,
+                        "file_delete_state = {fd} at quiescence \
+                            (outcome = {o}, validate_state = {v})"
+                    );
+                }
             }
-        }
-        if broadcast {
-            continue;
-        }
-        if wu.need_validate || wu.assimilate_state != AssimilateState::Done {
-            return Err(wu_violation(
-                18,
-                now,
-                wu,
-                format!(
-                    "need_validate = {}, assimilate_state = {} at quiescence",
-                    wu.need_validate as u8,
-                    Show(wu.assimilate_state)
-                ),
-            ));
-        }
-        if wu.transition_time != INT_MAX {
-            return Err(wu_violation(
-                18,
-                now,
-                wu,
-                format!("transition_time = {} at quiescence", wu.transition_time),
-            ));
-        }
-        if !fd_final(wu.file_delete_state) {
-            return Err(wu_violation(
-                19,
-                now,
-                wu,
-                format!(
+            if !fd_final(wu.file_delete_state) {
+                fail!(
+                    19, now, wu: wu,
                     "file_delete_state = {} at quiescence",
                     Show(wu.file_delete_state)
-                ),
-            ));
+                );
+            }
+            if purge_on && wu.file_delete_state == FileDeleteState::Done {
+                fail!(19, now, wu: wu, "files deleted but not purged although db_purge is on");
+            }
+            let q2 = p.sw.validate_after_error && wu.error_mask != 0 && wu.canonical_resultid != 0;
+            let n = wu.assimilate_count;
+            if n == 0 || n > 1 + u32::from(q2) {
+                let expected = if q2 { "1 or 2 (quirk Q2)" } else { "1" };
+                fail!(20, now, wu: wu, "assimilated {n} times (expected {expected})");
+            }
         }
-        if purge_on && wu.file_delete_state == FileDeleteState::Done {
-            return Err(wu_violation(
-                19,
-                now,
-                wu,
-                "files deleted but not purged although db_purge is on".into(),
-            ));
-        }
-        let q2 = p.sw.validate_after_error && wu.error_mask != 0 && wu.canonical_resultid != 0;
-        let max = if q2 { 2 } else { 1 };
-        if wu.assimilate_count == 0 || wu.assimilate_count > max {
-            return Err(wu_violation(
-                20,
-                now,
-                wu,
-                format!(
-                    "assimilated {} times (expected {})",
-                    wu.assimilate_count,
-                    if q2 { "1 or 2 (quirk Q2)" } else { "1" }
-                ),
-            ));
+        if let Some(r) = results().find(|r| r.is_success_init()) {
+            fail!(21, now, result: r, "SUCCESS result still has validate_state = 0 (INIT)");
         }
     }
     Ok(())
@@ -1489,7 +1231,8 @@ mod tests {
         let err = InvariantChecker::new().check_all(&p, 502).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "invariant 4 violated at t=502: result 3 (wu2_0): granted_credit > 0 but validate_state = 2 (INVALID)"
+            "invariant 4 violated at t=502: result 3 (wu2_0): \
+             granted_credit > 0 but validate_state = 2 (INVALID)"
         );
         assert_eq!((err.entity, err.id), (RESULT, 3));
     }

@@ -124,7 +124,8 @@ pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Re
     // Step 5: day boundary with the host's random offset.
     let offset = (host.day_offset * DAY_SECS as f64) as Time;
     let prev = host.rpc_time;
-    let new_day = prev == 0 || (prev + offset).div_euclid(DAY_SECS) != (now + offset).div_euclid(DAY_SECS);
+    let new_day =
+        prev == 0 || (prev + offset).div_euclid(DAY_SECS) != (now + offset).div_euclid(DAY_SECS);
     let prev_rpc = prev;
     // Step 6: HAV quota initialisation and daily reset.
     let q = p.daily_result_quota();
@@ -252,7 +253,8 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
             (ServerState::Over, _) | (ServerState::Unsent | ServerState::Inactive, _) => continue,
             (ServerState::InProgress, _) => {}
         }
-        let detached_exempt = !p.sw.detached_reports_rejected && r.outcome == Outcome::ClientDetached;
+        let detached_exempt =
+            !p.sw.detached_reports_rejected && r.outcome == Outcome::ClientDetached;
         if r.received_time != 0 && !detached_exempt {
             continue;
         }
@@ -293,8 +295,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         r.output_status = rep.output_status;
         let av = r.app_version_id;
         p.db.set_server_state(ACTOR, rid, ServerState::Over);
-        let success =
-            rep.client_state == client_state::FILES_UPLOADED && rep.exit_status == 0;
+        let success = rep.client_state == client_state::FILES_UPLOADED && rep.exit_status == 0;
         if success {
             p.db.set_outcome(ACTOR, rid, Outcome::Success);
             if p.cfg.validator.credit == super::config::CreditScheme::Classic {
@@ -305,7 +306,10 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
                 // Seed (§5 row 19): the scheduler sets TOO_LATE itself.
                 let c = p.db.wu(wuid).canonical_resultid;
                 if c != 0
-                    && p.db.results.get(c).is_some_and(|c| c.file_delete_state == FileDeleteState::Done)
+                    && p.db
+                        .results
+                        .get(c)
+                        .is_some_and(|c| c.file_delete_state == FileDeleteState::Done)
                 {
                     p.db.set_validate_state(ACTOR, rid, ValidateState::TooLate);
                 }
@@ -469,7 +473,8 @@ fn infeasible_fast(
     {
         let mut o = (db as f64 * cfg.reliable_reduced_delay_bound) as i64;
         let two = (2.0 * est_dur(p, hostid, wu.rsc_fpops_est)) as i64;
-        if two > o && two < db && (two as f64) < 2.0 * db as f64 * cfg.reliable_reduced_delay_bound {
+        if two > o && two < db && (two as f64) < 2.0 * db as f64 * cfg.reliable_reduced_delay_bound
+        {
             o = two;
         }
         (o, db)
@@ -508,7 +513,9 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
     let mut cands: Vec<(i64, usize, ResultId)> = Vec::with_capacity(nslots);
     for k in 0..nslots {
         let slot = (offset + k) % nslots;
-        let Some(rid) = p.feeder.slots[slot] else { continue };
+        let Some(rid) = p.feeder.slots[slot] else {
+            continue;
+        };
         let r = p.db.result(rid);
         let need_reliable = p.sw.scheduler_features
             && cfg.reliable_on_priority != 0
@@ -522,7 +529,11 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         }
         cands.push((score, k, rid));
     }
-    cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Stable order: score descending, then scan order. Most projects give every job
+    // the same score, and then the scan order already is the answer.
+    if cands.windows(2).any(|w| w[0].0 != w[1].0) {
+        cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    }
     // Step 2: send in score order.
     let max_in_progress = if cfg.max_wus_in_progress > 0 {
         (cfg.max_wus_in_progress * st.ncpus) as usize
@@ -530,7 +541,10 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         usize::MAX
     };
     for (_, k, rid) in cands {
-        if st.work_req <= 0.0 || reply.jobs.len() >= max_per_rpc || reply.jobs.len() as u32 >= st.max_jobs {
+        if st.work_req <= 0.0
+            || reply.jobs.len() >= max_per_rpc
+            || reply.jobs.len() as u32 >= st.max_jobs
+        {
             break;
         }
         if p.db.host(hostid).in_progress.len() >= max_in_progress {
@@ -540,7 +554,8 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
             break;
         }
         let slot = (offset + k) % nslots;
-        if p.feeder.slots[slot] != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent {
+        if p.feeder.slots[slot] != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent
+        {
             continue;
         }
         let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
@@ -684,14 +699,13 @@ fn resend_lost_work(
         0
     };
     let max = p.cfg.config.max_wus_to_send.max(1) as usize;
-    let lost: Vec<ResultId> = p
-        .db
-        .host(hostid)
-        .in_progress
-        .iter()
-        .copied()
-        .filter(|rid| !client_has.contains(rid))
-        .collect();
+    let lost: Vec<ResultId> =
+        p.db.host(hostid)
+            .in_progress
+            .iter()
+            .copied()
+            .filter(|rid| !client_has.contains(rid))
+            .collect();
     for rid in lost {
         if st.work_req <= 0.0 && st.max_jobs == 0 {
             break;
@@ -709,7 +723,9 @@ fn resend_lost_work(
             }
         }
         if resendable {
-            let d = (now + (rd - sent) / 2).max(rd).min(now + bound.max(rd - now));
+            let d = (now + (rd - sent) / 2)
+                .max(rd)
+                .min(now + bound.max(rd - now));
             if est_dur(p, hostid, wu.rsc_fpops_est) > (d - now) as f64 {
                 resendable = false;
             }

@@ -218,9 +218,7 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     if p.db.wu(wuid).assimilate_state == AssimilateState::Done {
         let delete_delay = p.cfg.config.delete_delay.get();
         if now >= most_recently_returned + delete_delay {
-            if all_over_and_validated
-                && p.db.wu(wuid).file_delete_state == FileDeleteState::Init
-            {
+            if all_over_and_validated && p.db.wu(wuid).file_delete_state == FileDeleteState::Init {
                 p.db.set_wu_file_delete_state(ACTOR, wuid, FileDeleteState::Ready);
             }
             let canonical = p.db.wu(wuid).canonical_resultid;
@@ -294,7 +292,10 @@ fn files_deletable(r: &ResultRow, sw: &super::config::Switches) -> bool {
             if sw.delete_any_validated {
                 r.validate_state != ValidateState::Init
             } else {
-                matches!(r.validate_state, ValidateState::Valid | ValidateState::Invalid)
+                matches!(
+                    r.validate_state,
+                    ValidateState::Valid | ValidateState::Invalid
+                )
             }
         }
         Outcome::Init | Outcome::CouldntSend => false,

@@ -99,7 +99,12 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
 }
 
 /// §2.5 A: the WU has a canonical result; check each new success against it.
-fn check_against_canonical(p: &mut Project, now: Time, wuid: WuId, canonical: ResultId) -> TtAction {
+fn check_against_canonical(
+    p: &mut Project,
+    now: Time,
+    wuid: WuId,
+    canonical: ResultId,
+) -> TtAction {
     let mut action = TtAction::NoChange;
     let results = p.db.wu(wuid).results.clone();
     let can = p.db.result(canonical);
@@ -126,7 +131,10 @@ fn check_against_canonical(p: &mut Project, now: Time, wuid: WuId, canonical: Re
             action = TtAction::Immediate;
             continue;
         }
-        let verdict = match (init_result(r.output_status, now), init_result(can_status, now)) {
+        let verdict = match (
+            init_result(r.output_status, now),
+            init_result(can_status, now),
+        ) {
             (InitResult::Transient, _) | (_, InitResult::Transient) => {
                 action = TtAction::Delayed;
                 break;
@@ -230,7 +238,8 @@ fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAct
     } else {
         // Step 7: no consensus.
         let wu = p.db.wu(wuid);
-        let (max_success, target, mask) = (wu.max_success_results, wu.target_nresults, wu.error_mask);
+        let (max_success, target, mask) =
+            (wu.max_success_results, wu.target_nresults, wu.error_mask);
         if n_viable > max_success {
             p.db.set_error_mask(ACTOR, wuid, mask | error_mask::TOO_MANY_SUCCESS_RESULTS);
             action = TtAction::Immediate;
@@ -301,7 +310,10 @@ fn set_credit(p: &mut Project, viable: &[ResultId]) -> f64 {
         .collect();
     let credit = match p.cfg.validator.credit {
         CreditScheme::Classic => {
-            let claims: Vec<f64> = valid.iter().map(|&r| p.db.result(r).claimed_credit).collect();
+            let claims: Vec<f64> = valid
+                .iter()
+                .map(|&r| p.db.result(r).claimed_credit)
+                .collect();
             credit::median_mean_credit(&claims)
         }
         CreditScheme::CreditNew => {
@@ -342,7 +354,11 @@ fn set_credit(p: &mut Project, viable: &[ResultId]) -> f64 {
 
 /// credit_new's anchor `E = rsc_fpops_est × (min_avg_pfc or 1)`.
 fn anchor(p: &Project, wuid: WuId) -> f64 {
-    let m = if p.min_avg_pfc != 0.0 { p.min_avg_pfc } else { 1.0 };
+    let m = if p.min_avg_pfc != 0.0 {
+        p.min_avg_pfc
+    } else {
+        1.0
+    };
     p.db.wu(wuid).rsc_fpops_est * m
 }
 

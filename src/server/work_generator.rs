@@ -111,8 +111,7 @@ pub fn pass(p: &mut Project, now: Time) -> u64 {
 fn cushion_want(p: &Project, cushion: u64, per_pass: u64) -> u64 {
     if let Some((first, last)) = p.work_generator.last_batch {
         let pending = (first..=last).any(|id| {
-            p.db
-                .workunits
+            p.db.workunits
                 .get(id)
                 .is_some_and(|w| w.results.is_empty() && w.error_mask == 0)
         });
@@ -126,7 +125,11 @@ fn cushion_want(p: &Project, cushion: u64, per_pass: u64) -> u64 {
     }
     let replication = p.cfg.workunit.target_nresults.max(1) as u64;
     let want = ((cushion - n) / replication).max(1);
-    if per_pass > 0 { want.min(per_pass) } else { want }
+    if per_pass > 0 {
+        want.min(per_pass)
+    } else {
+        want
+    }
 }
 
 /// Cancels a workunit (`cancel_jobs`, spec backend §2.1): every result with
