@@ -1,0 +1,242 @@
+//! The `boinc-sim` binary end to end: exit codes, error messages, determinism of the
+//! output files, and the atomic run folder.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_boinc-sim"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c.env("RUST_BACKTRACE", "1");
+    c
+}
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A small unscripted scenario: 50 hosts for 3 days.
+const SMALL: &str = r#"
+[simulation]
+name = "small"
+seed = 3
+duration = "3d"
+
+[project.main.workunit]
+min_quorum = 2
+target_nresults = 2
+max_error_results = 3
+max_total_results = 6
+max_success_results = 4
+delay_bound = "1d"
+rsc_fpops_est = 3.6e12
+
+[project.main.config]
+one_result_per_host_per_wu = true
+
+[project.main.work_generator]
+mode = "cushion"
+cushion = 20
+
+[[host_group]]
+count = 50
+p_fpops = 2e9
+error_prob = 0.1
+wrong_result_prob = 0.1
+dropout_prob = 0.05
+"#;
+
+fn write_small(dir: &Path) -> PathBuf {
+    let p = dir.join("small.toml");
+    std::fs::write(&p, SMALL).unwrap();
+    p
+}
+
+#[test]
+fn same_scenario_and_seed_give_byte_identical_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = write_small(tmp.path());
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    for out in [&a, &b] {
+        let o = run(&[
+            "run",
+            sc.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "--check-invariants",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for f in [
+        "workunits.csv",
+        "results.csv",
+        "transitions.csv",
+        "summary.json",
+    ] {
+        let x = std::fs::read(a.join(f)).unwrap();
+        let y = std::fs::read(b.join(f)).unwrap();
+        assert!(x.len() > 100, "{f} is nearly empty");
+        assert!(x == y, "{f} differs between two runs");
+    }
+    // A different seed gives a different run.
+    let c = tmp.path().join("c");
+    let o = run(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        c.to_str().unwrap(),
+        "-q",
+        "--seed",
+        "4",
+    ]);
+    assert!(o.status.success());
+    assert_ne!(
+        std::fs::read(a.join("results.csv")).unwrap(),
+        std::fs::read(c.join("results.csv")).unwrap()
+    );
+}
+
+#[test]
+fn set_overrides_a_key_and_lands_in_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = write_small(tmp.path());
+    let out = tmp.path().join("o");
+    let o = run(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+        "--set",
+        "project.main.workunit.delay_bound=86399",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["effective_config"]["project"]["main"]["workunit"]["delay_bound"],
+        86399
+    );
+    let wus = std::fs::read_to_string(out.join("workunits.csv")).unwrap();
+    assert!(wus.lines().nth(1).unwrap().contains(",86399,"));
+}
+
+#[test]
+fn bad_scenario_exits_2_with_location_and_no_backtrace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("bad.toml");
+    std::fs::write(
+        &p,
+        "[project.main.workunit]\nmin_quorum = 3\ntarget_nresults = 2\nmax_success_results = 2\nmax_total_results = 4\n",
+    )
+    .unwrap();
+    for cmd in ["run", "check"] {
+        let o = run(&[
+            cmd,
+            p.to_str().unwrap(),
+            "--out",
+            tmp.path().join("x").to_str().unwrap(),
+        ][..if cmd == "run" { 4 } else { 2 }]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("bad.toml:2:"), "{e}");
+        assert!(e.contains("project.main.workunit.min_quorum"), "{e}");
+        assert!(
+            !e.contains("panicked") && !e.contains("stack backtrace"),
+            "{e}"
+        );
+    }
+    assert!(!tmp.path().join("x").exists());
+}
+
+#[test]
+fn missing_file_and_bad_flag_exit_2() {
+    let o = run(&["run", "does/not/exist.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does/not/exist.toml"));
+    let o = run(&[
+        "run",
+        scenario("quickstart.toml").to_str().unwrap(),
+        "--seed",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&[
+        "run",
+        scenario("quickstart.toml").to_str().unwrap(),
+        "--set",
+        "nokey",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nokey"));
+}
+
+#[test]
+fn failed_expectation_exits_1_and_leaves_no_output_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = run(&[
+        "run",
+        scenario("spec/s1-single-success.toml").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "expect.0.state=\"4/0/0/0\"",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("expected 4/0/0/0"));
+    assert!(!out.exists(), "a failed run left an output folder");
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(leftovers.is_empty(), "temporary folder left behind");
+}
+
+#[test]
+fn worked_example_runs_from_the_cli_with_invariants() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s7");
+    let o = run(&[
+        "run",
+        scenario("spec/s7-quorum2-tiebreak.toml").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--check-invariants",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tr = std::fs::read_to_string(out.join("transitions.csv")).unwrap();
+    // The validator bumps target_nresults from 2 to 3 at t=602 (spec §4 S7).
+    assert!(
+        tr.contains("602,main,validator,workunit,1,target_nresults,2,3"),
+        "{tr}"
+    );
+}
+
+#[test]
+fn check_prints_the_effective_configuration() {
+    let o = run(&["check", scenario("quickstart.toml").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("daily_result_quota = 500"), "{s}");
+    assert!(s.contains("variant = \"boinc\""), "{s}");
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let o = run(&["--help"]);
+    assert!(o.status.success());
+    let s = String::from_utf8_lossy(&o.stdout);
+    for c in ["run", "check", "bench", "Exit codes"] {
+        assert!(s.contains(c), "{s}");
+    }
+}
