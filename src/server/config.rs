@@ -429,10 +429,10 @@ switches! {
     /// homogeneous redundancy are honoured when configured.
     scheduler_features: boinc = true, seed = false;
     /// Q1: transitioner error checks also run when a canonical result exists.
-    errors_after_canonical: boinc = true, seed = false;
+    errors_after_canonical: boinc = true, seed = true;
     /// Q2: need_validate is set before the error branch, so a success arriving after
     /// an error is validated.
-    validate_after_error: boinc = true, seed = false;
+    validate_after_error: boinc = true, seed = true;
     /// Q3: late reports of CLIENT_DETACHED results are rejected (received_time set).
     detached_reports_rejected: boinc = true, seed = true;
     /// Q4: a resend adds the grace period to the DB deadline again.

@@ -129,10 +129,10 @@ pub fn update_average(
     work: f64,
     half_life: f64,
     avg: f64,
-    avg_time: Time,
+    avg_time: Option<Time>,
 ) -> (f64, Time) {
     let mut avg = avg;
-    if avg_time != 0 {
+    if let Some(avg_time) = avg_time {
         let diff = (now - avg_time) as f64;
         let w = (-diff * std::f64::consts::LN_2 / half_life).exp();
         if 1.0 - w > 1e-6 {

@@ -357,7 +357,9 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     let tat = cfg.reliable_max_avg_turnaround.get() as f64;
     if tat != 0.0 && hav.turnaround.avg.n > 10 {
         let os = host.os_name.to_ascii_lowercase();
-        let m = if os.contains("windows") || os.contains("linux") {
+        let intel_mac =
+            os.contains("darwin") && host.p_vendor.to_ascii_lowercase().contains("intel");
+        let m = if os.contains("windows") || os.contains("linux") || intel_mac {
             1.0
         } else {
             1.8
@@ -561,7 +563,11 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
             Ok(d) => d,
             Err(_) => {
-                p.db.result_mut(rid).infeasible_count += 1;
+                // Only the pre-2007 infeasible queue counted these (§5 row 4); in
+                // HEAD only the HR slow check below bumps the count.
+                if p.sw.legacy_couldnt_send {
+                    p.db.result_mut(rid).infeasible_count += 1;
+                }
                 continue;
             }
         };
@@ -632,7 +638,7 @@ fn add_result_to_reply(
     };
     // Step 2: WU update.
     let wu = p.db.wu(wuid);
-    let tt = wu.transition_time.min(client_deadline + grace);
+    let tt = wu.transition_time.min(db_deadline);
     let (est, bound) = (wu.rsc_fpops_est, wu.rsc_fpops_bound);
     p.db.set_transition_time(ACTOR, wuid, tt);
     if p.sw.scheduler_features {
@@ -698,7 +704,11 @@ fn resend_lost_work(
     } else {
         0
     };
-    let max = p.cfg.config.max_wus_to_send.max(1) as usize;
+    let max = if p.cfg.config.max_wus_to_send == 0 {
+        999_999
+    } else {
+        p.cfg.config.max_wus_to_send as usize
+    };
     let lost: Vec<ResultId> =
         p.db.host(hostid)
             .in_progress
@@ -707,7 +717,8 @@ fn resend_lost_work(
             .filter(|rid| !client_has.contains(rid))
             .collect();
     for rid in lost {
-        if st.work_req <= 0.0 && st.max_jobs == 0 {
+        // Stop when `work_needed` turns false (§2.4.5).
+        if st.work_req <= 0.0 || reply.jobs.len() as u32 >= st.max_jobs {
             break;
         }
         let r = p.db.result(rid);

@@ -139,10 +139,9 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
             }
         }
     }
-    if sw.legacy_total_check {
-        // Creation is still capped at max_total_results (invariant 6).
-        needed = needed.min((max_total - c.ntotal).max(0));
-    }
+    // Creation is always capped at max_total_results (invariant 6), whichever
+    // switches skipped the check above.
+    needed = needed.min((max_total - c.ntotal).max(0));
     p.db.set_error_mask(ACTOR, wuid, mask);
 
     if mask != 0 {

@@ -135,11 +135,17 @@ fn check_against_canonical(
             init_result(r.output_status, now),
             init_result(can_status, now),
         ) {
-            (InitResult::Transient, _) | (_, InitResult::Transient) => {
+            // check_pair inits the new result first: its error wins.
+            (InitResult::Transient, _) => {
                 action = TtAction::Delayed;
                 break;
             }
-            (InitResult::Permanent, _) | (_, InitResult::Permanent) => None,
+            (InitResult::Permanent, _) => None,
+            (_, InitResult::Transient) => {
+                action = TtAction::Delayed;
+                break;
+            }
+            (_, InitResult::Permanent) => None,
             _ => Some(outputs_match(cmp, tol, r.output, can_output)),
         };
         action = TtAction::Immediate;
@@ -451,7 +457,9 @@ fn grant(p: &mut Project, now: Time, rid: ResultId, credit: f64) {
             credit,
             credit::CREDIT_HALF_LIFE,
             h.expavg_credit,
-            h.expavg_time,
+            // A HOST row gets `expavg_time` = its creation time (§6.3), so the
+            // decay formula applies from the first credit on.
+            Some(h.expavg_time),
         );
         h.expavg_credit = avg;
         h.expavg_time = t;

@@ -124,7 +124,7 @@ fn cushion_want(p: &Project, cushion: u64, per_pass: u64) -> u64 {
         return 0;
     }
     let replication = p.cfg.workunit.target_nresults.max(1) as u64;
-    let want = ((cushion - n) / replication).max(1);
+    let want = (cushion - n) / replication;
     if per_pass > 0 {
         want.min(per_pass)
     } else {
