@@ -112,6 +112,48 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
+    /// A new instance of a workunit as the transitioner creates it (spec backend
+    /// §2.2 step 5b): outcome, validate and file-delete states INIT, nothing sent.
+    pub fn new(
+        workunitid: WuId,
+        suffix: u16,
+        create_time: Time,
+        priority: i32,
+        random: i64,
+        server_state: ServerState,
+    ) -> Self {
+        Self {
+            id: 0,
+            workunitid,
+            suffix,
+            create_time,
+            priority,
+            random,
+            server_state,
+            outcome: Outcome::Init,
+            validate_state: ValidateState::Init,
+            file_delete_state: FileDeleteState::Init,
+            hostid: 0,
+            userid: 0,
+            sent_time: 0,
+            received_time: 0,
+            report_deadline: 0,
+            flops_estimate: 0.0,
+            app_version_id: 0,
+            client_state: 0,
+            exit_status: 0,
+            cpu_time: 0.0,
+            elapsed_time: 0.0,
+            output: 0.0,
+            output_status: OutputStatus::Ok,
+            claimed_credit: 0.0,
+            granted_credit: 0.0,
+            runtime_outlier: false,
+            in_cache: false,
+            infeasible_count: 0,
+        }
+    }
+
     /// `SUCCESS`, `OVER` and not yet validated: what triggers validation.
     pub fn is_success_init(&self) -> bool {
         self.server_state == ServerState::Over
@@ -416,6 +458,15 @@ impl Db {
         (wu, rows)
     }
 
+    /// Adds an IN_PROGRESS result to its host's list, keeping it sorted.
+    fn attach_to_host(&mut self, hostid: HostId, rid: ResultId) {
+        if let Some(h) = self.hosts.get_mut(hostid)
+            && let Err(i) = h.in_progress.binary_search(&rid)
+        {
+            h.in_progress.insert(i, rid);
+        }
+    }
+
     fn detach_from_host(&mut self, hostid: HostId, rid: ResultId) {
         if let Some(h) = self.hosts.get_mut(hostid)
             && let Ok(i) = h.in_progress.binary_search(&rid)
@@ -685,11 +736,8 @@ impl Db {
         if old == ServerState::InProgress {
             self.detach_from_host(hostid, id);
         }
-        if v == ServerState::InProgress
-            && let Some(h) = self.hosts.get_mut(hostid)
-            && let Err(i) = h.in_progress.binary_search(&id)
-        {
-            h.in_progress.insert(i, id);
+        if v == ServerState::InProgress {
+            self.attach_to_host(hostid, id);
         }
         audit!(
             self,
@@ -783,11 +831,7 @@ impl Db {
         r.hostid = hostid;
         if in_progress {
             self.detach_from_host(old, id);
-            if let Some(h) = self.hosts.get_mut(hostid)
-                && let Err(i) = h.in_progress.binary_search(&id)
-            {
-                h.in_progress.insert(i, id);
-            }
+            self.attach_to_host(hostid, id);
         }
         audit!(
             self,

@@ -1040,36 +1040,7 @@ pub(crate) mod test_rows {
 
     /// A fresh UNSENT result of `wuid` with the given suffix.
     pub fn result(wuid: WuId, suffix: u16) -> ResultRow {
-        ResultRow {
-            id: 0,
-            workunitid: wuid,
-            suffix,
-            create_time: 1,
-            priority: 0,
-            random: 0,
-            server_state: ServerState::Unsent,
-            outcome: Outcome::Init,
-            validate_state: ValidateState::Init,
-            file_delete_state: FileDeleteState::Init,
-            hostid: 0,
-            userid: 0,
-            sent_time: 0,
-            received_time: 0,
-            report_deadline: 0,
-            flops_estimate: 0.0,
-            app_version_id: 0,
-            client_state: 0,
-            exit_status: 0,
-            cpu_time: 0.0,
-            elapsed_time: 0.0,
-            output: 0.0,
-            output_status: Default::default(),
-            claimed_credit: 0.0,
-            granted_credit: 0.0,
-            runtime_outlier: false,
-            in_cache: false,
-            infeasible_count: 0,
-        }
+        ResultRow::new(wuid, suffix, 1, 0, 0, ServerState::Unsent)
     }
 }
 

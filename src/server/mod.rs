@@ -108,6 +108,16 @@ impl Project {
         }
     }
 
+    /// The grace period added to DB deadlines (0 under the seed's deadline rule,
+    /// spec backend §5 row 2).
+    pub fn report_grace_period(&self) -> i64 {
+        if self.sw.grace_in_deadline {
+            self.cfg.config.report_grace_period.get()
+        } else {
+            0
+        }
+    }
+
     /// The daily quota `Q` in force (0 = none, see quirk Q5).
     pub fn daily_result_quota(&self) -> i32 {
         if self.sw.hav_accounting {

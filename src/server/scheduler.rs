@@ -619,11 +619,7 @@ fn add_result_to_reply(
     reply: &mut Reply,
     st: &mut RpcState,
 ) {
-    let grace = if p.sw.grace_in_deadline {
-        p.cfg.config.report_grace_period.get()
-    } else {
-        0
-    };
+    let grace = p.report_grace_period();
     let host = p.db.host(hostid);
     let (userid, p_fpops) = (host.userid, host.p_fpops);
     let r = p.db.result(rid);
@@ -699,11 +695,7 @@ fn resend_lost_work(
     reply: &mut Reply,
     st: &mut RpcState,
 ) {
-    let grace = if p.sw.grace_in_deadline {
-        p.cfg.config.report_grace_period.get()
-    } else {
-        0
-    };
+    let grace = p.report_grace_period();
     let max = if p.cfg.config.max_wus_to_send == 0 {
         999_999
     } else {

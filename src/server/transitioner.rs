@@ -359,36 +359,8 @@ fn create_results(
                 p.rng.random_range(0..(1i64 << 31))
             }
         };
-        let r = ResultRow {
-            id: 0,
-            workunitid: wuid,
-            suffix: (max_suffix + 1 + k) as u16,
-            create_time: now,
-            priority,
-            random,
-            server_state: state,
-            outcome: Outcome::Init,
-            validate_state: ValidateState::Init,
-            file_delete_state: FileDeleteState::Init,
-            hostid: 0,
-            userid: 0,
-            sent_time: 0,
-            received_time: 0,
-            report_deadline: 0,
-            flops_estimate: 0.0,
-            app_version_id: 0,
-            client_state: 0,
-            exit_status: 0,
-            cpu_time: 0.0,
-            elapsed_time: 0.0,
-            output: 0.0,
-            output_status: Default::default(),
-            claimed_credit: 0.0,
-            granted_credit: 0.0,
-            runtime_outlier: false,
-            in_cache: false,
-            infeasible_count: 0,
-        };
+        let suffix = (max_suffix + 1 + k) as u16;
+        let r = ResultRow::new(wuid, suffix, now, priority, random, state);
         p.db.insert_result(ACTOR, r);
     }
 }
