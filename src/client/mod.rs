@@ -1,6 +1,19 @@
 //! Simulated volunteer hosts. They talk to projects only through the scheduler's
 //! [`Request`](crate::server::scheduler::Request) / [`Reply`](crate::server::scheduler::Reply)
 //! interface, so host models can change without touching the server.
+//!
+//! - [`host`]: a host's jobs and per-project client state, its execution model and
+//!   the RPC glue both policies share;
+//! - [`seed`]: the seed resource-debt policy (spec client §1);
+//! - [`modern`]: the modern REC policy (spec client §2–3);
+//! - [`availability`]: on/active/connected processes and traces;
+//! - [`merit`]: the emulator's figures of merit (spec client §5.7).
 
+pub mod availability;
+pub mod config;
+pub mod host;
+pub mod merit;
 pub mod minimal;
+pub mod modern;
 pub mod scripted;
+pub mod seed;

@@ -5,6 +5,7 @@
 //! column and the valid keys), then [`validate`] checks what types cannot
 //! (cross-references, impossible values) and names the key path of each problem.
 
+pub mod dist;
 pub mod expect;
 pub mod load;
 pub mod schema;

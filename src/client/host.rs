@@ -1,0 +1,619 @@
+//! One simulated volunteer host running a BOINC client: its jobs, its per-project
+//! client state, its execution model, and the scheduler RPC glue shared by both
+//! policies.
+//!
+//! The host is event-driven, not stepped: between two of its events the set of
+//! running tasks and the host's availability are constant, so progress, CPU time and
+//! the figures of merit are integrated exactly over the interval
+//! ([`ClientHost::advance`]). After each event the policy computes the next time
+//! anything can change (a task finishing, a backoff ending, the buffer crossing a
+//! water mark, a time slice ending, an availability change), and the world schedules
+//! exactly one event for it. A host therefore never has more than one pending event,
+//! and the queue needs no cancellation for hosts.
+
+use super::availability::{AvailSpec, Availability};
+use super::config::{ClientConfig, Policy};
+use super::merit::HostMerit;
+use crate::engine::Time;
+use crate::engine::rng::SimRng;
+use crate::server::db::OutputStatus;
+use crate::server::scheduler::{Job, ReportedJob};
+use crate::server::types::*;
+use rand::RngExt;
+
+/// `ERR_RESULT_START`, the exit status of a modelled client error.
+pub const CLIENT_ERROR_EXIT: i32 = -177;
+
+/// Why an RPC is made (`rpc_reason`, modern client; spec client §2.7, §2.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RpcReason {
+    #[default]
+    None,
+    ResultsDue,
+    NeedWork,
+    Init,
+}
+
+/// Per-(host, project) client state: the union of what both policies keep (spec
+/// client §1.1, §2.3, §2.7, §2.8).
+#[derive(Clone, Debug, Default)]
+pub struct ProjectState {
+    /// Index of the project in the world (scenario order).
+    pub project: u16,
+    /// This host's id in that project's database (0 = never contacted).
+    pub hostid: HostId,
+    pub resource_share: f64,
+    // --- project-level RPC backoff (§1.9, §2.8) ---
+    /// Earliest time any scheduler of the project may be contacted (0 = now).
+    pub min_rpc_time: f64,
+    pub nrpc_failures: u32,
+    pub master_fetch_failures: u32,
+    pub master_url_fetch_pending: bool,
+    pub sched_rpc_pending: RpcReason,
+    // --- seed policy (§1.2–1.3) ---
+    pub exp_avg_cpu: f64,
+    pub exp_avg_mod_time: f64,
+    pub resource_debt: f64,
+    pub debt_order: u32,
+    // --- modern policy (§2.3–2.7) ---
+    pub rec: f64,
+    pub rec_time: f64,
+    /// Scratch copy of `rec` while building run lists (`adjust_rec_sched`).
+    pub rec_temp: f64,
+    /// Instance-seconds of CPU since the start of the REC interval.
+    pub secs_this_rec_interval: f64,
+    pub sched_priority: f64,
+    pub cpu_backoff_interval: f64,
+    pub cpu_backoff_time: f64,
+    pub sched_req_no_work: bool,
+    /// RR simulation outputs (§2.5 step 5).
+    pub deadlines_missed: u32,
+    pub deadlines_missed_copy: u32,
+    pub nused_total: f64,
+    pub n_runnable_jobs: u32,
+    // --- accounting (figures of merit, hosts.csv) ---
+    /// CPU seconds computed for the project (all jobs, wasted or not).
+    pub cpu_time: f64,
+    /// Peak FLOPs used (`flops_used`, spec client §5.4).
+    pub flops_used: f64,
+    /// Peak FLOPs of results reported after their deadline (§5.7).
+    pub flops_wasted: f64,
+    /// Seconds since a task of this project last ran, and its running sum of squares
+    /// weighted as the emulator does (§5.4).
+    pub idle_time: f64,
+    pub idle_time_sumsq: f64,
+    /// Jobs received from the project.
+    pub njobs: u64,
+    /// RPCs that reached an up server.
+    pub nrpcs: u64,
+    /// RPC attempts that failed (outage, transport).
+    pub nrpc_failed: u64,
+    pub met_deadline: u64,
+    pub missed_deadline: u64,
+}
+
+/// Where a job is in the client (`result.state` + `active_task`, simplified).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TaskState {
+    /// Downloaded, never run.
+    #[default]
+    Unstarted,
+    /// Executing on a CPU now.
+    Running,
+    /// Preempted and kept in memory: loses nothing.
+    Suspended,
+    /// Preempted and removed from memory: restarted from its checkpoint.
+    Quit,
+    /// Finished computing (success or error); waits to be reported.
+    Done,
+}
+
+/// A job the client holds (spec client §1.4, §2.5, §3).
+#[derive(Clone, Debug, Default)]
+pub struct ClientJob {
+    /// Index into [`ClientHost::projects`].
+    pub project: u8,
+    pub result_id: ResultId,
+    pub workunit_id: WuId,
+    pub received_time: Time,
+    pub report_deadline: Time,
+    /// `wu.rsc_fpops_est`: the client's estimate of the job's size.
+    pub rsc_fpops_est: f64,
+    /// True FLOPs still to compute.
+    pub flops_left: f64,
+    /// `flops_left` at the last checkpoint.
+    pub checkpoint_flops_left: f64,
+    pub state: TaskState,
+    /// CPU seconds computed, and the value at the last checkpoint.
+    pub cpu_time: f64,
+    pub checkpoint_cpu_time: f64,
+    pub peak_flop_count: f64,
+    pub completed_time: Time,
+    /// Outcome decided when computing ends.
+    pub client_state: i32,
+    pub exit_status: i32,
+    pub output: f64,
+    // --- modern CPU scheduler scratch (§3.2–3.3) ---
+    pub run_interval_start: f64,
+    pub edf_scheduled: bool,
+    pub once_ran_edf: bool,
+    pub rr_sim_misses_deadline: bool,
+    /// Time of the last projected miss (keeps a task marked one period, §3.2 step 2).
+    pub last_deadline_miss_time: f64,
+    pub scheduled: bool,
+}
+
+impl ClientJob {
+    pub fn ready_to_report(&self) -> bool {
+        self.state == TaskState::Done
+    }
+    /// Not finished computing (`state < COMPUTE_DONE`).
+    pub fn unfinished(&self) -> bool {
+        self.state != TaskState::Done
+    }
+    pub fn is_running(&self) -> bool {
+        self.state == TaskState::Running
+    }
+    /// Fraction of the true size done.
+    pub fn fraction_done(&self, true_size: f64) -> f64 {
+        if true_size <= 0.0 {
+            1.0
+        } else {
+            (1.0 - self.flops_left / true_size).clamp(0.0, 1.0)
+        }
+    }
+}
+
+/// Behaviour of a host group that is not policy: outcomes of jobs and detaching.
+#[derive(Clone, Debug, Default)]
+pub struct HostBehaviour {
+    pub error_prob: f64,
+    pub wrong_result_prob: f64,
+    /// Probability, per scheduler RPC, that the client was detached and re-attached
+    /// since its last RPC to that project (spec backend §2.4.2).
+    pub detach_prob: f64,
+}
+
+/// What a host group shares: its client configuration, job behaviour and
+/// availability model.
+#[derive(Clone, Debug)]
+pub struct GroupCtx {
+    pub cfg: ClientConfig,
+    pub behaviour: HostBehaviour,
+    pub avail: AvailSpec,
+}
+
+/// The time-statistics the client keeps and sends to the server (spec client §1.11,
+/// §3.5), as exponential moving averages over the host's real on/active/connected
+/// intervals.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeStats {
+    pub on_frac: f64,
+    pub active_frac: f64,
+    pub connected_frac: f64,
+}
+
+/// What the server answered (spec client §4.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RpcStatus {
+    /// No scheduler URL could be reached (outage, or the host is not connected).
+    Failed,
+    /// The reply said `project_is_down`.
+    Down { request_delay: f64 },
+    /// A real reply.
+    Ok {
+        new_jobs: u32,
+        request_delay: f64,
+        no_work: bool,
+    },
+}
+
+/// A work request of one RPC.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WorkRequest {
+    /// CPU seconds asked for (`work_req_seconds`, `cpu_req_secs`).
+    pub req_secs: f64,
+    /// CPU instances asked for (`cpu_req_instances`, modern only).
+    pub req_instances: f64,
+    /// The client's queued work, seconds (`estimated_delay`).
+    pub estimated_delay: f64,
+}
+
+/// Everything a host sends in one scheduler RPC.
+pub struct RpcCall<'a> {
+    pub project: u16,
+    pub hostid: HostId,
+    pub reattached: bool,
+    pub work: WorkRequest,
+    pub reported: &'a [ReportedJob],
+    pub other_results: &'a [ResultId],
+    pub p_ncpus: u32,
+    pub p_fpops: f64,
+    pub time_stats: TimeStats,
+}
+
+/// The project servers, as seen from a host.
+pub trait ServerLink {
+    /// Makes one scheduler RPC. New jobs are appended to `jobs`. Returns the status
+    /// and, for a new host record, the host id the server assigned.
+    fn rpc(&mut self, now: Time, call: &RpcCall, jobs: &mut Vec<Job>) -> (RpcStatus, HostId);
+    /// Fetches the project's master file: true if the project's web server answered.
+    fn master_fetch(&mut self, now: Time, project: u16) -> bool;
+}
+
+/// One simulated host.
+pub struct ClientHost {
+    pub group: u16,
+    /// Global host index (its random stream id).
+    pub index: u32,
+    pub ncpus: u32,
+    /// Per-CPU FLOPS.
+    pub p_fpops: f64,
+    pub rng: SimRng,
+    pub projects: Vec<ProjectState>,
+    /// Jobs in arrival order.
+    pub jobs: Vec<ClientJob>,
+    pub avail: Availability,
+    pub time_stats: TimeStats,
+    /// Time up to which progress has been integrated.
+    pub last_advance: Time,
+    pub joined: Time,
+    /// When the host leaves for good (`Time::MAX`: never).
+    pub leave_at: Time,
+    pub gone: bool,
+    // --- modern client cadence (§2.9, §3.1) ---
+    pub last_work_fetch_check: f64,
+    pub must_check_work_fetch: bool,
+    pub last_schedule: f64,
+    pub must_schedule_cpus: bool,
+    pub rec_interval_start: f64,
+    pub merit: HostMerit,
+    /// Scratch buffers reused across RPCs.
+    pub scratch_reports: Vec<ReportedJob>,
+    pub scratch_other: Vec<ResultId>,
+    pub scratch_jobs: Vec<Job>,
+}
+
+impl ClientHost {
+    /// A uniform draw `U`, or the pinned constant (spec client §6 "U fixed").
+    pub fn draw_u(&mut self, cfg: &ClientConfig) -> f64 {
+        match cfg.pin_u {
+            Some(u) => u,
+            None => self.rng.random(),
+        }
+    }
+
+    /// Whether tasks compute now (host on and computing allowed).
+    pub fn computing(&self, cfg: &ClientConfig) -> bool {
+        cfg.bce_compat_compute_when_off || self.avail.computing()
+    }
+
+    /// Number of CPUs the client uses (`min(p_ncpus, max_cpus)` in the seed era).
+    pub fn usable_cpus(&self, cfg: &ClientConfig) -> u32 {
+        self.ncpus.min(cfg.max_cpus).max(1)
+    }
+
+    /// Integrates progress from `last_advance` to `now`: FLOPs, CPU time, REC
+    /// instance-seconds, and the figures of merit (spec client §5.4).
+    pub fn advance(&mut self, now: Time, cfg: &ClientConfig) {
+        let dt = (now - self.last_advance) as f64;
+        if dt <= 0.0 {
+            return;
+        }
+        let computing = self.computing(cfg);
+        let ncpus = self.usable_cpus(cfg) as f64;
+        let speed = self.p_fpops;
+        let mut used_cpus = 0.0;
+        for p in &mut self.projects {
+            p.nused_total = 0.0; // reused below as "ran in this interval"
+        }
+        if computing {
+            for j in &mut self.jobs {
+                if j.state != TaskState::Running {
+                    continue;
+                }
+                let secs = dt.min(j.flops_left / speed);
+                let secs = if secs.is_finite() { secs.max(0.0) } else { dt };
+                j.flops_left = (j.flops_left - secs * speed).max(0.0);
+                j.cpu_time += secs;
+                j.peak_flop_count += secs * speed;
+                if cfg.checkpoint_period <= 0.0 {
+                    j.checkpoint_flops_left = j.flops_left;
+                    j.checkpoint_cpu_time = j.cpu_time;
+                }
+                let p = &mut self.projects[j.project as usize];
+                p.cpu_time += secs;
+                p.flops_used += secs * speed;
+                p.secs_this_rec_interval += secs;
+                p.nused_total = 1.0;
+                used_cpus += secs / dt;
+            }
+        }
+        self.merit
+            .account(dt, ncpus * speed, used_cpus * speed, self.avail.computing());
+        let step = cfg.merit_step;
+        for p in &mut self.projects {
+            if p.nused_total > 0.0 {
+                p.idle_time = 0.0;
+            } else {
+                super::merit::add_idle(&mut p.idle_time, &mut p.idle_time_sumsq, dt, step);
+            }
+            p.nused_total = 0.0;
+        }
+        self.last_advance = now;
+    }
+
+    /// Earliest time a running task finishes computing, if tasks compute now.
+    pub fn next_completion(&self, cfg: &ClientConfig) -> Time {
+        if !self.computing(cfg) {
+            return Time::MAX;
+        }
+        self.jobs
+            .iter()
+            .filter(|j| j.is_running())
+            .map(|j| self.last_advance + (j.flops_left / self.p_fpops).ceil().max(0.0) as Time)
+            .min()
+            .unwrap_or(Time::MAX)
+    }
+
+    /// Marks running tasks with no FLOPs left as done, draws their outcome, and
+    /// returns how many finished. The caller credits policy state (seed
+    /// `exp_avg_cpu`) through `on_done`.
+    pub fn finish_tasks(
+        &mut self,
+        now: Time,
+        behaviour: &HostBehaviour,
+        mut on_done: impl FnMut(&mut ProjectState, &ClientJob),
+    ) -> u32 {
+        let mut n = 0;
+        for k in 0..self.jobs.len() {
+            if !(self.jobs[k].is_running() && self.jobs[k].flops_left <= 0.0) {
+                continue;
+            }
+            let u: f64 = self.rng.random();
+            let (cs, es, out) = if u < behaviour.error_prob {
+                (client_state::COMPUTE_ERROR, CLIENT_ERROR_EXIT, 0.0)
+            } else if self.rng.random::<f64>() < behaviour.wrong_result_prob {
+                let noise: f64 = self.rng.random();
+                let wuid = self.jobs[k].workunit_id;
+                (
+                    client_state::FILES_UPLOADED,
+                    0,
+                    super::minimal::correct_output(wuid) + 0.5 + noise,
+                )
+            } else {
+                let wuid = self.jobs[k].workunit_id;
+                (
+                    client_state::FILES_UPLOADED,
+                    0,
+                    super::minimal::correct_output(wuid),
+                )
+            };
+            let j = &mut self.jobs[k];
+            j.state = TaskState::Done;
+            j.completed_time = now;
+            j.client_state = cs;
+            j.exit_status = es;
+            j.output = out;
+            n += 1;
+            let j = &self.jobs[k];
+            on_done(&mut self.projects[j.project as usize], j);
+        }
+        n
+    }
+
+    /// Stops a running task: suspended in memory, or quit and rolled back to its last
+    /// checkpoint (spec client §3.4).
+    pub fn preempt(&mut self, k: usize, keep_in_memory: bool) {
+        let j = &mut self.jobs[k];
+        if j.state != TaskState::Running {
+            return;
+        }
+        if keep_in_memory {
+            j.state = TaskState::Suspended;
+        } else {
+            j.flops_left = j.checkpoint_flops_left;
+            j.cpu_time = j.checkpoint_cpu_time;
+            j.state = TaskState::Quit;
+        }
+    }
+
+    /// Starts or resumes a task at `now`.
+    pub fn start(&mut self, k: usize, now: Time) {
+        let j = &mut self.jobs[k];
+        if j.state != TaskState::Running {
+            j.state = TaskState::Running;
+            j.run_interval_start = now as f64;
+        }
+    }
+
+    /// Brings checkpoints up to date for a periodic checkpoint period: the last
+    /// multiple of the period in the task's compute time (spec client §3.4).
+    pub fn update_checkpoints(&mut self, cfg: &ClientConfig) {
+        let c = cfg.checkpoint_period;
+        if c <= 0.0 {
+            return;
+        }
+        let speed = self.p_fpops;
+        for j in &mut self.jobs {
+            if j.state == TaskState::Running {
+                let ck = (j.cpu_time / c).floor() * c;
+                if ck > j.checkpoint_cpu_time {
+                    j.checkpoint_flops_left += -(ck - j.checkpoint_cpu_time) * speed;
+                    j.checkpoint_flops_left = j.checkpoint_flops_left.max(j.flops_left);
+                    j.checkpoint_cpu_time = ck;
+                }
+            }
+        }
+    }
+
+    /// Every running task loses its work since the last checkpoint and leaves memory:
+    /// the host went off or computing was suspended (spec client §3.5).
+    pub fn quit_all(&mut self, cfg: &ClientConfig) {
+        self.update_checkpoints(cfg);
+        for k in 0..self.jobs.len() {
+            self.preempt(k, false);
+        }
+    }
+
+    /// Makes one scheduler RPC to `self.projects[pi]`: reports every ready result,
+    /// lists the jobs in progress, asks for `work`, and adds the jobs of the reply.
+    /// Shared by both policies; what a failure or an empty reply means is theirs.
+    pub fn rpc(
+        &mut self,
+        now: Time,
+        pi: usize,
+        work: WorkRequest,
+        behaviour: &HostBehaviour,
+        cfg: &ClientConfig,
+        server: &mut dyn ServerLink,
+    ) -> RpcStatus {
+        let detach = behaviour.detach_prob > 0.0
+            && {
+                let u: f64 = self.rng.random();
+                u < behaviour.detach_prob
+            }
+            && self.projects[pi].hostid != 0;
+        if detach {
+            // Detach and re-attach: every job of the project is dropped unreported.
+            self.jobs.retain(|j| j.project as usize != pi);
+            self.merit.detaches += 1;
+        }
+        let mut reports = std::mem::take(&mut self.scratch_reports);
+        let mut other = std::mem::take(&mut self.scratch_other);
+        let mut jobs = std::mem::take(&mut self.scratch_jobs);
+        reports.clear();
+        other.clear();
+        jobs.clear();
+        for j in &self.jobs {
+            if j.project as usize != pi {
+                continue;
+            }
+            if j.ready_to_report() {
+                reports.push(ReportedJob {
+                    result_id: j.result_id,
+                    client_state: j.client_state,
+                    exit_status: j.exit_status,
+                    cpu_time: j.cpu_time,
+                    elapsed_time: j.cpu_time,
+                    output: j.output,
+                    output_status: OutputStatus::Ok,
+                });
+            } else {
+                other.push(j.result_id);
+            }
+        }
+        other.sort_unstable();
+        let p = &self.projects[pi];
+        let call = RpcCall {
+            project: p.project,
+            hostid: p.hostid,
+            reattached: detach,
+            work,
+            reported: &reports,
+            other_results: &other,
+            p_ncpus: self.usable_cpus(cfg),
+            p_fpops: self.p_fpops,
+            time_stats: self.time_stats,
+        };
+        let (status, hostid) = server.rpc(now, &call, &mut jobs);
+        let p = &mut self.projects[pi];
+        match status {
+            RpcStatus::Failed | RpcStatus::Down { .. } => {
+                p.nrpc_failed += 1;
+            }
+            RpcStatus::Ok { .. } => {
+                p.nrpcs += 1;
+                p.hostid = hostid;
+                // Reported results are acknowledged and leave the client.
+                let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
+                self.jobs.retain(|j| {
+                    if j.project as usize == pi && j.ready_to_report() {
+                        if now > j.report_deadline {
+                            missed += 1;
+                            wasted += j.peak_flop_count;
+                        } else {
+                            met += 1;
+                        }
+                        false
+                    } else {
+                        true
+                    }
+                });
+                let p = &mut self.projects[pi];
+                p.met_deadline += met;
+                p.missed_deadline += missed;
+                p.flops_wasted += wasted;
+                p.njobs += jobs.len() as u64;
+                for job in &jobs {
+                    // A job the client already has only gets the new deadline.
+                    if let Some(j) = self
+                        .jobs
+                        .iter_mut()
+                        .find(|j| j.result_id == job.result_id && j.project as usize == pi)
+                    {
+                        j.report_deadline = job.report_deadline;
+                        continue;
+                    }
+                    self.jobs.push(ClientJob {
+                        project: pi as u8,
+                        result_id: job.result_id,
+                        workunit_id: job.workunit_id,
+                        received_time: now,
+                        report_deadline: job.report_deadline,
+                        rsc_fpops_est: job.rsc_fpops_est,
+                        flops_left: job.rsc_fpops_est,
+                        checkpoint_flops_left: job.rsc_fpops_est,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        self.scratch_reports = reports;
+        self.scratch_other = other;
+        self.scratch_jobs = jobs;
+        status
+    }
+
+    /// Work left in the buffer of jobs not finished, seconds of one CPU at
+    /// `p_fpops` (estimate × fraction left, spec client §1.4).
+    pub fn unfinished_secs(&self) -> f64 {
+        self.jobs
+            .iter()
+            .filter(|j| j.unfinished())
+            .map(|j| j.rsc_fpops_est.min(j.flops_left) / self.p_fpops)
+            .sum()
+    }
+
+    /// The common start of every host event: integrates progress up to `now` under
+    /// the old availability, applies availability changes due by `now` (tasks quit
+    /// when computing stops, spec client §3.5), and refreshes the time statistics.
+    /// Returns true if computing was allowed before and is not now.
+    pub fn begin_event(&mut self, now: Time, g: &GroupCtx) -> bool {
+        self.advance(now, &g.cfg);
+        let was = self.computing(&g.cfg);
+        self.avail.update(now, &g.avail, &mut self.rng);
+        self.time_stats = self.avail.time_stats();
+        let stopped = was && !self.computing(&g.cfg);
+        if stopped {
+            if self.avail.is_on() && g.cfg.leave_apps_in_memory {
+                for k in 0..self.jobs.len() {
+                    self.preempt(k, true);
+                }
+            } else {
+                self.quit_all(&g.cfg);
+            }
+        }
+        stopped
+    }
+
+    /// Policy dispatch: runs one host event at `now` and returns the time of the
+    /// host's next event (`Time::MAX`: none).
+    pub fn wake(&mut self, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
+        let next = match g.cfg.policy {
+            Policy::SeedDebt => super::seed::wake(self, now, g, server),
+            Policy::ModernRec => super::modern::wake(self, now, g, server),
+        };
+        next.min(self.avail.next_change()).max(now + 1)
+    }
+}

@@ -1,0 +1,359 @@
+//! Probability distributions for host populations: speeds, on/off periods,
+//! lifetimes, arrival times.
+//!
+//! A value is written either as a plain number (a fixed value) or as a table naming
+//! the distribution: `{ dist = "lognormal", mu = 21.0, sigma = 0.5 }`. Parameters that
+//! are times also accept duration strings (`"2h"`, `"3d"`). Sampling goes through
+//! rand_distr with its `std_math` feature, so a stream never changes when the
+//! dependency graph does (see `shared/notes/rust-stack.md`). `min`/`max` clamp a draw
+//! (for example to keep a normal speed positive). The
+//! clamping keys are `lower` and `upper`, because `min`/`max` are uniform's parameters.
+
+use super::units::parse_duration;
+use crate::engine::rng::SimRng;
+use rand::RngExt;
+use rand_distr::Distribution;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+/// A number, or a duration string converted to seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Num(pub f64);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number, or a duration such as \"2h\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
+                parse_duration(v).map(|s| Num(s as f64)).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Num {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
+    }
+}
+
+/// The named distribution of a table value.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Kind {
+    Fixed {
+        value: Num,
+    },
+    Uniform {
+        min: Num,
+        max: Num,
+    },
+    Normal {
+        mean: Num,
+        sd: Num,
+    },
+    /// `exp(N(mu, sigma))`.
+    Lognormal {
+        mu: f64,
+        sigma: f64,
+    },
+    Exponential {
+        mean: Num,
+    },
+    /// Weibull with `scale` λ and `shape` k.
+    Weibull {
+        scale: Num,
+        shape: f64,
+    },
+    /// Pareto with minimum `scale` and tail index `shape`.
+    Pareto {
+        scale: Num,
+        shape: f64,
+    },
+}
+
+/// A distribution with optional clamping bounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dist {
+    pub kind: Kind,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl Dist {
+    pub fn fixed(v: f64) -> Self {
+        Dist {
+            kind: Kind::Fixed { value: Num(v) },
+            min: None,
+            max: None,
+        }
+    }
+
+    /// Whether every draw is the same value (no random number is consumed).
+    pub fn is_fixed(&self) -> bool {
+        matches!(self.kind, Kind::Fixed { .. })
+    }
+
+    /// The parameters' problems, if any (checked by the scenario validator).
+    pub fn problem(&self) -> Option<String> {
+        let bad = |c: bool, m: &str| (!c).then(|| m.to_string());
+        let fin = |x: f64| x.is_finite();
+        match self.kind {
+            Kind::Fixed { value } => bad(fin(value.0), "value must be finite"),
+            Kind::Uniform { min, max } => bad(
+                fin(min.0) && fin(max.0) && min.0 <= max.0,
+                "uniform needs finite min <= max",
+            ),
+            Kind::Normal { mean, sd } => bad(
+                fin(mean.0) && fin(sd.0) && sd.0 >= 0.0,
+                "normal needs a finite mean and sd >= 0",
+            ),
+            Kind::Lognormal { mu, sigma } => bad(
+                fin(mu) && fin(sigma) && sigma >= 0.0,
+                "lognormal needs a finite mu and sigma >= 0",
+            ),
+            Kind::Exponential { mean } => {
+                bad(fin(mean.0) && mean.0 > 0.0, "exponential needs mean > 0")
+            }
+            Kind::Weibull { scale, shape } => bad(
+                fin(scale.0) && scale.0 > 0.0 && fin(shape) && shape > 0.0,
+                "weibull needs scale > 0 and shape > 0",
+            ),
+            Kind::Pareto { scale, shape } => bad(
+                fin(scale.0) && scale.0 > 0.0 && fin(shape) && shape > 0.0,
+                "pareto needs scale > 0 and shape > 0",
+            ),
+        }
+        .or_else(|| match (self.min, self.max) {
+            (Some(a), Some(b)) if a > b => Some("lower must not exceed upper".into()),
+            _ => None,
+        })
+    }
+
+    /// One draw, clamped to `[min, max]`.
+    pub fn sample(&self, rng: &mut SimRng) -> f64 {
+        let x = match self.kind {
+            Kind::Fixed { value } => value.0,
+            Kind::Uniform { min, max } => {
+                let u: f64 = rng.random();
+                min.0 + u * (max.0 - min.0)
+            }
+            Kind::Normal { mean, sd } => rand_distr::Normal::new(mean.0, sd.0)
+                .map(|d| d.sample(rng))
+                .unwrap_or(mean.0),
+            Kind::Lognormal { mu, sigma } => rand_distr::LogNormal::new(mu, sigma)
+                .map(|d| d.sample(rng))
+                .unwrap_or(mu.exp()),
+            Kind::Exponential { mean } => rand_distr::Exp::new(1.0 / mean.0)
+                .map(|d| d.sample(rng))
+                .unwrap_or(mean.0),
+            Kind::Weibull { scale, shape } => rand_distr::Weibull::new(scale.0, shape)
+                .map(|d| d.sample(rng))
+                .unwrap_or(scale.0),
+            Kind::Pareto { scale, shape } => rand_distr::Pareto::new(scale.0, shape)
+                .map(|d| d.sample(rng))
+                .unwrap_or(scale.0),
+        };
+        let x = self.min.map_or(x, |m| x.max(m));
+        self.max.map_or(x, |m| x.min(m))
+    }
+
+    /// The mean before clamping (infinite for a Pareto with shape ≤ 1).
+    pub fn mean(&self) -> f64 {
+        match self.kind {
+            Kind::Fixed { value } => value.0,
+            Kind::Uniform { min, max } => (min.0 + max.0) / 2.0,
+            Kind::Normal { mean, .. } => mean.0,
+            Kind::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            Kind::Exponential { mean } => mean.0,
+            Kind::Weibull { scale, shape } => scale.0 * gamma(1.0 + 1.0 / shape),
+            Kind::Pareto { scale, shape } => {
+                if shape <= 1.0 {
+                    f64::INFINITY
+                } else {
+                    shape * scale.0 / (shape - 1.0)
+                }
+            }
+        }
+    }
+}
+
+/// Γ(x) by the Lanczos approximation (g = 7, n = 9), for the Weibull mean.
+fn gamma(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        std::f64::consts::PI / ((std::f64::consts::PI * x).sin() * gamma(1.0 - x))
+    } else {
+        let x = x - 1.0;
+        let mut a = G[0];
+        let t = x + 7.5;
+        for (i, g) in G.iter().enumerate().skip(1) {
+            a += g / (x + i as f64);
+        }
+        (2.0 * std::f64::consts::PI).sqrt() * t.powf(x + 0.5) * (-t).exp() * a
+    }
+}
+
+/// The table form: the distribution's keys plus optional `lower`/`upper` clamps.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Bounds {
+    #[serde(default)]
+    lower: Option<Num>,
+    #[serde(default)]
+    upper: Option<Num>,
+}
+
+impl<'de> Deserialize<'de> for Dist {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Dist;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a number, a duration such as \"2h\", or a table such as \
+                     { dist = \"exponential\", mean = \"8h\" } (dist: fixed, uniform, \
+                     normal, lognormal, exponential, weibull, pareto)",
+                )
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dist, E> {
+                Ok(Dist::fixed(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dist, E> {
+                Ok(Dist::fixed(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dist, E> {
+                Ok(Dist::fixed(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dist, E> {
+                parse_duration(v)
+                    .map(|s| Dist::fixed(s as f64))
+                    .map_err(E::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Dist, A::Error> {
+                // Split the bounds off, then parse the rest as the tagged kind.
+                let mut rest = toml::Table::new();
+                let mut bounds = toml::Table::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    let v: toml::Value = map.next_value()?;
+                    if k == "lower" || k == "upper" {
+                        bounds.insert(k, v);
+                    } else {
+                        rest.insert(k, v);
+                    }
+                }
+                let kind = Kind::deserialize(toml::Value::Table(rest))
+                    .map_err(|e| de::Error::custom(e.to_string().trim_end().replace('\n', " ")))?;
+                let b = Bounds::deserialize(toml::Value::Table(bounds))
+                    .map_err(|e| de::Error::custom(e.to_string().trim_end()))?;
+                Ok(Dist {
+                    kind,
+                    min: b.lower.map(|n| n.0),
+                    max: b.upper.map(|n| n.0),
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Dist {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let (Kind::Fixed { value }, None, None) = (self.kind, self.min, self.max) {
+            return s.serialize_f64(value.0);
+        }
+        let mut t = toml::Table::try_from(self.kind).map_err(serde::ser::Error::custom)?;
+        if let Some(m) = self.min {
+            t.insert("lower".into(), toml::Value::Float(m));
+        }
+        if let Some(m) = self.max {
+            t.insert("upper".into(), toml::Value::Float(m));
+        }
+        t.serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::{StreamKind, stream};
+
+    #[derive(Deserialize)]
+    struct T {
+        x: Dist,
+    }
+
+    fn parse(s: &str) -> Result<Dist, String> {
+        toml::from_str::<T>(s)
+            .map(|t| t.x)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn number_duration_and_table_forms() {
+        assert_eq!(parse("x = 3.5").unwrap(), Dist::fixed(3.5));
+        assert_eq!(parse("x = \"2h\"").unwrap(), Dist::fixed(7200.0));
+        let d = parse("x = { dist = \"exponential\", mean = \"1h\", upper = 10000 }").unwrap();
+        assert_eq!(d.kind, Kind::Exponential { mean: Num(3600.0) });
+        assert_eq!(d.max, Some(10000.0));
+        let e = parse("x = { dist = \"gamma\", k = 1 }").unwrap_err();
+        assert!(e.contains("gamma"), "{e}");
+        let e = parse("x = { dist = \"normal\", mean = 1 }").unwrap_err();
+        assert!(e.contains("sd"), "{e}");
+    }
+
+    #[test]
+    fn samples_have_the_right_means() {
+        let mut r = stream(3, StreamKind::HostGroup, 0);
+        for d in [
+            parse("x = { dist = \"uniform\", min = 1, max = 3 }").unwrap(),
+            parse("x = { dist = \"exponential\", mean = 5 }").unwrap(),
+            parse("x = { dist = \"weibull\", scale = 2, shape = 1.5 }").unwrap(),
+            parse("x = { dist = \"pareto\", scale = 1, shape = 3 }").unwrap(),
+            parse("x = { dist = \"lognormal\", mu = 0, sigma = 0.5 }").unwrap(),
+            parse("x = { dist = \"normal\", mean = 4, sd = 1 }").unwrap(),
+        ] {
+            let n = 200_000;
+            let m: f64 = (0..n).map(|_| d.sample(&mut r)).sum::<f64>() / n as f64;
+            assert!((m - d.mean()).abs() < 0.02 * d.mean(), "{d:?}: {m}");
+        }
+    }
+
+    #[test]
+    fn clamping_and_problems() {
+        let d = parse("x = { dist = \"normal\", mean = 0, sd = 1, lower = 0.5 }").unwrap();
+        let mut r = stream(1, StreamKind::HostGroup, 1);
+        assert!((0..1000).all(|_| d.sample(&mut r) >= 0.5));
+        assert!(
+            parse("x = { dist = \"uniform\", min = 3, max = 1 }")
+                .unwrap()
+                .problem()
+                .is_some()
+        );
+    }
+}
