@@ -146,7 +146,7 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let started = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, Some(output));
-    let finished = match world.run() {
+    let mut finished = match world.run() {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: run failed: {e}");
@@ -155,10 +155,12 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let wall = started.elapsed().as_secs_f64();
     let summary = crate::stats::summary::summary_json(&loaded, &finished);
-    let Some(output) = finished.output else {
+    let Some(output) = finished.output.take() else {
         return ExitCode::from(1);
     };
-    if let Err(e) = output.finish(&summary) {
+    if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
+        .and_then(|_| output.finish(&summary))
+    {
         eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
         return ExitCode::from(1);
     }

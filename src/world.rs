@@ -5,11 +5,17 @@
 //! timestamp are broken by the scenario's `tie_order` (spec backend §2.0), then by
 //! insertion order, so a run is a pure function of the scenario and its seed.
 
-use crate::client::minimal::{GroupParams, MinimalHost};
+use crate::client::availability::{AvailSpec, Availability};
+use crate::client::config::ClientConfig;
+use crate::client::host::{
+    ClientHost, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink, TimeStats,
+};
+use crate::client::merit::HostMerit;
 use crate::client::scripted::ScriptedHost;
 use crate::engine::rng::{self, StreamKind};
 use crate::engine::{EventQueue, Time};
 use crate::scenario::{Daemon, ReportOutcome, ScenarioFile, ScriptEvent};
+use crate::server::config::OutageKind;
 use crate::server::db::{HavRow, HostRow, OutputStatus, parse_result_name};
 use crate::server::invariants::{InvariantChecker, Violation};
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
@@ -21,6 +27,7 @@ use crate::server::{
 use crate::stats::output::RunOutput;
 use crate::stats::summary::Tally;
 use rand::RngExt;
+use std::sync::Arc;
 
 /// Tie class of expectation checks: after everything else at the same time.
 const CLASS_EXPECT: u8 = 200;
@@ -34,10 +41,9 @@ pub enum Event {
     DaemonPass { project: u16, daemon: Daemon },
     /// Scripted event number `i` of the scenario.
     Script(u32),
-    /// Unscripted host `i` makes a scheduler RPC.
-    HostRpc(u32),
-    /// Unscripted host `i` finishes its job.
-    JobDone(u32),
+    /// Simulated host `i` wakes up: its one pending event (spec client §7; see
+    /// [`ClientHost`]).
+    Host(u32),
     /// Expectation number `i` is checked.
     Expect(u32),
     /// End of the run.
@@ -55,6 +61,8 @@ pub struct RunOptions {
 pub struct RunCounters {
     pub events: u64,
     pub rpcs: u64,
+    /// Scheduler RPCs that failed because of an outage.
+    pub rpcs_failed: u64,
     pub daemon_passes: u64,
 }
 
@@ -94,8 +102,12 @@ pub struct World {
     pub scenario: ScenarioFile,
     pub projects: Vec<Project>,
     pub queue: EventQueue<Event>,
-    pub hosts: Vec<MinimalHost>,
-    pub groups: Vec<GroupParams>,
+    pub hosts: Vec<ClientHost>,
+    pub groups: Vec<HostGroupRt>,
+    /// Index of the host whose event is being processed (for [`ServerLink`]).
+    current_host: usize,
+    /// An error raised inside a host's RPC, surfaced after the host event.
+    pending_error: Option<RunError>,
     pub named: Vec<ScriptedHost>,
     pub counters: RunCounters,
     pub end: Time,
@@ -111,9 +123,21 @@ pub struct World {
     pub tallies: Vec<Tally>,
 }
 
+/// A host group at run time: what its hosts share.
+pub struct HostGroupRt {
+    pub name: String,
+    pub ctx: Arc<GroupCtx>,
+    /// Attributes of the host rows the group's hosts get in each project's database.
+    pub row: HostRow,
+    /// Index of the group's first host in [`World::hosts`].
+    pub first: usize,
+}
+
 /// What a finished run hands back.
 pub struct Finished {
     pub counters: RunCounters,
+    pub hosts: Vec<ClientHost>,
+    pub groups: Vec<HostGroupRt>,
     pub projects: Vec<Project>,
     pub tallies: Vec<Tally>,
     pub output: Option<RunOutput>,
@@ -203,51 +227,95 @@ impl World {
             });
         }
 
+        let end = scenario.simulation.duration.get();
         let mut queue = EventQueue::new();
         let mut hosts = Vec::new();
         let mut groups = Vec::new();
         for (gi, g) in scenario.host_group.iter().enumerate() {
-            groups.push(GroupParams {
-                error_prob: g.error_prob,
-                wrong_result_prob: g.wrong_result_prob,
-                dropout_prob: g.dropout_prob,
-                retry_delay: g.retry_delay.get().max(1),
+            let cfg = ClientConfig::resolve(&scenario.client, g.policy);
+            let ctx = Arc::new(GroupCtx {
+                cfg,
+                behaviour: HostBehaviour {
+                    error_prob: g.error_prob,
+                    wrong_result_prob: g.wrong_result_prob,
+                    detach_prob: g.detach_prob,
+                },
+                avail: avail_spec(g),
             });
-            let pi = project_index(&g.project);
-            for _ in 0..g.count {
-                let index = hosts.len() as u64;
-                let mut hrng = rng::stream(seed, StreamKind::Host, index);
-                let p = &mut projects[pi as usize];
-                let day = p.cfg.pin.day_offset.unwrap_or_else(|| hrng.random());
-                let row = HostRow {
-                    p_ncpus: g.p_ncpus,
-                    p_fpops: g.p_fpops,
-                    p_iops: g.p_iops,
-                    m_nbytes: g.m_nbytes,
-                    d_free: g.d_free,
-                    on_frac: g.on_frac,
-                    active_frac: g.active_frac,
-                    os_name: g.os_name.clone(),
-                    p_vendor: g.p_vendor.clone(),
-                    p_model: g.p_model.clone(),
-                    ..Default::default()
-                };
-                let hostid = add_host(p, row, day);
-                p.db.host_mut(hostid).userid = hostid;
-                let spread = g.arrival_spread.get().max(1);
-                let arrival = hrng.random_range(0..spread);
-                queue.push(arrival, tie_class[0], Event::HostRpc(index as u32));
-                hosts.push(MinimalHost {
-                    project: pi,
+            // Attached projects in project (name) order, as the client lists them.
+            let attached: Vec<(u16, f64)> = if g.shares.is_empty() {
+                vec![(project_index(&g.project), 100.0)]
+            } else {
+                g.shares
+                    .iter()
+                    .map(|(n, s)| (project_index(n), *s))
+                    .collect()
+            };
+            let row = HostRow {
+                p_ncpus: g.p_ncpus,
+                p_iops: g.p_iops,
+                m_nbytes: g.m_nbytes,
+                d_free: g.d_free,
+                on_frac: g.on_frac,
+                active_frac: g.active_frac,
+                os_name: g.os_name.clone(),
+                p_vendor: g.p_vendor.clone(),
+                p_model: g.p_model.clone(),
+                ..Default::default()
+            };
+            let first = hosts.len();
+            for slot in 0..g.count {
+                let index = hosts.len() as u32;
+                let mut hrng = rng::stream(seed, StreamKind::Host, index as u64);
+                // Population draws come first, in a fixed order, from the host's own
+                // stream: adding a host never changes another host's draws.
+                let p_fpops = g.p_fpops.sample(&mut hrng).max(1.0);
+                let joined = (g.arrival.sample(&mut hrng).max(0.0).ceil() as Time).min(end);
+                let leave_at = g.lifetime.as_ref().map_or(Time::MAX, |d| {
+                    joined.saturating_add(d.sample(&mut hrng).max(1.0).ceil() as Time)
+                });
+                let avail = Availability::new(&ctx.avail, slot, joined, &mut hrng);
+                let time_stats = avail.time_stats();
+                let projects = attached
+                    .iter()
+                    .map(|&(project, share)| ProjectState {
+                        project,
+                        resource_share: share,
+                        ..Default::default()
+                    })
+                    .collect();
+                queue.push(joined, tie_class[0], Event::Host(index));
+                hosts.push(ClientHost {
                     group: gi as u16,
-                    hostid,
-                    p_fpops: g.p_fpops,
+                    index,
+                    ncpus: g.p_ncpus.max(1) as u32,
+                    p_fpops,
                     rng: hrng,
-                    job: None,
-                    pending: None,
+                    projects,
+                    jobs: Vec::new(),
+                    avail,
+                    time_stats,
+                    last_advance: joined,
+                    joined,
+                    leave_at,
                     gone: false,
+                    last_work_fetch_check: f64::NEG_INFINITY,
+                    must_check_work_fetch: true,
+                    last_schedule: f64::NEG_INFINITY,
+                    must_schedule_cpus: true,
+                    rec_interval_start: joined as f64,
+                    merit: HostMerit::default(),
+                    scratch_reports: Vec::new(),
+                    scratch_other: Vec::new(),
+                    scratch_jobs: Vec::new(),
                 });
             }
+            groups.push(HostGroupRt {
+                name: g.name.clone(),
+                ctx,
+                row,
+                first,
+            });
         }
 
         // Periodic daemon passes start at time 0.
@@ -287,7 +355,6 @@ impl World {
                 queue.push(at.get(), CLASS_EXPECT, Event::Expect(i as u32));
             }
         }
-        let end = scenario.simulation.duration.get();
         queue.push(end, CLASS_END, Event::End);
 
         let checkers = (opts.check_invariants || scenario.simulation.check_invariants).then(|| {
@@ -303,6 +370,8 @@ impl World {
             queue,
             hosts,
             groups,
+            current_host: 0,
+            pending_error: None,
             named,
             counters: RunCounters::default(),
             end,
@@ -352,8 +421,18 @@ impl World {
                 }
             }
         }
+        // Close every host's accounting at the end of the run.
+        let end = self.end;
+        for h in &mut self.hosts {
+            if !h.gone && h.joined <= end {
+                let cfg = &self.groups[h.group as usize].ctx.cfg;
+                h.advance(end, cfg);
+            }
+        }
         Ok(Finished {
             counters: self.counters,
+            hosts: self.hosts,
+            groups: self.groups,
             projects: self.projects,
             tallies: self.tallies,
             output: self.output,
@@ -385,13 +464,7 @@ impl World {
                 self.queue.push(now + period, class, ev);
             }
             Event::Script(i) => self.run_script(now, i as usize)?,
-            Event::HostRpc(i) => self.host_rpc(now, i as usize)?,
-            Event::JobDone(i) => {
-                let h = &mut self.hosts[i as usize];
-                let params = &self.groups[h.group as usize];
-                h.finish_job(now, params);
-                self.host_rpc(now, i as usize)?;
-            }
+            Event::Host(i) => self.host_event(now, i as usize)?,
             Event::Expect(i) => self.check_expect(i as usize),
             Event::End => {}
         }
@@ -464,44 +537,29 @@ impl World {
 
     // ----- unscripted hosts ---------------------------------------------------
 
-    fn host_rpc(&mut self, now: Time, i: usize) -> Result<(), RunError> {
-        let h = &mut self.hosts[i];
-        if h.gone {
-            return Ok(());
-        }
-        let pi = h.project as usize;
-        self.reports.clear();
-        if let Some(rep) = h.pending.take() {
-            self.reports.push(rep);
-        }
-        self.other.clear();
-        let busy = h.job.is_some();
-        let req = Request {
-            hostid: h.hostid,
-            reattached: false,
-            work_req_seconds: if busy { 0.0 } else { 1.0 },
-            max_jobs: if busy { 0 } else { 1 },
-            estimated_delay: 0.0,
-            reported: &self.reports,
-            other_results: Some(&self.other),
+    /// One event of a simulated host: the client policy runs, making RPCs through
+    /// [`ServerLink`], and the host's next event is scheduled.
+    fn host_event(&mut self, now: Time, i: usize) -> Result<(), RunError> {
+        let ctx = Arc::clone(&self.groups[self.hosts[i].group as usize].ctx);
+        let mut h = std::mem::replace(&mut self.hosts[i], placeholder_host());
+        let next = if now >= h.leave_at {
+            // The volunteer leaves for good: its jobs are never reported.
+            h.advance(h.leave_at, &ctx.cfg);
+            h.gone = true;
+            Time::MAX
+        } else {
+            self.current_host = i;
+            h.wake(now, &ctx, self).min(h.leave_at)
         };
-        let p = &mut self.projects[pi];
-        p.db.now = now;
-        scheduler::process_request(p, now, &req, &mut self.reply);
-        self.counters.rpcs += 1;
-        let h = &mut self.hosts[i];
-        let params = &self.groups[h.group as usize];
-        if let Some(job) = self.reply.jobs.first() {
-            if let Some(done) = h.start_job(now, job, params) {
-                self.queue
-                    .push(done, self.tie_class[0], Event::JobDone(i as u32));
-            }
-        } else if !busy {
-            let delay = (self.reply.request_delay.ceil() as Time).max(params.retry_delay);
+        self.hosts[i] = h;
+        if next < Time::MAX && next <= self.end {
             self.queue
-                .push(now + delay, self.tie_class[0], Event::HostRpc(i as u32));
+                .push(next, self.tie_class[0], Event::Host(i as u32));
         }
-        self.after_step(now, pi, Some(Actor::Scheduler))
+        match self.pending_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     // ----- scripted events ----------------------------------------------------
@@ -561,7 +619,7 @@ impl World {
                 ReportOutcome::ClientError => (
                     client_state::COMPUTE_ERROR,
                     rep.exit_status
-                        .unwrap_or(crate::client::minimal::CLIENT_ERROR_EXIT),
+                        .unwrap_or(crate::client::host::CLIENT_ERROR_EXIT),
                 ),
                 ReportOutcome::Abort => (client_state::ABORTED, exit_status::EXIT_ABORTED_VIA_GUI),
                 ReportOutcome::ProjectAbort => {
@@ -632,7 +690,23 @@ impl World {
         let pi = self.project_of(&ex.project);
         let p = &self.projects[pi];
         let named = &self.named;
-        if let Err(msg) = crate::scenario::expect::check(ex, p, named) {
+        let outcome = if let Some(c) = &ex.client {
+            let (name, k) = c.split_once('#').unwrap_or((c.as_str(), "0"));
+            let k: usize = k.parse().unwrap_or(0);
+            let g = self.groups.iter().find(|g| g.name == name);
+            let now = ex.at.map_or(self.end, |t| t.get());
+            match g.and_then(|g| self.hosts.get(g.first + k).map(|h| (g, h))) {
+                Some((g, h)) => {
+                    let pos = h.projects.iter().position(|q| q.project as usize == pi);
+                    let names: Vec<String> = self.projects.iter().map(|p| p.name.clone()).collect();
+                    crate::scenario::expect::check_client(ex, h, pos, now, &g.ctx.cfg, &names)
+                }
+                None => Err(format!("no simulated host `{c}`")),
+            }
+        } else {
+            crate::scenario::expect::check(ex, p, named)
+        };
+        if let Err(msg) = outcome {
             let at = ex
                 .at
                 .map_or("end".to_string(), |t| format!("t={}", t.get()));
@@ -688,4 +762,127 @@ fn script_class(ev: &ScriptEvent, tie: &[u8; 8]) -> u8 {
         Daemon::Scheduler
     };
     tie[daemon_index(d)]
+}
+
+/// The availability model of a host group (spec client §3.5, §5.3).
+fn avail_spec(_g: &crate::scenario::HostGroup) -> AvailSpec {
+    AvailSpec::default()
+}
+
+/// A stand-in left in a host's slot while the host runs (no allocation).
+fn placeholder_host() -> ClientHost {
+    ClientHost {
+        group: 0,
+        index: u32::MAX,
+        ncpus: 1,
+        p_fpops: 1.0,
+        rng: rng::stream(0, StreamKind::Host, u64::MAX),
+        projects: Vec::new(),
+        jobs: Vec::new(),
+        avail: Availability::default(),
+        time_stats: TimeStats {
+            on_frac: 1.0,
+            active_frac: 1.0,
+            connected_frac: 1.0,
+        },
+        last_advance: 0,
+        joined: 0,
+        leave_at: 0,
+        gone: true,
+        last_work_fetch_check: 0.0,
+        must_check_work_fetch: false,
+        last_schedule: 0.0,
+        must_schedule_cpus: false,
+        rec_interval_start: 0.0,
+        merit: HostMerit::default(),
+        scratch_reports: Vec::new(),
+        scratch_other: Vec::new(),
+        scratch_jobs: Vec::new(),
+    }
+}
+
+impl ServerLink for World {
+    /// A scheduler RPC from the current host (spec backend §2.4, client §4). During an
+    /// outage the RPC fails as the outage's kind says and never reaches the server.
+    fn rpc(
+        &mut self,
+        now: Time,
+        call: &RpcCall,
+        jobs: &mut Vec<crate::server::scheduler::Job>,
+    ) -> (RpcStatus, HostId) {
+        let pi = call.project as usize;
+        if let Some(o) = self.projects[pi].cfg.outage.iter().find(|o| o.covers(now)) {
+            self.counters.rpcs_failed += 1;
+            return match o.kind {
+                OutageKind::Down => (RpcStatus::Down { request_delay: 0.0 }, call.hostid),
+                OutageKind::Unreachable => (RpcStatus::Failed, call.hostid),
+            };
+        }
+        let hi = self.current_host;
+        let gi = self.hosts.get(hi).map_or(0, |h| h.group as usize);
+        let p = &mut self.projects[pi];
+        p.db.now = now;
+        let mut hostid = call.hostid;
+        if hostid == 0 {
+            // First contact: the server creates the host record (spec backend §2.4.2).
+            let mut row = self.groups[gi].row.clone();
+            let day = p.cfg.pin.day_offset.unwrap_or_else(|| {
+                rng::stream(
+                    self.scenario.simulation.seed,
+                    StreamKind::HostProject,
+                    (hi as u64) << 16 | pi as u64,
+                )
+                .random()
+            });
+            row.p_fpops = call.p_fpops;
+            hostid = add_host(p, row, day);
+            p.db.host_mut(hostid).userid = hostid;
+        }
+        {
+            // The request's host_info and time_stats update the host row, so the
+            // scheduler's runtime estimates use the client's own figures (§2.4.4).
+            let h = p.db.host_mut(hostid);
+            h.p_ncpus = call.p_ncpus as i32;
+            h.p_fpops = call.p_fpops;
+            h.on_frac = call.time_stats.on_frac;
+            h.active_frac = call.time_stats.active_frac;
+        }
+        let req = Request {
+            hostid,
+            reattached: call.reattached,
+            work_req_seconds: if call.work.req_secs <= 0.0 && call.work.req_instances > 0.0 {
+                // An instance request with no seconds still asks for work (the server's
+                // `work_needed` tests both).
+                1.0
+            } else {
+                call.work.req_secs
+            },
+            max_jobs: u32::MAX,
+            estimated_delay: call.work.estimated_delay,
+            reported: call.reported,
+            other_results: Some(call.other_results),
+        };
+        scheduler::process_request(p, now, &req, &mut self.reply);
+        self.counters.rpcs += 1;
+        jobs.extend_from_slice(&self.reply.jobs);
+        let status = RpcStatus::Ok {
+            new_jobs: self.reply.jobs.len() as u32,
+            request_delay: self.reply.request_delay,
+            no_work: self.reply.no_work,
+        };
+        if let Err(e) = self.after_step(now, pi, Some(Actor::Scheduler))
+            && self.pending_error.is_none()
+        {
+            self.pending_error = Some(e);
+        }
+        (status, hostid)
+    }
+
+    fn master_fetch(&mut self, now: Time, project: u16) -> bool {
+        !self.projects[project as usize]
+            .cfg
+            .outage
+            .iter()
+            .any(|o| o.covers(now) && o.kind == OutageKind::Unreachable)
+    }
 }

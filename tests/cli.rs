@@ -53,7 +53,7 @@ count = 50
 p_fpops = 2e9
 error_prob = 0.1
 wrong_result_prob = 0.1
-dropout_prob = 0.05
+detach_prob = 0.05
 "#;
 
 fn write_small(dir: &Path) -> PathBuf {

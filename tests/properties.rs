@@ -65,9 +65,9 @@ count = 25
 p_fpops = 1.3e9
 error_prob = {err_p}
 wrong_result_prob = {wrong_p}
-dropout_prob = {drop_p}
-arrival_spread = "2h"
-retry_delay = "30m"
+detach_prob = {drop_p}
+arrival = {{ dist = "uniform", min = 0, max = "2h" }}
+lifetime = {{ dist = "exponential", mean = "10d" }}
 "#
     )
 }

@@ -13,7 +13,6 @@ pub mod availability;
 pub mod config;
 pub mod host;
 pub mod merit;
-pub mod minimal;
 pub mod modern;
 pub mod scripted;
 pub mod seed;

@@ -25,6 +25,8 @@ pub enum StreamKind {
     HostGroup = 3,
     /// The work generator of a project.
     WorkGenerator = 4,
+    /// A host's record in one project: `(host index << 16) | project index`.
+    HostProject = 5,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -218,3 +218,123 @@ fn finish(subject: String, errs: Vec<String>) -> Result<(), String> {
         Err(format!("{subject}: {}", errs.join("; ")))
     }
 }
+
+/// Checks a client-state expectation against host `h`; `pos` is the position of the
+/// expectation's project among the host's attached projects. Float fields compare
+/// within `tolerance` (default 1e-6). `cpu_time` is integrated up to `now`; the other
+/// fields are as the client last updated them.
+pub fn check_client(
+    ex: &Expect,
+    h: &crate::client::host::ClientHost,
+    pos: Option<usize>,
+    now: crate::engine::Time,
+    cfg: &crate::client::config::ClientConfig,
+    project_names: &[String],
+) -> Result<(), String> {
+    let mut errs = Vec::new();
+    let tol = ex.tolerance.unwrap_or(1e-6);
+    let cmp = |errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64| {
+        if let Some(w) = want
+            && !((w - got).abs() <= tol)
+        {
+            errs.push(format!("{what} = {got}, expected {w} (tolerance {tol})"));
+        }
+    };
+    if let Some(want) = &ex.running {
+        let mut names: Vec<&str> = h
+            .jobs
+            .iter()
+            .filter(|j| j.is_running())
+            .map(|j| {
+                let pi = h.projects[j.project as usize].project as usize;
+                project_names.get(pi).map_or("?", |s| s.as_str())
+            })
+            .collect();
+        names.sort_unstable();
+        let got = names.join(",");
+        if &got != want {
+            errs.push(format!("running = \"{got}\", expected \"{want}\""));
+        }
+    }
+    let per_project = [
+        ex.nrpc_failures.is_some(),
+        ex.master_fetch_failures.is_some(),
+        ex.master_url_fetch_pending.is_some(),
+        ex.min_rpc_time.is_some(),
+        ex.rec.is_some(),
+        ex.exp_avg_cpu.is_some(),
+        ex.resource_debt.is_some(),
+        ex.debt_order.is_some(),
+        ex.cpu_time.is_some(),
+        ex.jobs.is_some(),
+        ex.jobs_received.is_some(),
+        ex.rpcs.is_some(),
+        ex.cpu_backoff_interval.is_some(),
+    ]
+    .iter()
+    .any(|x| *x);
+    if per_project {
+        let Some(k) = pos else {
+            return Err("the host is not attached to this project".into());
+        };
+        let p = &h.projects[k];
+        cmp_i(
+            &mut errs,
+            "nrpc_failures",
+            ex.nrpc_failures,
+            p.nrpc_failures as i64,
+        );
+        cmp_i(
+            &mut errs,
+            "master_fetch_failures",
+            ex.master_fetch_failures,
+            p.master_fetch_failures as i64,
+        );
+        if let Some(w) = ex.master_url_fetch_pending
+            && w != p.master_url_fetch_pending
+        {
+            errs.push(format!(
+                "master_url_fetch_pending = {}, expected {w}",
+                p.master_url_fetch_pending
+            ));
+        }
+        cmp(&mut errs, "min_rpc_time", ex.min_rpc_time, p.min_rpc_time);
+        cmp(&mut errs, "rec", ex.rec, p.rec);
+        cmp(&mut errs, "exp_avg_cpu", ex.exp_avg_cpu, p.exp_avg_cpu);
+        cmp(
+            &mut errs,
+            "resource_debt",
+            ex.resource_debt,
+            p.resource_debt,
+        );
+        cmp_i(&mut errs, "debt_order", ex.debt_order, p.debt_order as i64);
+        // CPU time integrated to `now` without touching the host.
+        let mut cpu = p.cpu_time;
+        if h.computing(cfg) && now > h.last_advance {
+            let dt = (now - h.last_advance) as f64;
+            for j in h
+                .jobs
+                .iter()
+                .filter(|j| j.is_running() && j.project as usize == k)
+            {
+                cpu += dt.min(j.flops_left / h.p_fpops);
+            }
+        }
+        cmp(&mut errs, "cpu_time", ex.cpu_time, cpu);
+        let held = h.jobs.iter().filter(|j| j.project as usize == k).count();
+        cmp_i(&mut errs, "jobs", ex.jobs, held as i64);
+        cmp_i(&mut errs, "jobs_received", ex.jobs_received, p.njobs as i64);
+        cmp_i(&mut errs, "rpcs", ex.rpcs, p.nrpcs as i64);
+        cmp(
+            &mut errs,
+            "cpu_backoff_interval",
+            ex.cpu_backoff_interval,
+            p.cpu_backoff_interval,
+        );
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("; "))
+    }
+}

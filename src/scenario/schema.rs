@@ -4,7 +4,9 @@
 //! column and the list of valid keys. Semantic checks (cross-references, impossible
 //! values) live in [`super::validate`]. Every key is documented in `docs/scenario.md`.
 
+use super::dist::Dist;
 use super::units::Duration;
+use crate::client::config::{ClientSection, Policy};
 use crate::server::ProjectConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -20,9 +22,6 @@ macro_rules! with_host_attrs {
             $($extra)*
             #[serde(default = "d_ncpus")]
             pub p_ncpus: i32,
-            /// Per-CPU FLOPS (Whetstone).
-            #[serde(default = "d_giga")]
-            pub p_fpops: f64,
             /// Per-CPU integer ops/s (Dhrystone).
             #[serde(default = "d_giga")]
             pub p_iops: f64,
@@ -84,7 +83,10 @@ pub struct ScenarioFile {
     /// Projects by name; each has its own back end. Iterated in name order.
     #[serde(default)]
     pub project: BTreeMap<String, ProjectConfig>,
-    /// Populations of unscripted hosts.
+    /// The client policy and preferences of every host group (spec client §7).
+    #[serde(default)]
+    pub client: ClientSection,
+    /// Populations of simulated volunteer hosts.
     #[serde(default)]
     pub host_group: Vec<HostGroup>,
     /// Named hosts, driven only by scripted events.
@@ -155,8 +157,8 @@ impl Default for SimulationSection {
 }
 
 with_host_attrs! {
-    /// A population of hosts running the minimal client model: ask for one job when
-    /// idle, compute it at their speed, report it.
+    /// A population of volunteer hosts running the BOINC client policy of the
+    /// `[client]` section (spec client §1–3).
     #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
     #[serde(deny_unknown_fields)]
     pub struct HostGroup {
@@ -164,25 +166,69 @@ with_host_attrs! {
         pub name: String,
         /// Number of hosts.
         pub count: u32,
-        /// Project the hosts attach to (default: the only project).
+        /// Per-CPU FLOPS of each host, a number or a distribution drawn once per host.
+        #[serde(default = "d_speed")]
+        pub p_fpops: Dist,
+        /// The client policy of this group (default: `client.policy`).
+        #[serde(default)]
+        pub policy: Option<Policy>,
+        /// Project the hosts attach to, with share 100 (default: the only project).
+        /// Ignored when `shares` is given.
         #[serde(default)]
         pub project: String,
+        /// Projects the hosts attach to, with their resource shares, e.g.
+        /// `{ alpha = 100, beta = 300 }`. Listed in project-name order on the client.
+        #[serde(default)]
+        pub shares: BTreeMap<String, f64>,
+        /// Fraction of the time the host is connected, while on.
+        #[serde(default = "d_one")]
+        pub connected_frac: f64,
+        /// Mean on-period of the on/off process driven by `on_frac` (the emulator's
+        /// `on_lambda`), and likewise for the active and connected processes.
+        #[serde(default = "d_hour")]
+        pub on_lambda: Duration,
+        #[serde(default = "d_hour")]
+        pub active_lambda: Duration,
+        #[serde(default = "d_hour")]
+        pub connected_lambda: Duration,
+        /// Explicit on-period distribution (with `off_period`), instead of `on_frac`.
+        #[serde(default)]
+        pub on_period: Option<Dist>,
+        #[serde(default)]
+        pub off_period: Option<Dist>,
+        /// Availability trace CSV (`host_id,start,end`), relative to the scenario file.
+        #[serde(default)]
+        pub trace: Option<String>,
         /// Probability that a job ends in a client error.
         #[serde(default)]
         pub error_prob: f64,
         /// Probability that a successful job returns a wrong output.
         #[serde(default)]
         pub wrong_result_prob: f64,
-        /// Probability, per job received, that the host leaves for good before
-        /// reporting it.
+        /// Probability, per scheduler RPC, that the client was detached and
+        /// re-attached since its previous RPC (its jobs become CLIENT_DETACHED).
         #[serde(default)]
-        pub dropout_prob: f64,
-        /// Hosts make their first request at a uniform time in `[0, arrival_spread)`.
-        #[serde(default = "d_hour")]
-        pub arrival_spread: Duration,
-        /// Wait before asking again after a reply without work.
-        #[serde(default = "d_hour")]
-        pub retry_delay: Duration,
+        pub detach_prob: f64,
+        /// Time at which each host joins, drawn per host.
+        #[serde(default = "d_arrival")]
+        pub arrival: Dist,
+        /// How long each host stays before leaving for good (default: forever).
+        #[serde(default)]
+        pub lifetime: Option<Dist>,
+    }
+}
+
+fn d_speed() -> Dist {
+    Dist::fixed(1e9)
+}
+fn d_arrival() -> Dist {
+    Dist {
+        kind: super::dist::Kind::Uniform {
+            min: super::dist::Num(0.0),
+            max: super::dist::Num(3600.0),
+        },
+        min: None,
+        max: None,
     }
 }
 
@@ -199,6 +245,9 @@ with_host_attrs! {
     #[serde(deny_unknown_fields)]
     pub struct NamedHost {
         pub name: String,
+        /// Per-CPU FLOPS (Whetstone).
+        #[serde(default = "d_giga")]
+        pub p_fpops: f64,
         #[serde(default)]
         pub project: String,
         /// User id; hosts of one user may report each other's jobs (spec backend
@@ -365,6 +414,35 @@ pub struct Expect {
     pub total_credit: Option<f64>,
     /// Whether the row still exists (false after db_purge).
     pub exists: Option<bool>,
+    // --- client state (with `client` and `project`) ---
+    /// A simulated host: its group's name, optionally `#k` for the group's k-th host
+    /// (default the first), e.g. `"volunteers#3"`.
+    pub client: Option<String>,
+    pub nrpc_failures: Option<i64>,
+    pub master_fetch_failures: Option<i64>,
+    pub master_url_fetch_pending: Option<bool>,
+    /// Seconds (0 = no backoff).
+    pub min_rpc_time: Option<f64>,
+    /// Recent estimated credit (modern policy).
+    pub rec: Option<f64>,
+    /// Exponentially averaged CPU seconds (seed policy).
+    pub exp_avg_cpu: Option<f64>,
+    pub resource_debt: Option<f64>,
+    pub debt_order: Option<i64>,
+    /// CPU seconds the host computed for the project.
+    pub cpu_time: Option<f64>,
+    /// Jobs of the project the client holds (not yet reported).
+    pub jobs: Option<i64>,
+    /// Jobs received from the project so far.
+    pub jobs_received: Option<i64>,
+    /// Scheduler RPCs that reached the project's server.
+    pub rpcs: Option<i64>,
+    /// Resource (CPU) work-fetch backoff interval, seconds (modern policy).
+    pub cpu_backoff_interval: Option<f64>,
+    /// Projects whose task runs now, comma-separated in CPU order, or `""` if idle.
+    pub running: Option<String>,
+    /// Absolute tolerance of the float fields above (default 1e-6).
+    pub tolerance: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -101,10 +101,10 @@ struct HostAttrs {
 }
 
 macro_rules! host_attrs {
-    ($h:expr) => {
+    ($h:expr, $fpops:expr) => {
         HostAttrs {
             p_ncpus: $h.p_ncpus,
-            p_fpops: $h.p_fpops,
+            p_fpops: $fpops,
             p_iops: $h.p_iops,
             m_nbytes: $h.m_nbytes,
             d_free: $h.d_free,
@@ -146,6 +146,23 @@ const HOST_ONLY: &[&str] = &[
     "max_jobs_per_day",
     "n_jobs_today",
     "total_credit",
+];
+/// Client state of a simulated host (spec client §1.1, §2.3, §2.8).
+const CLIENT_ONLY: &[&str] = &[
+    "nrpc_failures",
+    "master_fetch_failures",
+    "master_url_fetch_pending",
+    "min_rpc_time",
+    "rec",
+    "exp_avg_cpu",
+    "resource_debt",
+    "debt_order",
+    "cpu_time",
+    "jobs",
+    "jobs_received",
+    "rpcs",
+    "cpu_backoff_interval",
+    "running",
 ];
 
 /// A BOINC-numbered field of `[[expect]]`: key, value, allowed values, test.
@@ -471,6 +488,10 @@ impl Checker<'_> {
     }
 
     fn project(&mut self, prefix: &str, p: &ProjectConfig) {
+        for (k, o) in p.outage.iter().enumerate() {
+            self.duration_non_negative(&format!("{prefix}.outage.{k}.start"), o.start);
+            self.duration_positive(&format!("{prefix}.outage.{k}.duration"), o.duration);
+        }
         self.workunit(&format!("{prefix}.workunit"), &p.workunit);
 
         let c = &p.config;
@@ -714,19 +735,99 @@ impl Checker<'_> {
                 "count = 0; expected at least 1 host",
             );
         }
-        self.project_ref(&format!("{prefix}.project"), Some(g.project.as_str()));
+        if g.shares.is_empty() {
+            self.project_ref(&format!("{prefix}.project"), Some(g.project.as_str()));
+        } else {
+            for (name, share) in &g.shares {
+                let path = format!("{prefix}.shares.{name}");
+                if !self.file.project.contains_key(name) {
+                    let known: Vec<&str> = self.file.project.keys().map(|k| k.as_str()).collect();
+                    self.push(
+                        path,
+                        format!(
+                            "unknown project `{name}`; expected one of: {}",
+                            known.join(", ")
+                        ),
+                    );
+                } else if self.finite(&path, *share) && *share < 0.0 {
+                    self.push(path, format!("share = {share}; expected a share >= 0"));
+                }
+            }
+            if g.shares.values().all(|s| *s <= 0.0) {
+                self.push(
+                    format!("{prefix}.shares"),
+                    "every share is 0; expected at least one project with a positive share",
+                );
+            }
+        }
         for (key, x) in [
             ("error_prob", g.error_prob),
             ("wrong_result_prob", g.wrong_result_prob),
-            ("dropout_prob", g.dropout_prob),
+            ("detach_prob", g.detach_prob),
         ] {
             self.probability(&format!("{prefix}.{key}"), x);
         }
-        self.duration_non_negative(&format!("{prefix}.arrival_spread"), g.arrival_spread);
-        // A host that retries at once after an empty reply would loop forever at one
-        // simulated instant.
-        self.duration_positive(&format!("{prefix}.retry_delay"), g.retry_delay);
-        self.host_attrs(&prefix, host_attrs!(g));
+        let path = format!("{prefix}.connected_frac");
+        if self.finite(&path, g.connected_frac)
+            && !(g.connected_frac > 0.0 && g.connected_frac <= 1.0)
+        {
+            self.push(
+                path,
+                format!(
+                    "connected_frac = {}; expected a fraction in (0, 1]",
+                    g.connected_frac
+                ),
+            );
+        }
+        for (key, d) in [
+            ("on_lambda", g.on_lambda),
+            ("active_lambda", g.active_lambda),
+            ("connected_lambda", g.connected_lambda),
+        ] {
+            self.duration_positive(&format!("{prefix}.{key}"), d);
+        }
+        let dists = [
+            ("p_fpops", Some(&g.p_fpops)),
+            ("arrival", Some(&g.arrival)),
+            ("lifetime", g.lifetime.as_ref()),
+            ("on_period", g.on_period.as_ref()),
+            ("off_period", g.off_period.as_ref()),
+        ];
+        for (key, d) in dists {
+            if let Some(m) = d.and_then(|d| d.problem()) {
+                self.push(format!("{prefix}.{key}"), m);
+            }
+        }
+        if g.p_fpops.is_fixed() && g.p_fpops.mean() <= 0.0 {
+            self.push(
+                format!("{prefix}.p_fpops"),
+                format!("p_fpops = {}; expected FLOPS > 0", g.p_fpops.mean()),
+            );
+        }
+        match (&g.on_period, &g.off_period) {
+            (Some(_), None) => self.push(
+                format!("{prefix}.off_period"),
+                "on_period is given without off_period; expected both or neither",
+            ),
+            (None, Some(_)) => self.push(
+                format!("{prefix}.on_period"),
+                "off_period is given without on_period; expected both or neither",
+            ),
+            _ => {}
+        }
+        if g.trace.is_some() && (g.on_period.is_some() || g.on_frac < 1.0) {
+            self.push(
+                format!("{prefix}.trace"),
+                "a trace replaces on_frac and on_period/off_period; expected only one availability model",
+            );
+        }
+        if g.on_period.is_some() && g.on_frac < 1.0 {
+            self.push(
+                format!("{prefix}.on_frac"),
+                "on_frac < 1 together with on_period/off_period; expected only one on/off model",
+            );
+        }
+        self.host_attrs(&prefix, host_attrs!(g, 1e9));
     }
 
     fn hosts(&mut self) {
@@ -760,7 +861,7 @@ impl Checker<'_> {
             if let Some(x) = h.day_offset {
                 self.unit_draw(&format!("{prefix}.day_offset"), x);
             }
-            self.host_attrs(&prefix, host_attrs!(h));
+            self.host_attrs(&prefix, host_attrs!(h, h.p_fpops));
         }
     }
 
@@ -879,6 +980,44 @@ impl Checker<'_> {
         }
     }
 
+    /// `group` or `group#k`: a host group and the index of one of its hosts.
+    fn client_ref(&mut self, path: &str, c: &str) {
+        let (name, k) = match c.split_once('#') {
+            Some((n, k)) => (n, k.parse::<u32>().ok()),
+            None => (c, Some(0)),
+        };
+        let Some(g) = self.file.host_group.iter().find(|g| g.name == name) else {
+            let known: Vec<&str> = self
+                .file
+                .host_group
+                .iter()
+                .map(|g| g.name.as_str())
+                .collect();
+            self.push(
+                path,
+                format!(
+                    "unknown host group `{name}`; expected one of: {}",
+                    if known.is_empty() {
+                        "(no host groups)".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            );
+            return;
+        };
+        match k {
+            Some(k) if k < g.count => {}
+            _ => self.push(
+                path,
+                format!(
+                    "`{c}` is not a host of group `{name}`; expected `{name}` or `{name}#k` with k in 0..{}",
+                    g.count
+                ),
+            ),
+        }
+    }
+
     fn expect(&mut self, i: usize, x: &Expect) {
         let prefix = format!("expect.{i}");
         let at = |k: &str| format!("{prefix}.{k}");
@@ -892,6 +1031,7 @@ impl Checker<'_> {
             ("workunit", x.workunit.is_some()),
             ("result", x.result.is_some()),
             ("host", x.host.is_some()),
+            ("client", x.client.is_some()),
         ]
         .iter()
         .filter(|(_, g)| *g)
@@ -909,7 +1049,7 @@ impl Checker<'_> {
             };
             self.push(
                 prefix.clone(),
-                format!("{what}; expected exactly one of `workunit`, `result`, `host`"),
+                format!("{what}; expected exactly one of `workunit`, `result`, `host`, `client`"),
             );
         }
         if let Some(w) = &x.workunit {
@@ -920,6 +1060,17 @@ impl Checker<'_> {
         }
         if let Some(h) = &x.host {
             self.host_ref(&at("host"), "expect", h, project.as_deref());
+        }
+        if let Some(c) = &x.client {
+            self.client_ref(&at("client"), c);
+        }
+        if let Some(t) = x.tolerance
+            && !(t.is_finite() && t >= 0.0)
+        {
+            self.push(
+                at("tolerance"),
+                format!("tolerance = {t}; expected a number >= 0"),
+            );
         }
 
         // Fields of the other kinds of row. Only checked when the row kind is clear.
@@ -935,6 +1086,7 @@ impl Checker<'_> {
                     &["result", "workunit"][..],
                 ),
                 (HOST_ONLY, "host", &["host"][..]),
+                (CLIENT_ONLY, "client", &["client"][..]),
             ] {
                 if owners.contains(&kind) {
                     continue;
@@ -1071,7 +1223,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 24] = [
+    let opts: [(&'static str, bool); 38] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -1096,6 +1248,23 @@ fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("max_jobs_per_day", x.max_jobs_per_day.is_some()),
         ("n_jobs_today", x.n_jobs_today.is_some()),
         ("total_credit", x.total_credit.is_some()),
+        ("nrpc_failures", x.nrpc_failures.is_some()),
+        ("master_fetch_failures", x.master_fetch_failures.is_some()),
+        (
+            "master_url_fetch_pending",
+            x.master_url_fetch_pending.is_some(),
+        ),
+        ("min_rpc_time", x.min_rpc_time.is_some()),
+        ("rec", x.rec.is_some()),
+        ("exp_avg_cpu", x.exp_avg_cpu.is_some()),
+        ("resource_debt", x.resource_debt.is_some()),
+        ("debt_order", x.debt_order.is_some()),
+        ("cpu_time", x.cpu_time.is_some()),
+        ("jobs", x.jobs.is_some()),
+        ("jobs_received", x.jobs_received.is_some()),
+        ("rpcs", x.rpcs.is_some()),
+        ("cpu_backoff_interval", x.cpu_backoff_interval.is_some()),
+        ("running", x.running.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }
@@ -1139,12 +1308,13 @@ mod tests {
             .chain(WORKUNIT_ONLY)
             .chain(RESULT_OR_WORKUNIT)
             .chain(HOST_ONLY)
+            .chain(CLIENT_ONLY)
             .copied()
             .collect();
         let n = all.len();
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 24);
+        assert_eq!(n, 38);
     }
 }

@@ -7,6 +7,7 @@
 //! `deny_unknown_fields`, so a misspelt key is an error that names the valid keys.
 //! Defaults are BOINC's parser defaults unless a comment says otherwise.
 
+use crate::engine::Time;
 use crate::scenario::units::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -460,5 +461,34 @@ mod tests {
         assert!(s.errors_after_canonical);
         assert!(!s.modern_needed);
         assert!(Switches::preset(Variant::Boinc).modern_needed);
+    }
+}
+
+/// What clients see during an outage (spec client §2.8, §4.2).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OutageKind {
+    /// The scheduler answers `project_is_down`; the web server (master file) is up.
+    #[default]
+    Down,
+    /// Nothing answers: every scheduler RPC and master-file fetch fails to connect.
+    Unreachable,
+}
+
+/// A window `[start, start + duration)` in which scheduler RPCs fail. The daemons keep
+/// running: only the scheduler is unavailable, as when a project disables it for
+/// maintenance.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    pub start: Duration,
+    pub duration: Duration,
+    #[serde(default)]
+    pub kind: OutageKind,
+}
+
+impl Outage {
+    pub fn covers(&self, t: Time) -> bool {
+        t >= self.start.get() && t < self.start.get() + self.duration.get()
     }
 }

@@ -48,6 +48,8 @@ pub struct ProjectConfig {
     pub db_purge: DbPurgeConfig,
     /// Pinned values of random draws.
     pub pin: PinnedDraws,
+    /// Windows in which the project's scheduler cannot be reached.
+    pub outage: Vec<Outage>,
 }
 
 /// The app version every host runs (one CPU version per app in this model).

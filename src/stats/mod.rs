@@ -5,6 +5,9 @@
 //!   state change) and `summary.json`, into a temporary folder that replaces the final
 //!   one only when the run succeeded. The columns are documented in `docs/outputs.md`.
 //! * [`summary`] tallies the headline figures that go into `summary.json`.
+//! * [`hosts`] writes `hosts.csv`, the client figures of merit per host, and their
+//!   population summary.
 
+pub mod hosts;
 pub mod output;
 pub mod summary;

@@ -113,7 +113,9 @@ pub fn summary_json(
         "events": f.counters.events,
         "scheduler_rpcs": f.counters.rpcs,
         "daemon_passes": f.counters.daemon_passes,
+        "scheduler_rpcs_failed": f.counters.rpcs_failed,
         "projects": projects,
+        "clients": serde_json::to_value(super::hosts::client_summary(f)).unwrap_or_default(),
         "effective_config": serde_json::to_value(&loaded.file).unwrap_or_default(),
     })
 }

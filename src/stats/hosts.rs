@@ -1,0 +1,265 @@
+//! `hosts.csv` and the `clients` part of `summary.json`: the BOINC client emulator's
+//! figures of merit (spec client §5.7) per host and over all hosts, and each host's
+//! CPU time and credit per project.
+
+use crate::client::host::ClientHost;
+use crate::client::merit::{Figures, ProjectFigures, figures};
+use crate::world::{Finished, HostGroupRt};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+pub const HOSTS_CSV: &str = "hosts.csv";
+
+/// The figures of one host.
+pub fn host_figures(h: &ClientHost, g: &HostGroupRt) -> Figures {
+    // Called once per host at the end of a run: a small allocation is fine here.
+    let projects: Vec<ProjectFigures> = h.projects.iter().map(project_figures).collect();
+    figures(
+        h.merit.flops_total,
+        h.merit.flops_used,
+        h.merit.active_time,
+        g.ctx.cfg.cpu_scheduling_period,
+        &projects,
+    )
+}
+
+fn project_figures(p: &crate::client::host::ProjectState) -> ProjectFigures {
+    ProjectFigures {
+        resource_share: p.resource_share,
+        flops_used: p.flops_used,
+        flops_wasted: p.flops_wasted,
+        idle_time_sumsq: p.idle_time_sumsq,
+        nrpcs: p.nrpcs,
+        njobs: p.njobs,
+    }
+}
+
+/// Credit granted to a host by project `pi` (its host row's `total_credit`).
+fn credit(f: &Finished, pi: usize, hostid: u32) -> f64 {
+    if hostid == 0 {
+        return 0.0;
+    }
+    f.projects[pi]
+        .db
+        .hosts
+        .get(hostid)
+        .map_or(0.0, |h| h.total_credit)
+}
+
+/// Writes `hosts.csv`: one row per host, its figures of merit and, per project, its
+/// share, CPU time, credit, jobs and deadlines (columns in `docs/outputs.md`).
+pub fn write_hosts_csv(dir: &Path, f: &Finished) -> io::Result<()> {
+    let mut w = csv::Writer::from_path(dir.join(HOSTS_CSV))?;
+    let names: Vec<&str> = f.projects.iter().map(|p| p.name.as_str()).collect();
+    let mut header: Vec<String> = [
+        "host",
+        "group",
+        "policy",
+        "p_ncpus",
+        "p_fpops",
+        "joined_s",
+        "left_s",
+        "active_time_s",
+        "available_time_s",
+        "flops_total",
+        "flops_used",
+        "wasted_frac",
+        "idle_frac",
+        "share_violation",
+        "monotony",
+        "rpcs_per_job",
+        "rpcs",
+        "rpcs_failed",
+        "jobs_received",
+        "detaches",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for n in &names {
+        for c in [
+            "share",
+            "cpu_time_s",
+            "credit",
+            "jobs_received",
+            "deadlines_met",
+            "deadlines_missed",
+        ] {
+            header.push(format!("{n}_{c}"));
+        }
+    }
+    w.write_record(&header)?;
+    let mut row: Vec<String> = Vec::with_capacity(header.len());
+    for h in &f.hosts {
+        let g = &f.groups[h.group as usize];
+        let fig = host_figures(h, g);
+        row.clear();
+        let rpcs: u64 = h.projects.iter().map(|p| p.nrpcs).sum();
+        let failed: u64 = h.projects.iter().map(|p| p.nrpc_failed).sum();
+        let jobs: u64 = h.projects.iter().map(|p| p.njobs).sum();
+        row.extend([
+            h.index.to_string(),
+            g.name.clone(),
+            policy_name(g).to_string(),
+            h.ncpus.to_string(),
+            float(h.p_fpops),
+            h.joined.to_string(),
+            if h.gone {
+                h.leave_at.to_string()
+            } else {
+                String::new()
+            },
+            float(h.merit.active_time),
+            float(h.merit.available_time),
+            float(h.merit.flops_total),
+            float(h.merit.flops_used),
+            float(fig.wasted_frac),
+            float(fig.idle_frac),
+            float(fig.share_violation),
+            float(fig.monotony),
+            float(fig.rpcs_per_job),
+            rpcs.to_string(),
+            failed.to_string(),
+            jobs.to_string(),
+            h.merit.detaches.to_string(),
+        ]);
+        for pi in 0..names.len() {
+            match h.projects.iter().find(|p| p.project as usize == pi) {
+                Some(p) => row.extend([
+                    float(p.resource_share),
+                    float(p.cpu_time),
+                    float(credit(f, pi, p.hostid)),
+                    p.njobs.to_string(),
+                    p.met_deadline.to_string(),
+                    p.missed_deadline.to_string(),
+                ]),
+                None => row.extend(std::iter::repeat_n(String::new(), 6)),
+            }
+        }
+        w.write_record(&row)?;
+    }
+    w.flush()
+}
+
+fn policy_name(g: &HostGroupRt) -> &'static str {
+    match g.ctx.cfg.policy {
+        crate::client::config::Policy::SeedDebt => "seed_debt",
+        crate::client::config::Policy::ModernRec => "modern_rec",
+    }
+}
+
+/// Floats always with a decimal point, so every column's type is stable for
+/// analysts' readers.
+fn float(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Per-project totals over all hosts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ClientProjectTotals {
+    pub cpu_time_s: f64,
+    /// This project's part of all CPU time the hosts computed.
+    pub cpu_frac: f64,
+    /// Its part of the resource shares, averaged over hosts (weighted by their
+    /// computed CPU time): the split `cpu_frac` should converge to.
+    pub target_frac: f64,
+    pub credit: f64,
+    pub jobs_received: u64,
+    pub deadlines_met: u64,
+    pub deadlines_missed: u64,
+    pub rpcs: u64,
+    pub rpcs_failed: u64,
+}
+
+/// The population's figures (spec client §5.7): wasted and idle fractions from the
+/// pooled FLOPs; share violation and monotony as means over hosts; RPCs per job from
+/// the pooled counts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ClientSummary {
+    pub hosts: u64,
+    pub hosts_left: u64,
+    pub wasted_frac: f64,
+    pub idle_frac: f64,
+    /// Idle fraction of the time hosts were on and allowed to compute.
+    pub idle_frac_available: f64,
+    pub share_violation_mean: f64,
+    pub monotony_mean: f64,
+    pub rpcs_per_job: f64,
+    pub detaches: u64,
+    pub projects: BTreeMap<String, ClientProjectTotals>,
+}
+
+pub fn client_summary(f: &Finished) -> ClientSummary {
+    let mut s = ClientSummary::default();
+    let (mut total, mut used, mut avail, mut wasted) = (0.0, 0.0, 0.0, 0.0);
+    let (mut sv, mut m) = (0.0, 0.0);
+    let (mut rpcs, mut jobs) = (0u64, 0u64);
+    let mut totals: Vec<ClientProjectTotals> = vec![Default::default(); f.projects.len()];
+    let mut target_w = vec![0.0; f.projects.len()];
+    for h in &f.hosts {
+        let g = &f.groups[h.group as usize];
+        let fig = host_figures(h, g);
+        s.hosts += 1;
+        if h.gone {
+            s.hosts_left += 1;
+        }
+        s.detaches += h.merit.detaches;
+        total += h.merit.flops_total;
+        used += h.merit.flops_used;
+        avail += h.merit.flops_available;
+        sv += fig.share_violation;
+        m += fig.monotony;
+        let rs: f64 = h.projects.iter().map(|p| p.resource_share).sum();
+        let cpu: f64 = h.projects.iter().map(|p| p.cpu_time).sum();
+        for p in &h.projects {
+            let t = &mut totals[p.project as usize];
+            wasted += p.flops_wasted;
+            rpcs += p.nrpcs;
+            jobs += p.njobs;
+            t.cpu_time_s += p.cpu_time;
+            t.credit += credit(f, p.project as usize, p.hostid);
+            t.jobs_received += p.njobs;
+            t.deadlines_met += p.met_deadline;
+            t.deadlines_missed += p.missed_deadline;
+            t.rpcs += p.nrpcs;
+            t.rpcs_failed += p.nrpc_failed;
+            if rs > 0.0 {
+                target_w[p.project as usize] += cpu * p.resource_share / rs;
+            }
+        }
+    }
+    let n = s.hosts.max(1) as f64;
+    s.wasted_frac = if total > 0.0 { wasted / total } else { 0.0 };
+    s.idle_frac = if total > 0.0 {
+        (total - used).max(0.0) / total
+    } else {
+        0.0
+    };
+    s.idle_frac_available = if avail > 0.0 {
+        (avail - used).max(0.0) / avail
+    } else {
+        0.0
+    };
+    s.share_violation_mean = sv / n;
+    s.monotony_mean = m / n;
+    s.rpcs_per_job = if jobs > 0 {
+        rpcs as f64 / (2.0 * jobs as f64)
+    } else {
+        0.0
+    };
+    let cpu_all: f64 = totals.iter().map(|t| t.cpu_time_s).sum();
+    for (pi, mut t) in totals.into_iter().enumerate() {
+        if cpu_all > 0.0 {
+            t.cpu_frac = t.cpu_time_s / cpu_all;
+            t.target_frac = target_w[pi] / cpu_all;
+        }
+        s.projects.insert(f.projects[pi].name.clone(), t);
+    }
+    s
+}
