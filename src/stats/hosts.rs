@@ -150,14 +150,10 @@ fn policy_name(g: &HostGroupRt) -> &'static str {
     }
 }
 
-/// Floats always with a decimal point, so every column's type is stable for
-/// analysts' readers.
+/// Floats in shortest round-trip form with a decimal point or exponent (`{:?}`),
+/// as in every other table, so each column reads as floats (docs/outputs.md).
 fn float(x: f64) -> String {
-    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
-        format!("{x:.1}")
-    } else {
-        format!("{x}")
-    }
+    format!("{x:?}")
 }
 
 /// Per-project totals over all hosts.
