@@ -831,3 +831,160 @@ fn set_creating_an_unknown_table() {
         ],
     );
 }
+
+// ----- host populations, [client], outages and client expectations -------------------
+
+#[test]
+fn unknown_distribution_names_the_valid_ones() {
+    let m =
+        err("[project.a]\n\n[[host_group]]\ncount = 1\np_fpops = { dist = \"gamma\", k = 2 }\n");
+    has(
+        &m,
+        &[
+            "bad.toml:5:",
+            "`host_group.0.p_fpops`",
+            "unknown variant `gamma`",
+            "`lognormal`",
+        ],
+    );
+}
+
+#[test]
+fn distribution_missing_a_parameter() {
+    let m = err(
+        "[project.a]\n\n[[host_group]]\ncount = 1\nlifetime = { dist = \"normal\", mean = \"3d\" }\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:5:",
+            "`host_group.0.lifetime`",
+            "missing field `sd`",
+        ],
+    );
+}
+
+#[test]
+fn distribution_with_impossible_parameters() {
+    let m = err(
+        "[project.a]\n\n[[host_group]]\ncount = 1\narrival = { dist = \"uniform\", min = \"2d\", max = \"1d\" }\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:5:1",
+            "`host_group.0.arrival`",
+            "uniform needs finite min <= max",
+        ],
+    );
+}
+
+#[test]
+fn share_of_an_unknown_project() {
+    let m = err(
+        "[project.a]\n[project.b]\n\n[[host_group]]\ncount = 1\nshares = { a = 100, c = 50 }\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:6:",
+            "`host_group.0.shares.c`",
+            "unknown project `c`; expected one of: a, b",
+        ],
+    );
+}
+
+#[test]
+fn negative_share() {
+    let m = err(
+        "[project.a]\n[project.b]\n\n[[host_group]]\ncount = 1\nshares = { a = 100, b = -5 }\n",
+    );
+    has(
+        &m,
+        &[
+            "`host_group.0.shares.b`",
+            "share = -5; expected a share >= 0",
+        ],
+    );
+}
+
+#[test]
+fn on_period_without_off_period() {
+    let m = err("[project.a]\n\n[[host_group]]\ncount = 1\non_period = \"8h\"\n");
+    has(
+        &m,
+        &[
+            "`host_group.0.off_period`",
+            "on_period is given without off_period; expected both or neither",
+        ],
+    );
+}
+
+#[test]
+fn unknown_client_policy() {
+    let m = err("[client]\npolicy = \"rec\"\n[project.a]\n");
+    has(
+        &m,
+        &[
+            "bad.toml:2:10",
+            "`client.policy`",
+            "unknown variant `rec`",
+            "expected `seed_debt` or `modern_rec`",
+        ],
+    );
+}
+
+#[test]
+fn outage_without_duration() {
+    let m = err("[project.a]\n[[project.a.outage]]\nstart = \"1d\"\n");
+    has(
+        &m,
+        &[
+            "bad.toml:2:1",
+            "`project.a.outage.0`",
+            "missing field `duration`",
+        ],
+    );
+}
+
+#[test]
+fn outage_of_zero_length() {
+    let m = err("[project.a]\n[[project.a.outage]]\nstart = \"1d\"\nduration = 0\n");
+    has(&m, &["`project.a.outage.0.duration`"]);
+}
+
+#[test]
+fn client_expect_names_an_unknown_group() {
+    let m = err(
+        "[project.a]\n[[host_group]]\nname = \"v\"\ncount = 2\n[[expect]]\nclient = \"w\"\nrec = 1.0\n",
+    );
+    has(
+        &m,
+        &[
+            "`expect.0.client`",
+            "unknown host group `w`; expected one of: v",
+        ],
+    );
+    let m = err(
+        "[project.a]\n[[host_group]]\nname = \"v\"\ncount = 2\n[[expect]]\nclient = \"v#2\"\nrec = 1.0\n",
+    );
+    has(
+        &m,
+        &[
+            "`expect.0.client`",
+            "`v#2` is not a host of group `v`; expected `v` or `v#k` with k in 0..2",
+        ],
+    );
+}
+
+#[test]
+fn client_field_in_a_result_expect() {
+    let m = err("[project.a]\n[[expect]]\nresult = \"wu1_0\"\nrec = 1.0\n");
+    has(
+        &m,
+        &[
+            "`expect.0.rec`",
+            "`rec` is a client field but this expect names a result",
+        ],
+    );
+}
