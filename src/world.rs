@@ -72,6 +72,8 @@ pub enum RunError {
     Invariant(Violation),
     Expectations(Vec<String>),
     Fatal(String),
+    /// A client-side invariant failed (`--check-invariants`).
+    Client(String),
     Io(std::io::Error),
 }
 
@@ -87,6 +89,7 @@ impl std::fmt::Display for RunError {
                 Ok(())
             }
             RunError::Fatal(m) => write!(f, "{m}"),
+            RunError::Client(m) => write!(f, "client invariant violated: {m}"),
             RunError::Io(e) => write!(f, "cannot write outputs: {e}"),
         }
     }
@@ -551,6 +554,11 @@ impl World {
             self.current_host = i;
             h.wake(now, &ctx, self).min(h.leave_at)
         };
+        if self.checkers.is_some()
+            && let Some(v) = h.buffer_violation(&ctx.cfg)
+        {
+            self.pending_error.get_or_insert(RunError::Client(format!("t={now}: {v}")));
+        }
         self.hosts[i] = h;
         if next < Time::MAX && next <= self.end {
             self.queue

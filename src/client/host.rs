@@ -609,6 +609,42 @@ impl ClientHost {
         stopped
     }
 
+    /// The work-buffer invariant: a client never holds more work than its high water
+    /// mark plus one reply's overshoot (the scheduler stops sending once the request is
+    /// met, so it overshoots by less than one job). The high water mark is the seed's
+    /// `work_buf_max_days` scaled by `active_frac` (spec client §1.4), or the modern
+    /// `work_buf_total()` scaled by the availability fraction the RR simulation uses
+    /// (§2.5). `None` when the invariant holds.
+    pub fn buffer_violation(&self, cfg: &ClientConfig) -> Option<String> {
+        let ts = self.time_stats;
+        let (window, frac) = match cfg.policy {
+            Policy::SeedDebt => (cfg.work_buf_max_days * 86_400.0, ts.active_frac),
+            Policy::ModernRec => (
+                cfg.work_buf_total(),
+                (ts.on_frac * ts.active_frac).clamp(0.01, 1.0),
+            ),
+        };
+        // The server sizes jobs with its own availability estimate, clamped to 0.1.
+        let frac = frac.min((ts.on_frac * ts.active_frac).clamp(0.1, 1.0));
+        let ncpus = match cfg.policy {
+            Policy::SeedDebt => self.ncpus as f64,
+            Policy::ModernRec => self.usable_cpus(cfg) as f64,
+        };
+        let largest = self
+            .jobs
+            .iter()
+            .map(|j| j.rsc_fpops_est / self.p_fpops)
+            .fold(0.0, f64::max);
+        let held = self.unfinished_secs();
+        let bound = ncpus * window / frac.max(1e-9) + largest / frac.max(0.1);
+        (held > bound * (1.0 + 1e-9)).then(|| {
+            format!(
+                "host {} holds {held:.0} s of unfinished work, more than its high water mark plus one reply ({bound:.0} s)",
+                self.index
+            )
+        })
+    }
+
     /// Policy dispatch: runs one host event at `now` and returns the time of the
     /// host's next event (`Time::MAX`: none).
     pub fn wake(&mut self, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
