@@ -1,0 +1,238 @@
+//! Availability traces: recorded on-intervals of real hosts, replayed exactly.
+//!
+//! The file is a CSV with the header `host_id,start,end` and one row per interval in
+//! which the host was available (on). `start` and `end` are seconds since the start of
+//! the run, as integers or duration strings (`"3d"`, `"6h"`). A host's rows must be in
+//! time order and must not overlap; rows of different hosts may interleave. Intervals
+//! that touch (`end` of one equals `start` of the next) are merged. Lines starting with
+//! `#` are comments.
+
+use crate::engine::Time;
+use crate::scenario::units::parse_duration;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+/// A loaded trace: for each distinct host id, in order of first appearance, its
+/// sorted, disjoint on-intervals `[start, end)`.
+pub struct Trace {
+    ids: Vec<String>,
+    intervals: Vec<Vec<(Time, Time)>>,
+    /// The latest `end` of any host.
+    horizon: Time,
+}
+
+impl fmt::Debug for Trace {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.debug_struct("Trace")
+            .field("hosts", &self.ids.len())
+            .field(
+                "intervals",
+                &self.intervals.iter().map(Vec::len).sum::<usize>(),
+            )
+            .field("horizon", &self.horizon)
+            .finish()
+    }
+}
+
+/// Parses a start or end value: an integer number of seconds or a duration string.
+fn parse_time(s: &str) -> Result<Time, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty value".into());
+    }
+    let v = match t.parse::<i64>() {
+        Ok(v) => v,
+        Err(_) => parse_duration(t)?,
+    };
+    if v < 0 {
+        return Err(format!("`{t}` is negative"));
+    }
+    Ok(v)
+}
+
+impl Trace {
+    /// Reads a trace file. Errors name the file, the line and the problem.
+    pub fn load(path: &Path) -> Result<Trace, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read trace: {e}", path.display()))?;
+        Self::parse(&path.display().to_string(), &text)
+    }
+
+    /// Parses trace text; `name` is used in error messages.
+    pub fn parse(name: &str, text: &str) -> Result<Trace, String> {
+        let err = |line: u64, msg: String| format!("{name}: line {line}: {msg}");
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .trim(csv::Trim::All)
+            .comment(Some(b'#'))
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let mut records = rdr.records();
+        // The header: the first record that is not a comment.
+        let header = match records.next() {
+            None => {
+                return Err(format!(
+                    "{name}: empty trace: expected a header `host_id,start,end`"
+                ));
+            }
+            Some(Err(e)) => return Err(format!("{name}: {e}")),
+            Some(Ok(r)) => r,
+        };
+        let hline = header.position().map_or(1, |p| p.line());
+        let col = |n: &str| header.iter().position(|h| h.eq_ignore_ascii_case(n));
+        let (Some(ci), Some(cs), Some(ce)) = (col("host_id"), col("start"), col("end")) else {
+            return Err(err(
+                hline,
+                format!(
+                    "missing header: expected `host_id,start,end`, found `{}`",
+                    header.iter().collect::<Vec<_>>().join(",")
+                ),
+            ));
+        };
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut ids = Vec::new();
+        let mut intervals: Vec<Vec<(Time, Time)>> = Vec::new();
+        let mut last_line: Vec<u64> = Vec::new();
+        for rec in records {
+            let rec = rec.map_err(|e| format!("{name}: {e}"))?;
+            let line = rec.position().map_or(0, |p| p.line());
+            if rec.iter().all(str::is_empty) {
+                continue;
+            }
+            let field = |i: usize, what: &str| {
+                rec.get(i)
+                    .ok_or_else(|| err(line, format!("missing field `{what}`")))
+            };
+            let id = field(ci, "host_id")?;
+            if id.is_empty() {
+                return Err(err(line, "empty host_id".into()));
+            }
+            let start = parse_time(field(cs, "start")?)
+                .map_err(|e| err(line, format!("bad start: {e}")))?;
+            let end =
+                parse_time(field(ce, "end")?).map_err(|e| err(line, format!("bad end: {e}")))?;
+            if end <= start {
+                return Err(err(
+                    line,
+                    format!("end ({end}) must be after start ({start}) for host `{id}`"),
+                ));
+            }
+            let h = *index.entry(id.to_string()).or_insert_with(|| {
+                ids.push(id.to_string());
+                intervals.push(Vec::new());
+                last_line.push(line);
+                ids.len() - 1
+            });
+            let list = &mut intervals[h];
+            match list.last_mut() {
+                Some(&mut (ps, _)) if start < ps => {
+                    return Err(err(
+                        line,
+                        format!(
+                            "intervals of host `{id}` are not sorted: start {start} is before the \
+                             start {ps} of its interval on line {}",
+                            last_line[h]
+                        ),
+                    ));
+                }
+                Some(&mut (_, pe)) if start < pe => {
+                    return Err(err(
+                        line,
+                        format!(
+                            "interval [{start}, {end}) of host `{id}` overlaps its interval on \
+                             line {} (which ends at {pe})",
+                            last_line[h]
+                        ),
+                    ));
+                }
+                Some((_, pe)) if start == *pe => *pe = end,
+                _ => list.push((start, end)),
+            }
+            last_line[h] = line;
+        }
+        if ids.is_empty() {
+            return Err(format!("{name}: the trace has no intervals"));
+        }
+        Ok(Self::build(ids, intervals))
+    }
+
+    /// A trace from in-memory intervals (`intervals[k]` belongs to host `k`); each
+    /// host's intervals must be sorted and disjoint.
+    pub fn from_intervals(intervals: Vec<Vec<(Time, Time)>>) -> Result<Trace, String> {
+        for (k, list) in intervals.iter().enumerate() {
+            let mut prev_end = 0;
+            for &(s, e) in list {
+                if s < prev_end || e <= s {
+                    return Err(format!(
+                        "host {k}: interval [{s}, {e}) is empty, negative or out of order"
+                    ));
+                }
+                prev_end = e;
+            }
+        }
+        if intervals.is_empty() {
+            return Err("the trace has no hosts".into());
+        }
+        let ids = (0..intervals.len()).map(|k| k.to_string()).collect();
+        Ok(Self::build(ids, intervals))
+    }
+
+    fn build(ids: Vec<String>, intervals: Vec<Vec<(Time, Time)>>) -> Trace {
+        let horizon = intervals
+            .iter()
+            .filter_map(|l| l.last().map(|&(_, e)| e))
+            .max()
+            .unwrap_or(0);
+        Trace {
+            ids,
+            intervals,
+            horizon,
+        }
+    }
+
+    /// Number of distinct hosts.
+    pub fn hosts(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The trace host that group host slot `slot` replays: `slot mod hosts()`.
+    pub fn host_for_slot(&self, slot: u32) -> usize {
+        slot as usize % self.ids.len()
+    }
+
+    /// The id of trace host `k` as written in the file.
+    pub fn host_id(&self, k: usize) -> &str {
+        &self.ids[k]
+    }
+
+    /// The on-intervals of trace host `k`, sorted and disjoint.
+    pub fn intervals(&self, k: usize) -> &[(Time, Time)] {
+        &self.intervals[k]
+    }
+
+    /// The latest end of any interval: every host is off from then on.
+    pub fn horizon(&self) -> Time {
+        self.horizon
+    }
+
+    /// Fraction of `[0, horizon)` during which trace host `k` is on.
+    pub fn host_on_fraction(&self, k: usize) -> f64 {
+        if self.horizon <= 0 {
+            return 0.0;
+        }
+        let on: Time = self.intervals[k].iter().map(|&(s, e)| e - s).sum();
+        on as f64 / self.horizon as f64
+    }
+
+    /// Fraction of host-time on over `[0, horizon)`, averaged over the hosts.
+    pub fn on_fraction(&self) -> f64 {
+        let n = self.hosts();
+        (0..n).map(|k| self.host_on_fraction(k)).sum::<f64>() / n as f64
+    }
+
+    /// Index of the first interval of host `k` that ends after `t`.
+    pub(super) fn cursor_at(&self, k: usize, t: Time) -> usize {
+        self.intervals[k].partition_point(|&(_, e)| e <= t)
+    }
+}
