@@ -557,7 +557,8 @@ impl World {
         if self.checkers.is_some()
             && let Some(v) = h.buffer_violation(&ctx.cfg)
         {
-            self.pending_error.get_or_insert(RunError::Client(format!("t={now}: {v}")));
+            self.pending_error
+                .get_or_insert(RunError::Client(format!("t={now}: {v}")));
         }
         self.hosts[i] = h;
         if next < Time::MAX && next <= self.end {
@@ -772,9 +773,28 @@ fn script_class(ev: &ScriptEvent, tie: &[u8; 8]) -> u8 {
     tie[daemon_index(d)]
 }
 
-/// The availability model of a host group (spec client §3.5, §5.3).
-fn avail_spec(_g: &crate::scenario::HostGroup) -> AvailSpec {
-    AvailSpec::default()
+/// The availability model of a host group (spec client §3.5, §5.3): a trace, explicit
+/// on/off periods, or the emulator's alternating process driven by `on_frac`.
+fn avail_spec(g: &crate::scenario::HostGroup) -> AvailSpec {
+    use crate::client::availability::OnOff;
+    let on_off = if let Some(t) = &g.trace_data.0 {
+        OnOff::Trace(Arc::clone(t))
+    } else if let (Some(on), Some(off)) = (&g.on_period, &g.off_period) {
+        OnOff::Periods { on: *on, off: *off }
+    } else if g.on_frac < 1.0 {
+        OnOff::Process {
+            on_frac: g.on_frac,
+            lambda: g.on_lambda.get() as f64,
+        }
+    } else {
+        OnOff::Always
+    };
+    AvailSpec {
+        on_off,
+        active: (g.active_frac, g.active_lambda.get() as f64),
+        connected: (g.connected_frac, g.connected_lambda.get() as f64),
+        ..AvailSpec::default()
+    }
 }
 
 /// A stand-in left in a host's slot while the host runs (no allocation).

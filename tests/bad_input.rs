@@ -988,3 +988,38 @@ fn client_field_in_a_result_expect() {
         ],
     );
 }
+
+#[test]
+fn bad_trace_file_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("traces")).unwrap();
+    std::fs::write(
+        dir.path().join("traces/t.csv"),
+        "host_id,start,end\n1,0,100\n1,50,200\n",
+    )
+    .unwrap();
+    let sc = dir.path().join("s.toml");
+    std::fs::write(
+        &sc,
+        "[project.a]\n[[host_group]]\ncount = 2\ntrace = \"traces/t.csv\"\n",
+    )
+    .unwrap();
+    let e = match load(&sc, &[], None) {
+        Ok(_) => panic!("accepted a trace with overlapping intervals"),
+        Err(e) => e,
+    };
+    assert_eq!(e.exit_code(), 2);
+    let m = e.to_string();
+    has(
+        &m,
+        &["s.toml:4:1", "`host_group.0.trace`", "t.csv", "line 3"],
+    );
+    // The same folder with a good trace loads.
+    std::fs::write(
+        dir.path().join("traces/t.csv"),
+        "host_id,start,end\n1,0,100\n2,50,\"2d\"\n",
+    )
+    .unwrap();
+    let l = load(&sc, &[], None).expect("loads");
+    assert!(l.file.host_group[0].trace_data.0.is_some());
+}

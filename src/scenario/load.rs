@@ -227,7 +227,10 @@ pub fn load_str(
         file.simulation.seed = s;
     }
 
-    let problems = validate(&file);
+    let mut problems = validate(&file);
+    if problems.is_empty() {
+        problems = load_traces(&mut file, origin);
+    }
     if let Some((first, rest)) = problems.split_first() {
         let mut d = ctx.problem(first);
         d.more = rest.iter().map(|p| ctx.problem(p).headline()).collect();
@@ -241,6 +244,26 @@ pub fn load_str(
         origin: origin.to_owned(),
         hash,
     })
+}
+
+/// Reads every host group's availability trace, relative to the scenario file's
+/// folder, and keeps it in the group (`trace_data`). A file that cannot be read or
+/// parsed is a problem of the `trace` key; the message names the trace file's line.
+fn load_traces(file: &mut ScenarioFile, origin: &str) -> Vec<super::validate::Problem> {
+    let base = Path::new(origin).parent().unwrap_or(Path::new("."));
+    let mut problems = Vec::new();
+    for (i, g) in file.host_group.iter_mut().enumerate() {
+        let Some(rel) = &g.trace else { continue };
+        let path = base.join(rel);
+        match crate::client::availability::Trace::load(&path) {
+            Ok(t) => g.trace_data = super::schema::TraceHandle(Some(std::sync::Arc::new(t))),
+            Err(message) => problems.push(super::validate::Problem {
+                path: format!("host_group.{i}.trace"),
+                message,
+            }),
+        }
+    }
+    problems
 }
 
 /// FNV-1a, 64 bits: a stable content hash that needs no dependency.

@@ -215,6 +215,24 @@ with_host_attrs! {
         /// How long each host stays before leaving for good (default: forever).
         #[serde(default)]
         pub lifetime: Option<Dist>,
+        /// The trace file's contents, read by the loader.
+        #[serde(skip)]
+        pub trace_data: TraceHandle,
+    }
+}
+
+/// A loaded availability trace, shared by the hosts of a group. Two handles are equal
+/// when they share the same trace (the file name is compared through `trace`).
+#[derive(Clone, Debug, Default)]
+pub struct TraceHandle(pub Option<std::sync::Arc<crate::client::availability::Trace>>);
+
+impl PartialEq for TraceHandle {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
     }
 }
 
