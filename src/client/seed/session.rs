@@ -1,0 +1,199 @@
+//! Scheduler sessions of the seed client: the get-work session, the report-result
+//! session and master-file fetches (the `SCHEDULER_OP` state machine, spec client
+//! §1.6–1.7).
+//!
+//! RPCs take no simulated time, so a whole session (an RPC chain in debt order, then
+//! the pending master fetches) runs inside one host event.
+
+use super::backoff::backoff;
+use super::debt::{compute_resource_debts, current_work_buf_days, next_project, work_needed_secs};
+use crate::client::host::{
+    ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, TaskState, WorkRequest,
+};
+use crate::engine::Time;
+
+/// What one RPC came to, from the session's point of view.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Outcome {
+    /// Every scheduler URL failed, or the reply said `project_is_down` (an error from
+    /// 2004 on, spec client §1.7).
+    Error { request_delay: f64 },
+    /// A reply; `nresults` counts the jobs the client did not hold yet.
+    Reply { nresults: u32, request_delay: f64 },
+}
+
+/// Unfinished jobs of project `pi`: new jobs of a reply are exactly the growth of
+/// this count, since an RPC removes only reported (finished) jobs and a job the client
+/// already holds only gets its deadline updated (spec client §1.7 "Results the client
+/// already has are ignored").
+fn unfinished_of(host: &ClientHost, pi: usize) -> u32 {
+    host.jobs
+        .iter()
+        .filter(|j| j.project as usize == pi && j.state != TaskState::Done)
+        .count() as u32
+}
+
+/// One scheduler RPC to project `pi` asking for `req_secs` (spec client §1.6): it
+/// reports all the project's ready results and adds the reply's jobs
+/// ([`ClientHost::rpc`]). The request's `estimated_delay` is the buffer in seconds.
+fn rpc_once(
+    host: &mut ClientHost,
+    pi: usize,
+    req_secs: f64,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut dyn ServerLink,
+) -> Outcome {
+    let before = unfinished_of(host, pi);
+    let detaches = host.merit.detaches;
+    let work = WorkRequest {
+        req_secs,
+        req_instances: 0.0,
+        estimated_delay: current_work_buf_days(host) * 86_400.0,
+    };
+    match host.rpc(now, pi, work, &g.behaviour, &g.cfg, server) {
+        RpcStatus::Failed => Outcome::Error { request_delay: 0.0 },
+        RpcStatus::Down { request_delay } => Outcome::Error { request_delay },
+        RpcStatus::Ok { request_delay, .. } => {
+            // A detach inside the RPC dropped the project's jobs first.
+            let kept = if host.merit.detaches != detaches {
+                0
+            } else {
+                before
+            };
+            let nresults = unfinished_of(host, pi).saturating_sub(kept);
+            // The reply served any pending user/attach request (`sched_rpc_pending`).
+            host.projects[pi].sched_rpc_pending = RpcReason::None;
+            Outcome::Reply {
+                nresults,
+                request_delay,
+            }
+        }
+    }
+}
+
+/// Applies one RPC's outcome to project `pi` (spec client §1.6–1.7): an error backs
+/// off; a reply is a success (`nrpc_failures = 0`, `min_rpc_time = 0`) unless
+/// `no_work_is_failure` and it brought no new job, which backs off ("No work from
+/// project"). A reply's `request_delay` then raises `min_rpc_time` to at least
+/// `now + request_delay`.
+///
+/// With `seed_request_delay_quirk` the historical order applies instead: the reply
+/// handler sets `min_rpc_time = now + request_delay` first and the success/backoff
+/// step overwrites it, so the delay is lost (spec client §1.7).
+fn settle(
+    host: &mut ClientHost,
+    pi: usize,
+    outcome: Outcome,
+    now: Time,
+    g: &GroupCtx,
+    no_work_is_failure: bool,
+) {
+    let t = now as f64;
+    let (failed, request_delay) = match outcome {
+        Outcome::Error { request_delay } => (true, request_delay),
+        Outcome::Reply {
+            nresults,
+            request_delay,
+        } => (no_work_is_failure && nresults == 0, request_delay),
+    };
+    let quirk = g.cfg.seed_request_delay_quirk;
+    if quirk && request_delay > 0.0 {
+        host.projects[pi].min_rpc_time = t + request_delay;
+    }
+    if failed {
+        backoff(host, pi, t, &g.cfg);
+    } else {
+        let p = &mut host.projects[pi];
+        p.nrpc_failures = 0;
+        p.min_rpc_time = 0.0;
+    }
+    if !quirk && request_delay > 0.0 {
+        let p = &mut host.projects[pi];
+        p.min_rpc_time = p.min_rpc_time.max(t + request_delay);
+    }
+}
+
+/// A get-work session (`must_get_work = true`, spec client §1.6).
+///
+/// Debts are ranked first (`compute_resource_debts`, §1.5 step 1). The first RPC goes
+/// to `next_project(null)` with `work_needed_secs()`. After an error the session backs
+/// the project off and asks the next project in debt order for the current need.
+/// After a reply (a no-work reply backs off, any other resets) it continues with the
+/// next project for the **whole remaining need**, not a share of it, while that need
+/// is positive. When the chain ends, pending master fetches run.
+pub fn get_work_session(
+    host: &mut ClientHost,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut dyn ServerLink,
+) {
+    let t = now as f64;
+    compute_resource_debts(&mut host.projects, t, g.cfg.seed_exp_sign_bug);
+    let mut req = work_needed_secs(host, &g.cfg);
+    let mut cur = next_project(&host.projects, None, t);
+    while let Some(pi) = cur {
+        let outcome = rpc_once(host, pi, req, now, g, server);
+        settle(host, pi, outcome, now, g, true);
+        cur = match outcome {
+            Outcome::Error { .. } => {
+                req = work_needed_secs(host, &g.cfg);
+                next_project(&host.projects, Some(pi), t)
+            }
+            Outcome::Reply { .. } => {
+                req = work_needed_secs(host, &g.cfg);
+                if req > 0.0 {
+                    next_project(&host.projects, Some(pi), t)
+                } else {
+                    None
+                }
+            }
+        };
+    }
+    master_fetches(host, now, g, server);
+}
+
+/// A report-result session (`must_get_work = false`, spec client §1.6): one RPC to
+/// project `pi` asking for `req_secs` (0, or `work_needed_secs()` when the project has
+/// the largest debt). Any reply, even one without jobs, is a success; only an error
+/// backs off.
+pub fn report_result_session(
+    host: &mut ClientHost,
+    pi: usize,
+    req_secs: f64,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut dyn ServerLink,
+) {
+    let outcome = rpc_once(host, pi, req_secs, now, g, server);
+    settle(host, pi, outcome, now, g, false);
+}
+
+/// `next_project_master_pending()`: the first project in list order whose master file
+/// must be read and that is not in backoff (`min_rpc_time <= now`).
+pub fn next_project_master_pending(host: &ClientHost, now: f64) -> Option<usize> {
+    host.projects
+        .iter()
+        .position(|p| p.master_url_fetch_pending && p.min_rpc_time <= now)
+}
+
+/// Reads the master file of every project that needs it (spec client §1.6, end of a
+/// get-work session; §1.5 step 2).
+///
+/// A failed fetch counts `master_fetch_failures++` and backs off; the fetch stays
+/// pending and is retried when the backoff ends. A successful fetch clears
+/// `master_url_fetch_pending` and nothing else: our simulated master files always list
+/// the same scheduler URL, never a new one, so the "new URLs" reset of
+/// `min_rpc_time`, `nrpc_failures` and `master_fetch_failures` never applies.
+pub fn master_fetches(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) {
+    let t = now as f64;
+    while let Some(pi) = next_project_master_pending(host, t) {
+        let project = host.projects[pi].project;
+        if server.master_fetch(now, project) {
+            host.projects[pi].master_url_fetch_pending = false;
+        } else {
+            host.projects[pi].master_fetch_failures += 1;
+            backoff(host, pi, t, &g.cfg);
+        }
+    }
+}
