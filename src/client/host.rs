@@ -318,9 +318,16 @@ impl ClientHost {
                 if j.state != TaskState::Running {
                     continue;
                 }
-                let secs = dt.min(j.flops_left / speed);
-                let secs = if secs.is_finite() { secs.max(0.0) } else { dt };
-                j.flops_left = (j.flops_left - secs * speed).max(0.0);
+                let remaining = j.flops_left / speed;
+                let secs = if remaining <= dt {
+                    // Finishes within the interval: exactly zero left, never a
+                    // floating-point residue that would keep it running forever.
+                    j.flops_left = 0.0;
+                    remaining.max(0.0)
+                } else {
+                    j.flops_left -= dt * speed;
+                    dt
+                };
                 j.cpu_time += secs;
                 j.peak_flop_count += secs * speed;
                 if cfg.checkpoint_period <= 0.0 {
