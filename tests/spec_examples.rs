@@ -86,3 +86,10 @@ fn a_wrong_expectation_fails_the_run() {
     let err = world.run().err().expect("the run must fail");
     assert!(err.to_string().contains("expected 2/0/0/1"), "{err}");
 }
+
+// ----- client worked examples (spec client §6) ----------------------------------------
+
+#[test]
+fn client_s16_seed_debt_order_and_get_work_sessions() {
+    run_spec("client-s16-seed-sessions.toml");
+}
