@@ -662,3 +662,105 @@ impl ClientHost {
         next.min(self.avail.next_change()).max(now + 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::config::ClientSection;
+    use crate::engine::rng::{StreamKind, stream};
+
+    fn host(ncpus: u32) -> ClientHost {
+        ClientHost {
+            group: 0,
+            index: 0,
+            ncpus,
+            p_fpops: 1e9,
+            rng: stream(1, StreamKind::Host, 0),
+            projects: vec![ProjectState {
+                resource_share: 100.0,
+                ..Default::default()
+            }],
+            jobs: Vec::new(),
+            avail: Availability::default(),
+            time_stats: TimeStats {
+                on_frac: 1.0,
+                active_frac: 1.0,
+                connected_frac: 1.0,
+            },
+            last_advance: 0,
+            joined: 0,
+            leave_at: Time::MAX,
+            gone: false,
+            last_work_fetch_check: 0.0,
+            must_check_work_fetch: false,
+            last_schedule: 0.0,
+            must_schedule_cpus: false,
+            rec_interval_start: 0.0,
+            merit: HostMerit::default(),
+            scratch_reports: Vec::new(),
+            scratch_other: Vec::new(),
+            scratch_jobs: Vec::new(),
+        }
+    }
+
+    fn job(secs: f64) -> ClientJob {
+        ClientJob {
+            rsc_fpops_est: secs * 1e9,
+            flops_left: secs * 1e9,
+            checkpoint_flops_left: secs * 1e9,
+            report_deadline: 1_000_000,
+            ..Default::default()
+        }
+    }
+
+    /// Seed high water mark 3 days on 2 CPUs: 6 CPU-days plus one job is allowed,
+    /// one more job is a violation.
+    #[test]
+    fn buffer_bound_is_high_water_plus_one_reply() {
+        let cfg = ClientConfig::resolve(&ClientSection::default(), None);
+        let mut h = host(2);
+        for _ in 0..(6 * 24 + 1) {
+            h.jobs.push(job(3600.0));
+        }
+        assert_eq!(h.buffer_violation(&cfg), None);
+        h.jobs.push(job(3600.0));
+        assert!(h.buffer_violation(&cfg).is_some());
+    }
+
+    /// Progress is integrated exactly: a 1-hour task advanced in uneven pieces
+    /// finishes at exactly 3600 s with zero FLOPs left and 3600 CPU seconds.
+    #[test]
+    fn advance_integrates_exactly_and_finishes_cleanly() {
+        let cfg = ClientConfig::resolve(&ClientSection::default(), None);
+        let mut h = host(1);
+        h.jobs.push(job(3600.0));
+        h.start(0, 0);
+        for t in [7, 1000, 1001, 2999, 3599] {
+            h.advance(t, &cfg);
+        }
+        assert_eq!(h.next_completion(&cfg), 3600);
+        h.advance(3600, &cfg);
+        assert_eq!(h.jobs[0].flops_left, 0.0);
+        assert!((h.projects[0].cpu_time - 3600.0).abs() < 1e-9);
+        let n = h.finish_tasks(3600, &HostBehaviour::default(), |_, _| {});
+        assert_eq!(n, 1);
+        assert!(h.jobs[0].ready_to_report());
+        assert_eq!(h.merit.flops_used, 3600.0 * 1e9);
+    }
+
+    /// A quit task rolls back to its last checkpoint (spec client §3.4).
+    #[test]
+    fn quitting_loses_the_work_since_the_last_checkpoint() {
+        let mut s = ClientSection::default();
+        s.checkpoint_period = 600.0;
+        let cfg = ClientConfig::resolve(&s, None);
+        let mut h = host(1);
+        h.jobs.push(job(3600.0));
+        h.start(0, 0);
+        h.advance(1500, &cfg);
+        h.quit_all(&cfg);
+        assert_eq!(h.jobs[0].state, TaskState::Quit);
+        assert!((h.jobs[0].cpu_time - 1200.0).abs() < 1e-9);
+        assert!((h.jobs[0].flops_left - 2400.0 * 1e9).abs() < 1.0);
+    }
+}

@@ -1,0 +1,196 @@
+//! Properties of the client policies on many random scenarios (spec client §1–3):
+//!
+//! * no host ever holds more work than its high water mark plus one reply (checked
+//!   after every host event by `--check-invariants`, together with every server
+//!   invariant of spec backend §3), under both policies, with availability, churn,
+//!   errors, detaches and outages;
+//! * over a long run, hosts split their CPU time among projects by their resource
+//!   shares, to within 2 percentage points.
+
+use boinc_sim::scenario::load::load_str;
+use boinc_sim::world::{RunOptions, World};
+use proptest::prelude::*;
+
+#[allow(clippy::too_many_arguments)]
+fn random_scenario(
+    seed: u64,
+    policy: &str,
+    shares: &[u32],
+    ncpus: u32,
+    on_frac: f64,
+    err_p: f64,
+    detach_p: f64,
+    outage: bool,
+    hours: f64,
+) -> String {
+    let mut s = format!(
+        r#"[simulation]
+seed = {seed}
+duration = "12d"
+
+[client]
+policy = "{policy}"
+checkpoint_period = 300
+"#
+    );
+    let names = ["a", "b", "c"];
+    for (k, _) in shares.iter().enumerate() {
+        let n = names[k];
+        let est = hours * 3600.0 * 1e9 * (k as f64 + 1.0);
+        s += &format!(
+            r#"
+[project.{n}.workunit]
+min_quorum = 1
+target_nresults = 1
+delay_bound = "4d"
+rsc_fpops_est = {est:e}
+rsc_fpops_bound = {bound:e}
+[project.{n}.config]
+max_wus_to_send = 0
+daily_result_quota = 0
+[project.{n}.work_generator]
+mode = "cushion"
+cushion = 60
+"#,
+            bound = est * 10.0
+        );
+        if outage && k == 0 {
+            s += "[[project.a.outage]]\nstart = \"3d\"\nduration = \"10h\"\n";
+        }
+    }
+    let share_list: Vec<String> = shares
+        .iter()
+        .enumerate()
+        .map(|(k, v)| format!("{} = {v}", names[k]))
+        .collect();
+    s += &format!(
+        r#"
+[[host_group]]
+count = 6
+p_ncpus = {ncpus}
+p_fpops = {{ dist = "uniform", min = 5e8, max = 2e9 }}
+shares = {{ {} }}
+on_frac = {on_frac}
+on_lambda = "6h"
+error_prob = {err_p}
+detach_prob = {detach_p}
+arrival = {{ dist = "uniform", min = 0, max = "1d" }}
+lifetime = {{ dist = "exponential", mean = "20d" }}
+"#,
+        share_list.join(", ")
+    );
+    s
+}
+
+fn run_checked(text: &str) {
+    let loaded = load_str(text, "random.toml", &[], None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let world = World::new(
+        loaded.file,
+        &RunOptions {
+            check_invariants: true,
+        },
+        None,
+    );
+    if let Err(e) = world.run() {
+        panic!("{e}\n--- scenario ---\n{text}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    #[test]
+    fn buffers_stay_below_the_high_water_mark_plus_one_reply(
+        seed in 1u64..1_000_000,
+        modern in any::<bool>(),
+        shares in prop::collection::vec(0u32..=700, 1..=3),
+        ncpus in 1u32..=4,
+        on_frac in prop_oneof![Just(1.0), 0.3f64..1.0],
+        err_p in 0.0f64..0.3,
+        detach_p in 0.0f64..0.05,
+        outage in any::<bool>(),
+        hours in 0.5f64..6.0,
+    ) {
+        let mut shares = shares;
+        if shares.iter().all(|s| *s == 0) {
+            shares[0] = 100;
+        }
+        let policy = if modern { "modern_rec" } else { "seed_debt" };
+        run_checked(&random_scenario(
+            seed, policy, &shares, ncpus, on_frac, err_p, detach_p, outage, hours,
+        ));
+    }
+}
+
+/// CPU fractions per project from a finished run's client summary.
+fn cpu_split(text: &str) -> Vec<(String, f64, f64)> {
+    let loaded = load_str(text, "shares.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let world = World::new(loaded.file, &RunOptions::default(), None);
+    let f = world.run().unwrap_or_else(|e| panic!("{e}"));
+    let s = boinc_sim::stats::hosts::client_summary(&f);
+    s.projects
+        .iter()
+        .map(|(n, t)| (n.clone(), t.cpu_frac, t.target_frac))
+        .collect()
+}
+
+fn share_scenario(seed: u64, shares: &[u32], policy: &str) -> String {
+    let names = ["a", "b", "c"];
+    let mut s = format!(
+        "[simulation]\nseed = {seed}\nduration = \"60d\"\n[client]\npolicy = \"{policy}\"\n"
+    );
+    for (k, n) in names.iter().take(shares.len()).enumerate() {
+        // Different job sizes per project: the split must hold anyway.
+        let est = 3600.0 * 1e9 * [1.0, 3.0, 0.5][k];
+        s += &format!(
+            "[project.{n}.workunit]\nmin_quorum = 1\ntarget_nresults = 1\ndelay_bound = \"10d\"\nrsc_fpops_est = {est:e}\nrsc_fpops_bound = {:e}\n[project.{n}.config]\nmax_wus_to_send = 0\ndaily_result_quota = 0\n[project.{n}.work_generator]\nmode = \"cushion\"\ncushion = 100\n",
+            est * 10.0
+        );
+    }
+    let list: Vec<String> = shares
+        .iter()
+        .enumerate()
+        .map(|(k, v)| format!("{} = {v}", names[k]))
+        .collect();
+    s += &format!(
+        "[[host_group]]\ncount = 8\np_ncpus = 2\np_fpops = 1e9\nshares = {{ {} }}\narrival = 60\n",
+        list.join(", ")
+    );
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, .. ProptestConfig::default() })]
+
+    /// The modern policy's REC accounting drives the long-run split to the shares
+    /// (spec client §3.3, "weighted round-robin ... in the long-run proportion of
+    /// resource_share").
+    #[test]
+    fn modern_policy_splits_cpu_time_by_resource_share(
+        seed in 1u64..1_000_000,
+        shares in prop::collection::vec(50u32..=700, 2..=3),
+    ) {
+        for (name, got, want) in cpu_split(&share_scenario(seed, &shares, "modern_rec")) {
+            prop_assert!(
+                (got - want).abs() < 0.02,
+                "project {name}: CPU fraction {got:.4}, share fraction {want:.4} (shares {shares:?})"
+            );
+        }
+    }
+}
+
+/// The shipped multi-project example meets its promise: 100/200/700 within 2%.
+#[test]
+fn multi_project_example_matches_its_shares() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/multi-project.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let split = cpu_split(&text);
+    assert_eq!(split.len(), 3);
+    for (name, got, want) in split {
+        assert!(
+            (got - want).abs() < 0.02,
+            "project {name}: CPU fraction {got:.4}, share fraction {want:.4}"
+        );
+    }
+}
