@@ -128,6 +128,14 @@ fn cpu_split(text: &str) -> Vec<(String, f64, f64)> {
     let world = World::new(loaded.file, &RunOptions::default(), None);
     let f = world.run().unwrap_or_else(|e| panic!("{e}"));
     let s = boinc_sim::stats::hosts::client_summary(&f);
+    // The hosts must really have computed: a split of nothing proves nothing.
+    assert!(
+        s.idle_frac < 0.2,
+        "hosts were idle {:.1}% of the time",
+        100.0 * s.idle_frac
+    );
+    let targets: f64 = s.projects.values().map(|t| t.target_frac).sum();
+    assert!((targets - 1.0).abs() < 1e-9, "target fractions sum to {targets}");
     s.projects
         .iter()
         .map(|(n, t)| (n.clone(), t.cpu_frac, t.target_frac))
