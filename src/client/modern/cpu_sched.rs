@@ -1,0 +1,576 @@
+//! CPU scheduling (`client/cpu_sched.cpp`: `schedule_cpus`, `make_run_list`,
+//! `promote_once_ran_edf`, `earliest_deadline_result`,
+//! `assign_results_to_projects`, `highest_prio_project_best_result`,
+//! `enforce_run_list`, `finished_time_slice`; spec client §3.1–3.4), CPU only: every
+//! job uses one CPU (`avg_ncpus = 1`), so the single-thread limit `ncpus_used_st <
+//! ncpus` bounds the run list (the `2·ncpus` limit of §3.2 is the multi-thread one),
+//! and the RAM, GPU, max-concurrent and swap rules do not arise.
+//!
+//! The module also predicts when the scheduler's decision can next change without
+//! any event (a time slice ending, or REC moving the priorities), for the host's
+//! next wake.
+
+use super::buf::SmallBuf;
+use super::rec::{PrioCtx, adjust_rec_sched, credit_per_cpu_day, project_priority_init};
+use super::rr_sim::RrCache;
+use crate::client::config::ClientConfig;
+use crate::client::host::{ClientHost, ClientJob, TaskState};
+
+const NONE: u32 = u32::MAX;
+/// `CPU_SCHED_PERIOD` (§2.1): periodic reschedule.
+pub const CPU_SCHED_PERIOD: f64 = 60.0;
+
+/// `schedule_cpus` minus its gate and `adjust_rec` (both in `mod.rs`, which runs
+/// `adjust_rec` at every event).
+pub fn schedule_cpus(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut RrCache) {
+    host.last_schedule = now;
+    host.must_schedule_cpus = false;
+    let mut list: SmallBuf<u32, 64> = SmallBuf::new();
+    make_run_list(host, now, cfg, cache, &mut list);
+    if enforce_run_list(host, now, cfg, &mut list) {
+        cache.invalidate(); // a quit task was rolled back to its checkpoint
+    }
+}
+
+/// Wall time of the task's last checkpoint. With `checkpoint_period = 0` the task
+/// checkpoints continuously (as in the emulator), so it is `now`. Otherwise the last
+/// checkpoint was `cpu_time − checkpoint_cpu_time` seconds of computing ago; a value
+/// before the current run interval stands for "before the slice started".
+fn checkpoint_wall_time(j: &ClientJob, now: f64, cfg: &ClientConfig) -> f64 {
+    if cfg.checkpoint_period <= 0.0 {
+        now
+    } else if j.checkpoint_cpu_time <= 0.0 {
+        0.0
+    } else {
+        now - (j.cpu_time - j.checkpoint_cpu_time)
+    }
+}
+
+/// `finished_time_slice` (§3.3): past the slice end *and* checkpointed after it. A
+/// task that never checkpoints is never preempted by the slice rule.
+pub fn finished_time_slice(j: &ClientJob, now: f64, cfg: &ClientConfig) -> bool {
+    let end = j.run_interval_start + cfg.cpu_scheduling_period;
+    now > end && checkpoint_wall_time(j, now, cfg) > end
+}
+
+/// First integer time at which a running task has finished its slice: after the
+/// slice end, at its first checkpoint after the slice end.
+fn slice_finish_time(j: &ClientJob, now: f64, cfg: &ClientConfig) -> f64 {
+    let end = j.run_interval_start + cfg.cpu_scheduling_period;
+    let after_end = end.floor() + 1.0;
+    let c = cfg.checkpoint_period;
+    if c <= 0.0 {
+        return after_end;
+    }
+    let cpu_at_end = j.cpu_time + (end - now);
+    let k = (cpu_at_end / c).floor() + 1.0;
+    let ck_wall = now + (k * c - j.cpu_time);
+    after_end.max(ck_wall.ceil())
+}
+
+/// `promote_once_ran_edf` (§3.2 step 2): domino and thrashing prevention. Tasks that
+/// have been started (running, suspended or quit) are the active tasks.
+fn promote_once_ran_edf(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
+    for j in &mut host.jobs {
+        if matches!(j.state, TaskState::Unstarted | TaskState::Done) || j.rr_sim_misses_deadline {
+            continue;
+        }
+        if j.once_ran_edf && host.projects[j.project as usize].deadlines_missed > 0 {
+            j.rr_sim_misses_deadline = true;
+            continue;
+        }
+        // Time 0 doubles as "never marked" (ClientJob's default).
+        if j.last_deadline_miss_time > 0.0
+            && now - j.last_deadline_miss_time < cfg.cpu_scheduling_period
+        {
+            j.rr_sim_misses_deadline = true;
+        }
+    }
+}
+
+fn remaining_secs(host: &ClientHost, j: &ClientJob) -> f64 {
+    j.flops_left / host.p_fpops
+}
+
+/// `earliest_deadline_result(CPU)`: among projects with projected misses left in
+/// their copy, the job with the earliest deadline; ties to the one with less time
+/// left, never an unstarted job over a started one.
+fn earliest_deadline_result(host: &ClientHost) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (k, j) in host.jobs.iter().enumerate() {
+        if !j.unfinished()
+            || j.scheduled
+            || host.projects[j.project as usize].deadlines_missed_copy == 0
+        {
+            continue;
+        }
+        let Some(b) = best else {
+            best = Some(k);
+            continue;
+        };
+        let jb = &host.jobs[b];
+        if j.report_deadline < jb.report_deadline {
+            best = Some(k);
+            continue;
+        }
+        if j.report_deadline > jb.report_deadline {
+            continue;
+        }
+        let (sb, sj) = (
+            jb.state != TaskState::Unstarted,
+            j.state != TaskState::Unstarted,
+        );
+        if sb && !sj {
+            continue;
+        }
+        if remaining_secs(host, j) < remaining_secs(host, jb) || (!sb && sj) {
+            best = Some(k);
+        }
+    }
+    best
+}
+
+/// Preference of `assign_results_to_projects` within a project: a running task, then
+/// a preempted one with a process, then one without, then a job never started; the
+/// first in arrival order within a class (upstream: the order tasks were created).
+fn rank(state: TaskState) -> u8 {
+    match state {
+        TaskState::Running => 0,
+        TaskState::Suspended => 1,
+        TaskState::Quit => 2,
+        _ => 3,
+    }
+}
+
+/// `assign_results_to_projects` + `highest_prio_project_best_result`.
+fn highest_prio_project_best_result(host: &ClientHost) -> Option<usize> {
+    let mut cand: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), NONE);
+    for (k, j) in host.jobs.iter().enumerate() {
+        if !j.unfinished() || j.scheduled {
+            continue;
+        }
+        let c = &mut cand[j.project as usize];
+        if *c == NONE || rank(j.state) < rank(host.jobs[*c as usize].state) {
+            *c = k as u32;
+        }
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for (q, p) in host.projects.iter().enumerate() {
+        if cand[q] != NONE && best.is_none_or(|(_, b)| p.sched_priority > b) {
+            best = Some((q, p.sched_priority));
+        }
+    }
+    best.map(|(q, _)| cand[q] as usize)
+}
+
+/// `make_run_list` (§3.2): EDF pass, then priority pass, each pick lowering its
+/// project's priority by `adjust_rec_sched`. `ClientJob::scheduled` serves as
+/// `already_selected` here.
+fn make_run_list(
+    host: &mut ClientHost,
+    now: f64,
+    cfg: &ClientConfig,
+    cache: &mut RrCache,
+    list: &mut SmallBuf<u32, 64>,
+) {
+    cache.get(host, now, cfg);
+    promote_once_ran_edf(host, now, cfg);
+    let n = host.usable_cpus(cfg) as f64;
+    let ctx = project_priority_init(host, |p| p.n_runnable_jobs > 0, n);
+    for j in &mut host.jobs {
+        j.scheduled = false;
+        j.edf_scheduled = false;
+    }
+    for p in &mut host.projects {
+        p.deadlines_missed_copy = p.deadlines_missed;
+    }
+    let mut used = 0.0;
+    let mut add = |host: &mut ClientHost, k: usize, edf: bool, ctx: &PrioCtx| {
+        let j = &mut host.jobs[k];
+        j.scheduled = true;
+        j.edf_scheduled = edf;
+        let p = &mut host.projects[j.project as usize];
+        if edf {
+            p.deadlines_missed_copy -= 1;
+        }
+        adjust_rec_sched(p, ctx);
+        list.push(k as u32);
+    };
+    if !cfg.cpu_sched_rr_only {
+        while used < n {
+            let Some(k) = earliest_deadline_result(host) else {
+                break;
+            };
+            add(host, k, true, &ctx);
+            used += 1.0;
+        }
+    }
+    while used < n {
+        let Some(k) = highest_prio_project_best_result(host) else {
+            break;
+        };
+        add(host, k, false, &ctx);
+        used += 1.0;
+    }
+}
+
+/// `enforce_run_list` (§3.3). Returns true if a task was quit (rolled back).
+fn enforce_run_list(
+    host: &mut ClientHost,
+    now: f64,
+    cfg: &ClientConfig,
+    list: &mut SmallBuf<u32, 64>,
+) -> bool {
+    let n = host.usable_cpus(cfg) as usize;
+    // seqno: position in the list; appended unfinished-slice tasks share the next one.
+    let len0 = list.len() as u32;
+    for k in 0..host.jobs.len() {
+        let j = &host.jobs[k];
+        if j.state == TaskState::Running
+            && !finished_time_slice(j, now, cfg)
+            && !list.contains(&(k as u32))
+        {
+            list.push(k as u32);
+        }
+    }
+    let key = |pos: usize, k: u32| {
+        let j = &host.jobs[k as usize];
+        let unfinished = j.state == TaskState::Running && !finished_time_slice(j, now, cfg);
+        (!j.edf_scheduled, !unfinished, (pos as u32).min(len0), k)
+    };
+    // more_important: EDF first, then unfinished slices, then seqno; job order breaks
+    // the remaining ties (upstream: pointer order).
+    let mut keyed: SmallBuf<(bool, bool, u32, u32), 64> = SmallBuf::new();
+    for (pos, &k) in list.iter().enumerate() {
+        keyed.push(key(pos, k));
+    }
+    keyed.sort_unstable();
+    for j in &mut host.jobs {
+        j.scheduled = false;
+    }
+    for &(_, _, _, k) in keyed.iter().take(n) {
+        host.jobs[k as usize].scheduled = true;
+    }
+    if keyed.len() < n {
+        host.must_check_work_fetch = true; // "CPUs idle"
+    }
+    let mut quit = false;
+    for k in 0..host.jobs.len() {
+        let j = &host.jobs[k];
+        if j.state == TaskState::Running && !j.scheduled {
+            // REMOVE_MAYBE_SCHED: a never-checkpointed task stays in memory.
+            let keep = cfg.leave_apps_in_memory || j.checkpoint_cpu_time <= 0.0;
+            host.preempt(k, keep);
+            quit |= !keep;
+        }
+    }
+    for k in 0..host.jobs.len() {
+        let j = &mut host.jobs[k];
+        if j.scheduled && j.state != TaskState::Running {
+            if j.rr_sim_misses_deadline {
+                j.once_ran_edf = true;
+            }
+            host.start(k, now as crate::engine::Time);
+        }
+    }
+    quit
+}
+
+/// When the scheduler's decision can next change with no event in between, or
+/// `INFINITY`. Relevant only when a runnable job waits while tasks run and the
+/// runnable jobs span two projects or more (within one project the priority pass
+/// always keeps the running tasks). Returns the earliest of:
+/// - a running task finishing its time slice (then a waiting job may take its CPU);
+/// - for tasks already past their slice, the moment REC moves the priorities enough
+///   to change the run list ([`priority_change_time`]).
+///
+/// Both are rounded up to the 60-s reschedule grid by the caller. New projected
+/// deadline misses that appear purely with the passage of time are not predicted;
+/// they are seen at the host's next event.
+pub fn next_change(host: &ClientHost, now: f64, cfg: &ClientConfig) -> (f64, f64) {
+    let (mut runnable, mut running) = (0, 0);
+    let mut first_project = None;
+    let mut multi = false;
+    for j in host.jobs.iter().filter(|j| j.unfinished()) {
+        runnable += 1;
+        running += (j.state == TaskState::Running) as u32;
+        match first_project {
+            None => first_project = Some(j.project),
+            Some(p) if p != j.project => multi = true,
+            _ => {}
+        }
+    }
+    if runnable <= running || !multi {
+        return (f64::INFINITY, f64::INFINITY);
+    }
+    let mut slice = f64::INFINITY;
+    let mut past_slice = false;
+    for j in host.jobs.iter().filter(|j| j.state == TaskState::Running) {
+        if finished_time_slice(j, now, cfg) {
+            past_slice = true;
+        } else {
+            slice = slice.min(slice_finish_time(j, now, cfg));
+        }
+    }
+    let prio = if past_slice {
+        priority_change_time(host, now, cfg)
+    } else {
+        f64::INFINITY
+    };
+    (slice, prio)
+}
+
+/// The first time after `now` at which REC, evolving under the current running set,
+/// can change which tasks `enforce_run_list` runs.
+///
+/// The run list runs the EDF picks, then every running task still inside its slice
+/// (U), then the first `r = ncpus − |EDF ∪ U|` other picks of the priority pass in
+/// pick order. So only two kinds of comparison matter: a priority pick (p, k) against
+/// a project's next, unselected slot (the allocation), and one of the first `r` free
+/// picks against a later free pick. If `r ≤ 0` REC cannot change anything.
+///
+/// With the running set fixed, each project's REC is `rec(t) = R + (rec − R)·w`,
+/// `w = 2^(−(t−now)/H)`, linear in `w` (§2.3), and so is `rec_sum`. The priority of the
+/// k-th pick of a project, multiplied by `rec_sum` (positive), is
+/// `−A·(rec + k·rec_sum/(24·ncpus)) − B·rec_sum` (`A = rs_sum/rs`, `B = 0`; backup
+/// projects `A = 1`, `B = 1000`): also linear in `w`. Each comparison thus flips at
+/// most once, at a root `w*` found in closed form. The EDF picks are taken as fixed
+/// (they change only with the RR simulation).
+fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 {
+    let n = host.usable_cpus(cfg) as f64;
+    let np = host.projects.len();
+    let fcpu = credit_per_cpu_day(host.p_fpops);
+    // Per project: runnable count, running count, EDF picks.
+    let mut cnt: SmallBuf<(u32, u32, u32), 16> = SmallBuf::filled(np, (0, 0, 0));
+    let mut n_fixed = 0; // |EDF ∪ U|
+    for j in host.jobs.iter().filter(|j| j.unfinished()) {
+        let c = &mut cnt[j.project as usize];
+        c.0 += 1;
+        c.1 += (j.state == TaskState::Running) as u32;
+        c.2 += j.edf_scheduled as u32;
+        if j.edf_scheduled || (j.state == TaskState::Running && !finished_time_slice(j, now, cfg)) {
+            n_fixed += 1;
+        }
+    }
+    let r = n as i64 - n_fixed;
+    if r <= 0 {
+        return f64::INFINITY;
+    }
+    let (mut a_s, mut r_s, mut rs_sum) = (0.0, 0.0, 0.0);
+    for (p, c) in host.projects.iter().zip(cnt.iter()) {
+        if c.0 > 0 {
+            a_s += p.rec;
+            r_s += c.1 as f64 * fcpu;
+            rs_sum += p.resource_share;
+        }
+    }
+    if a_s <= 0.0 {
+        // rec_sum is 0 (treated as 1) now and positive an instant later.
+        return if r_s > 0.0 { now } else { f64::INFINITY };
+    }
+    // The priority pass now: picks (project, k, free) in order.
+    let ctx = PrioCtx {
+        rec_sum: a_s,
+        rs_sum,
+        ncpus: n,
+    };
+    let inc = ctx.rec_increment();
+    let edf: u32 = cnt.iter().map(|c| c.2).sum();
+    let mut alloc: SmallBuf<u32, 16> = SmallBuf::filled(np, 0);
+    let mut picks: SmallBuf<(u32, u32, bool), 64> = SmallBuf::new();
+    let mut taken: SmallBuf<u32, 64> = SmallBuf::new();
+    for _ in 0..(n as u32).saturating_sub(edf) {
+        let mut best: Option<(usize, f64)> = None;
+        for (q, p) in host.projects.iter().enumerate() {
+            let k = cnt[q].2 + alloc[q];
+            if k >= cnt[q].0 {
+                continue;
+            }
+            let prio = ctx.priority(p.rec + k as f64 * inc, p.resource_share);
+            if best.is_none_or(|(_, b)| prio > b) {
+                best = Some((q, prio));
+            }
+        }
+        let Some((q, _)) = best else { break };
+        // The job this pick gets: the project's best remaining by `rank`.
+        let mut job: Option<usize> = None;
+        for (k, j) in host.jobs.iter().enumerate() {
+            if j.project as usize == q
+                && j.unfinished()
+                && !j.edf_scheduled
+                && !taken.contains(&(k as u32))
+                && job.is_none_or(|b| rank(j.state) < rank(host.jobs[b].state))
+            {
+                job = Some(k);
+            }
+        }
+        let free = job.is_some_and(|k| {
+            let j = &host.jobs[k];
+            j.state != TaskState::Running || finished_time_slice(j, now, cfg)
+        });
+        if let Some(k) = job {
+            taken.push(k as u32);
+        }
+        picks.push((q as u32, cnt[q].2 + alloc[q], free));
+        alloc[q] += 1;
+    }
+    // A slot's term α + β·w (see above).
+    let c = 1.0 / (24.0 * n);
+    let term = |q: usize, k: u32| -> (f64, f64) {
+        let p = &host.projects[q];
+        let rq = cnt[q].1 as f64 * fcpu;
+        let (a, b) = if p.resource_share > 0.0 {
+            (rs_sum / p.resource_share, 0.0)
+        } else {
+            (1.0, 1000.0)
+        };
+        let kc = k as f64 * c;
+        let alpha = -a * (rq + kc * r_s) - b * r_s;
+        let beta = -a * ((p.rec - rq) + kc * (a_s - r_s)) - b * (a_s - r_s);
+        (alpha, beta)
+    };
+    // Largest root w* in (0, 1) over the relevant pairs: the earliest flip.
+    let mut best_w: f64 = 0.0;
+    let mut flip = |x: (usize, u32), y: (usize, u32)| -> bool {
+        let (ax, bx) = term(x.0, x.1);
+        let (ay, by) = term(y.0, y.1);
+        let (g0, g1) = (ax - ay, bx - by);
+        if g0 + g1 == 0.0 {
+            return g1 != 0.0; // tied now and moving: at once
+        }
+        if g1 != 0.0 {
+            let w = -g0 / g1;
+            if w > best_w && w < 1.0 {
+                best_w = w;
+            }
+        }
+        false
+    };
+    let mut nfree = 0;
+    for (i, &(qx, kx, fx)) in picks.iter().enumerate() {
+        let x = (qx as usize, kx);
+        // Against every project's next, unselected slot.
+        for q in 0..np {
+            if q != x.0 && cnt[q].2 + alloc[q] < cnt[q].0 && flip(x, (q, cnt[q].2 + alloc[q])) {
+                return now;
+            }
+        }
+        // One of the first r free picks against a later free pick.
+        if fx {
+            nfree += 1;
+            if nfree <= r {
+                let mut later_free = nfree;
+                for &(qy, ky, fy) in &picks[i + 1..] {
+                    if !fy {
+                        continue;
+                    }
+                    later_free += 1;
+                    if later_free > r && qy != qx && flip(x, (qy as usize, ky)) {
+                        return now;
+                    }
+                }
+            }
+        }
+    }
+    if best_w > 0.0 {
+        now - cfg.rec_half_life * best_w.log2()
+    } else {
+        f64::INFINITY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::modern::test_util::*;
+
+    fn sched(h: &mut ClientHost, now: f64, cfg: &ClientConfig) {
+        schedule_cpus(h, now, cfg, &mut RrCache::default());
+    }
+
+    #[test]
+    fn smaller_rec_per_share_runs_and_slices_interleave_projects() {
+        let (mut h, g) = host_and_ctx(2, &[100.0, 100.0], |_| {});
+        h.projects[0].rec = 1.0;
+        h.projects[1].rec = 0.99;
+        for _ in 0..3 {
+            add_job(&mut h, 0, 10_000.0, 10_000_000);
+            add_job(&mut h, 1, 10_000.0, 10_000_000);
+        }
+        sched(&mut h, 0.0, &g.cfg);
+        // B first (lower REC); its hour of credit (rec_sum/48) puts it above A, who
+        // takes the second CPU.
+        let running: Vec<u8> = h
+            .jobs
+            .iter()
+            .filter(|j| j.is_running())
+            .map(|j| j.project)
+            .collect();
+        assert_eq!(running, vec![0, 1]);
+    }
+
+    #[test]
+    fn edf_overrides_priority_and_sets_once_ran_edf() {
+        let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
+        h.projects[1].rec = 0.0;
+        h.projects[0].rec = 10.0;
+        add_job(&mut h, 0, 3600.0, 12_000); // misses: done at 3600 + 0 > 12000 − 8640
+        add_job(&mut h, 1, 3600.0, 10_000_000);
+        sched(&mut h, 0.0, &g.cfg);
+        assert!(h.jobs[0].is_running() && h.jobs[0].edf_scheduled && h.jobs[0].once_ran_edf);
+        // RR only: the priority pass picks B.
+        let mut g2 = g.clone();
+        g2.cfg.cpu_sched_rr_only = true;
+        let (mut h2, _) = host_and_ctx(1, &[100.0, 100.0], |_| {});
+        h2.projects[0].rec = 10.0;
+        add_job(&mut h2, 0, 3600.0, 12_000);
+        add_job(&mut h2, 1, 3600.0, 10_000_000);
+        sched(&mut h2, 0.0, &g2.cfg);
+        assert!(h2.jobs[1].is_running());
+    }
+
+    #[test]
+    fn slice_finish_needs_a_checkpoint_after_the_slice_end() {
+        let (mut h, mut g) = host_and_ctx(1, &[100.0], |_| {});
+        g.cfg.checkpoint_period = 1000.0;
+        add_job(&mut h, 0, 20_000.0, 10_000_000);
+        h.jobs[0].state = TaskState::Running;
+        h.jobs[0].run_interval_start = 0.0;
+        h.jobs[0].cpu_time = 3700.0;
+        h.jobs[0].checkpoint_cpu_time = 3000.0;
+        assert!(!finished_time_slice(&h.jobs[0], 3700.0, &g.cfg));
+        assert_eq!(slice_finish_time(&h.jobs[0], 3700.0, &g.cfg), 4000.0);
+        h.jobs[0].cpu_time = 4000.0;
+        h.jobs[0].checkpoint_cpu_time = 4000.0;
+        assert!(finished_time_slice(&h.jobs[0], 4000.0, &g.cfg));
+        g.cfg.checkpoint_period = 0.0;
+        assert_eq!(slice_finish_time(&h.jobs[0], 100.0, &g.cfg), 3601.0);
+    }
+
+    #[test]
+    fn priority_change_time_matches_the_rec_crossing() {
+        // 1 CPU, equal shares. B (REC 0) runs past its slice at 200 credits/day, A
+        // (REC 100) waits and decays. B's pick (k = 0) stays ahead of A's (k = 0) while
+        // rec_B < rec_A: 200(1 − w) < 100·w, i.e. until w = 2/3, t = H·log2(1.5).
+        let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
+        h.projects[0].rec = 100.0;
+        add_job(&mut h, 0, 1e7, 1_000_000_000);
+        add_job(&mut h, 1, 1e7, 1_000_000_000);
+        h.jobs[1].state = TaskState::Running;
+        h.jobs[1].run_interval_start = -4000.0; // past its slice
+        let t = priority_change_time(&h, 0.0, &g.cfg);
+        let h_life = g.cfg.rec_half_life;
+        assert!((t - h_life * 1.5f64.log2()).abs() < 1e-6, "{t}");
+        // Cross-check the closed form by bisection on the REC trajectories.
+        let f = |t: f64| {
+            let w = 2f64.powf(-t / h_life);
+            200.0 * (1.0 - w) - 100.0 * w
+        };
+        let (mut lo, mut hi) = (0.0, 10.0 * h_life);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) < 0.0 { lo = mid } else { hi = mid }
+        }
+        assert!((t - lo).abs() < 1e-3, "{t} vs {lo}");
+    }
+}

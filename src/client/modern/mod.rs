@@ -1,0 +1,90 @@
+//! The modern REC-based client policy (BOINC 7.x/8.x, spec client §2–3): recent
+//! estimated credit, round-robin simulation, per-resource work-fetch backoff, and
+//! weighted round-robin + EDF CPU scheduling in time slices.
+//!
+//! One file per responsibility, after BOINC's `client/` sources:
+//! - [`rec`]: REC accounting and scheduling priority (`cpu_sched.cpp`, `lib/util.cpp`);
+//! - [`rr_sim`]: the round-robin simulation (`rr_sim.cpp`);
+//! - [`cpu_sched`]: run list and its enforcement (`cpu_sched.cpp`);
+//! - [`work_fetch`]: choosing a project and a request (`work_fetch.cpp`);
+//! - [`backoff`]: project RPC and resource backoffs (`scheduler_op.cpp`, `project.cpp`);
+//! - [`scheduler_op`]: one round of the RPC poll and the reply (`cs_scheduler.cpp`);
+//! - [`cadence`]: the 60-s cadences emulated lazily, and the next wake.
+//!
+//! The model is CPU-only: every job uses one CPU and the host's `p_fpops`; runtime
+//! estimates are exact (DCF = 1). The host is event-driven: [`wake`] runs what the
+//! real client would run at `now` and returns the earliest moment any rule could
+//! fire next.
+
+mod backoff;
+mod buf;
+mod cadence;
+mod cpu_sched;
+mod rec;
+mod rr_sim;
+mod scheduler_op;
+mod work_fetch;
+
+#[cfg(test)]
+mod test_util;
+#[cfg(test)]
+mod tests;
+
+use super::host::{ClientHost, GroupCtx, ServerLink};
+use crate::engine::Time;
+use scheduler_op::Round;
+
+/// One host event at `now` (spec client §2.9, §3.1, §7); returns the next event time
+/// (`Time::MAX`: none). Order, as in the emulator's poll loop: integrate and apply
+/// availability, account REC, collect finished tasks, then repeat {CPU scheduling if
+/// due, one RPC-poll round if connected} while a round starts an operation.
+pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
+    let cfg = &g.cfg;
+    let t = now as f64;
+    let prev = host.last_advance as f64;
+    // Scheduling and work fetch need the host on and allowed to compute, even in the
+    // emulator-compatible mode where running tasks keep computing regardless (§5.3).
+    let was_computing = host.avail.computing();
+    let was_connected = cadence::rpc_allowed(host);
+
+    host.begin_event(now, g);
+    host.update_checkpoints(cfg);
+    if cadence::is_first_wake(host) {
+        host.rec_interval_start = t;
+        for p in &mut host.projects {
+            p.secs_this_rec_interval = 0.0;
+        }
+        host.must_schedule_cpus = true;
+        host.must_check_work_fetch = true;
+    }
+    rec::adjust_rec(host, t, cfg);
+    if host.finish_tasks(now, &g.behaviour, |_, _| {}) > 0 {
+        host.must_schedule_cpus = true;
+        host.must_check_work_fetch = true;
+    }
+    let computing = host.avail.computing();
+    if computing && !was_computing {
+        host.must_schedule_cpus = true; // resume_tasks → request_schedule_cpus
+    }
+    let connected = cadence::rpc_allowed(host);
+    let mut sched_due = computing && cadence::sync_schedule(host, t, was_computing);
+    let mut gate = connected && cadence::sync_work_fetch(host, t, prev, was_connected);
+
+    let mut cache = rr_sim::RrCache::default();
+    let max_rounds = 8 + 4 * host.projects.len();
+    for _ in 0..max_rounds {
+        if computing && (sched_due || host.must_schedule_cpus) {
+            cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
+            sched_due = false;
+        }
+        if !connected
+            || scheduler_op::poll_round(host, now, g, server, &mut cache, &mut gate) == Round::Idle
+        {
+            break;
+        }
+    }
+    if computing && host.must_schedule_cpus {
+        cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
+    }
+    cadence::next_wake(host, now, cfg, &mut cache)
+}

@@ -1,0 +1,324 @@
+//! Round-robin simulation of the job queue (`client/rr_sim.cpp`, `RR_SIM::simulate`;
+//! spec client §2.5), CPU only.
+//!
+//! Upstream rebuilds the active set from scratch at every step: it resets each
+//! project's `rec_temp` to `rec`, then repeatedly activates the next pending (FIFO)
+//! job of the highest-priority project, bumping that project's `rec_temp` by
+//! `adjust_rec_sched`, until the CPUs are saturated. Because the per-pick priority of
+//! a project depends only on its `rec` and on how many of its jobs were picked, this
+//! is the same as taking the `ncpus` best of all (project, k-th job) slots, and from
+//! one step to the next the allocation only changes where a job finished:
+//! a project that still has pending jobs keeps its slot (its next FIFO job starts);
+//! otherwise the freed slot goes to the best project with pending jobs. So a job,
+//! once active, stays active until it finishes, and the simulation here keeps the
+//! active set incrementally: O(jobs × steps), no allocation on ordinary hosts.
+//!
+//! The REC that upstream advances with the simulated work (`update_average` on
+//! `rec_temp` at every step) is not modelled: the next pick resets `rec_temp` to `rec`
+//! anyway, so it never influences which jobs run; it only leaves stale priorities for
+//! the callers, which recompute them (`project_priority_init`).
+//!
+//! *Upstream quirk* (`rrsim_pointer_heap_order`): the project "heap" is built with
+//! `std::make_heap` on `vector<PROJECT*>` without a comparator, so it is ordered by
+//! pointer value, not by `sched_priority`: in practice by allocation order, and the
+//! top project keeps the CPUs until its pending jobs run out. With the switch on we
+//! reproduce that with plain list order (the first project with pending jobs wins);
+//! off (default) we use the intended order: decreasing priority, ties to the earlier
+//! project.
+
+use super::buf::SmallBuf;
+use super::rec::PrioCtx;
+use crate::client::config::ClientConfig;
+use crate::client::host::{ClientHost, TaskState, TimeStats};
+
+const NONE: u32 = u32::MAX;
+/// Extra term of `computation_deadline` (`DEADLINE_CUSHION`, §2.1).
+pub const DEADLINE_CUSHION: f64 = 0.0;
+
+/// Per-resource outputs of the simulation (spec client §2.5 step 5). The
+/// per-project (`deadlines_missed`, `nused_total`, `n_runnable_jobs`) and per-job
+/// (`rr_sim_misses_deadline`, `last_deadline_miss_time`) outputs are written to the
+/// host.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RrOut {
+    /// Idle instance-seconds in `[now, now + work_buf_total]`.
+    pub shortfall: f64,
+    /// How long all instances stay busy, seconds from now.
+    pub saturated_time: f64,
+    /// Instances idle now.
+    pub nidle_now: f64,
+    /// Least-busy instance's load from deadline-missing jobs (`estimated_delay`).
+    pub busy_time: f64,
+    pub deadline_missed_instances: f64,
+    /// `overall_cpu_frac` the simulation ran with.
+    pub overall_frac: f64,
+}
+
+/// `overall_cpu_frac = clamp(on_frac·active_frac, 0.01, 1)` (spec client §3.5).
+pub fn overall_cpu_frac(ts: &TimeStats) -> f64 {
+    (ts.on_frac * ts.active_frac).clamp(0.01, 1.0)
+}
+
+/// The simulation runs "at most once per distinct now" (§2.5). Our RPCs take no time,
+/// so jobs can change within one `now`: callers invalidate the cache after an RPC or
+/// a preemption that rolled a task back.
+#[derive(Default)]
+pub struct RrCache {
+    out: Option<RrOut>,
+}
+
+impl RrCache {
+    pub fn get(&mut self, host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrOut {
+        match self.out {
+            Some(o) => o,
+            None => {
+                let o = rr_simulation(host, now, cfg);
+                self.out = Some(o);
+                o
+            }
+        }
+    }
+    pub fn invalidate(&mut self) {
+        self.out = None;
+    }
+}
+
+/// Next unfinished job of project `q` at or after index `from`.
+fn next_job_of(host: &ClientHost, q: usize, from: usize) -> u32 {
+    host.jobs[from.min(host.jobs.len())..]
+        .iter()
+        .position(|j| j.project as usize == q && j.unfinished())
+        .map_or(NONE, |i| (from + i) as u32)
+}
+
+/// `RR_SIM::simulate` (spec client §2.5). Runtime estimates are exact here (the
+/// server's `rsc_fpops_est` is the true size and DCF = 1, §3.6), so a job's
+/// `estimated_flops_remaining` is its `flops_left`.
+pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrOut {
+    let n = host.usable_cpus(cfg) as usize;
+    let nf = n as f64;
+    let np = host.projects.len();
+    let frac = overall_cpu_frac(&host.time_stats);
+    let mut rate = host.p_fpops * frac;
+    if rate == 0.0 {
+        rate = 1e6; // upstream's "just in case"
+    }
+
+    // rr_init + init_pending_lists.
+    for p in &mut host.projects {
+        p.deadlines_missed = 0;
+        p.nused_total = 0.0;
+        p.n_runnable_jobs = 0;
+    }
+    let mut next: SmallBuf<u32, 16> = SmallBuf::filled(np, NONE);
+    for (k, j) in host.jobs.iter_mut().enumerate() {
+        j.rr_sim_misses_deadline = false;
+        if !j.unfinished() {
+            continue;
+        }
+        let q = j.project as usize;
+        let p = &mut host.projects[q];
+        p.n_runnable_jobs += 1;
+        p.nused_total += 1.0;
+        if next[q] == NONE {
+            next[q] = k as u32;
+        }
+    }
+    // project_priority_init(false): participants have a runnable job.
+    let ctx = PrioCtx::new(&host.projects, |p| p.n_runnable_jobs > 0, nf);
+    let inc = ctx.rec_increment();
+    let list_order = cfg.rrsim_pointer_heap_order;
+    let mut nact: SmallBuf<u32, 16> = SmallBuf::filled(np, 0);
+    // Active jobs: (job index, rrsim_flops_left), in activation order.
+    let mut active: SmallBuf<(u32, f64), 64> = SmallBuf::new();
+    let mut busy: SmallBuf<f64, 64> = SmallBuf::filled(n, 0.0);
+
+    // The project whose next pending job the pick step activates.
+    let pick = |host: &ClientHost, next: &[u32], nact: &[u32]| -> Option<usize> {
+        let mut best: Option<(usize, f64)> = None;
+        for (q, p) in host.projects.iter().enumerate() {
+            if next[q] == NONE {
+                continue;
+            }
+            if list_order {
+                return Some(q);
+            }
+            let prio = ctx.priority(p.rec + nact[q] as f64 * inc, p.resource_share);
+            if best.is_none_or(|(_, b)| prio > b) {
+                best = Some((q, prio));
+            }
+        }
+        best.map(|(q, _)| q)
+    };
+    let activate = |host: &ClientHost,
+                    q: usize,
+                    next: &mut [u32],
+                    nact: &mut [u32],
+                    active: &mut SmallBuf<(u32, f64), 64>| {
+        let k = next[q] as usize;
+        active.push((k as u32, host.jobs[k].flops_left));
+        nact[q] += 1;
+        next[q] = next_job_of(host, q, k + 1);
+    };
+
+    while active.len() < n {
+        let Some(q) = pick(host, &next, &nact) else {
+            break;
+        };
+        activate(host, q, &mut next, &mut nact, &mut active);
+    }
+    let nidle_now = (nf - active.len() as f64).max(0.0);
+
+    let buf_end = now + cfg.work_buf_total();
+    let comp_cushion = cfg.work_buf_min() + DEADLINE_CUSHION;
+    let mut sim_now = now;
+    let (mut shortfall, mut saturated_time, mut dmi) = (0.0, 0.0, 0.0);
+    while !active.is_empty() {
+        // The job that finishes first (first minimum in list order).
+        let mut bi = 0;
+        for (i, a) in active.iter().enumerate() {
+            if a.1 < active[bi].1 {
+                bi = i;
+            }
+        }
+        let (bk, bleft) = active[bi];
+        let mut delta_t = bleft / rate;
+        let finishes = delta_t <= 3600.0;
+        if !finishes {
+            delta_t = if delta_t > 36_000.0 {
+                delta_t / 10.0
+            } else {
+                3600.0
+            };
+        } else {
+            let j = &mut host.jobs[bk as usize];
+            let computation_deadline = j.report_deadline as f64 - comp_cushion;
+            if sim_now + delta_t > computation_deadline {
+                // handle_missed_deadline (no RAM model: every miss counts).
+                if j.state != TaskState::Unstarted {
+                    j.last_deadline_miss_time = now;
+                }
+                j.rr_sim_misses_deadline = true;
+                dmi += 1.0;
+                let dur = j.flops_left / host.p_fpops / frac;
+                host.projects[j.project as usize].deadlines_missed += 1;
+                // BUSY_TIME_ESTIMATOR::update: the job goes on the least-busy instance.
+                if n > 0 {
+                    let mut ib = 0;
+                    for i in 1..n {
+                        if busy[i] < busy[ib] {
+                            ib = i;
+                        }
+                    }
+                    busy[ib] += dur;
+                }
+            }
+        }
+        for a in active.iter_mut() {
+            a.1 = (a.1 - rate * delta_t).max(0.0);
+        }
+        // update_stats with this step's sim_nused.
+        let idle = nf - active.len() as f64;
+        if idle > 1e-6 && sim_now < buf_end {
+            shortfall += idle * delta_t.min(buf_end - sim_now);
+        }
+        if idle < 1e-6 {
+            saturated_time = sim_now + delta_t - now;
+        }
+        sim_now += delta_t;
+        if finishes {
+            active.remove(bi);
+            let q = host.jobs[bk as usize].project as usize;
+            nact[q] -= 1;
+            if next[q] != NONE {
+                activate(host, q, &mut next, &mut nact, &mut active);
+            } else if let Some(q2) = pick(host, &next, &nact) {
+                activate(host, q2, &mut next, &mut nact, &mut active);
+            }
+        }
+    }
+    // Tail: every instance idle until the end of the buffer window.
+    if sim_now < buf_end {
+        shortfall += nf * (buf_end - sim_now);
+    }
+    let busy_time = busy.iter().copied().fold(f64::INFINITY, f64::min);
+    RrOut {
+        shortfall,
+        saturated_time,
+        nidle_now,
+        busy_time: if busy_time.is_finite() {
+            busy_time
+        } else {
+            0.0
+        },
+        deadline_missed_instances: dmi,
+        overall_frac: frac,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::modern::test_util::*;
+
+    #[test]
+    fn empty_host_shortfall_is_the_whole_window() {
+        let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
+        let o = rr_simulation(&mut h, 0.0, &g.cfg);
+        assert_eq!(o.shortfall, 2.0 * 51_840.0);
+        assert_eq!(o.saturated_time, 0.0);
+        assert_eq!(o.nidle_now, 2.0);
+        assert_eq!(o.busy_time, 0.0);
+    }
+
+    #[test]
+    fn saturation_and_shortfall_for_fifo_queues() {
+        // 2 CPUs, jobs of 3600, 7200 and 10000 s: CPU 0 idles at 3600 → picks the
+        // third job; saturated until 7200; then idle CPU-seconds until 51840.
+        let (mut h, g) = host_and_ctx(2, &[100.0, 100.0], |_| {});
+        add_job(&mut h, 0, 3600.0, 10_000_000);
+        add_job(&mut h, 1, 7200.0, 10_000_000);
+        add_job(&mut h, 0, 10_000.0, 10_000_000);
+        let o = rr_simulation(&mut h, 0.0, &g.cfg);
+        assert_eq!(o.nidle_now, 0.0);
+        assert_eq!(o.saturated_time, 7200.0);
+        // Busy: [0,7200] both; [7200,13600] one; then none.
+        let expect = (13_600.0 - 7200.0) + 2.0 * (51_840.0 - 13_600.0);
+        assert!((o.shortfall - expect).abs() < 1e-6, "{}", o.shortfall);
+        assert_eq!(h.projects[0].n_runnable_jobs, 2);
+        assert_eq!(h.projects[1].nused_total, 1.0);
+    }
+
+    #[test]
+    fn deadline_miss_marks_job_project_and_busy_time() {
+        let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
+        // Finishes at 3600 + 3600 = 7200 > deadline 10000 − 8640.
+        add_job(&mut h, 0, 3600.0, 10_000_000);
+        add_job(&mut h, 0, 3600.0, 10_000);
+        let o = rr_simulation(&mut h, 0.0, &g.cfg);
+        assert!(!h.jobs[0].rr_sim_misses_deadline);
+        assert!(h.jobs[1].rr_sim_misses_deadline);
+        assert_eq!(h.projects[0].deadlines_missed, 1);
+        assert_eq!(o.busy_time, 3600.0);
+        assert_eq!(o.deadline_missed_instances, 1.0);
+    }
+
+    #[test]
+    fn long_jobs_use_coarse_steps_and_priority_picks() {
+        // One CPU: the project with the smaller rec/share runs first in the simulation.
+        let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
+        h.projects[0].rec = 10.0;
+        add_job(&mut h, 0, 50_000.0, 60_000);
+        add_job(&mut h, 1, 50_000.0, 60_000);
+        rr_simulation(&mut h, 0.0, &g.cfg);
+        // B (index 1) runs first and meets 60000−8640; A finishes at 100000: miss.
+        assert!(h.jobs[0].rr_sim_misses_deadline);
+        assert!(!h.jobs[1].rr_sim_misses_deadline);
+        // Pointer (list) order: A first, so B misses instead.
+        let mut g2 = g.clone();
+        g2.cfg.rrsim_pointer_heap_order = true;
+        rr_simulation(&mut h, 0.0, &g2.cfg);
+        assert!(!h.jobs[0].rr_sim_misses_deadline);
+        assert!(h.jobs[1].rr_sim_misses_deadline);
+    }
+}

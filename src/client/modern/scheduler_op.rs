@@ -1,0 +1,191 @@
+//! One round of the RPC poll (`CLIENT_STATE::scheduler_rpc_poll` of
+//! `client/cs_scheduler.cpp`, `find_project_with_overdue_results`, and the reply
+//! handling of `SCHEDULER_OP::poll` / `handle_scheduler_reply`; spec client §2.8,
+//! §2.9, §4.2). An operation takes no simulated time here, so the caller repeats
+//! rounds at the same `now` while one of them starts an operation.
+
+use super::backoff::{project_rpc_backoff, set_min_rpc_time};
+use super::buf::SmallBuf;
+use super::rr_sim::RrCache;
+use super::work_fetch::{choose_project, handle_reply, initial_request, piggyback};
+use crate::client::config::ClientConfig;
+use crate::client::host::{ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, WorkRequest};
+use crate::engine::Time;
+
+/// `RESULT_REPORT_IF_AT_LEAST_N` (§2.1).
+pub const RESULT_REPORT_IF_AT_LEAST_N: u32 = 64;
+/// `MAX_REPORT_DELAY` (§2.1).
+pub const MAX_REPORT_DELAY: f64 = 3600.0;
+/// `REPORT_DEADLINE_CUSHION` (§2.1).
+pub const REPORT_DEADLINE_CUSHION: f64 = 86_400.0;
+
+/// Report if within this of the deadline: `max(REPORT_DEADLINE_CUSHION, work_buf_min())`.
+pub fn report_cushion(cfg: &ClientConfig) -> f64 {
+    REPORT_DEADLINE_CUSHION.max(cfg.work_buf_min())
+}
+
+/// What a round did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Round {
+    Idle,
+    /// A master fetch or a scheduler RPC happened.
+    Operation,
+}
+
+/// One poll round at `now`. `gate_open` is the 60-s work-fetch gate as established by
+/// the cadence module; it is consumed when the gated part runs.
+pub fn poll_round(
+    host: &mut ClientHost,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut dyn ServerLink,
+    cache: &mut RrCache,
+    gate_open: &mut bool,
+) -> Round {
+    let cfg = &g.cfg;
+    let t = now as f64;
+    // 2. A pending master fetch (check_master_fetch_start), first in list order.
+    if let Some(pi) = host
+        .projects
+        .iter()
+        .position(|p| p.master_url_fetch_pending && p.min_rpc_time <= t)
+    {
+        master_fetch(host, pi, now, cfg, server);
+        return Round::Operation;
+    }
+    // 3. The initial RPC of a project never contacted (RPC_REASON_INIT): honours the
+    //    backoff, ignores suspension.
+    if let Some(pi) = host
+        .projects
+        .iter()
+        .position(|p| p.hostid == 0 && p.min_rpc_time <= t)
+    {
+        // piggyback_work_request, then set_initial_work_request overrides it.
+        let req = initial_request(&host.projects[pi]);
+        host.projects[pi].sched_rpc_pending = RpcReason::Init;
+        do_rpc(host, pi, now, g, server, cache, req);
+        return Round::Operation;
+    }
+    // 5. The gate: 60 s since the last check, or forced.
+    if !(*gate_open || host.must_check_work_fetch) {
+        return Round::Idle;
+    }
+    *gate_open = false;
+    host.must_check_work_fetch = false;
+    host.last_work_fetch_check = t;
+    // 6. Overdue results.
+    if let Some(pi) = project_with_overdue_results(host, t, cfg) {
+        let req = piggyback(host, pi, t, cfg, cache);
+        // Only the emulator stores RESULTS_DUE in sched_rpc_pending (§2.7 subtlety).
+        host.projects[pi].sched_rpc_pending = if cfg.emulator_report_backoff {
+            RpcReason::ResultsDue
+        } else {
+            RpcReason::None
+        };
+        do_rpc(host, pi, now, g, server, cache, req);
+        return Round::Operation;
+    }
+    // 7. Work fetch, unless computing is suspended.
+    if !host.avail.computing() {
+        return Round::Idle;
+    }
+    if let Some((pi, req)) = choose_project(host, t, cfg, cache) {
+        host.projects[pi].sched_rpc_pending = RpcReason::NeedWork;
+        do_rpc(host, pi, now, g, server, cache, req);
+        return Round::Operation;
+    }
+    Round::Idle
+}
+
+/// `find_project_with_overdue_results` (§2.9 step 6): the project of the first ready
+/// result (arrival order) that is due, skipping projects in backoff. Projects are
+/// never suspended, "no new tasks", sporadic or report-immediately here, the network
+/// is never about to be suspended, and uploads take no time.
+pub fn project_with_overdue_results(
+    host: &ClientHost,
+    now: f64,
+    cfg: &ClientConfig,
+) -> Option<usize> {
+    let cushion = report_cushion(cfg);
+    let mut n_ready: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), 0);
+    for j in host.jobs.iter().filter(|j| j.ready_to_report()) {
+        let pi = j.project as usize;
+        if host.projects[pi].min_rpc_time > now {
+            continue; // dont_contact
+        }
+        if now > j.report_deadline as f64 - cushion
+            || now > j.completed_time as f64 + MAX_REPORT_DELAY
+        {
+            return Some(pi);
+        }
+        n_ready[pi] += 1;
+        if n_ready[pi] >= RESULT_REPORT_IF_AT_LEAST_N {
+            return Some(pi);
+        }
+    }
+    None
+}
+
+/// A master-file fetch. Our master files list the same scheduler URLs as before, so
+/// a successful fetch never resets `min_rpc_time` or `nrpc_failures` (§2.8).
+fn master_fetch(
+    host: &mut ClientHost,
+    pi: usize,
+    now: Time,
+    cfg: &ClientConfig,
+    server: &mut dyn ServerLink,
+) {
+    let ok = server.master_fetch(now, host.projects[pi].project);
+    let p = &mut host.projects[pi];
+    p.master_url_fetch_pending = false;
+    if ok {
+        p.master_fetch_failures = 0;
+    } else {
+        p.master_fetch_failures += 1;
+        project_rpc_backoff(host, pi, now as f64, cfg);
+    }
+    host.must_check_work_fetch = true; // "Master fetch complete"
+}
+
+/// Makes the RPC and applies the reply (§2.8, §4.2, §2.7).
+fn do_rpc(
+    host: &mut ClientHost,
+    pi: usize,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut dyn ServerLink,
+    cache: &mut RrCache,
+    req: WorkRequest,
+) {
+    let cfg = &g.cfg;
+    let t = now as f64;
+    let status = host.rpc(now, pi, req, &g.behaviour, cfg, server);
+    cache.invalidate();
+    match status {
+        RpcStatus::Failed => project_rpc_backoff(host, pi, t, cfg),
+        RpcStatus::Down { request_delay } => {
+            if request_delay > 0.0 {
+                set_min_rpc_time(&mut host.projects[pi], t + request_delay);
+            }
+            project_rpc_backoff(host, pi, t, cfg);
+        }
+        RpcStatus::Ok {
+            new_jobs,
+            request_delay,
+            ..
+        } => {
+            let p = &mut host.projects[pi];
+            p.nrpc_failures = 0;
+            p.min_rpc_time = 0.0;
+            // Only a reply that carries a `request_delay` sets one (a zero delay would
+            // only re-arm `possibly_backed_off` and force a spurious check).
+            if request_delay > 0.0 {
+                set_min_rpc_time(p, t + request_delay);
+            }
+            handle_reply(host, pi, t, cfg, &req, new_jobs);
+            host.must_schedule_cpus = true;
+        }
+    }
+    host.projects[pi].sched_rpc_pending = RpcReason::None;
+    host.must_check_work_fetch = true; // "RPC complete"
+}

@@ -1,0 +1,199 @@
+//! Test fixtures: a host built by hand, a mock project server, and a driver that runs
+//! hosts through their own wake times as the world does.
+
+use crate::client::availability::Availability;
+use crate::client::config::{ClientConfig, ClientSection, Policy};
+use crate::client::host::{
+    ClientHost, ClientJob, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink,
+    TimeStats, WorkRequest,
+};
+use crate::client::merit::HostMerit;
+use crate::engine::Time;
+use crate::engine::rng::{StreamKind, stream};
+use crate::server::scheduler::Job;
+use crate::server::types::HostId;
+
+pub const P_FPOPS: f64 = 1e9;
+
+/// A modern-policy host with `ncpus` CPUs of 1 GFLOPS and one project per share,
+/// and its group context; `tweak` edits the `[client]` section first.
+pub fn host_and_ctx(
+    ncpus: u32,
+    shares: &[f64],
+    tweak: impl FnOnce(&mut ClientSection),
+) -> (ClientHost, GroupCtx) {
+    let mut s = ClientSection {
+        policy: Policy::ModernRec,
+        ..Default::default()
+    };
+    tweak(&mut s);
+    let g = GroupCtx {
+        cfg: ClientConfig::resolve(&s, None),
+        behaviour: HostBehaviour::default(),
+        avail: Default::default(),
+    };
+    let projects = shares
+        .iter()
+        .enumerate()
+        .map(|(i, &rs)| ProjectState {
+            project: i as u16,
+            resource_share: rs,
+            ..Default::default()
+        })
+        .collect();
+    let h = ClientHost {
+        group: 0,
+        index: 0,
+        ncpus,
+        p_fpops: P_FPOPS,
+        rng: stream(1, StreamKind::Host, 0),
+        projects,
+        jobs: Vec::new(),
+        avail: Availability::default(),
+        time_stats: TimeStats {
+            on_frac: 1.0,
+            active_frac: 1.0,
+            connected_frac: 1.0,
+        },
+        last_advance: 0,
+        joined: 0,
+        leave_at: Time::MAX,
+        gone: false,
+        last_work_fetch_check: 0.0,
+        must_check_work_fetch: false,
+        last_schedule: 0.0,
+        must_schedule_cpus: false,
+        rec_interval_start: 0.0,
+        merit: HostMerit::default(),
+        scratch_reports: Vec::new(),
+        scratch_other: Vec::new(),
+        scratch_jobs: Vec::new(),
+    };
+    (h, g)
+}
+
+/// Appends an unstarted job of `secs` seconds with the given deadline.
+pub fn add_job(h: &mut ClientHost, project: u8, secs: f64, deadline: Time) {
+    let id = h.jobs.len() as u32 + 1_000_000;
+    h.jobs.push(ClientJob {
+        project,
+        result_id: id,
+        workunit_id: id,
+        report_deadline: deadline,
+        rsc_fpops_est: secs * P_FPOPS,
+        flops_left: secs * P_FPOPS,
+        checkpoint_flops_left: secs * P_FPOPS,
+        ..Default::default()
+    });
+}
+
+/// One scheduler RPC as the mock saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    pub now: Time,
+    pub project: u16,
+    pub work: WorkRequest,
+    pub reported: usize,
+    pub hostid: HostId,
+}
+
+/// A project server that sends `job_secs` CPU jobs up to the request (while the
+/// remaining seconds or instances are positive), or fails, or sends nothing.
+pub struct MockServer {
+    pub job_secs: f64,
+    pub deadline_after: Time,
+    pub fail: bool,
+    pub send: bool,
+    pub request_delay: f64,
+    pub master_ok: bool,
+    pub next_id: u32,
+    pub calls: Vec<Call>,
+    pub master_calls: Vec<Time>,
+}
+
+impl MockServer {
+    pub fn new(job_secs: f64) -> Self {
+        Self {
+            job_secs,
+            deadline_after: 100 * 86_400,
+            fail: false,
+            send: true,
+            request_delay: 0.0,
+            master_ok: true,
+            next_id: 1,
+            calls: Vec::new(),
+            master_calls: Vec::new(),
+        }
+    }
+}
+
+impl ServerLink for MockServer {
+    fn rpc(&mut self, now: Time, call: &RpcCall, jobs: &mut Vec<Job>) -> (RpcStatus, HostId) {
+        self.calls.push(Call {
+            now,
+            project: call.project,
+            work: call.work,
+            reported: call.reported.len(),
+            hostid: call.hostid,
+        });
+        if self.fail {
+            return (RpcStatus::Failed, call.hostid);
+        }
+        let (mut secs, mut inst) = (call.work.req_secs, call.work.req_instances);
+        let mut n = 0;
+        while self.send && (secs > 0.0 || inst > 0.0) && n < 100_000 {
+            jobs.push(Job {
+                result_id: self.next_id,
+                workunit_id: self.next_id,
+                rsc_fpops_est: self.job_secs * P_FPOPS,
+                rsc_fpops_bound: 10.0 * self.job_secs * P_FPOPS,
+                report_deadline: now + self.deadline_after,
+                resend: false,
+            });
+            self.next_id += 1;
+            secs -= self.job_secs;
+            inst -= 1.0;
+            n += 1;
+        }
+        let status = RpcStatus::Ok {
+            new_jobs: n,
+            request_delay: self.request_delay,
+            no_work: n == 0 && (call.work.req_secs > 0.0 || call.work.req_instances > 0.0),
+        };
+        (
+            status,
+            if call.hostid == 0 {
+                1 + call.project as HostId
+            } else {
+                call.hostid
+            },
+        )
+    }
+    fn master_fetch(&mut self, now: Time, _project: u16) -> bool {
+        self.master_calls.push(now);
+        self.master_ok
+    }
+}
+
+/// Runs the host from `start` through its own wake times while they are ≤ `until`,
+/// calling `seen` after every event. Returns the first wake time after `until`.
+pub fn drive(
+    h: &mut ClientHost,
+    g: &GroupCtx,
+    srv: &mut MockServer,
+    start: Time,
+    until: Time,
+    mut seen: impl FnMut(&ClientHost, Time),
+) -> Time {
+    let mut t = start;
+    let mut guard = 0;
+    while t <= until {
+        let next = h.wake(t, g, srv);
+        seen(h, t);
+        assert!(next > t);
+        t = next;
+        guard += 1;
+        assert!(guard < 1_000_000, "runaway host");
+    }
+    t
+}

@@ -1,0 +1,362 @@
+//! Work fetch: which project to ask, and for how much (`client/work_fetch.cpp`:
+//! `setup`, `choose_project`, `piggyback_work_request`, `set_request`, `compute_shares`,
+//! `handle_reply`, `set_initial_work_request`; spec client §2.6, §2.7). CPU only: the
+//! one resource is always the trigger resource, and GPU exclusion, max-concurrent,
+//! "wacky DCF", anonymous-platform and upload rules do not arise.
+
+use super::backoff::{clear_resource_backoff, resource_backoff};
+use super::buf::SmallBuf;
+use super::rec::project_priority_init;
+use super::rr_sim::{RrCache, RrOut};
+use crate::client::config::ClientConfig;
+use crate::client::host::{ClientHost, ProjectState, RpcReason, WorkRequest};
+
+/// `WF_MAX_RUNNABLE_JOBS` (§2.1).
+pub const WF_MAX_RUNNABLE_JOBS: u32 = 1000;
+/// `WF_EST_FETCH_TIME` (§2.1).
+pub const WF_EST_FETCH_TIME: f64 = 180.0;
+
+/// `PROJECT_REASON_*` that can arise in the simulator, in upstream precedence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProjectReason {
+    #[default]
+    None,
+    MasterUrlFetchPending,
+    TooManyRunnable,
+    MinRpcTime,
+}
+
+/// `RSC_REASON_*` of the CPU that can arise in the simulator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RscReason {
+    #[default]
+    None,
+    ZeroShare,
+    BackedOff,
+}
+
+/// Per-project results of `setup()`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WfProject {
+    pub reason: ProjectReason,
+    pub rsc: RscReason,
+    /// `fetchable_share` (0 for projects with a reason, as upstream leaves it).
+    pub share: f64,
+}
+
+/// `setup()`: RR simulation, reasons, shares, priorities with the queued-work
+/// penalty, and the priority order.
+pub struct Setup {
+    pub rr: RrOut,
+    pub proj: SmallBuf<WfProject, 16>,
+    /// Project indices by decreasing `sched_priority`, ties in list order (upstream
+    /// uses an unstable `std::sort`; spec §6 asks for ties to the earlier project).
+    pub sorted: SmallBuf<u16, 16>,
+}
+
+/// `can_request_work()`: the participants of `project_priority_init(true)`.
+pub fn can_request_work(p: &ProjectState, now: f64) -> bool {
+    !p.master_url_fetch_pending && p.min_rpc_time <= now
+}
+
+/// `compute_project_reason` (§2.6 step 2).
+pub fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
+    if p.master_url_fetch_pending {
+        ProjectReason::MasterUrlFetchPending
+    } else if p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS {
+        ProjectReason::TooManyRunnable
+    } else if p.min_rpc_time > now {
+        ProjectReason::MinRpcTime
+    } else {
+        ProjectReason::None
+    }
+}
+
+/// The `ZERO_SHARE` threshold: `min(work_buf_min_days·86400, WF_EST_FETCH_TIME)`.
+pub fn zero_share_threshold(cfg: &ClientConfig) -> f64 {
+    (cfg.work_buf_min_days * 86_400.0).min(WF_EST_FETCH_TIME)
+}
+
+/// `compute_rsc_project_reason` for the CPU (§2.6 step 2).
+pub fn rsc_reason(p: &ProjectState, rr: &RrOut, now: f64, cfg: &ClientConfig) -> RscReason {
+    if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(cfg) {
+        RscReason::ZeroShare
+    } else if p.cpu_backoff_time > now {
+        RscReason::BackedOff
+    } else {
+        RscReason::None
+    }
+}
+
+pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut RrCache) -> Setup {
+    let rr = cache.get(host, now, cfg);
+    let np = host.projects.len();
+    let n = host.usable_cpus(cfg) as f64;
+    let mut proj: SmallBuf<WfProject, 16> = SmallBuf::filled(np, WfProject::default());
+    for (w, p) in proj.iter_mut().zip(&host.projects) {
+        w.reason = project_reason(p, now);
+        w.rsc = rsc_reason(p, &rr, now, cfg);
+    }
+    // compute_shares.
+    let total: f64 = proj
+        .iter()
+        .zip(&host.projects)
+        .filter(|(w, _)| w.reason == ProjectReason::None && w.rsc == RscReason::None)
+        .map(|(_, p)| p.resource_share)
+        .sum();
+    for (w, p) in proj.iter_mut().zip(&host.projects) {
+        if w.reason == ProjectReason::None && w.rsc == RscReason::None {
+            w.share = if total > 0.0 {
+                p.resource_share / total
+            } else {
+                1.0
+            };
+        }
+    }
+    project_priority_init(host, |p| can_request_work(p, now), n);
+    // Queued-work penalty: FLOPs queued over the FLOPs of a full buffer.
+    let max_queued_flops = cfg.work_buf_total() * host.p_fpops * n;
+    for j in host.jobs.iter().filter(|j| j.unfinished()) {
+        host.projects[j.project as usize].sched_priority -= j.flops_left / max_queued_flops;
+    }
+    // Stable insertion sort by decreasing priority.
+    let mut sorted: SmallBuf<u16, 16> = SmallBuf::filled(np, 0);
+    for i in 0..np {
+        let prio = host.projects[i].sched_priority;
+        let mut k = i;
+        while k > 0 && host.projects[sorted[k - 1] as usize].sched_priority < prio {
+            sorted[k] = sorted[k - 1];
+            k -= 1;
+        }
+        sorted[k] = i as u16;
+    }
+    Setup { rr, proj, sorted }
+}
+
+/// `set_request(p)` for the CPU (§2.6 step 5): `(req_secs, req_instances)`.
+pub fn set_request(host: &ClientHost, pi: usize, s: &Setup, cfg: &ClientConfig) -> (f64, f64) {
+    let p = &host.projects[pi];
+    let rr = &s.rr;
+    if p.resource_share == 0.0 {
+        // Backup project: one job, and only if an instance is idle now.
+        return if rr.nidle_now > 0.0 {
+            (1.0, 1.0)
+        } else {
+            (0.0, 0.0)
+        };
+    }
+    let n = host.usable_cpus(cfg) as f64;
+    let mut req_secs = if rr.shortfall > 0.0 {
+        rr.shortfall
+    } else {
+        0.0
+    };
+    let instance_share = (n * s.proj[pi].share).min(n) - p.nused_total;
+    let req_instances = rr.nidle_now.max(instance_share);
+    if req_instances > 0.0 && req_secs == 0.0 {
+        req_secs = 1.0;
+    }
+    (req_secs, req_instances)
+}
+
+fn request(s: &Setup, secs: f64, inst: f64) -> WorkRequest {
+    WorkRequest {
+        req_secs: secs,
+        req_instances: inst,
+        estimated_delay: if secs > 0.0 { s.rr.busy_time } else { 0.0 },
+    }
+}
+
+/// `choose_project()` (§2.6 steps 2–6): the highest-priority project without a
+/// reason, if the CPU buffer is below `work_buf_min()` (hysteresis), with its request.
+pub fn choose_project(
+    host: &mut ClientHost,
+    now: f64,
+    cfg: &ClientConfig,
+    cache: &mut RrCache,
+) -> Option<(usize, WorkRequest)> {
+    let s = setup(host, now, cfg, cache);
+    if s.rr.saturated_time >= cfg.work_buf_min() {
+        return None;
+    }
+    for &pi in s.sorted.iter() {
+        let pi = pi as usize;
+        let w = s.proj[pi];
+        if w.reason != ProjectReason::None || w.rsc != RscReason::None {
+            continue;
+        }
+        let (secs, inst) = set_request(host, pi, &s, cfg);
+        if secs > 0.0 {
+            return Some((pi, request(&s, secs, inst)));
+        }
+    }
+    None
+}
+
+/// `piggyback_work_request(p)` (§2.6 "Piggyback"): the request added to an RPC made
+/// for another reason. Note `work_buf_total()`, not `min`: no hysteresis here.
+pub fn piggyback(
+    host: &mut ClientHost,
+    pi: usize,
+    now: f64,
+    cfg: &ClientConfig,
+    cache: &mut RrCache,
+) -> WorkRequest {
+    let s = setup(host, now, cfg, cache);
+    let w = s.proj[pi];
+    let none = WorkRequest::default();
+    if !matches!(w.reason, ProjectReason::None | ProjectReason::MinRpcTime)
+        || !matches!(w.rsc, RscReason::None | RscReason::BackedOff)
+        || s.rr.saturated_time >= cfg.work_buf_total()
+    {
+        return none;
+    }
+    let prio = host.projects[pi].sched_priority;
+    for &p2 in s.sorted.iter() {
+        let p2 = p2 as usize;
+        if p2 == pi {
+            break;
+        }
+        let q = &host.projects[p2];
+        if q.sched_priority == prio
+            || s.proj[p2].reason != ProjectReason::None
+            || q.sched_req_no_work
+        {
+            continue;
+        }
+        if s.proj[p2].rsc == RscReason::None {
+            return none; // a strictly better project could fetch it
+        }
+    }
+    let (secs, inst) = set_request(host, pi, &s, cfg);
+    request(&s, secs, inst)
+}
+
+/// `set_initial_work_request` (RPC_REASON_INIT, §2.6): one second of work, to get one
+/// job, since there are no runtime estimates yet.
+pub fn initial_request(p: &ProjectState) -> WorkRequest {
+    WorkRequest {
+        req_secs: if p.resource_share > 0.0 { 1.0 } else { 0.0 },
+        req_instances: 0.0,
+        estimated_delay: 0.0,
+    }
+}
+
+/// `handle_reply` (§2.7) and `sched_req_no_work`, after a successful reply. Must run
+/// before `sched_rpc_pending` is cleared.
+pub fn handle_reply(
+    host: &mut ClientHost,
+    pi: usize,
+    now: f64,
+    cfg: &ClientConfig,
+    req: &WorkRequest,
+    new_jobs: u32,
+) {
+    let p = &mut host.projects[pi];
+    // "Not currently backed off": upstream `backoff_time < now`; `<=` so that a
+    // never-set backoff (0) counts at simulated time 0 too.
+    if req.req_secs > 0.0
+        && new_jobs == 0
+        && p.cpu_backoff_time <= now
+        && matches!(
+            p.sched_rpc_pending,
+            RpcReason::ResultsDue | RpcReason::NeedWork
+        )
+    {
+        resource_backoff(host, pi, now, cfg);
+    }
+    let p = &mut host.projects[pi];
+    if new_jobs > 0 {
+        clear_resource_backoff(p);
+    }
+    if req.req_secs > 0.0 || req.req_instances > 0.0 {
+        p.sched_req_no_work = new_jobs == 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::modern::test_util::*;
+
+    #[test]
+    fn empty_two_cpu_host_asks_whole_shortfall_and_two_instances() {
+        let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
+        h.projects[0].hostid = 1;
+        let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!(pi, 0);
+        assert_eq!(req.req_secs, 2.0 * 51_840.0);
+        assert_eq!(req.req_instances, 2.0);
+        assert_eq!(req.estimated_delay, 0.0);
+    }
+
+    #[test]
+    fn hysteresis_and_priority_order() {
+        let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
+        h.projects[1].rec = 0.0;
+        h.projects[0].rec = 5.0;
+        // 9000 s queued ≥ work_buf_min 8640: no fetch.
+        add_job(&mut h, 0, 9000.0, 10_000_000);
+        assert!(choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).is_none());
+        // 8000 s: fetch from the lower-REC project B for the whole shortfall.
+        h.jobs[0].flops_left = 8000e9;
+        let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!(pi, 1);
+        assert_eq!(req.req_secs, 51_840.0 - 8000.0);
+        // Backed-off B is skipped; MIN_RPC_TIME A too.
+        h.projects[1].cpu_backoff_time = 10.0;
+        let (pi, _) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!(pi, 0);
+        h.projects[0].min_rpc_time = 10.0;
+        assert!(choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).is_none());
+        // ...but a report RPC to B may piggyback a request (BACKED_OFF is allowed).
+        let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!(req.req_secs, 51_840.0 - 8000.0);
+    }
+
+    #[test]
+    fn piggyback_defers_to_a_strictly_better_project() {
+        let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
+        h.projects[0].rec = 5.0;
+        let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!(req, WorkRequest::default());
+        let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!(req.req_secs, 51_840.0);
+        // B asked and got nothing: A may now piggyback.
+        h.projects[1].sched_req_no_work = true;
+        let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!(req.req_secs, 51_840.0);
+    }
+
+    #[test]
+    fn backup_project_asks_one_job_only_when_idle() {
+        let (mut h, g) = host_and_ctx(1, &[0.0], |_| {});
+        let (_, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!((req.req_secs, req.req_instances), (1.0, 1.0));
+        add_job(&mut h, 0, 100.0, 10_000_000);
+        assert!(choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).is_none());
+    }
+
+    #[test]
+    fn reply_backoff_only_for_automatic_reasons() {
+        let (mut h, mut g) = host_and_ctx(1, &[100.0], |_| {});
+        g.cfg.pin_u = Some(0.0);
+        let req = WorkRequest {
+            req_secs: 100.0,
+            ..Default::default()
+        };
+        h.projects[0].sched_rpc_pending = RpcReason::None; // a real-client report RPC
+        handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
+        assert_eq!(h.projects[0].cpu_backoff_interval, 0.0);
+        assert!(h.projects[0].sched_req_no_work);
+        h.projects[0].sched_rpc_pending = RpcReason::NeedWork;
+        handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
+        assert_eq!(h.projects[0].cpu_backoff_time, 50.0 + 300.0);
+        // Still backed off: a piggy-backed request that gets nothing does not extend it.
+        handle_reply(&mut h, 0, 60.0, &g.cfg, &req, 0);
+        assert_eq!(h.projects[0].cpu_backoff_interval, 600.0);
+        handle_reply(&mut h, 0, 60.0, &g.cfg, &req, 2);
+        assert_eq!(h.projects[0].cpu_backoff_time, 0.0);
+        assert!(!h.projects[0].sched_req_no_work);
+    }
+}
