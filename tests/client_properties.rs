@@ -47,12 +47,13 @@ rsc_fpops_est = {est:e}
 rsc_fpops_bound = {bound:e}
 [project.{n}.config]
 max_wus_to_send = 0
-daily_result_quota = 0
+daily_result_quota = 100000
 [project.{n}.work_generator]
 mode = "cushion"
 cushion = 60
-"#,
-            bound = est * 10.0
+{daemons}"#,
+            bound = est * 10.0,
+            daemons = daemons(n)
         );
         if outage && k == 0 {
             s += "[[project.a.outage]]\nstart = \"3d\"\nduration = \"10h\"\n";
@@ -80,6 +81,15 @@ lifetime = {{ dist = "exponential", mean = "20d" }}
         share_list.join(", ")
     );
     s
+}
+
+/// Daemon passes once a minute: the client policies are under test here, and the
+/// server's 5-s polling would dominate the run time. The feeder keeps its 5 s, so the
+/// job cache is refilled between clients as on a real server.
+fn daemons(project: &str) -> String {
+    format!(
+        "[project.{project}.daemons]\ntransitioner = 60\nvalidator = 60\nassimilator = 60\nfile_deleter = 60\nwork_generator = 60\n"
+    )
 }
 
 fn run_checked(text: &str) {
@@ -135,7 +145,10 @@ fn cpu_split(text: &str) -> Vec<(String, f64, f64)> {
         100.0 * s.idle_frac
     );
     let targets: f64 = s.projects.values().map(|t| t.target_frac).sum();
-    assert!((targets - 1.0).abs() < 1e-9, "target fractions sum to {targets}");
+    assert!(
+        (targets - 1.0).abs() < 1e-9,
+        "target fractions sum to {targets}"
+    );
     s.projects
         .iter()
         .map(|(n, t)| (n.clone(), t.cpu_frac, t.target_frac))
@@ -145,14 +158,15 @@ fn cpu_split(text: &str) -> Vec<(String, f64, f64)> {
 fn share_scenario(seed: u64, shares: &[u32], policy: &str) -> String {
     let names = ["a", "b", "c"];
     let mut s = format!(
-        "[simulation]\nseed = {seed}\nduration = \"60d\"\n[client]\npolicy = \"{policy}\"\n"
+        "[simulation]\nseed = {seed}\nduration = \"40d\"\n[client]\npolicy = \"{policy}\"\n"
     );
     for (k, n) in names.iter().take(shares.len()).enumerate() {
         // Different job sizes per project: the split must hold anyway.
         let est = 3600.0 * 1e9 * [1.0, 3.0, 0.5][k];
         s += &format!(
-            "[project.{n}.workunit]\nmin_quorum = 1\ntarget_nresults = 1\ndelay_bound = \"10d\"\nrsc_fpops_est = {est:e}\nrsc_fpops_bound = {:e}\n[project.{n}.config]\nmax_wus_to_send = 0\ndaily_result_quota = 0\n[project.{n}.work_generator]\nmode = \"cushion\"\ncushion = 100\n",
-            est * 10.0
+            "[project.{n}.workunit]\nmin_quorum = 1\ntarget_nresults = 1\ndelay_bound = \"10d\"\nrsc_fpops_est = {est:e}\nrsc_fpops_bound = {:e}\n[project.{n}.config]\nmax_wus_to_send = 0\ndaily_result_quota = 100000\nshmem_work_items = 1000\n{DAEMONS}[project.{n}.work_generator]\nmode = \"cushion\"\ncushion = 2000\n",
+            est * 10.0,
+            DAEMONS = daemons(n)
         );
     }
     let list: Vec<String> = shares
@@ -161,18 +175,21 @@ fn share_scenario(seed: u64, shares: &[u32], policy: &str) -> String {
         .map(|(k, v)| format!("{} = {v}", names[k]))
         .collect();
     s += &format!(
-        "[[host_group]]\ncount = 8\np_ncpus = 2\np_fpops = 1e9\nshares = {{ {} }}\narrival = 60\n",
+        "[[host_group]]\ncount = 4\np_ncpus = 1\np_fpops = 1e9\nshares = {{ {} }}\narrival = 600\n[output]\ntransitions = false\n",
         list.join(", ")
     );
     s
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 6, .. ProptestConfig::default() })]
 
     /// The modern policy's REC accounting drives the long-run split to the shares
     /// (spec client §3.3, "weighted round-robin ... in the long-run proportion of
-    /// resource_share").
+    /// resource_share"). One CPU per host, where REC priority alone decides; the
+    /// servers have ample work, so supply never limits the split. (On several CPUs
+    /// `adjust_rec_sched` spreads one pass's picks over projects, which pulls small
+    /// shares up a little; the multi-project example below bounds that at 2%.)
     #[test]
     fn modern_policy_splits_cpu_time_by_resource_share(
         seed in 1u64..1_000_000,

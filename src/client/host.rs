@@ -617,11 +617,16 @@ impl ClientHost {
     }
 
     /// The work-buffer invariant: a client never holds more work than its high water
-    /// mark plus one reply's overshoot (the scheduler stops sending once the request is
-    /// met, so it overshoots by less than one job). The high water mark is the seed's
-    /// `work_buf_max_days` scaled by `active_frac` (spec client §1.4), or the modern
-    /// `work_buf_total()` scaled by the availability fraction the RR simulation uses
-    /// (§2.5). `None` when the invariant holds.
+    /// mark plus one reply. The high water mark is the seed's `work_buf_max_days`
+    /// scaled by `active_frac` (spec client §1.4), or the modern `work_buf_total()`
+    /// scaled by the availability fraction the RR simulation uses (§2.5), times the
+    /// CPUs. A reply overshoots its request by less than one job, because the
+    /// scheduler stops once the request is met. The modern request is the shortfall,
+    /// idle instance-seconds of the RR simulation: jobs are indivisible, so a CPU can
+    /// idle inside the window while others run work past its end, by at most one job
+    /// per other CPU; the modern slack is therefore one job per CPU, plus one job per
+    /// project for the initial RPC after attach, which asks for one job whatever the
+    /// buffer holds (`RPC_REASON_INIT`, §2.6). `None` when the invariant holds.
     pub fn buffer_violation(&self, cfg: &ClientConfig) -> Option<String> {
         let ts = self.time_stats;
         let (window, frac) = match cfg.policy {
@@ -643,7 +648,11 @@ impl ClientHost {
             .map(|j| j.rsc_fpops_est / self.p_fpops)
             .fold(0.0, f64::max);
         let held = self.unfinished_secs();
-        let bound = ncpus * window / frac.max(1e-9) + largest / frac.max(0.1);
+        let slack_jobs = match cfg.policy {
+            Policy::SeedDebt => 1.0,
+            Policy::ModernRec => ncpus + self.projects.len() as f64,
+        };
+        let bound = ncpus * window / frac.max(1e-9) + slack_jobs * largest / frac.max(0.1);
         (held > bound * (1.0 + 1e-9)).then(|| {
             format!(
                 "host {} holds {held:.0} s of unfinished work, more than its high water mark plus one reply ({bound:.0} s)",
