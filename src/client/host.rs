@@ -760,8 +760,10 @@ mod tests {
     /// A quit task rolls back to its last checkpoint (spec client §3.4).
     #[test]
     fn quitting_loses_the_work_since_the_last_checkpoint() {
-        let mut s = ClientSection::default();
-        s.checkpoint_period = 600.0;
+        let s = ClientSection {
+            checkpoint_period: 600.0,
+            ..Default::default()
+        };
         let cfg = ClientConfig::resolve(&s, None);
         let mut h = host(1);
         h.jobs.push(job(3600.0));

@@ -235,7 +235,7 @@ pub fn check_client(
     let tol = ex.tolerance.unwrap_or(1e-6);
     let cmp = |errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64| {
         if let Some(w) = want
-            && !((w - got).abs() <= tol)
+            && ((w - got).abs() > tol || got.is_nan())
         {
             errs.push(format!("{what} = {got}, expected {w} (tolerance {tol})"));
         }
