@@ -93,3 +93,18 @@ fn a_wrong_expectation_fails_the_run() {
 fn client_s16_seed_debt_order_and_get_work_sessions() {
     run_spec("client-s16-seed-sessions.toml");
 }
+
+#[test]
+fn client_s1_modern_project_backoff() {
+    run_spec("client-s1-modern-backoff.toml");
+}
+
+#[test]
+fn client_s5_rec_long_run_split() {
+    run_spec("client-s5-rec-split.toml");
+}
+
+#[test]
+fn client_s4_rec_growth() {
+    run_spec("client-s4-rec-growth.toml");
+}

@@ -127,7 +127,10 @@ pub fn project_with_overdue_results(
 }
 
 /// A master-file fetch. Our master files list the same scheduler URLs as before, so
-/// a successful fetch never resets `min_rpc_time` or `nrpc_failures` (§2.8).
+/// a successful fetch never resets `min_rpc_time` or `nrpc_failures` (§2.8). A failed
+/// fetch leaves the fetch pending: the poll retries it when the backoff ends, and
+/// each failure counts towards `master_fetch_retry_cap` (spec client §6 S1:
+/// "by 1 per failed master fetch"; "a master fetch is pending").
 fn master_fetch(
     host: &mut ClientHost,
     pi: usize,
@@ -137,8 +140,8 @@ fn master_fetch(
 ) {
     let ok = server.master_fetch(now, host.projects[pi].project);
     let p = &mut host.projects[pi];
-    p.master_url_fetch_pending = false;
     if ok {
+        p.master_url_fetch_pending = false;
         p.master_fetch_failures = 0;
     } else {
         p.master_fetch_failures += 1;
