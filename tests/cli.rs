@@ -83,6 +83,7 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
         "workunits.csv",
         "results.csv",
         "transitions.csv",
+        "hosts.csv",
         "summary.json",
     ] {
         let x = std::fs::read(a.join(f)).unwrap();
@@ -239,4 +240,50 @@ fn help_lists_the_commands() {
     for c in ["run", "check", "bench", "Exit codes"] {
         assert!(s.contains(c), "{s}");
     }
+}
+
+/// The modern policy is as deterministic as the seed one, and a host's population
+/// draws (speed, arrival) come from its own stream: adding a host changes no other
+/// host's draws.
+#[test]
+fn modern_policy_is_deterministic_and_host_streams_are_independent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = write_small(tmp.path());
+    let mut outs = Vec::new();
+    for (name, count) in [("m1", 50), ("m2", 50), ("m3", 51)] {
+        let out = tmp.path().join(name);
+        let o = run(&[
+            "run",
+            sc.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "--set",
+            "client.policy=\"modern_rec\"",
+            "--set",
+            &format!("host_group.0.count={count}"),
+            "--set",
+            "host_group.0.p_fpops={ dist = \"uniform\", min = 1e9, max = 3e9 }",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        outs.push(out);
+    }
+    for f in ["results.csv", "hosts.csv", "summary.json"] {
+        let x = std::fs::read(outs[0].join(f)).unwrap();
+        assert!(x == std::fs::read(outs[1].join(f)).unwrap(), "{f} differs");
+    }
+    let draws = |dir: &std::path::Path| -> Vec<(String, String)> {
+        let text = std::fs::read_to_string(dir.join("hosts.csv")).unwrap();
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                (c[4].to_string(), c[5].to_string()) // p_fpops, joined_s
+            })
+            .collect()
+    };
+    let (a, b) = (draws(&outs[0]), draws(&outs[2]));
+    assert_eq!(b.len(), 51);
+    assert_eq!(a[..], b[..50]);
+    assert!(a.iter().any(|(f, _)| f != &a[0].0), "speeds were not drawn");
 }
