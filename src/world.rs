@@ -8,9 +8,8 @@
 use crate::client::availability::{AvailSpec, Availability};
 use crate::client::config::ClientConfig;
 use crate::client::host::{
-    ClientHost, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink, TimeStats,
+    ClientHost, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink,
 };
-use crate::client::merit::HostMerit;
 use crate::client::scripted::ScriptedHost;
 use crate::engine::rng::{self, StreamKind};
 use crate::engine::{EventQueue, Time};
@@ -278,7 +277,6 @@ impl World {
                     joined.saturating_add(d.sample(&mut hrng).max(1.0).ceil() as Time)
                 });
                 let avail = Availability::new(&ctx.avail, slot, joined, &mut hrng);
-                let time_stats = avail.time_stats();
                 let projects = attached
                     .iter()
                     .map(|&(project, share)| ProjectState {
@@ -288,30 +286,18 @@ impl World {
                     })
                     .collect();
                 queue.push(joined, tie_class[0], Event::Host(index));
-                hosts.push(ClientHost {
-                    group: gi as u16,
+                let mut host = ClientHost::new(
+                    gi as u16,
                     index,
-                    ncpus: g.p_ncpus.max(1) as u32,
+                    g.p_ncpus.max(1) as u32,
                     p_fpops,
-                    rng: hrng,
+                    hrng,
                     projects,
-                    jobs: Vec::new(),
                     avail,
-                    time_stats,
-                    last_advance: joined,
                     joined,
-                    leave_at,
-                    gone: false,
-                    last_work_fetch_check: f64::NEG_INFINITY,
-                    must_check_work_fetch: true,
-                    last_schedule: f64::NEG_INFINITY,
-                    must_schedule_cpus: true,
-                    rec_interval_start: joined as f64,
-                    merit: HostMerit::default(),
-                    scratch_reports: Vec::new(),
-                    scratch_other: Vec::new(),
-                    scratch_jobs: Vec::new(),
-                });
+                );
+                host.leave_at = leave_at;
+                hosts.push(host);
             }
             groups.push(HostGroupRt {
                 name: g.name.clone(),
@@ -799,34 +785,19 @@ fn avail_spec(g: &crate::scenario::HostGroup) -> AvailSpec {
 
 /// A stand-in left in a host's slot while the host runs (no allocation).
 fn placeholder_host() -> ClientHost {
-    ClientHost {
-        group: 0,
-        index: u32::MAX,
-        ncpus: 1,
-        p_fpops: 1.0,
-        rng: rng::stream(0, StreamKind::Host, u64::MAX),
-        projects: Vec::new(),
-        jobs: Vec::new(),
-        avail: Availability::default(),
-        time_stats: TimeStats {
-            on_frac: 1.0,
-            active_frac: 1.0,
-            connected_frac: 1.0,
-        },
-        last_advance: 0,
-        joined: 0,
-        leave_at: 0,
-        gone: true,
-        last_work_fetch_check: 0.0,
-        must_check_work_fetch: false,
-        last_schedule: 0.0,
-        must_schedule_cpus: false,
-        rec_interval_start: 0.0,
-        merit: HostMerit::default(),
-        scratch_reports: Vec::new(),
-        scratch_other: Vec::new(),
-        scratch_jobs: Vec::new(),
-    }
+    let rng = rng::stream(0, StreamKind::Host, u64::MAX);
+    let mut h = ClientHost::new(
+        0,
+        u32::MAX,
+        1,
+        1.0,
+        rng,
+        Vec::new(),
+        Availability::default(),
+        0,
+    );
+    h.gone = true;
+    h
 }
 
 impl ServerLink for World {

@@ -281,6 +281,46 @@ pub struct ClientHost {
 }
 
 impl ClientHost {
+    /// A host that joins at `joined`, with nothing done yet: its first event
+    /// schedules CPUs and checks work fetch at once (the client's start-up).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        group: u16,
+        index: u32,
+        ncpus: u32,
+        p_fpops: f64,
+        rng: SimRng,
+        projects: Vec<ProjectState>,
+        avail: Availability,
+        joined: Time,
+    ) -> Self {
+        let time_stats = avail.time_stats();
+        ClientHost {
+            group,
+            index,
+            ncpus,
+            p_fpops,
+            rng,
+            projects,
+            jobs: Vec::new(),
+            avail,
+            time_stats,
+            last_advance: joined,
+            joined,
+            leave_at: Time::MAX,
+            gone: false,
+            last_work_fetch_check: f64::NEG_INFINITY,
+            must_check_work_fetch: true,
+            last_schedule: f64::NEG_INFINITY,
+            must_schedule_cpus: true,
+            rec_interval_start: joined as f64,
+            merit: HostMerit::default(),
+            scratch_reports: Vec::new(),
+            scratch_other: Vec::new(),
+            scratch_jobs: Vec::new(),
+        }
+    }
+
     /// A uniform draw `U`, or the pinned constant (spec client §6 "U fixed").
     pub fn draw_u(&mut self, cfg: &ClientConfig) -> f64 {
         match cfg.pin_u {
@@ -679,37 +719,12 @@ mod tests {
     use crate::engine::rng::{StreamKind, stream};
 
     fn host(ncpus: u32) -> ClientHost {
-        ClientHost {
-            group: 0,
-            index: 0,
-            ncpus,
-            p_fpops: 1e9,
-            rng: stream(1, StreamKind::Host, 0),
-            projects: vec![ProjectState {
-                resource_share: 100.0,
-                ..Default::default()
-            }],
-            jobs: Vec::new(),
-            avail: Availability::default(),
-            time_stats: TimeStats {
-                on_frac: 1.0,
-                active_frac: 1.0,
-                connected_frac: 1.0,
-            },
-            last_advance: 0,
-            joined: 0,
-            leave_at: Time::MAX,
-            gone: false,
-            last_work_fetch_check: 0.0,
-            must_check_work_fetch: false,
-            last_schedule: 0.0,
-            must_schedule_cpus: false,
-            rec_interval_start: 0.0,
-            merit: HostMerit::default(),
-            scratch_reports: Vec::new(),
-            scratch_other: Vec::new(),
-            scratch_jobs: Vec::new(),
-        }
+        let projects = vec![ProjectState {
+            resource_share: 100.0,
+            ..Default::default()
+        }];
+        let rng = stream(1, StreamKind::Host, 0);
+        ClientHost::new(0, 0, ncpus, 1e9, rng, projects, Availability::default(), 0)
     }
 
     fn job(secs: f64) -> ClientJob {

@@ -5,9 +5,8 @@ use crate::client::availability::Availability;
 use crate::client::config::{ClientConfig, ClientSection, Policy};
 use crate::client::host::{
     ClientHost, ClientJob, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink,
-    TimeStats, WorkRequest,
+    WorkRequest,
 };
-use crate::client::merit::HostMerit;
 use crate::engine::Time;
 use crate::engine::rng::{StreamKind, stream};
 use crate::server::scheduler::Job;
@@ -41,34 +40,22 @@ pub fn host_and_ctx(
             ..Default::default()
         })
         .collect();
-    let h = ClientHost {
-        group: 0,
-        index: 0,
+    // The test hosts start with their cadence flags clear and their clocks at 0.
+    let mut h = ClientHost::new(
+        0,
+        0,
         ncpus,
-        p_fpops: P_FPOPS,
-        rng: stream(1, StreamKind::Host, 0),
+        P_FPOPS,
+        stream(1, StreamKind::Host, 0),
         projects,
-        jobs: Vec::new(),
-        avail: Availability::default(),
-        time_stats: TimeStats {
-            on_frac: 1.0,
-            active_frac: 1.0,
-            connected_frac: 1.0,
-        },
-        last_advance: 0,
-        joined: 0,
-        leave_at: Time::MAX,
-        gone: false,
-        last_work_fetch_check: 0.0,
-        must_check_work_fetch: false,
-        last_schedule: 0.0,
-        must_schedule_cpus: false,
-        rec_interval_start: 0.0,
-        merit: HostMerit::default(),
-        scratch_reports: Vec::new(),
-        scratch_other: Vec::new(),
-        scratch_jobs: Vec::new(),
-    };
+        Availability::default(),
+        0,
+    );
+    h.last_work_fetch_check = 0.0;
+    h.must_check_work_fetch = false;
+    h.last_schedule = 0.0;
+    h.must_schedule_cpus = false;
+    h.rec_interval_start = 0.0;
     (h, g)
 }
 

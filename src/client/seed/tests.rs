@@ -7,8 +7,7 @@ use super::debt::{EXP_DECAY_RATE, compute_resource_debts, update_avg_cpu};
 use super::*;
 use crate::client::availability::{AvailSpec, Availability};
 use crate::client::config::{ClientSection, Policy, SeedBackoff};
-use crate::client::host::{ClientJob, HostBehaviour, ProjectState, RpcCall, RpcStatus, TimeStats};
-use crate::client::merit::HostMerit;
+use crate::client::host::{ClientJob, HostBehaviour, ProjectState, RpcCall, RpcStatus};
 use crate::engine::rng::{StreamKind, stream};
 use crate::server::scheduler::Job;
 use crate::server::types::HostId;
@@ -134,42 +133,30 @@ fn group(cfg: ClientConfig) -> GroupCtx {
 
 /// A 1-GFLOPS host with `ncpus` CPUs attached to projects with these shares.
 fn host(ncpus: u32, shares: &[f64]) -> ClientHost {
-    ClientHost {
-        group: 0,
-        index: 0,
+    let projects = shares
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| ProjectState {
+            project: i as u16,
+            resource_share: s,
+            ..Default::default()
+        })
+        .collect();
+    let mut h = ClientHost::new(
+        0,
+        0,
         ncpus,
-        p_fpops: 1e9,
-        rng: stream(1, StreamKind::Host, 0),
-        projects: shares
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| ProjectState {
-                project: i as u16,
-                resource_share: s,
-                ..Default::default()
-            })
-            .collect(),
-        jobs: Vec::new(),
-        avail: Availability::default(),
-        time_stats: TimeStats {
-            on_frac: 1.0,
-            active_frac: 1.0,
-            connected_frac: 1.0,
-        },
-        last_advance: 0,
-        joined: 0,
-        leave_at: Time::MAX,
-        gone: false,
-        last_work_fetch_check: 0.0,
-        must_check_work_fetch: false,
-        last_schedule: 0.0,
-        must_schedule_cpus: false,
-        rec_interval_start: 0.0,
-        merit: HostMerit::default(),
-        scratch_reports: Vec::new(),
-        scratch_other: Vec::new(),
-        scratch_jobs: Vec::new(),
-    }
+        1e9,
+        stream(1, StreamKind::Host, 0),
+        projects,
+        Availability::default(),
+        0,
+    );
+    h.last_work_fetch_check = 0.0;
+    h.must_check_work_fetch = false;
+    h.last_schedule = 0.0;
+    h.must_schedule_cpus = false;
+    h
 }
 
 /// A job of `secs` seconds at 1 GFLOPS.
