@@ -321,6 +321,39 @@ impl ClientHost {
         }
     }
 
+    /// A test host joined at 0 with the given CPUs, speed and project shares, its
+    /// cadence flags clear and its clocks at 0: the policies' unit tests drive it
+    /// event by event.
+    #[cfg(test)]
+    pub(crate) fn for_test(ncpus: u32, p_fpops: f64, shares: &[f64]) -> Self {
+        let projects = shares
+            .iter()
+            .enumerate()
+            .map(|(i, &rs)| ProjectState {
+                project: i as u16,
+                resource_share: rs,
+                ..Default::default()
+            })
+            .collect();
+        let rng = crate::engine::rng::stream(1, crate::engine::rng::StreamKind::Host, 0);
+        let mut h = Self::new(
+            0,
+            0,
+            ncpus,
+            p_fpops,
+            rng,
+            projects,
+            Availability::default(),
+            0,
+        );
+        h.last_work_fetch_check = 0.0;
+        h.must_check_work_fetch = false;
+        h.last_schedule = 0.0;
+        h.must_schedule_cpus = false;
+        h.rec_interval_start = 0.0;
+        h
+    }
+
     /// A uniform draw `U`, or the pinned constant (spec client §6 "U fixed").
     pub fn draw_u(&mut self, cfg: &ClientConfig) -> f64 {
         match cfg.pin_u {

@@ -1,14 +1,11 @@
 //! Test fixtures: a host built by hand, a mock project server, and a driver that runs
 //! hosts through their own wake times as the world does.
 
-use crate::client::availability::Availability;
 use crate::client::config::{ClientConfig, ClientSection, Policy};
 use crate::client::host::{
-    ClientHost, ClientJob, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink,
-    WorkRequest,
+    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcCall, RpcStatus, ServerLink, WorkRequest,
 };
 use crate::engine::Time;
-use crate::engine::rng::{StreamKind, stream};
 use crate::server::scheduler::Job;
 use crate::server::types::HostId;
 
@@ -31,31 +28,7 @@ pub fn host_and_ctx(
         behaviour: HostBehaviour::default(),
         avail: Default::default(),
     };
-    let projects = shares
-        .iter()
-        .enumerate()
-        .map(|(i, &rs)| ProjectState {
-            project: i as u16,
-            resource_share: rs,
-            ..Default::default()
-        })
-        .collect();
-    // The test hosts start with their cadence flags clear and their clocks at 0.
-    let mut h = ClientHost::new(
-        0,
-        0,
-        ncpus,
-        P_FPOPS,
-        stream(1, StreamKind::Host, 0),
-        projects,
-        Availability::default(),
-        0,
-    );
-    h.last_work_fetch_check = 0.0;
-    h.must_check_work_fetch = false;
-    h.last_schedule = 0.0;
-    h.must_schedule_cpus = false;
-    h.rec_interval_start = 0.0;
+    let h = ClientHost::for_test(ncpus, P_FPOPS, shares);
     (h, g)
 }
 

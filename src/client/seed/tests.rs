@@ -5,10 +5,9 @@
 use super::backoff::{backoff, rand_range, retry_delay};
 use super::debt::{EXP_DECAY_RATE, compute_resource_debts, update_avg_cpu};
 use super::*;
-use crate::client::availability::{AvailSpec, Availability};
+use crate::client::availability::AvailSpec;
 use crate::client::config::{ClientSection, Policy, SeedBackoff};
 use crate::client::host::{ClientJob, HostBehaviour, ProjectState, RpcCall, RpcStatus};
-use crate::engine::rng::{StreamKind, stream};
 use crate::server::scheduler::Job;
 use crate::server::types::HostId;
 
@@ -133,30 +132,7 @@ fn group(cfg: ClientConfig) -> GroupCtx {
 
 /// A 1-GFLOPS host with `ncpus` CPUs attached to projects with these shares.
 fn host(ncpus: u32, shares: &[f64]) -> ClientHost {
-    let projects = shares
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| ProjectState {
-            project: i as u16,
-            resource_share: s,
-            ..Default::default()
-        })
-        .collect();
-    let mut h = ClientHost::new(
-        0,
-        0,
-        ncpus,
-        1e9,
-        stream(1, StreamKind::Host, 0),
-        projects,
-        Availability::default(),
-        0,
-    );
-    h.last_work_fetch_check = 0.0;
-    h.must_check_work_fetch = false;
-    h.last_schedule = 0.0;
-    h.must_schedule_cpus = false;
-    h
+    ClientHost::for_test(ncpus, 1e9, shares)
 }
 
 /// A job of `secs` seconds at 1 GFLOPS.
