@@ -219,3 +219,37 @@ fn multi_project_example_matches_its_shares() {
         );
     }
 }
+
+/// Trace-driven hosts replay their trace exactly: each host's time on and allowed to
+/// compute equals its trace host's intervals within the run (slot k replays trace
+/// host k mod n).
+#[test]
+fn trace_hosts_replay_their_trace_exactly() {
+    use boinc_sim::client::availability::Trace;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let loaded = boinc_sim::scenario::load::load(&dir.join("trace-hosts.toml"), &[], None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let end = loaded.file.simulation.duration.get();
+    let trace = Trace::load(&dir.join("traces/synthetic.csv")).unwrap();
+    let world = World::new(
+        loaded.file,
+        &RunOptions {
+            check_invariants: true,
+        },
+        None,
+    );
+    let f = world.run().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(f.hosts.len(), 16);
+    let mut computed = 0.0;
+    for (k, h) in f.hosts.iter().enumerate() {
+        let on: i64 = trace
+            .intervals(trace.host_for_slot(k as u32))
+            .iter()
+            .map(|&(a, b)| (b.min(end) - a.min(end)).max(0))
+            .sum();
+        assert_eq!(h.merit.available_time, on as f64, "host {k}");
+        assert_eq!(h.merit.active_time, end as f64, "host {k}");
+        computed += h.projects[0].cpu_time;
+    }
+    assert!(computed > 0.0, "trace hosts never computed");
+}
