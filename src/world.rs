@@ -877,6 +877,11 @@ impl ServerLink for World {
         (status, hostid)
     }
 
+    fn last_aborts(&mut self, out: &mut Vec<(ResultId, bool)>) {
+        out.extend(self.reply.aborts.iter().map(|&r| (r, false)));
+        out.extend(self.reply.aborts_if_not_started.iter().map(|&r| (r, true)));
+    }
+
     fn master_fetch(&mut self, now: Time, project: u16) -> bool {
         !self.projects[project as usize]
             .cfg

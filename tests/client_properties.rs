@@ -253,3 +253,66 @@ fn trace_hosts_replay_their_trace_exactly() {
     }
     assert!(computed > 0.0, "trace hosts never computed");
 }
+
+/// A cancelled workunit's running job is aborted by the server's `result_abort`
+/// (with `send_result_abort`), stops computing, and is reported as aborted by the
+/// project: `client_state` 6, exit 202, outcome CLIENT_ERROR (spec client §4.2).
+#[test]
+fn server_abort_stops_a_running_job() {
+    let text = r#"
+[simulation]
+duration = "2d"
+[client]
+policy = "modern_rec"
+[project.main.workunit]
+min_quorum = 1
+target_nresults = 1
+delay_bound = "5d"
+rsc_fpops_est = 3.6e13
+rsc_fpops_bound = 3.6e14
+[project.main.config]
+send_result_abort = true
+[project.main.work_generator]
+mode = "batch"
+count = 1
+[[host_group]]
+name = "h"
+count = 1
+arrival = 600
+[[event]]
+at = "2h"
+cancel = ["wu1"]
+[[expect]]
+client = "h"
+jobs = 0
+"#;
+    for (abort, outcome) in [(true, "client_error"), (false, "success")] {
+        let sets = vec![format!("project.main.config.send_result_abort={abort}")];
+        let loaded = load_str(text, "abort.toml", &sets, None).unwrap_or_else(|e| panic!("{e}"));
+        let world = World::new(
+            loaded.file,
+            &RunOptions {
+                check_invariants: true,
+            },
+            None,
+        );
+        let f = world.run().unwrap_or_else(|e| panic!("{e}"));
+        let t = &f.tallies[0];
+        assert_eq!(t.results, 1);
+        assert_eq!(
+            t.results_by_outcome.get(outcome),
+            Some(&1),
+            "{:?}",
+            t.results_by_outcome
+        );
+        let cpu = f.hosts[0].projects[0].cpu_time;
+        if abort {
+            assert!(
+                cpu > 7200.0 && cpu < 36_000.0,
+                "aborted job computed {cpu} s"
+            );
+        } else {
+            assert_eq!(cpu, 36_000.0);
+        }
+    }
+}

@@ -245,6 +245,9 @@ pub trait ServerLink {
     fn rpc(&mut self, now: Time, call: &RpcCall, jobs: &mut Vec<Job>) -> (RpcStatus, HostId);
     /// Fetches the project's master file: true if the project's web server answered.
     fn master_fetch(&mut self, now: Time, project: u16) -> bool;
+    /// The last reply's `result_abort` (false) and `result_abort_if_not_started`
+    /// (true) entries, appended to `out` (spec client §4.2).
+    fn last_aborts(&mut self, _out: &mut Vec<(ResultId, bool)>) {}
 }
 
 /// One simulated host.
@@ -622,6 +625,24 @@ impl ClientHost {
                         true
                     }
                 });
+                // The server's aborts: the job stops and is reported as aborted by
+                // the project (`result_abort`; `_if_not_started` only before it ran).
+                let mut aborts = Vec::new();
+                server.last_aborts(&mut aborts);
+                for (rid, only_unstarted) in aborts {
+                    if let Some(j) = self
+                        .jobs
+                        .iter_mut()
+                        .find(|j| j.project as usize == pi && j.result_id == rid)
+                        && j.unfinished()
+                        && (!only_unstarted || j.state == TaskState::Unstarted)
+                    {
+                        j.state = TaskState::Done;
+                        j.completed_time = now;
+                        j.client_state = client_state::ABORTED;
+                        j.exit_status = exit_status::EXIT_ABORTED_BY_PROJECT;
+                    }
+                }
                 let p = &mut self.projects[pi];
                 p.met_deadline += met;
                 p.missed_deadline += missed;
