@@ -287,3 +287,23 @@ fn modern_policy_is_deterministic_and_host_streams_are_independent() {
     assert_eq!(a[..], b[..50]);
     assert!(a.iter().any(|(f, _)| f != &a[0].0), "speeds were not drawn");
 }
+
+/// Every example scenario shipped in `scenarios/` loads and validates, so the
+/// examples never drift from the schema the docs describe.
+#[test]
+fn every_shipped_scenario_is_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut n = 0;
+    for dir in [root.clone(), root.join("spec")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                if let Err(e) = boinc_sim::scenario::load::load(&path, &[], None) {
+                    panic!("{}: {e}", path.display());
+                }
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 15, "only {n} scenarios found");
+}
