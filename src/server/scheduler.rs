@@ -2,7 +2,7 @@
 //! `sched_send.cpp`, `sched_score.cpp`, `sched_resend.cpp`; spec backend §2.4).
 //!
 //! This is the only door between hosts and a project: a host sends a [`Request`]
-//! and gets a [`Reply`]. Host models (the minimal one, or the client policies) never
+//! and gets a [`Reply`]. Host models (scripted hosts, or the client policies) never
 //! touch the database directly, so they can be swapped without touching the server.
 
 use super::db::OutputStatus;
