@@ -158,7 +158,11 @@ fn run(a: RunArgs) -> ExitCode {
     let Some(output) = finished.output.take() else {
         return ExitCode::from(1);
     };
+    let names: Vec<&str> = finished.projects.iter().map(|p| p.name.as_str()).collect();
+    let metrics: Vec<_> = finished.tallies.iter().map(|t| &t.metrics).collect();
+    let end = loaded.file.simulation.duration.get();
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
+        .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
         .and_then(|_| output.finish(&summary))
     {
         eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());

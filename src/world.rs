@@ -353,6 +353,17 @@ impl World {
                 .collect()
         });
         let nprojects = projects.len();
+        // Latencies never exceed the run, so the histograms span it.
+        let out = &scenario.output;
+        let tallies = (0..nprojects)
+            .map(|_| {
+                Tally::with_metrics(crate::stats::metrics::ProjectMetrics::new(
+                    out.interval.get(),
+                    out.histogram_bin.get(),
+                    end.max(1),
+                ))
+            })
+            .collect();
         Self {
             scenario,
             projects,
@@ -372,7 +383,7 @@ impl World {
             reply: Reply::default(),
             reports: Vec::new(),
             other: Vec::new(),
-            tallies: vec![Tally::default(); nprojects],
+            tallies,
         }
     }
 

@@ -1023,3 +1023,9 @@ fn bad_trace_file_names_its_line() {
     let l = load(&sc, &[], None).expect("loads");
     assert!(l.file.host_group[0].trace_data.0.is_some());
 }
+
+#[test]
+fn zero_output_interval() {
+    let m = err("[project.a]\n[output]\ninterval = 0\n");
+    has(&m, &["`output.interval`"]);
+}

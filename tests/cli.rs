@@ -307,3 +307,75 @@ fn every_shipped_scenario_is_valid() {
     }
     assert!(n >= 15, "only {n} scenarios found");
 }
+
+/// `timeseries.csv` agrees with `results.csv` and `workunits.csv` recomputed:
+/// results sent and reported, and workunits with a canonical result, per hour.
+#[test]
+fn timeseries_agree_with_the_row_tables() {
+    use std::collections::BTreeMap;
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = write_small(tmp.path());
+    let out = tmp.path().join("ts");
+    let o = run(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut series: BTreeMap<(i64, String), f64> = BTreeMap::new();
+    let mut r = csv::Reader::from_path(out.join("timeseries.csv")).unwrap();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        series.insert(
+            (rec[0].parse().unwrap(), rec[2].to_string()),
+            rec[3].parse().unwrap(),
+        );
+    }
+    let mut want: BTreeMap<(i64, String), f64> = BTreeMap::new();
+    let mut bump = |t: &str, m: &str| {
+        if let Ok(t) = t.parse::<i64>() {
+            *want.entry((t / 3600 * 3600, m.to_string())).or_default() += 1.0;
+        }
+    };
+    let mut r = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (sent, recv, outcome) = (col("sent_time_s"), col("received_time_s"), col("outcome"));
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        bump(&rec[sent], "results_sent");
+        if ["1", "3", "6"].contains(&&rec[outcome]) {
+            bump(&rec[recv], "results_reported");
+        }
+    }
+    let mut r = csv::Reader::from_path(out.join("workunits.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let canon = h
+        .iter()
+        .position(|c| c == "canonical_found_time_s")
+        .unwrap();
+    for rec in r.records() {
+        bump(&rec.unwrap()[canon], "workunits_canonical_found");
+    }
+    assert!(want.len() > 10, "too few rows to compare");
+    for (k, v) in &want {
+        assert_eq!(series.get(k), Some(v), "{k:?}");
+    }
+    for ((t, m), v) in &series {
+        if [
+            "results_sent",
+            "results_reported",
+            "workunits_canonical_found",
+        ]
+        .contains(&m.as_str())
+        {
+            assert_eq!(
+                want.get(&(*t, m.clone())).copied().unwrap_or(0.0),
+                *v,
+                "{t} {m}"
+            );
+        }
+    }
+}

@@ -468,10 +468,18 @@ pub struct Expect {
 pub struct OutputSection {
     /// Write `transitions.csv` (every state change; large on big runs).
     pub transitions: bool,
+    /// Bucket width of `timeseries.csv`.
+    pub interval: Duration,
+    /// Bin width of `histograms.csv`.
+    pub histogram_bin: Duration,
 }
 
 impl Default for OutputSection {
     fn default() -> Self {
-        Self { transitions: true }
+        Self {
+            transitions: true,
+            interval: Duration(3600),
+            histogram_bin: Duration(60),
+        }
     }
 }

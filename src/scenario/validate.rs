@@ -46,6 +46,8 @@ pub fn validate(file: &ScenarioFile) -> Vec<Problem> {
     for (i, x) in file.expect.iter().enumerate() {
         c.expect(i, x);
     }
+    c.duration_positive("output.interval", file.output.interval);
+    c.duration_positive("output.histogram_bin", file.output.histogram_bin);
     c.out
 }
 

@@ -7,7 +7,10 @@
 //! * [`summary`] tallies the headline figures that go into `summary.json`.
 //! * [`hosts`] writes `hosts.csv`, the client figures of merit per host, and their
 //!   population summary.
+//! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
+//!   rows like the summary.
 
 pub mod hosts;
+pub mod metrics;
 pub mod output;
 pub mod summary;

@@ -28,6 +28,9 @@ pub struct Tally {
     pub mean_time_to_canonical_s: f64,
     #[serde(skip)]
     sum_time_to_canonical: f64,
+    /// Time series and histograms, fed from the same final rows.
+    #[serde(skip)]
+    pub metrics: super::metrics::ProjectMetrics,
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -55,7 +58,15 @@ fn validate_name(v: ValidateState) -> &'static str {
 }
 
 impl Tally {
+    pub fn with_metrics(metrics: super::metrics::ProjectMetrics) -> Self {
+        Tally {
+            metrics,
+            ..Default::default()
+        }
+    }
+
     pub fn add_workunit(&mut self, wu: &WorkunitRow, purged: bool) {
+        self.metrics.add_workunit(wu);
         self.workunits += 1;
         if wu.canonical_resultid != 0 {
             self.workunits_with_canonical += 1;
@@ -75,6 +86,7 @@ impl Tally {
     }
 
     pub fn add_result(&mut self, r: &ResultRow) {
+        self.metrics.add_result(r);
         self.results += 1;
         *self
             .results_by_outcome
