@@ -163,6 +163,7 @@ fn run(a: RunArgs) -> ExitCode {
     let end = loaded.file.simulation.duration.get();
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
+        .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
         .and_then(|_| output.finish(&summary))
     {
         eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());

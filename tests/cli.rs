@@ -84,7 +84,10 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
         "results.csv",
         "transitions.csv",
         "hosts.csv",
+        "timeseries.csv",
+        "histograms.csv",
         "summary.json",
+        "manifest.json",
     ] {
         let x = std::fs::read(a.join(f)).unwrap();
         let y = std::fs::read(b.join(f)).unwrap();

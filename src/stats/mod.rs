@@ -7,10 +7,13 @@
 //! * [`summary`] tallies the headline figures that go into `summary.json`.
 //! * [`hosts`] writes `hosts.csv`, the client figures of merit per host, and their
 //!   population summary.
+//! * [`manifest`] writes `manifest.json`: version, scenario hash, seed, overrides and
+//!   effective configuration of the run.
 //! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
 //!   rows like the summary.
 
 pub mod hosts;
+pub mod manifest;
 pub mod metrics;
 pub mod output;
 pub mod summary;
