@@ -264,15 +264,13 @@ mod tests {
     #[test]
     fn results_land_in_the_bucket_of_their_own_times() {
         let mut m = ProjectMetrics::new(3600, 60, 86_400);
-        let mut r = ResultRow {
-            sent_time: 100,
-            received_time: 7300,
-            report_deadline: 7200,
-            outcome: Outcome::Success,
-            cpu_time: 5000.0,
-            granted_credit: 2.0,
-            ..Default::default()
-        };
+        let mut r = ResultRow::new(1, 0, 0, 0, 0, ServerState::Over);
+        r.sent_time = 100;
+        r.received_time = 7300;
+        r.report_deadline = 7200;
+        r.outcome = Outcome::Success;
+        r.cpu_time = 5000.0;
+        r.granted_credit = 2.0;
         m.add_result(&r);
         r.outcome = Outcome::NoReply;
         r.received_time = 0;
