@@ -1,0 +1,90 @@
+"""Loads every CSV of a boinc-sim run folder with pandas' read_csv and no options,
+and checks column types and row counts against summary.json (docs/outputs.md).
+
+Usage: python3 tests/pandas/check_outputs.py RUN_DIR
+Exits non-zero with a message on the first mismatch.
+"""
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+
+def fail(msg):
+    print(f"check_outputs: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def expect_kind(df, name, cols, kind):
+    for c in cols:
+        if c not in df.columns:
+            fail(f"{name}: missing column {c}")
+        k = df[c].dtype.kind
+        if k not in kind:
+            fail(f"{name}: column {c} has dtype {df[c].dtype}, expected kind {kind}")
+
+
+def main(run_dir):
+    d = Path(run_dir)
+    summary = json.loads((d / "summary.json").read_text())
+    manifest = json.loads((d / "manifest.json").read_text())
+    projects = summary["projects"]
+
+    wu = pd.read_csv(d / "workunits.csv")
+    res = pd.read_csv(d / "results.csv")
+    hosts = pd.read_csv(d / "hosts.csv")
+    ts = pd.read_csv(d / "timeseries.csv")
+    hist = pd.read_csv(d / "histograms.csv")
+
+    # Row counts agree with the summary.
+    for name, t in projects.items():
+        n_wu = int((wu["project"] == name).sum())
+        n_res = int((res["project"] == name).sum())
+        if n_wu != t["workunits"]:
+            fail(f"workunits.csv has {n_wu} rows for {name}, summary says {t['workunits']}")
+        if n_res != t["results"]:
+            fail(f"results.csv has {n_res} rows for {name}, summary says {t['results']}")
+    if len(hosts) != summary["clients"]["hosts"]:
+        fail(f"hosts.csv has {len(hosts)} rows, summary says {summary['clients']['hosts']}")
+
+    # Types: integers stay integers (or floats where a value may be empty), floats
+    # are floats, names are text.
+    expect_kind(wu, "workunits.csv", ["id", "create_time_s", "min_quorum", "error_mask"], "i")
+    expect_kind(wu, "workunits.csv", ["rsc_fpops_est_flops", "canonical_credit"], "f")
+    expect_kind(res, "results.csv", ["id", "server_state", "outcome", "validate_state"], "i")
+    expect_kind(res, "results.csv", ["cpu_time_s", "granted_credit"], "f")
+    expect_kind(res, "results.csv", ["sent_time_s", "received_time_s"], "if")
+    expect_kind(hosts, "hosts.csv", ["host", "p_ncpus", "rpcs", "jobs_received"], "i")
+    expect_kind(hosts, "hosts.csv", ["p_fpops", "wasted_frac", "idle_frac", "monotony"], "f")
+    expect_kind(ts, "timeseries.csv", ["time_s"], "i")
+    expect_kind(ts, "timeseries.csv", ["value"], "f")
+    expect_kind(hist, "histograms.csv", ["count"], "i")
+    expect_kind(hist, "histograms.csv", ["bin_lower", "bin_upper"], "f")
+    for df, name in [(wu, "workunits.csv"), (res, "results.csv"), (ts, "timeseries.csv")]:
+        if not pd.api.types.is_string_dtype(df["project"]):
+            fail(f"{name}: project column is {df['project'].dtype}, expected text")
+
+    # The time series cover every bucket of every project and metric.
+    if manifest["files"] != sorted(p.name for p in d.iterdir()):
+        fail("manifest.json does not list the folder's files")
+    n_metrics = ts["metric"].nunique()
+    per = ts.groupby(["project", "metric"]).size()
+    if per.nunique() != 1:
+        fail("timeseries.csv: projects or metrics have different numbers of buckets")
+    if len(ts) != len(projects) * n_metrics * per.iloc[0]:
+        fail("timeseries.csv: row count is not projects × metrics × buckets")
+    sent = ts[ts["metric"] == "results_sent"]["value"].sum()
+    want = sum(t["results_sent"] for t in projects.values())
+    if int(sent) != want:
+        fail(f"timeseries.csv: {sent} results sent, summary says {want}")
+    print(
+        f"check_outputs: ok ({len(wu)} workunits, {len(res)} results, {len(hosts)} hosts, "
+        f"{len(ts)} series rows, {len(hist)} histogram rows)"
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        fail("usage: check_outputs.py RUN_DIR")
+    main(sys.argv[1])
