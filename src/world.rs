@@ -28,6 +28,8 @@ use crate::stats::summary::Tally;
 use rand::RngExt;
 use std::sync::Arc;
 
+/// Tie class of server-state samples: after every actor at the same time.
+const CLASS_SAMPLE: u8 = 199;
 /// Tie class of expectation checks: after everything else at the same time.
 const CLASS_EXPECT: u8 = 200;
 /// Tie class of the end-of-run marker.
@@ -45,6 +47,9 @@ pub enum Event {
     Host(u32),
     /// Expectation number `i` is checked.
     Expect(u32),
+    /// The server state of every project is sampled for bucket `k` of
+    /// `timeseries.csv`.
+    Sample(u32),
     /// End of the run.
     End,
 }
@@ -345,6 +350,7 @@ impl World {
             }
         }
         queue.push(end, CLASS_END, Event::End);
+        queue.push(0, CLASS_SAMPLE, Event::Sample(0));
 
         let checkers = (opts.check_invariants || scenario.simulation.check_invariants).then(|| {
             projects
@@ -466,6 +472,32 @@ impl World {
             Event::Script(i) => self.run_script(now, i as usize)?,
             Event::Host(i) => self.host_event(now, i as usize)?,
             Event::Expect(i) => self.check_expect(i as usize),
+            Event::Sample(k) => {
+                if self.checkers.is_some() {
+                    // The O(1) counters behind the gauges equal a full recount.
+                    for p in &self.projects {
+                        let mut c = [0u64; 6];
+                        for (_, r) in p.db.results.iter() {
+                            c[r.server_state.code() as usize] += 1;
+                        }
+                        let wus = p.db.workunits.iter().count() as u64;
+                        if c != p.db.result_state_counts || wus != p.db.workunits_live {
+                            return Err(RunError::Fatal(format!(
+                                "t={now}: project {}: state counters {:?}/{} differ from a recount {c:?}/{wus}",
+                                p.name, p.db.result_state_counts, p.db.workunits_live
+                            )));
+                        }
+                    }
+                }
+                for (p, t) in self.projects.iter().zip(self.tallies.iter_mut()) {
+                    t.metrics
+                        .sample(k as usize, crate::stats::metrics::gauges(&p.db));
+                }
+                let next = (k as Time + 1) * self.scenario.output.interval.get().max(1);
+                if next <= self.end {
+                    self.queue.push(next, CLASS_SAMPLE, Event::Sample(k + 1));
+                }
+            }
             Event::End => {}
         }
         Ok(())

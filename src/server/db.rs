@@ -330,6 +330,11 @@ pub struct Db {
     pub audit_enabled: bool,
     /// Current time, set by the world before each event, stamped on audit rows.
     pub now: Time,
+    /// Live results per `server_state` code (index 0 and 3 unused), kept by the
+    /// setters so the state of the database can be sampled in O(1).
+    pub result_state_counts: [u64; 6],
+    /// Live workunits.
+    pub workunits_live: u64,
 }
 
 macro_rules! audit {
@@ -383,6 +388,7 @@ impl Db {
         wu.id = id;
         let tt = wu.transition_time;
         self.workunits.insert(wu);
+        self.workunits_live += 1;
         audit!(self, actor, Entity::Workunit, id, Field::Row, 0, 1);
         audit!(
             self,
@@ -405,6 +411,7 @@ impl Db {
         r.id = id;
         let (wuid, state, prio) = (r.workunitid, r.server_state, r.priority);
         self.results.insert(r);
+        self.result_state_counts[state.code() as usize] += 1;
         self.wu_mut(wuid).results.push(id);
         audit!(self, actor, Entity::Result, id, Field::Row, 0, 1);
         audit!(
@@ -426,6 +433,7 @@ impl Db {
     /// rows so that they can still be written to the outputs.
     pub fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
         let wu = self.workunits.remove(wuid).expect("workunit exists");
+        self.workunits_live -= 1;
         self.transition_index.remove(&wuid);
         self.need_validate.remove(&wuid);
         self.assimilate_ready.remove(&wuid);
@@ -435,6 +443,7 @@ impl Db {
         let mut rows = Vec::with_capacity(wu.results.len());
         for &rid in &wu.results {
             let r = self.results.remove(rid).expect("result exists");
+            self.result_state_counts[r.server_state.code() as usize] -= 1;
             self.fd_ready_results.remove(&rid);
             self.fd_error_results.remove(&rid);
             if r.server_state == ServerState::Unsent {
@@ -727,6 +736,8 @@ impl Db {
         }
         r.server_state = v;
         let (prio, wuid, hostid) = (r.priority, r.workunitid, r.hostid);
+        self.result_state_counts[old.code() as usize] -= 1;
+        self.result_state_counts[v.code() as usize] += 1;
         if old == ServerState::Unsent {
             self.unsent.remove(&(Reverse(prio), wuid, id));
         }

@@ -42,6 +42,34 @@ const R_NO_REPLY: usize = 8;
 const CPU_REPORTED: usize = 9;
 const CREDIT: usize = 10;
 
+/// Instantaneous state of a project's server, sampled at the start of every bucket:
+/// the database's size by state and the daemons' backlogs (work lists).
+pub const GAUGES: [&str; 8] = [
+    "db_workunits",
+    "db_results_unsent",
+    "db_results_in_progress",
+    "db_results_over",
+    "backlog_validator_workunits",
+    "backlog_assimilator_workunits",
+    "backlog_file_deleter_files",
+    "backlog_db_purge_workunits",
+];
+
+/// The gauges of one project's database now, in [`GAUGES`] order; O(1).
+pub fn gauges(db: &crate::server::db::Db) -> [f64; GAUGES.len()] {
+    let c = &db.result_state_counts;
+    [
+        db.workunits_live as f64,
+        c[ServerState::Unsent.code() as usize] as f64,
+        c[ServerState::InProgress.code() as usize] as f64,
+        c[ServerState::Over.code() as usize] as f64,
+        db.need_validate.len() as f64,
+        db.assimilate_ready.len() as f64,
+        (db.fd_ready_results.len() + db.fd_ready_wus.len()) as f64,
+        db.purge_ready.len() as f64,
+    ]
+}
+
 /// The distributions, with their units.
 pub const HISTOGRAMS: [&str; 4] = [
     "result_turnaround_s",
@@ -115,6 +143,8 @@ impl Hist {
 pub struct ProjectMetrics {
     pub interval: Time,
     pub buckets: Vec<[f64; SERIES.len()]>,
+    /// Gauges sampled at the start of each bucket (index = bucket).
+    pub samples: Vec<[f64; GAUGES.len()]>,
     pub hists: Vec<Hist>,
 }
 
@@ -126,6 +156,7 @@ impl ProjectMetrics {
         ProjectMetrics {
             interval: interval.max(1),
             buckets: Vec::new(),
+            samples: Vec::new(),
             hists: vec![
                 Hist::new(0.0, s, b),
                 Hist::new(-s, s, b),
@@ -144,6 +175,14 @@ impl ProjectMetrics {
             self.buckets.resize(k + 1, [0.0; SERIES.len()]);
         }
         self.buckets[k][metric] += v;
+    }
+
+    /// Records the gauges of bucket `k` (sampled at `k·interval`).
+    pub fn sample(&mut self, k: usize, g: [f64; GAUGES.len()]) {
+        if self.samples.len() <= k {
+            self.samples.resize(k + 1, [0.0; GAUGES.len()]);
+        }
+        self.samples[k] = g;
     }
 
     fn hist(&mut self, i: usize, x: f64) {
@@ -205,6 +244,10 @@ pub fn write(dir: &Path, names: &[&str], metrics: &[&ProjectMetrics], end: Time)
             let t = (k as Time * m.interval).to_string();
             let row = m.buckets.get(k).copied().unwrap_or([0.0; SERIES.len()]);
             for (metric, v) in SERIES.iter().zip(row) {
+                w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
+            }
+            let g = m.samples.get(k).copied().unwrap_or([0.0; GAUGES.len()]);
+            for (metric, v) in GAUGES.iter().zip(g) {
                 w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
             }
         }
