@@ -111,8 +111,10 @@ pub struct World {
     pub queue: EventQueue<Event>,
     pub hosts: Vec<ClientHost>,
     pub groups: Vec<HostGroupRt>,
-    /// Index of the host whose event is being processed (for [`ServerLink`]).
+    /// Index and group of the host whose event is being processed (for
+    /// [`ServerLink`]: while it runs, its slot in `hosts` holds a stand-in).
     current_host: usize,
+    current_group: usize,
     /// An error raised inside a host's RPC, surfaced after the host event.
     pending_error: Option<RunError>,
     pub named: Vec<ScriptedHost>,
@@ -377,6 +379,7 @@ impl World {
             hosts,
             groups,
             current_host: 0,
+            current_group: 0,
             pending_error: None,
             named,
             counters: RunCounters::default(),
@@ -581,6 +584,7 @@ impl World {
             Time::MAX
         } else {
             self.current_host = i;
+            self.current_group = h.group as usize;
             h.wake(now, &ctx, self).min(h.leave_at)
         };
         if self.checkers.is_some()
@@ -860,8 +864,7 @@ impl ServerLink for World {
                 OutageKind::Unreachable => (RpcStatus::Failed, call.hostid),
             };
         }
-        let hi = self.current_host;
-        let gi = self.hosts.get(hi).map_or(0, |h| h.group as usize);
+        let (hi, gi) = (self.current_host, self.current_group);
         let p = &mut self.projects[pi];
         p.db.now = now;
         let mut hostid = call.hostid;

@@ -316,3 +316,41 @@ jobs = 0
         }
     }
 }
+
+/// Each host's record in the project's database carries its own group's attributes
+/// (here the operating system), whatever group comes first in the file.
+#[test]
+fn host_records_carry_their_own_groups_attributes() {
+    let text = r#"
+[simulation]
+duration = "1d"
+[project.main.workunit]
+min_quorum = 1
+target_nresults = 1
+[project.main.work_generator]
+mode = "cushion"
+cushion = 50
+[[host_group]]
+name = "linux"
+count = 3
+os_name = "Linux"
+[[host_group]]
+name = "windows"
+count = 3
+os_name = "Microsoft Windows"
+"#;
+    let loaded = load_str(text, "groups.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let f = World::new(loaded.file, &RunOptions::default(), None)
+        .run()
+        .unwrap_or_else(|e| panic!("{e}"));
+    for h in &f.hosts {
+        let id = h.projects[0].hostid;
+        assert_ne!(id, 0, "host {} never contacted the project", h.index);
+        let want = if h.group == 0 {
+            "Linux"
+        } else {
+            "Microsoft Windows"
+        };
+        assert_eq!(f.projects[0].db.host(id).os_name, want, "host {}", h.index);
+    }
+}
