@@ -115,6 +115,8 @@ pub struct World {
     /// [`ServerLink`]: while it runs, its slot in `hosts` holds a stand-in).
     current_host: usize,
     current_group: usize,
+    /// The stand-in left in a host's slot during its event.
+    spare: Option<ClientHost>,
     /// An error raised inside a host's RPC, surfaced after the host event.
     pending_error: Option<RunError>,
     pub named: Vec<ScriptedHost>,
@@ -380,6 +382,7 @@ impl World {
             groups,
             current_host: 0,
             current_group: 0,
+            spare: None,
             pending_error: None,
             named,
             counters: RunCounters::default(),
@@ -576,7 +579,10 @@ impl World {
     /// [`ServerLink`], and the host's next event is scheduled.
     fn host_event(&mut self, now: Time, i: usize) -> Result<(), RunError> {
         let ctx = Arc::clone(&self.groups[self.hosts[i].group as usize].ctx);
-        let mut h = std::mem::replace(&mut self.hosts[i], placeholder_host());
+        // The host leaves its slot for the event (the world is its server meanwhile);
+        // one stand-in is made once and reused, so the hot path builds nothing.
+        let stand_in = self.spare.take().unwrap_or_else(placeholder_host);
+        let mut h = std::mem::replace(&mut self.hosts[i], stand_in);
         let next = if now >= h.leave_at {
             // The volunteer leaves for good: its jobs are never reported.
             h.advance(h.leave_at, &ctx.cfg);
@@ -593,7 +599,7 @@ impl World {
             self.pending_error
                 .get_or_insert(RunError::Client(format!("t={now}: {v}")));
         }
-        self.hosts[i] = h;
+        self.spare = Some(std::mem::replace(&mut self.hosts[i], h));
         if next < Time::MAX && next <= self.end {
             self.queue
                 .push(next, self.tie_class[0], Event::Host(i as u32));
