@@ -386,9 +386,6 @@ impl ClientHost {
         let ncpus = self.usable_cpus(cfg) as f64;
         let speed = self.p_fpops;
         let mut used_cpus = 0.0;
-        for p in &mut self.projects {
-            p.nused_total = 0.0; // reused below as "ran in this interval"
-        }
         if computing {
             for j in &mut self.jobs {
                 if j.state != TaskState::Running {
@@ -414,20 +411,24 @@ impl ClientHost {
                 p.cpu_time += secs;
                 p.flops_used += secs * speed;
                 p.secs_this_rec_interval += secs;
-                p.nused_total = 1.0;
                 used_cpus += secs / dt;
             }
         }
         self.merit
             .account(dt, ncpus * speed, used_cpus * speed, self.avail.computing());
+        // A project "ran" in the interval if one of its tasks executed (§5.4).
         let step = cfg.merit_step;
-        for p in &mut self.projects {
-            if p.nused_total > 0.0 {
+        let jobs = &self.jobs;
+        for (k, p) in self.projects.iter_mut().enumerate() {
+            let ran = computing
+                && jobs
+                    .iter()
+                    .any(|j| j.is_running() && j.project as usize == k);
+            if ran {
                 p.idle_time = 0.0;
             } else {
                 super::merit::add_idle(&mut p.idle_time, &mut p.idle_time_sumsq, dt, step);
             }
-            p.nused_total = 0.0;
         }
         self.last_advance = now;
     }
