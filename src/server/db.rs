@@ -111,6 +111,48 @@ pub struct ResultRow {
     pub infeasible_count: u32,
 }
 
+impl WorkunitRow {
+    /// A new workunit from the work generator's template, created at `now` (spec
+    /// backend §2.1 step 3): no results, no canonical result, every state INIT, and
+    /// `transition_time = now` so the transitioner creates its results at once.
+    pub fn from_template(t: &super::config::WuTemplate, now: Time) -> Self {
+        Self {
+            id: 0,
+            appid: 1,
+            create_time: now,
+            priority: t.priority,
+            batch: 0,
+            rsc_fpops_est: t.rsc_fpops_est,
+            rsc_fpops_bound: t.rsc_fpops_bound,
+            rsc_memory_bound: t.rsc_memory_bound,
+            rsc_disk_bound: t.rsc_disk_bound,
+            delay_bound: t.delay_bound.get(),
+            min_quorum: t.min_quorum,
+            target_nresults: t.target_nresults,
+            max_error_results: t.max_error_results,
+            max_total_results: t.max_total_results,
+            max_success_results: t.max_success_results,
+            need_validate: false,
+            canonical_resultid: 0,
+            canonical_credit: 0.0,
+            // transitioner_flags is always 0 here; INT_MAX would apply otherwise.
+            transition_time: now.min(INT_MAX),
+            error_mask: 0,
+            assimilate_state: AssimilateState::Init,
+            file_delete_state: FileDeleteState::Init,
+            hr_class: 0,
+            app_version_id: 0,
+            transitioner_flags: 0,
+            size_class: -1,
+            results: Vec::new(),
+            canonical_found_time: 0,
+            assimilated_time: 0,
+            assimilate_count: 0,
+            files_deleted_time: 0,
+        }
+    }
+}
+
 impl ResultRow {
     /// A new instance of a workunit as the transitioner creates it (spec backend
     /// §2.2 step 5b): outcome, validate and file-delete states INIT, nothing sent.

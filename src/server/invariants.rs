@@ -1003,39 +1003,12 @@ pub(crate) mod test_rows {
 
     /// A fresh workunit with P(1,1,1,2,1), delay bound 1000, created at 0.
     pub fn workunit() -> WorkunitRow {
-        WorkunitRow {
-            id: 0,
-            appid: 1,
-            create_time: 0,
-            priority: 0,
-            batch: 0,
-            rsc_fpops_est: 3600e9,
-            rsc_fpops_bound: 86_400e9,
-            rsc_memory_bound: 5e8,
-            rsc_disk_bound: 1e9,
-            delay_bound: 1000,
-            min_quorum: 1,
-            target_nresults: 1,
-            max_error_results: 1,
+        let t = crate::server::config::WuTemplate {
             max_total_results: 2,
-            max_success_results: 1,
-            need_validate: false,
-            canonical_resultid: 0,
-            canonical_credit: 0.0,
-            transition_time: 0,
-            error_mask: 0,
-            assimilate_state: AssimilateState::Init,
-            file_delete_state: FileDeleteState::Init,
-            hr_class: 0,
-            app_version_id: 0,
-            transitioner_flags: 0,
-            size_class: -1,
-            results: Vec::new(),
-            canonical_found_time: 0,
-            assimilated_time: 0,
-            assimilate_count: 0,
-            files_deleted_time: 0,
-        }
+            delay_bound: crate::scenario::units::Duration(1000),
+            ..Default::default()
+        };
+        WorkunitRow::from_template(&t, 0)
     }
 
     /// A fresh UNSENT result of `wuid` with the given suffix.

@@ -9,7 +9,7 @@ use super::Project;
 use super::config::WorkGenMode;
 use super::db::WorkunitRow;
 use super::types::*;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
 
 /// Progress of the generator across passes.
 #[derive(Clone, Debug, Default)]
@@ -23,41 +23,7 @@ pub struct State {
 
 /// Creates one workunit from the project's template (spec backend §2.1 steps 1–3).
 pub fn create_work(p: &mut Project, now: Time, actor: Actor) -> WuId {
-    let t = &p.cfg.workunit;
-    let wu = WorkunitRow {
-        id: 0,
-        appid: 1,
-        create_time: now,
-        priority: t.priority,
-        batch: 0,
-        rsc_fpops_est: t.rsc_fpops_est,
-        rsc_fpops_bound: t.rsc_fpops_bound,
-        rsc_memory_bound: t.rsc_memory_bound,
-        rsc_disk_bound: t.rsc_disk_bound,
-        delay_bound: t.delay_bound.get(),
-        min_quorum: t.min_quorum,
-        target_nresults: t.target_nresults,
-        max_error_results: t.max_error_results,
-        max_total_results: t.max_total_results,
-        max_success_results: t.max_success_results,
-        need_validate: false,
-        canonical_resultid: 0,
-        canonical_credit: 0.0,
-        // transitioner_flags is always 0 here; INT_MAX would apply otherwise.
-        transition_time: now.min(INT_MAX),
-        error_mask: 0,
-        assimilate_state: AssimilateState::Init,
-        file_delete_state: FileDeleteState::Init,
-        hr_class: 0,
-        app_version_id: 0,
-        transitioner_flags: 0,
-        size_class: -1,
-        results: Vec::new(),
-        canonical_found_time: 0,
-        assimilated_time: 0,
-        assimilate_count: 0,
-        files_deleted_time: 0,
-    };
+    let wu = WorkunitRow::from_template(&p.cfg.workunit, now);
     p.work_generator.created += 1;
     p.db.insert_workunit(actor, wu)
 }
