@@ -63,12 +63,9 @@ fn fine_cpu(vendor: &str, model: &str) -> Option<i32> {
         } else {
             Some(8)
         }
-    } else if v.contains("power macintosh") || v.contains("powerpc") {
-        Some(4)
-    } else if v.contains("arm") {
-        Some(22)
     } else {
-        None
+        // Other vendors have no model families: their fine code is the coarse one.
+        coarse_cpu(vendor)
     }
 }
 
@@ -112,5 +109,9 @@ mod tests {
             Some(265)
         );
         assert_eq!(hr_class(1, "", "GenuineIntel", "x"), None);
+        // Vendors without model families: the fine code is the coarse one.
+        assert_eq!(hr_class(1, "Darwin", "Power Macintosh", "G5"), Some(516));
+        assert_eq!(hr_class(1, "Linux", "ARM", "Cortex-A72"), Some(278));
+        assert_eq!(hr_class(1, "Linux", "RISC-V", "x"), None);
     }
 }
