@@ -60,6 +60,13 @@ pub struct RunOptions {
     pub check_invariants: bool,
 }
 
+impl RunOptions {
+    /// Every invariant checked after every step (`--check-invariants`).
+    pub const CHECKED: Self = Self {
+        check_invariants: true,
+    };
+}
+
 /// Counters reported at the end of a run.
 #[derive(Clone, Debug, Default)]
 pub struct RunCounters {

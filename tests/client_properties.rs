@@ -94,13 +94,7 @@ fn daemons(project: &str) -> String {
 
 fn run_checked(text: &str) {
     let loaded = load_str(text, "random.toml", &[], None).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let world = World::new(
-        loaded.file,
-        &RunOptions {
-            check_invariants: true,
-        },
-        None,
-    );
+    let world = World::new(loaded.file, &RunOptions::CHECKED, None);
     if let Err(e) = world.run() {
         panic!("{e}\n--- scenario ---\n{text}");
     }
@@ -231,13 +225,7 @@ fn trace_hosts_replay_their_trace_exactly() {
         .unwrap_or_else(|e| panic!("{e}"));
     let end = loaded.file.simulation.duration.get();
     let trace = Trace::load(&dir.join("traces/synthetic.csv")).unwrap();
-    let world = World::new(
-        loaded.file,
-        &RunOptions {
-            check_invariants: true,
-        },
-        None,
-    );
+    let world = World::new(loaded.file, &RunOptions::CHECKED, None);
     let f = world.run().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(f.hosts.len(), 16);
     let mut computed = 0.0;
@@ -289,13 +277,7 @@ jobs = 0
     for (abort, outcome) in [(true, "client_error"), (false, "success")] {
         let sets = vec![format!("project.main.config.send_result_abort={abort}")];
         let loaded = load_str(text, "abort.toml", &sets, None).unwrap_or_else(|e| panic!("{e}"));
-        let world = World::new(
-            loaded.file,
-            &RunOptions {
-                check_invariants: true,
-            },
-            None,
-        );
+        let world = World::new(loaded.file, &RunOptions::CHECKED, None);
         let f = world.run().unwrap_or_else(|e| panic!("{e}"));
         let t = &f.tallies[0];
         assert_eq!(t.results, 1);

@@ -65,13 +65,7 @@ request = 1
 fn run_ok(name: &str, text: &str) {
     let loaded = load_str(text, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(!loaded.file.expect.is_empty());
-    let world = World::new(
-        loaded.file,
-        &RunOptions {
-            check_invariants: true,
-        },
-        None,
-    );
+    let world = World::new(loaded.file, &RunOptions::CHECKED, None);
     if let Err(e) = world.run() {
         panic!("{name}: {e}");
     }

@@ -16,13 +16,7 @@ fn run_spec(name: &str) {
         !loaded.file.expect.is_empty(),
         "{name} states no expectations"
     );
-    let world = World::new(
-        loaded.file,
-        &RunOptions {
-            check_invariants: true,
-        },
-        None,
-    );
+    let world = World::new(loaded.file, &RunOptions::CHECKED, None);
     if let Err(e) = world.run() {
         panic!("{name}: {e}");
     }
