@@ -336,3 +336,21 @@ os_name = "Microsoft Windows"
         assert_eq!(f.projects[0].db.host(id).os_name, want, "host {}", h.index);
     }
 }
+
+/// A per-project client expectation on a project the host is not attached to fails
+/// with that reason; `running`, which is about the whole host, does not need one.
+#[test]
+fn client_expectation_on_an_unattached_project_fails() {
+    let text = "[simulation]\nduration = \"1h\"\n[project.a]\n[project.b]\n[[host_group]]\nname = \"h\"\ncount = 1\nproject = \"a\"\n[[expect]]\nclient = \"h\"\nproject = \"b\"\nrec = 0.0\n[[expect]]\nclient = \"h\"\nproject = \"b\"\nrunning = \"\"\n";
+    let loaded = load_str(text, "na.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let err = World::new(loaded.file, &RunOptions::default(), None)
+        .run()
+        .err()
+        .expect("the run must fail")
+        .to_string();
+    assert!(err.contains("1 expectation(s) failed"), "{err}");
+    assert!(
+        err.contains("expect[0] at end: the host is not attached to this project"),
+        "{err}"
+    );
+}

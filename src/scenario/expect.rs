@@ -256,23 +256,10 @@ pub fn check_client(
             errs.push(format!("running = \"{got}\", expected \"{want}\""));
         }
     }
-    let per_project = [
-        ex.nrpc_failures.is_some(),
-        ex.master_fetch_failures.is_some(),
-        ex.master_url_fetch_pending.is_some(),
-        ex.min_rpc_time.is_some(),
-        ex.rec.is_some(),
-        ex.exp_avg_cpu.is_some(),
-        ex.resource_debt.is_some(),
-        ex.debt_order.is_some(),
-        ex.cpu_time.is_some(),
-        ex.jobs.is_some(),
-        ex.jobs_received.is_some(),
-        ex.rpcs.is_some(),
-        ex.cpu_backoff_interval.is_some(),
-    ]
-    .iter()
-    .any(|x| *x);
+    // Every client field but `running` is about one attached project.
+    let per_project = super::validate::given_fields(ex)
+        .iter()
+        .any(|f| *f != "running" && super::validate::CLIENT_ONLY.contains(f));
     if per_project {
         let Some(k) = pos else {
             return Err("the host is not attached to this project".into());

@@ -150,7 +150,7 @@ const HOST_ONLY: &[&str] = &[
     "total_credit",
 ];
 /// Client state of a simulated host (spec client §1.1, §2.3, §2.8).
-const CLIENT_ONLY: &[&str] = &[
+pub(crate) const CLIENT_ONLY: &[&str] = &[
     "nrpc_failures",
     "master_fetch_failures",
     "master_url_fetch_pending",
@@ -1224,7 +1224,7 @@ impl Checker<'_> {
 }
 
 /// Names of the kind-specific fields an expect gives.
-fn given_fields(x: &Expect) -> Vec<&'static str> {
+pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
     let opts: [(&'static str, bool); 38] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
