@@ -1,4 +1,4 @@
-//! The command line: `run`, `check` and `bench`.
+//! The command line: `run`, `check`, `bench` and `plot`.
 //!
 //! Exit codes: 0 success; 1 run failure (invariant violation, failed expectation,
 //! unwritable output); 2 bad input (scenario, flag). Errors are printed as one
@@ -24,7 +24,9 @@ docs/scenario.md for every key and docs/outputs.md for the output files.",
     after_help = "Exit codes: 0 success, 1 run failure or invariant violation, 2 bad input.\n\
 Examples:\n  boinc-sim run scenarios/quickstart.toml\n  \
 boinc-sim run scenarios/quickstart.toml --set project.main.workunit.delay_bound=3d --out output/db3\n  \
-boinc-sim check scenarios/spec/s1-single-success.toml"
+boinc-sim check scenarios/spec/s1-single-success.toml\n  \
+boinc-sim run scenarios/quickstart.toml --plot\n  \
+boinc-sim plot output/quickstart"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -40,6 +42,9 @@ pub enum Command {
     /// Run a scenario without writing outputs and report wall time, events per
     /// second and peak memory.
     Bench(BenchArgs),
+    /// Draw the charts of a run folder (plots/*.png, plots/*.svg) and write its
+    /// report.html (see docs/plots.md).
+    Plot(PlotArgs),
 }
 
 #[derive(Args, Debug)]
@@ -69,6 +74,19 @@ pub struct RunArgs {
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also draw the charts (plots/) and write report.html, as `boinc-sim plot` does,
+    /// before the run folder is moved into place.
+    #[arg(long)]
+    pub plot: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Run folder written by `boinc-sim run`, e.g. output/quickstart.
+    pub run_dir: PathBuf,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -94,6 +112,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run(a),
         Command::Check(a) => check(a),
         Command::Bench(a) => bench(a),
+        Command::Plot(a) => plot(a),
     }
 }
 
@@ -164,8 +183,25 @@ fn run(a: RunArgs) -> ExitCode {
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
         .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
-        .and_then(|_| output.finish(&summary))
     {
+        eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
+        return ExitCode::from(1);
+    }
+    // Plots are drawn from the files just written, inside the temporary folder, so a
+    // failed plot (dropping `output` removes that folder) never leaves a
+    // complete-looking run folder without them.
+    let plotted = if a.plot {
+        match crate::plot::plot_run(output.dir()) {
+            Ok(charts) => Some(charts.len()),
+            Err(e) => {
+                eprintln!("error: cannot plot the run: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        None
+    };
+    if let Err(e) = output.finish(&summary) {
         eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
         return ExitCode::from(1);
     }
@@ -189,8 +225,36 @@ fn run(a: RunArgs) -> ExitCode {
                 t.granted_credit_total
             );
         }
+        if let Some(n) = plotted {
+            print_plotted(&out_dir, n);
+        }
     }
     ExitCode::SUCCESS
+}
+
+fn print_plotted(run_dir: &Path, charts: usize) {
+    eprintln!(
+        "{charts} charts in {}, report in {}",
+        run_dir.join(crate::plot::PLOTS_DIR).display(),
+        run_dir.join(crate::plot::REPORT_HTML).display()
+    );
+}
+
+fn plot(a: PlotArgs) -> ExitCode {
+    let started = Instant::now();
+    match crate::plot::plot_run(&a.run_dir) {
+        Ok(charts) => {
+            if !a.quiet {
+                print_plotted(&a.run_dir, charts.len());
+                eprintln!("  in {:.2} s wall", started.elapsed().as_secs_f64());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
 }
 
 /// Peak resident memory of this process, in KiB (Linux `VmHWM`).

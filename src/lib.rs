@@ -3,7 +3,7 @@
 //! A virtual-clock event queue ([`engine`]) drives simulated volunteer hosts
 //! ([`client`]) against faithful models of BOINC's server daemons ([`server`]), as
 //! described by a TOML [`scenario`]. [`world`] owns them all and dispatches events;
-//! [`stats`] writes the run folder.
+//! [`stats`] writes the run folder, and [`plot`] draws it.
 //!
 //! Module map:
 //! - [`engine`]: clock, event queue, seeded random streams.
@@ -12,11 +12,13 @@
 //! - [`client`]: host models behind the scheduler request/reply interface.
 //! - [`scenario`]: scenario files, validation with precise errors, expectations.
 //! - [`stats`]: output files.
+//! - [`plot`]: charts (PNG, SVG) and the HTML report of a run folder.
 //! - [`cli`]: the `boinc-sim` command line.
 
 pub mod cli;
 pub mod client;
 pub mod engine;
+pub mod plot;
 pub mod scenario;
 pub mod server;
 pub mod stats;

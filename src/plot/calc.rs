@@ -1,0 +1,373 @@
+//! The arithmetic behind the charts, kept apart from drawing so it can be tested on
+//! known inputs: bucket sums turned into rates per day or hour, Lorenz curves and
+//! Gini coefficients, percentiles and re-binning of histograms.
+
+use super::data::Bin;
+
+pub const DAY: i64 = 86_400;
+pub const HOUR: i64 = 3_600;
+
+/// The window, in seconds, that per-day charts sum their buckets over: one day
+/// (daily totals) when the run lasts at least four days, so there are enough
+/// points to show a trend; else a multiple of the bucket interval that gives about
+/// 24 points. Always a whole number of buckets, so no bucket straddles two windows.
+pub fn day_window(duration_s: i64, interval_s: i64) -> i64 {
+    let interval = interval_s.max(1);
+    let target = if duration_s >= 4 * DAY {
+        DAY
+    } else {
+        duration_s / 24
+    };
+    interval * (target / interval).max(1)
+}
+
+/// The window, in seconds, of the finer charts (per-hour rates): a whole number of
+/// buckets giving at most about 180 points over the run.
+pub fn fine_window(duration_s: i64, interval_s: i64) -> i64 {
+    let interval = interval_s.max(1);
+    let buckets = (duration_s + interval - 1) / interval;
+    interval * ((buckets + 179) / 180).max(1)
+}
+
+/// Sums bucket values into windows of `window` seconds over `[0, end)`. A bucket is
+/// counted in the window its start falls into; the bucket at `end` itself (events
+/// of the run's last second) goes into the last window. Returns one sum per window.
+pub fn window_sums(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<f64> {
+    if end <= 0 || window <= 0 {
+        return Vec::new();
+    }
+    let n = ((end + window - 1) / window) as usize;
+    let mut sums = vec![0.0; n];
+    for &(t, v) in samples {
+        let k = (t.max(0) / window) as usize;
+        sums[k.min(n - 1)] += v;
+    }
+    sums
+}
+
+/// The middle of each window, in days, and its length in seconds (the last window
+/// may be cut short by the end of the run).
+pub fn window_spans(window: i64, end: i64) -> Vec<(f64, f64)> {
+    if end <= 0 || window <= 0 {
+        return Vec::new();
+    }
+    let n = (end + window - 1) / window;
+    (0..n)
+        .map(|k| {
+            let start = k * window;
+            let len = window.min(end - start);
+            ((start as f64 + len as f64 / 2.0) / DAY as f64, len as f64)
+        })
+        .collect()
+}
+
+/// Bucket values as a rate per `per_s` seconds (86400 for "per day"): each window's
+/// sum divided by its length, plotted at the window's middle (in days). With
+/// one-day windows over whole days this is exactly the daily total.
+pub fn rates(samples: &[(i64, f64)], window: i64, end: i64, per_s: f64) -> Vec<(f64, f64)> {
+    window_sums(samples, window, end)
+        .into_iter()
+        .zip(window_spans(window, end))
+        .map(|(sum, (x, len))| (x, sum * per_s / len))
+        .collect()
+}
+
+/// Per window, `num / den` (e.g. mean backoff = total backoff seconds / backoffs
+/// started), or NaN where `den` is 0: a gap in the line, not a misleading zero.
+pub fn ratios(
+    num: &[(i64, f64)],
+    den: &[(i64, f64)],
+    window: i64,
+    end: i64,
+    scale: f64,
+) -> Vec<(f64, f64)> {
+    let n = window_sums(num, window, end);
+    let d = window_sums(den, window, end);
+    n.into_iter()
+        .zip(d)
+        .zip(window_spans(window, end))
+        .map(|((n, d), (x, _))| (x, if d > 0.0 { n / d * scale } else { f64::NAN }))
+        .collect()
+}
+
+/// At most `max` of `points`, evenly spaced, first and last kept: sampled gauges of
+/// long runs stay light in the SVG without changing their shape at chart scale.
+pub fn thin<T: Copy>(points: &[T], max: usize) -> Vec<T> {
+    if points.len() <= max || max < 2 {
+        return points.to_vec();
+    }
+    let step = (points.len() - 1) as f64 / (max - 1) as f64;
+    (0..max)
+        .map(|i| points[((i as f64 * step).round() as usize).min(points.len() - 1)])
+        .collect()
+}
+
+/// Gini coefficient of non-negative values: 0 when all are equal, (n − 1)/n when one
+/// holds everything. `None` when there are no values or they sum to 0.
+/// With `x` sorted ascending: `G = 2 Σ i·x_i / (n Σ x) − (n + 1)/n`, i = 1..n.
+pub fn gini(values: &[f64]) -> Option<f64> {
+    let mut x: Vec<f64> = values.iter().map(|v| v.max(0.0)).collect();
+    x.sort_by(f64::total_cmp);
+    let n = x.len() as f64;
+    let total: f64 = x.iter().sum();
+    if x.is_empty() || total <= 0.0 {
+        return None;
+    }
+    let weighted: f64 = x.iter().enumerate().map(|(i, v)| (i + 1) as f64 * v).sum();
+    Some((2.0 * weighted / (n * total) - (n + 1.0) / n).max(0.0))
+}
+
+/// Lorenz curve of non-negative values: from (0, 0), for the poorest k of n hosts,
+/// (k/n, their share of the total); ends at (1, 1). At most `max_points` points
+/// (evenly chosen; the curve is piecewise linear, so the shape survives).
+/// Empty when the values sum to 0.
+pub fn lorenz(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
+    let mut x: Vec<f64> = values.iter().map(|v| v.max(0.0)).collect();
+    x.sort_by(f64::total_cmp);
+    let total: f64 = x.iter().sum();
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    let n = x.len() as f64;
+    let mut curve = Vec::with_capacity(x.len() + 1);
+    curve.push((0.0, 0.0));
+    let mut cum = 0.0;
+    for (i, v) in x.iter().enumerate() {
+        cum += v;
+        curve.push(((i + 1) as f64 / n, cum / total));
+    }
+    thin(&curve, max_points)
+}
+
+/// The `q` quantile (0..1) of a histogram, interpolating linearly inside a bin.
+/// Unbounded bins give their bound. `None` for an empty histogram.
+pub fn quantile(bins: &[Bin], q: f64) -> Option<f64> {
+    let mut sorted: Vec<Bin> = bins.iter().copied().filter(|b| b.count > 0.0).collect();
+    sorted.sort_by(|a, b| {
+        let key = |b: &Bin| b.lower.unwrap_or(f64::NEG_INFINITY);
+        key(a).total_cmp(&key(b))
+    });
+    let total: f64 = sorted.iter().map(|b| b.count).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let target = q.clamp(0.0, 1.0) * total;
+    let mut cum = 0.0;
+    for b in &sorted {
+        if cum + b.count >= target {
+            return match (b.lower, b.upper) {
+                (Some(lo), Some(hi)) => Some(lo + (hi - lo) * ((target - cum) / b.count)),
+                (None, Some(hi)) => Some(hi),
+                (Some(lo), None) => Some(lo),
+                (None, None) => None,
+            };
+        }
+        cum += b.count;
+    }
+    sorted.last().and_then(|b| b.upper.or(b.lower))
+}
+
+/// Histogram bins regrouped for display: bins of `width` from `lo` up to `hi`, each
+/// original bin counted in the display bin holding its middle (its finite bound
+/// when unbounded). Returns the bins `(lower, upper, count)` and the counts left out
+/// below `lo` and at or above `hi`.
+pub fn rebin(bins: &[Bin], lo: f64, hi: f64, width: f64) -> (Vec<(f64, f64, f64)>, f64, f64) {
+    let n = (((hi - lo) / width).ceil().max(1.0)) as usize;
+    let mut out: Vec<(f64, f64, f64)> = (0..n)
+        .map(|i| (lo + i as f64 * width, lo + (i + 1) as f64 * width, 0.0))
+        .collect();
+    let (mut below, mut above) = (0.0, 0.0);
+    for b in bins {
+        let mid = match (b.lower, b.upper) {
+            (Some(l), Some(u)) => (l + u) / 2.0,
+            (None, Some(u)) => u - f64::MIN_POSITIVE,
+            (Some(l), None) => l,
+            (None, None) => continue,
+        };
+        // An unbounded bin lies wholly outside any finite display range it touches.
+        if mid < lo || b.lower.is_none() && b.upper.is_some_and(|u| u <= lo) {
+            below += b.count;
+        } else if mid >= out[n - 1].1 || b.upper.is_none() {
+            above += b.count;
+        } else {
+            let i = (((mid - lo) / width).floor() as usize).min(n - 1);
+            out[i].2 += b.count;
+        }
+    }
+    (out, below, above)
+}
+
+/// A bin width in seconds for a histogram of durations spanning `span_s`: the
+/// smallest round duration (1, 2, 5, 10, 15, 30 s or min, 1, 2, 3, 6, 12 h, 1, 2,
+/// 7 d) giving at most `max_bins` bins, then rounded to a multiple of `base_s` (the
+/// width of the original bins, when positive) so no original bin is split.
+pub fn nice_duration_width(span_s: f64, max_bins: f64, base_s: f64) -> f64 {
+    const STEPS: [f64; 20] = [
+        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
+        10800.0, 21600.0, 43200.0, 86400.0, 172800.0, 604800.0,
+    ];
+    let raw = (span_s / max_bins).max(f64::MIN_POSITIVE);
+    let w = STEPS
+        .iter()
+        .copied()
+        .find(|w| *w >= raw)
+        .unwrap_or_else(|| (raw / 604800.0).ceil() * 604800.0);
+    if base_s > 0.0 {
+        (w / base_s).round().max(1.0) * base_s
+    } else {
+        w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn gini_of_known_distributions() {
+        assert_eq!(gini(&[5.0; 10]), Some(0.0));
+        for n in [1usize, 2, 4, 1000] {
+            let mut v = vec![0.0; n];
+            v[n / 2] = 42.0;
+            let g = gini(&v).unwrap();
+            assert!(close(g, (n as f64 - 1.0) / n as f64), "n={n}: {g}");
+        }
+        // 1, 2, 3: 2·(1 + 4 + 9)/(3·6) − 4/3 = 28/18 − 24/18 = 2/9.
+        assert!(close(gini(&[3.0, 1.0, 2.0]).unwrap(), 2.0 / 9.0));
+        assert_eq!(gini(&[]), None);
+        assert_eq!(gini(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn lorenz_curve_runs_from_origin_to_one_below_the_diagonal() {
+        let c = lorenz(&[3.0, 1.0, 0.0, 4.0], 100);
+        assert_eq!(c.first(), Some(&(0.0, 0.0)));
+        assert_eq!(c.last(), Some(&(1.0, 1.0)));
+        assert_eq!(c[1], (0.25, 0.0));
+        assert_eq!(c[2], (0.5, 0.125));
+        assert_eq!(c[3], (0.75, 0.5));
+        assert!(c.iter().all(|(x, y)| y <= x));
+        // Equal values: the diagonal.
+        assert!(lorenz(&[2.0; 4], 100).iter().all(|(x, y)| close(*x, *y)));
+        // Thinned, the ends stay.
+        let big: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+        let c = lorenz(&big, 300);
+        assert_eq!(c.len(), 300);
+        assert_eq!((c[0], c[299]), ((0.0, 0.0), (1.0, 1.0)));
+        assert!(lorenz(&[0.0, 0.0], 10).is_empty());
+    }
+
+    #[test]
+    fn hourly_buckets_become_daily_totals() {
+        // Two days of hourly buckets, 1 per hour on day 0 and 2 per hour on day 1,
+        // plus the bucket at the end (the run's last second).
+        let mut s: Vec<(i64, f64)> = (0..48).map(|h| (h * HOUR, 1.0 + (h / 24) as f64)).collect();
+        s.push((2 * DAY, 5.0));
+        let r = rates(&s, DAY, 2 * DAY, DAY as f64);
+        assert_eq!(r, [(0.5, 24.0), (1.5, 53.0)]);
+        // The same as per-hour rates.
+        let r = rates(&s, DAY, 2 * DAY, HOUR as f64);
+        assert_eq!(r[0], (0.5, 1.0));
+        // A run ending mid-window: the last window is shorter, its rate is scaled.
+        let r = rates(&s[..36], DAY, 36 * HOUR, DAY as f64);
+        assert_eq!(r, [(0.5, 24.0), (1.25, 48.0)]);
+    }
+
+    #[test]
+    fn windows_suit_the_run_length() {
+        assert_eq!(day_window(30 * DAY, HOUR), DAY);
+        assert_eq!(day_window(30 * DAY, 7 * HOUR), 21 * HOUR);
+        assert_eq!(day_window(2 * DAY, HOUR), 2 * HOUR);
+        assert_eq!(day_window(2 * HOUR, HOUR), HOUR);
+        assert_eq!(day_window(30 * DAY, 2 * DAY), 2 * DAY);
+        assert_eq!(fine_window(30 * DAY, HOUR), 4 * HOUR);
+        assert_eq!(fine_window(2 * DAY, HOUR), HOUR);
+    }
+
+    #[test]
+    fn ratios_leave_gaps_where_nothing_happened() {
+        let num = [(0, 7200.0), (HOUR, 0.0)];
+        let den = [(0, 2.0), (HOUR, 0.0)];
+        let r = ratios(&num, &den, HOUR, 2 * HOUR, 1.0 / HOUR as f64);
+        assert_eq!(r[0].1, 1.0);
+        assert!(r[1].1.is_nan());
+    }
+
+    #[test]
+    fn quantiles_interpolate_inside_bins() {
+        let bins = [
+            Bin {
+                lower: Some(0.0),
+                upper: Some(10.0),
+                count: 50.0,
+            },
+            Bin {
+                lower: Some(10.0),
+                upper: Some(20.0),
+                count: 50.0,
+            },
+        ];
+        assert_eq!(quantile(&bins, 0.5), Some(10.0));
+        assert_eq!(quantile(&bins, 0.25), Some(5.0));
+        assert_eq!(quantile(&bins, 0.9), Some(18.0));
+        assert_eq!(quantile(&[], 0.5), None);
+        let with_overflow = [
+            bins[0],
+            Bin {
+                lower: Some(20.0),
+                upper: None,
+                count: 50.0,
+            },
+        ];
+        assert_eq!(quantile(&with_overflow, 0.99), Some(20.0));
+    }
+
+    #[test]
+    fn rebinning_keeps_every_count() {
+        let bins: Vec<Bin> = (0..100)
+            .map(|i| Bin {
+                lower: Some(i as f64 * 60.0),
+                upper: Some((i + 1) as f64 * 60.0),
+                count: 1.0,
+            })
+            .chain([
+                Bin {
+                    lower: None,
+                    upper: Some(0.0),
+                    count: 3.0,
+                },
+                Bin {
+                    lower: Some(6000.0),
+                    upper: None,
+                    count: 4.0,
+                },
+            ])
+            .collect();
+        let (out, below, above) = rebin(&bins, 0.0, 3000.0, 600.0);
+        assert_eq!(out.len(), 5);
+        assert!(out.iter().all(|b| b.2 == 10.0));
+        assert_eq!((below, above), (3.0, 50.0 + 4.0));
+    }
+
+    #[test]
+    fn nice_widths() {
+        assert_eq!(nice_duration_width(100.0, 10.0, 0.0), 10.0);
+        assert_eq!(nice_duration_width(130.0, 10.0, 0.0), 15.0);
+        assert_eq!(nice_duration_width(7.0 * 86400.0, 80.0, 60.0), 10800.0);
+        // Never narrower than, and always a multiple of, the original bins.
+        assert_eq!(nice_duration_width(600.0, 80.0, 60.0), 60.0);
+        assert_eq!(nice_duration_width(86400.0, 80.0, 7.0), 1799.0);
+    }
+
+    #[test]
+    fn thinning_keeps_the_ends() {
+        let v: Vec<i32> = (0..1000).collect();
+        let t = thin(&v, 11);
+        assert_eq!(t, [0, 100, 200, 300, 400, 500, 599, 699, 799, 899, 999]);
+        assert_eq!(thin(&v[..5], 11), [0, 1, 2, 3, 4]);
+    }
+}

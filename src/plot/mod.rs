@@ -1,0 +1,294 @@
+//! Charts and an HTML report from a run folder (`docs/plots.md`).
+//!
+//! [`plot_run`] reads a finished run folder (or the temporary folder of a run still
+//! being written, for `run --plot`), draws every chart as PNG and SVG into
+//! `plots/`, and writes `report.html`, a self-contained page with the summary
+//! table, every chart and the effective configuration.
+//!
+//! * [`data`] reads the CSV and JSON files; [`calc`] holds the arithmetic (rates,
+//!   Lorenz/Gini, percentiles), testable apart from drawing.
+//! * [`timeline`], [`distribution`] and [`credit`] decide what each chart shows, as
+//!   a [`figure::Figure`]; [`figure`] alone decides how charts look and renders
+//!   them; [`font`] embeds the font, so no system font library is needed.
+//! * [`report`] writes the page; [`format`] formats numbers for charts and page.
+//!
+//! Nothing is half-written: charts go into a temporary `plots.tmp-<pid>/` and the
+//! page into `report.html.tmp-<pid>`; only when everything has been rendered do they
+//! replace `plots/` and `report.html`. A failure leaves the folder as it was.
+//! Rendering is deterministic: the same run folder gives byte-identical SVG files.
+
+pub mod calc;
+mod credit;
+pub mod data;
+mod distribution;
+pub mod figure;
+pub mod font;
+pub mod format;
+mod report;
+mod timeline;
+
+use data::RunData;
+use figure::Figure;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The charts' folder inside a run folder.
+pub const PLOTS_DIR: &str = "plots";
+/// The report page inside a run folder.
+pub const REPORT_HTML: &str = "report.html";
+
+/// Why plotting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// The run folder is missing, is not a run folder, or holds a malformed file.
+    #[error("{0}")]
+    BadInput(String),
+    /// Rendering or writing failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl PlotError {
+    /// The CLI's exit code: 2 for bad input, 1 for a failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            PlotError::BadInput(_) => 2,
+            PlotError::Failed(_) => 1,
+        }
+    }
+}
+
+/// One chart written: its name (file stem in `plots/`), title, caption, SVG text,
+/// and where its files are once in place.
+#[derive(Clone, Debug, Default)]
+pub struct Chart {
+    pub name: String,
+    pub title: String,
+    pub caption: String,
+    pub svg: String,
+    pub png_path: PathBuf,
+    pub svg_path: PathBuf,
+}
+
+/// A file-name-safe version of a project name: letters, digits, `-` and `_` kept,
+/// anything else `_`.
+fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Every chart of a run: the ones over all projects, then per-project ones, named
+/// `<chart>` with one project and `<chart>_<project>` with several.
+pub fn figures(d: &RunData) -> Vec<Figure> {
+    let mut out = vec![timeline::throughput(d)];
+    let several = d.projects.len() > 1;
+    let mut used: Vec<String> = Vec::new();
+    let mut name = |base: &str, project: &str| {
+        let mut n = if several {
+            format!("{base}_{}", file_safe(project))
+        } else {
+            base.to_string()
+        };
+        // Two names that differ only in unsafe characters must not share a file.
+        while used.contains(&n) {
+            n.push('_');
+        }
+        used.push(n.clone());
+        n
+    };
+    let projects: Vec<&str> = d.projects.iter().map(String::as_str).collect();
+    type PerProject = fn(&RunData, &str, &str) -> Figure;
+    let per_project: [(&str, PerProject); 2] = [
+        ("workunits_by_state", timeline::workunits_by_state),
+        ("results_by_state", timeline::results_by_state),
+    ];
+    for (base, f) in per_project {
+        for p in &projects {
+            out.push(f(d, p, &name(base, p)));
+        }
+    }
+    out.push(timeline::deadlines(d));
+    for p in &projects {
+        out.push(distribution::turnaround(d, p, &name("turnaround", p)));
+    }
+    for p in &projects {
+        out.push(distribution::slack(d, p, &name("slack", p)));
+    }
+    out.push(credit::credit_per_host(d));
+    out.push(timeline::client_rpcs(d));
+    out.push(timeline::flops(d));
+    for p in &projects {
+        out.push(timeline::server_backlog(d, p, &name("server_backlog", p)));
+    }
+    out
+}
+
+/// Removes a folder or file if it exists.
+fn remove_any(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The temporary chart folder and page; removed on drop unless moved into place.
+struct Staging {
+    plots: PathBuf,
+    report: PathBuf,
+    armed: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = remove_any(&self.plots);
+            let _ = remove_any(&self.report);
+        }
+    }
+}
+
+fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> PlotError {
+    PlotError::Failed(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// Draws every chart of the run folder `run_dir` into `run_dir/plots/` (PNG and SVG)
+/// and writes `run_dir/report.html`. Returns the charts, in report order.
+pub fn plot_run(run_dir: &Path) -> Result<Vec<Chart>, PlotError> {
+    font::register().map_err(PlotError::Failed)?;
+    let d = RunData::load(run_dir)?;
+    let pid = std::process::id();
+    let stage = Staging {
+        plots: run_dir.join(format!("{PLOTS_DIR}.tmp-{pid}")),
+        report: run_dir.join(format!("{REPORT_HTML}.tmp-{pid}")),
+        armed: true,
+    };
+    remove_any(&stage.plots).map_err(|e| failed("remove", &stage.plots, e))?;
+    fs::create_dir(&stage.plots).map_err(|e| failed("create", &stage.plots, e))?;
+
+    let final_plots = run_dir.join(PLOTS_DIR);
+    let mut charts = Vec::new();
+    for fig in figures(&d) {
+        let svg = fig
+            .to_svg()
+            .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+        let svg_file = stage.plots.join(format!("{}.svg", fig.name));
+        fs::write(&svg_file, &svg).map_err(|e| failed("write", &svg_file, e))?;
+        let png_file = stage.plots.join(format!("{}.png", fig.name));
+        fig.write_png(&png_file)
+            .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+        charts.push(Chart {
+            svg_path: final_plots.join(format!("{}.svg", fig.name)),
+            png_path: final_plots.join(format!("{}.png", fig.name)),
+            name: fig.name,
+            title: fig.title,
+            caption: fig.caption,
+            svg,
+        });
+    }
+    let page = report::html(&d, &charts);
+    fs::write(&stage.report, page).map_err(|e| failed("write", &stage.report, e))?;
+
+    // Everything is rendered: move it into place, the previous plots/ aside first.
+    let old = run_dir.join(format!("{PLOTS_DIR}.old-{pid}"));
+    remove_any(&old).map_err(|e| failed("remove", &old, e))?;
+    let had_old = final_plots.exists();
+    if had_old {
+        fs::rename(&final_plots, &old).map_err(|e| failed("move aside", &final_plots, e))?;
+    }
+    if let Err(e) = fs::rename(&stage.plots, &final_plots) {
+        if had_old {
+            let _ = fs::rename(&old, &final_plots);
+        }
+        return Err(failed("move into place", &final_plots, e));
+    }
+    let final_report = run_dir.join(REPORT_HTML);
+    fs::rename(&stage.report, &final_report)
+        .map_err(|e| failed("move into place", &final_report, e))?;
+    let mut stage = stage;
+    stage.armed = false;
+    if had_old {
+        remove_any(&old).map_err(|e| failed("remove the previous plots in", &old, e))?;
+    }
+    Ok(charts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_safe_and_distinct() {
+        assert_eq!(file_safe("a b/c.d-e_f"), "a_b_c_d-e_f");
+        let d = RunData {
+            projects: vec!["a b".into(), "a_b".into()],
+            ..RunData::default()
+        };
+        let names: Vec<String> = figures(&d).into_iter().map(|f| f.name).collect();
+        assert!(names.contains(&"turnaround_a_b".to_string()));
+        assert!(names.contains(&"turnaround_a_b_".to_string()));
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+    }
+
+    #[test]
+    fn an_empty_run_folder_still_gets_every_chart_with_no_data_notes() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(
+            tmp.path().join(data::TIMESERIES_CSV),
+            "time_s,project,metric,value\n",
+        )
+        .unwrap();
+        let charts = plot_run(tmp.path()).unwrap();
+        assert_eq!(
+            charts.len(),
+            5,
+            "no project: only the charts over all projects"
+        );
+        for c in &charts {
+            assert!(c.svg_path.is_file() && c.png_path.is_file(), "{}", c.name);
+            assert!(c.svg.contains("no data"), "{}", c.name);
+        }
+        let page = fs::read_to_string(tmp.path().join(REPORT_HTML)).unwrap();
+        assert!(page.contains("data-charts-expected=\"5\""));
+        // No temporary leftovers.
+        let mut entries: Vec<String> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        entries.sort();
+        assert_eq!(entries, [PLOTS_DIR, REPORT_HTML, data::TIMESERIES_CSV]);
+    }
+
+    #[test]
+    fn a_failed_plot_leaves_the_previous_plots_and_report() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir(tmp.path().join(PLOTS_DIR)).unwrap();
+        fs::write(tmp.path().join(PLOTS_DIR).join("old.svg"), "old").unwrap();
+        fs::write(tmp.path().join(REPORT_HTML), "old report").unwrap();
+        fs::write(
+            tmp.path().join(data::TIMESERIES_CSV),
+            "time_s,project,metric,value\n0,p,results_reported,oops\n",
+        )
+        .unwrap();
+        let e = plot_run(tmp.path()).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert_eq!(
+            fs::read_to_string(tmp.path().join(REPORT_HTML)).unwrap(),
+            "old report"
+        );
+        assert!(tmp.path().join(PLOTS_DIR).join("old.svg").is_file());
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 3);
+    }
+}

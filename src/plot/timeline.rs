@@ -1,0 +1,537 @@
+//! Charts over simulated time, from `timeseries.csv`: rates (throughput, deadlines,
+//! computing, client RPCs), one line per project in one colour per project; and the
+//! server's state per project (workunits and results by state, daemon backlogs) as
+//! sampled gauges.
+//!
+//! Bucket counts become rates by [`calc::rates`]: per-day charts sum one simulated
+//! day per point (shorter windows for runs under four days), per-hour charts use
+//! finer windows so short events such as an outage stay visible.
+
+use super::calc::{self, DAY, HOUR};
+use super::data::RunData;
+use super::figure::{Figure, INK, Layer, Panel, color};
+use super::format;
+use plotters::style::RGBColor;
+use std::collections::HashMap;
+
+/// The x-axis of every time chart.
+pub const X_TIME: &str = "simulated time (days)";
+
+/// At most this many gauge samples per line (long runs with short intervals).
+const MAX_SAMPLES: usize = 2000;
+
+/// Legend label of a project.
+pub fn project_label(p: &str) -> String {
+    format!("project {p}")
+}
+
+fn x_range(d: &RunData) -> Option<(f64, f64)> {
+    (d.duration_s > 0).then(|| (0.0, d.duration_s as f64 / DAY as f64))
+}
+
+/// How a window reads in a caption: "one simulated day", "6 hours".
+fn window_words(window: i64) -> String {
+    if window == DAY {
+        "one simulated day".into()
+    } else if window % HOUR == 0 {
+        let h = window / HOUR;
+        if h == 1 {
+            "one hour".into()
+        } else {
+            format!("{h} hours")
+        }
+    } else {
+        format::duration(window as f64)
+    }
+}
+
+/// The caption sentence that says how per-day points are made.
+fn per_day_note(window: i64) -> String {
+    if window == DAY {
+        "Each point is the total of one simulated day, drawn at the middle of the day.".into()
+    } else {
+        format!(
+            "Each point is the total over {}, scaled to a rate per day, drawn at the middle of its window.",
+            window_words(window)
+        )
+    }
+}
+
+fn missing(metrics: &[&str]) -> String {
+    let list = metrics
+        .iter()
+        .map(|m| format!("`{m}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("no data: {list} not in timeseries.csv (older run, or the file is missing)")
+}
+
+/// A panel with one line per project: `metric` summed per window, as a rate per
+/// `per_s` seconds.
+fn rate_panel(
+    d: &RunData,
+    metric: &str,
+    title: &str,
+    y_label: &str,
+    window: i64,
+    per_s: f64,
+) -> Panel {
+    let mut p = Panel::new(title, X_TIME, y_label);
+    p.x_range = x_range(d);
+    p.no_data = missing(&[metric]);
+    for (i, project) in d.projects.iter().enumerate() {
+        if let Some(s) = d.series(project, metric) {
+            let points = calc::rates(s, window, d.duration_s, per_s);
+            p.layers.push(Layer::Line {
+                label: project_label(project),
+                color: color(i),
+                markers: points.len() <= 40,
+                points,
+                dashed: false,
+            });
+        }
+    }
+    p
+}
+
+/// Throughput: workunits assimilated (valid, in error) and results reported, per day.
+pub fn throughput(d: &RunData) -> Figure {
+    let w = calc::day_window(d.duration_s, d.interval_s);
+    let panels = vec![
+        rate_panel(
+            d,
+            "workunits_assimilated_valid",
+            "Workunits assimilated with a valid (canonical) result",
+            "workunits per day",
+            w,
+            DAY as f64,
+        ),
+        rate_panel(
+            d,
+            "workunits_assimilated_error",
+            "Workunits assimilated in error (no canonical result)",
+            "workunits per day",
+            w,
+            DAY as f64,
+        ),
+        rate_panel(
+            d,
+            "results_reported",
+            "Results reported by hosts",
+            "results per day",
+            w,
+            DAY as f64,
+        ),
+    ];
+    Figure::new(
+        "throughput",
+        "Throughput: workunits done and results reported per day",
+        &format!(
+            "How much science comes out over time. Top: workunits the assimilator finished with a \
+             valid canonical result; middle: workunits that ended in error; bottom: results \
+             reported by hosts (success or error). One colour per project. {} A rising start is \
+             the pipeline filling (hosts joining, first deadlines); a flat curve is the steady \
+             state. From timeseries.csv `workunits_assimilated_valid`, \
+             `workunits_assimilated_error`, `results_reported`.",
+            per_day_note(w)
+        ),
+        panels,
+    )
+}
+
+/// Deadlines: results reported before / after their deadline, and results that timed
+/// out, per day.
+pub fn deadlines(d: &RunData) -> Figure {
+    let w = calc::day_window(d.duration_s, d.interval_s);
+    let panels = vec![
+        rate_panel(
+            d,
+            "results_deadline_met",
+            "Reported in time (deadline met)",
+            "results per day",
+            w,
+            DAY as f64,
+        ),
+        rate_panel(
+            d,
+            "results_deadline_missed",
+            "Reported after the deadline (missed)",
+            "results per day",
+            w,
+            DAY as f64,
+        ),
+        rate_panel(
+            d,
+            "results_no_reply",
+            "Never reported: deadline passed with no reply",
+            "results per day",
+            w,
+            DAY as f64,
+        ),
+    ];
+    Figure::new(
+        "deadlines",
+        "Deadlines: results reported in time, late, or never, per day",
+        &format!(
+            "Whether hosts beat the deadline (`delay_bound` after sending). Top: results reported \
+             before their deadline; middle: reported after it (the work may be wasted if a \
+             replacement already finished); bottom: results whose deadline passed without a \
+             report (counted at the deadline; the server sends a replacement). A shorter \
+             `delay_bound` moves results from the top panel to the others. {} From \
+             timeseries.csv `results_deadline_met`, `results_deadline_missed`, `results_no_reply`.",
+            per_day_note(w)
+        ),
+        panels,
+    )
+}
+
+/// Useful and wasted computing per day, with an SI prefix on the axis.
+pub fn flops(d: &RunData) -> Figure {
+    let w = calc::day_window(d.duration_s, d.interval_s);
+    let mut panels = Vec::new();
+    for (metric, title) in [
+        (
+            "flops_useful_flops",
+            "Useful computing: results that counted",
+        ),
+        (
+            "flops_wasted_flops",
+            "Wasted computing: errors, invalid, late or unneeded results",
+        ),
+    ] {
+        let mut p = rate_panel(d, metric, title, "FLOP per day", w, DAY as f64);
+        let max = p
+            .layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Line { points, .. } => Some(points.iter().map(|p| p.1).fold(0.0, f64::max)),
+                _ => None,
+            })
+            .fold(0.0, f64::max);
+        let (div, prefix) = format::si_scale(max);
+        for l in &mut p.layers {
+            if let Layer::Line { points, .. } = l {
+                for pt in points.iter_mut() {
+                    pt.1 /= div;
+                }
+            }
+        }
+        p.y_label = format!("{prefix}FLOP per day");
+        panels.push(p);
+    }
+    Figure::new(
+        "flops",
+        "Computing done per day: useful versus wasted",
+        &format!(
+            "Floating-point operations of the reported results, by whether they contributed to \
+             a canonical result (top) or were wasted (bottom: errors, invalid or late results, \
+             results not needed any more). Axis units use SI prefixes (T = 10^12, P = 10^15, \
+             E = 10^18). {} From timeseries.csv `flops_useful_flops`, `flops_wasted_flops`.",
+            per_day_note(w)
+        ),
+        panels,
+    )
+}
+
+/// Client RPCs: requests that reached the scheduler, failed attempts, backoffs
+/// started per hour, and the mean backoff started.
+pub fn client_rpcs(d: &RunData) -> Figure {
+    let w = calc::fine_window(d.duration_s, d.interval_s);
+    let mut panels = vec![
+        rate_panel(
+            d,
+            "scheduler_requests",
+            "Scheduler requests that reached the server",
+            "requests per hour",
+            w,
+            HOUR as f64,
+        ),
+        rate_panel(
+            d,
+            "client_rpcs_failed",
+            "Failed RPC attempts (server down or unreachable)",
+            "failed RPCs per hour",
+            w,
+            HOUR as f64,
+        ),
+        rate_panel(
+            d,
+            "client_backoffs",
+            "Backoffs started by clients",
+            "backoffs per hour",
+            w,
+            HOUR as f64,
+        ),
+    ];
+    let mut mean = Panel::new(
+        "Mean length of the backoffs started",
+        X_TIME,
+        "mean backoff (hours)",
+    );
+    mean.x_range = x_range(d);
+    mean.no_data = missing(&["client_backoff_s", "client_backoffs"]);
+    for (i, project) in d.projects.iter().enumerate() {
+        if let (Some(num), Some(den)) = (
+            d.series(project, "client_backoff_s"),
+            d.series(project, "client_backoffs"),
+        ) {
+            let points = calc::ratios(num, den, w, d.duration_s, 1.0 / HOUR as f64);
+            if points.iter().all(|p| p.1.is_nan()) {
+                mean.no_data = "no backoffs were started in this run".into();
+            }
+            mean.layers.push(Layer::Line {
+                label: project_label(project),
+                color: color(i),
+                markers: points.len() <= 40,
+                points,
+                dashed: false,
+            });
+        }
+    }
+    panels.push(mean);
+    let mut f = Figure::new(
+        "client_rpcs",
+        "Client RPCs: scheduler requests, failures and backoffs",
+        &format!(
+            "How hard the volunteer clients knock on the project's door. Top left: scheduler \
+             requests that reached an up server; top right: RPC attempts that failed (outages); \
+             bottom left: backoffs the clients started (after a failure, or when the server had \
+             no work); bottom right: the mean length of the backoffs started in each window, in \
+             hours (total backoff time / backoffs; gaps where none started). Rates are per hour, \
+             each point averaged over {}. After an outage, look for the failed RPCs and backoffs \
+             to rise and the requests to recover. From timeseries.csv `scheduler_requests`, \
+             `client_rpcs_failed`, `client_backoffs`, `client_backoff_s`.",
+            window_words(w)
+        ),
+        panels,
+    );
+    f.columns = 2;
+    f
+}
+
+/// A gauge as (time in days, value) points, thinned.
+fn gauge(s: &[(i64, f64)]) -> Vec<(f64, f64)> {
+    let pts: Vec<(f64, f64)> = s.iter().map(|&(t, v)| (t as f64 / DAY as f64, v)).collect();
+    calc::thin(&pts, MAX_SAMPLES)
+}
+
+/// A stacked-area panel of the gauges `layers` (metric, label, colour) that the run
+/// has; times from the first of them.
+fn stack_panel(
+    d: &RunData,
+    project: &str,
+    layers: &[(&str, &str, RGBColor)],
+    y_label: &str,
+) -> Panel {
+    let mut p = Panel::new("", X_TIME, y_label);
+    p.x_range = x_range(d);
+    p.no_data = missing(&layers.iter().map(|l| l.0).collect::<Vec<_>>());
+    let present: Vec<_> = layers
+        .iter()
+        .filter_map(|(m, label, c)| Some((d.series(project, m)?, *label, *c)))
+        .collect();
+    let Some(first) = present.first() else {
+        return p;
+    };
+    let times: Vec<i64> = calc::thin(
+        &first.0.iter().map(|s| s.0).collect::<Vec<_>>(),
+        MAX_SAMPLES,
+    );
+    let xs: Vec<f64> = times.iter().map(|t| *t as f64 / DAY as f64).collect();
+    let mut stack = Vec::new();
+    for (s, label, c) in present {
+        let by_time: HashMap<i64, f64> = s.iter().copied().collect();
+        let ys = times
+            .iter()
+            .map(|t| by_time.get(t).copied().unwrap_or(0.0))
+            .collect();
+        stack.push((label.to_string(), c, ys));
+    }
+    p.layers.push(Layer::Stack { xs, layers: stack });
+    p
+}
+
+/// Colours of server states: blue in progress, orange waiting, green done, red
+/// trouble, purple purge, grey idle.
+const BLUE: RGBColor = RGBColor(31, 119, 180);
+const ORANGE: RGBColor = RGBColor(255, 127, 14);
+const GREEN: RGBColor = RGBColor(44, 160, 44);
+const RED: RGBColor = RGBColor(214, 39, 40);
+const PURPLE: RGBColor = RGBColor(148, 103, 189);
+const BROWN: RGBColor = RGBColor(140, 86, 75);
+const SILVER: RGBColor = RGBColor(170, 170, 170);
+
+fn for_project(title: &str, project: &str, several: bool) -> String {
+    if several {
+        format!("{title} — project {project}")
+    } else {
+        title.to_string()
+    }
+}
+
+/// Workunits in the database by phase, stacked; the total as a line on top.
+pub fn workunits_by_state(d: &RunData, project: &str, name: &str) -> Figure {
+    let mut p = stack_panel(
+        d,
+        project,
+        &[
+            ("db_workunits_open", "open: results out, validating", BLUE),
+            (
+                "backlog_assimilator_workunits",
+                "waiting for the assimilator",
+                ORANGE,
+            ),
+            (
+                "backlog_file_deleter_workunits",
+                "waiting for the file deleter",
+                GREEN,
+            ),
+            (
+                "db_workunits_file_delete_error",
+                "file deletion failed (retried)",
+                RED,
+            ),
+            (
+                "backlog_db_purge_workunits",
+                "files deleted, waiting for db_purge",
+                PURPLE,
+            ),
+        ],
+        "workunits in the database",
+    );
+    if let Some(total) = d.series(project, "db_workunits")
+        && p.has_data()
+    {
+        p.layers.push(Layer::Line {
+            label: "total (db_workunits)".into(),
+            color: INK,
+            points: gauge(total),
+            dashed: true,
+            markers: false,
+        });
+    }
+    Figure::new(
+        name,
+        &for_project(
+            "Workunits in the server database, by phase",
+            project,
+            d.projects.len() > 1,
+        ),
+        "The workunit table over time, split by where each workunit is in its life: open (its \
+         results are out or being validated), then queued for the assimilator, for the file \
+         deleter, and for db_purge, which finally deletes the row. The areas stack up to the \
+         table's size (dashed line). A growing queue means that daemon cannot keep up. Sampled \
+         at the start of every output interval; from timeseries.csv gauges `db_workunits_open`, \
+         `backlog_assimilator_workunits`, `backlog_file_deleter_workunits`, \
+         `db_workunits_file_delete_error`, `backlog_db_purge_workunits` and `db_workunits`.",
+        vec![p],
+    )
+}
+
+/// Results in the database by server state, stacked.
+pub fn results_by_state(d: &RunData, project: &str, name: &str) -> Figure {
+    let p = stack_panel(
+        d,
+        project,
+        &[
+            (
+                "db_results_over",
+                "over: reported, timed out or not needed",
+                SILVER,
+            ),
+            ("db_results_in_progress", "in progress on a host", BLUE),
+            (
+                "db_results_unsent",
+                "unsent: waiting in the job queue",
+                ORANGE,
+            ),
+        ],
+        "results in the database",
+    );
+    Figure::new(
+        name,
+        &for_project(
+            "Results in the server database, by server state",
+            project,
+            d.projects.len() > 1,
+        ),
+        "The result table over time by `server_state`: unsent (created, waiting for a host), in \
+         progress (sent, not yet reported or timed out) and over (finished in any way, kept until \
+         db_purge deletes its workunit). The stack is the table's size. Many unsent results mean \
+         hosts do not ask for work fast enough; a large \"over\" band means rows wait long for \
+         purging. Sampled at the start of every output interval; from timeseries.csv gauges \
+         `db_results_unsent`, `db_results_in_progress`, `db_results_over`.",
+        vec![p],
+    )
+}
+
+/// The daemons' backlogs (work lists), one line each.
+pub fn server_backlog(d: &RunData, project: &str, name: &str) -> Figure {
+    let metrics = [
+        (
+            "backlog_validator_workunits",
+            "validator: workunits to validate",
+            BLUE,
+        ),
+        (
+            "backlog_assimilator_workunits",
+            "assimilator: workunits to assimilate",
+            ORANGE,
+        ),
+        (
+            "backlog_file_deleter_workunits",
+            "file deleter: workunits",
+            GREEN,
+        ),
+        (
+            "backlog_file_deleter_results",
+            "file deleter: results",
+            BROWN,
+        ),
+        (
+            "backlog_file_deleter_files",
+            "file deleter: workunits + results",
+            GREEN,
+        ),
+        (
+            "backlog_db_purge_workunits",
+            "db_purge: workunits to purge",
+            PURPLE,
+        ),
+    ];
+    let mut p = Panel::new("", X_TIME, "items waiting");
+    p.x_range = x_range(d);
+    p.no_data = missing(&[metrics[0].0, metrics[1].0, metrics[5].0]);
+    let present: Vec<_> = metrics
+        .iter()
+        .filter_map(|m| d.series(project, m.0))
+        .collect();
+    if !present.is_empty() && present.iter().flat_map(|s| s.iter()).all(|s| s.1 == 0.0) {
+        p.note = "every backlog was 0 at every sample: the daemons keep up".into();
+    }
+    for (m, label, c) in metrics {
+        if let Some(s) = d.series(project, m) {
+            p.layers.push(Layer::Line {
+                label: label.into(),
+                color: c,
+                points: gauge(s),
+                dashed: false,
+                markers: false,
+            });
+        }
+    }
+    Figure::new(
+        name,
+        &for_project(
+            "Server daemon backlogs: items waiting for each daemon",
+            project,
+            d.projects.len() > 1,
+        ),
+        "How much work each back-end daemon has queued, sampled at the start of every output \
+         interval: workunits waiting for the validator and the assimilator, workunits and \
+         results whose files wait for the file deleter, and workunits waiting for db_purge. A \
+         healthy server keeps these near zero between daemon passes; a line that climbs means \
+         that daemon runs too rarely or too slowly. From timeseries.csv `backlog_*` gauges.",
+        vec![p],
+    )
+}
