@@ -191,7 +191,7 @@ fn run(a: RunArgs) -> ExitCode {
     // failed plot (dropping `output` removes that folder) never leaves a
     // complete-looking run folder without them.
     let plotted = if a.plot {
-        match crate::plot::plot_run(output.dir()) {
+        match crate::plot::plot_unfinished_run(output.dir(), Some(&summary)) {
             Ok(charts) => Some(charts.len()),
             Err(e) => {
                 eprintln!("error: cannot plot the run: {e}");

@@ -164,8 +164,24 @@ fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> PlotError {
 /// Draws every chart of the run folder `run_dir` into `run_dir/plots/` (PNG and SVG)
 /// and writes `run_dir/report.html`. Returns the charts, in report order.
 pub fn plot_run(run_dir: &Path) -> Result<Vec<Chart>, PlotError> {
+    plot_unfinished_run(run_dir, None)
+}
+
+/// [`plot_run`] for a run folder still being written (`run --plot`), whose
+/// `summary.json` is only written when the folder is finished: `summary` stands in
+/// for it, so the report is the same as `plot` would make of the finished folder.
+pub fn plot_unfinished_run(
+    run_dir: &Path,
+    summary: Option<&serde_json::Value>,
+) -> Result<Vec<Chart>, PlotError> {
     font::register().map_err(PlotError::Failed)?;
-    let d = RunData::load(run_dir)?;
+    let mut d = RunData::load(run_dir)?;
+    if d.summary_json.is_none() {
+        // Through text, as if read from the file: serde_json's parser may round a
+        // float's last digit differently from the value in memory.
+        d.summary_json =
+            summary.and_then(|s| serde_json::from_str(&serde_json::to_string(s).ok()?).ok());
+    }
     let pid = std::process::id();
     let stage = Staging {
         plots: run_dir.join(format!("{PLOTS_DIR}.tmp-{pid}")),
