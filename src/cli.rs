@@ -154,14 +154,16 @@ fn run(a: RunArgs) -> ExitCode {
         }
     };
     let wall = started.elapsed().as_secs_f64();
-    let summary = crate::stats::summary::summary_json(&loaded, &finished);
+    let end = loaded.file.simulation.duration.get();
+    let headlines = crate::stats::headline::headlines(&finished, end as f64);
+    let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
     let Some(output) = finished.output.take() else {
         return ExitCode::from(1);
     };
     let names: Vec<&str> = finished.projects.iter().map(|p| p.name.as_str()).collect();
     let metrics: Vec<_> = finished.tallies.iter().map(|t| &t.metrics).collect();
-    let end = loaded.file.simulation.duration.get();
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
+        .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
         .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
         .and_then(|_| output.finish(&summary))
