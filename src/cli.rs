@@ -78,6 +78,9 @@ pub struct BenchArgs {
     /// Check invariants too (slower).
     #[arg(long)]
     pub check_invariants: bool,
+    /// Collect no time series, gauges or histograms, to measure their cost.
+    #[arg(long)]
+    pub no_metrics: bool,
 }
 
 /// Entry point of the binary.
@@ -143,6 +146,7 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let opts = RunOptions {
         check_invariants: a.check_invariants,
+        no_metrics: false,
     };
     let started = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, Some(output));
@@ -209,6 +213,7 @@ fn bench(a: BenchArgs) -> ExitCode {
     };
     let opts = RunOptions {
         check_invariants: a.check_invariants,
+        no_metrics: a.no_metrics,
     };
     let t0 = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, None);

@@ -58,12 +58,16 @@ pub enum Event {
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub check_invariants: bool,
+    /// Collect no time series, gauges or histograms (`bench --no-metrics`), to
+    /// measure what they cost; the tallies of `summary.json` are kept.
+    pub no_metrics: bool,
 }
 
 impl RunOptions {
     /// Every invariant checked after every step (`--check-invariants`).
     pub const CHECKED: Self = Self {
         check_invariants: true,
+        no_metrics: false,
     };
 }
 
@@ -361,7 +365,9 @@ impl World {
             }
         }
         queue.push(end, CLASS_END, Event::End);
-        queue.push(0, CLASS_SAMPLE, Event::Sample(0));
+        if !opts.no_metrics {
+            queue.push(0, CLASS_SAMPLE, Event::Sample(0));
+        }
 
         let checkers = (opts.check_invariants || scenario.simulation.check_invariants).then(|| {
             projects
@@ -374,11 +380,15 @@ impl World {
         let out = &scenario.output;
         let tallies = (0..nprojects)
             .map(|_| {
-                Tally::with_metrics(crate::stats::metrics::ProjectMetrics::new(
-                    out.interval.get(),
-                    out.histogram_bin.get(),
-                    end.max(1),
-                ))
+                Tally::with_metrics(if opts.no_metrics {
+                    crate::stats::metrics::ProjectMetrics::off()
+                } else {
+                    crate::stats::metrics::ProjectMetrics::new(
+                        out.interval.get(),
+                        out.histogram_bin.get(),
+                        end.max(1),
+                    )
+                })
             })
             .collect();
         Self {

@@ -204,6 +204,11 @@ impl ProjectMetrics {
         }
     }
 
+    /// Collects nothing: every update returns at once (`bench --no-metrics`).
+    pub fn off() -> Self {
+        ProjectMetrics::default()
+    }
+
     fn bump(&mut self, t: Time, metric: usize, v: f64) {
         if t < 0 || self.interval <= 0 {
             return;
