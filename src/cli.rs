@@ -96,6 +96,9 @@ pub struct BenchArgs {
     /// Check invariants too (slower).
     #[arg(long)]
     pub check_invariants: bool,
+    /// Collect no time series, gauges or histograms, to measure their cost.
+    #[arg(long)]
+    pub no_metrics: bool,
 }
 
 /// Entry point of the binary.
@@ -162,6 +165,7 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let opts = RunOptions {
         check_invariants: a.check_invariants,
+        no_metrics: false,
     };
     let started = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, Some(output));
@@ -173,14 +177,16 @@ fn run(a: RunArgs) -> ExitCode {
         }
     };
     let wall = started.elapsed().as_secs_f64();
-    let summary = crate::stats::summary::summary_json(&loaded, &finished);
+    let end = loaded.file.simulation.duration.get();
+    let headlines = crate::stats::headline::headlines(&finished, end as f64);
+    let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
     let Some(output) = finished.output.take() else {
         return ExitCode::from(1);
     };
     let names: Vec<&str> = finished.projects.iter().map(|p| p.name.as_str()).collect();
     let metrics: Vec<_> = finished.tallies.iter().map(|t| &t.metrics).collect();
-    let end = loaded.file.simulation.duration.get();
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
+        .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
         .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
     {
@@ -271,6 +277,7 @@ fn bench(a: BenchArgs) -> ExitCode {
     };
     let opts = RunOptions {
         check_invariants: a.check_invariants,
+        no_metrics: a.no_metrics,
     };
     let t0 = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, None);
