@@ -2,9 +2,10 @@
 //! project's deadline, and slack (how early or late results came back).
 //!
 //! The file's bins are narrow (`[output] histogram_bin`, a minute by default) and
-//! span the whole run, so they are regrouped into at most about 80 round-width bins
-//! over the range that holds the data (up to the 99.9th percentile, and the deadline);
-//! the few values beyond are counted in the legend instead of squeezing the chart.
+//! span the whole run, so they are regrouped into round-width bins (about 60 over
+//! the data) over the range that holds the data (up to the 99.9th percentile) and
+//! the deadline; the few values beyond are counted in the legend instead of
+//! squeezing the chart.
 
 use super::calc;
 use super::data::{Bin, RunData};
@@ -19,8 +20,20 @@ const P50: RGBColor = RGBColor(44, 160, 44);
 const P90: RGBColor = RGBColor(255, 127, 14);
 const P99: RGBColor = RGBColor(148, 103, 189);
 
-/// At most this many display bins.
-const MAX_BINS: f64 = 80.0;
+/// About this many display bins across the data (the 0.1 to 99.9 percentiles)...
+const DATA_BINS: f64 = 60.0;
+/// ...and at most this many across the whole axis (which also holds the deadline).
+const MAX_BINS: f64 = 400.0;
+
+/// The display bin width: about [`DATA_BINS`] over the data, so a narrow peak far
+/// from the deadline still shows its shape, without exceeding [`MAX_BINS`] over the
+/// axis; round, and a multiple of the file's own bins.
+fn display_width(d: &RunData, bins: &[Bin], axis_span: f64) -> f64 {
+    let lo = calc::quantile(bins, 0.001).unwrap_or(0.0);
+    let hi = calc::quantile(bins, 0.999).unwrap_or(0.0);
+    let raw = ((hi - lo) / DATA_BINS).max(axis_span / MAX_BINS);
+    calc::nice_duration_width(raw, 1.0, base_width(d, bins))
+}
 
 /// Width of the file's own bins: the first bounded bin's, else `[output]
 /// histogram_bin`, else 0 (unknown).
@@ -85,9 +98,9 @@ pub fn turnaround(d: &RunData, project: &str, name: &str) -> Figure {
             .flatten()
             .fold(0.0, f64::max);
         let hi = if top > 0.0 { top * 1.08 } else { 3600.0 };
-        let width = calc::nice_duration_width(hi, MAX_BINS, base_width(d, bins));
+        let width = display_width(d, bins, hi);
         let (shown, below, above) = calc::rebin(bins, 0.0, hi, width);
-        width_words = format::duration(width);
+        width_words = format::round_duration(width);
         let mut label = format!("results (n = {})", format::number(total));
         if below + above > 0.0 {
             label.push_str(&format!(
@@ -174,7 +187,7 @@ pub fn slack(d: &RunData, project: &str, name: &str) -> Figure {
         let lo = calc::quantile(bins, 0.001).unwrap_or(0.0).min(0.0);
         let hi = calc::quantile(bins, 0.999).unwrap_or(0.0).max(0.0);
         let pad = 0.04 * (hi - lo).max(3600.0);
-        let width = calc::nice_duration_width(hi - lo + 2.0 * pad, MAX_BINS, base_width(d, bins));
+        let width = display_width(d, bins, hi - lo + 2.0 * pad);
         // Bin edges on multiples of the width, so one edge is at 0 (the deadline).
         let lo = ((lo - pad) / width).floor() * width;
         let hi = ((hi + pad) / width).ceil() * width;
@@ -214,7 +227,7 @@ pub fn slack(d: &RunData, project: &str, name: &str) -> Figure {
             x: 0.0,
             dashed: true,
         });
-        p.y_label = format!("results per {} bin", format::duration(width));
+        p.y_label = format!("results per {} bin", format::round_duration(width));
     }
     Figure::new(
         name,

@@ -106,6 +106,17 @@ pub fn duration(s: f64) -> String {
     }
 }
 
+/// A round duration (a bin width) in its largest whole unit: `1 h`, `30 min`,
+/// `2 d`, `45 s`; else as [`duration`].
+pub fn round_duration(s: f64) -> String {
+    for (unit, name) in [(86400.0, "d"), (3600.0, "h"), (60.0, "min"), (1.0, "s")] {
+        if s >= unit && (s / unit).fract() == 0.0 {
+            return format!("{} {name}", s / unit);
+        }
+    }
+    duration(s)
+}
+
 /// Hours with a precision that suits them: `0.25 h`, `12.3 h`, `168 h`.
 pub fn hours(s: f64) -> String {
     let h = s / 3600.0;
@@ -226,6 +237,10 @@ mod tests {
         assert_eq!(duration(604_800.0), "7 d");
         assert_eq!(hours(604_800.0), "168 h");
         assert_eq!(hours(900.0), "0.25 h");
+        assert_eq!(round_duration(3600.0), "1 h");
+        assert_eq!(round_duration(5400.0), "90 min");
+        assert_eq!(round_duration(172800.0), "2 d");
+        assert_eq!(round_duration(1799.0), "1799 s");
     }
 
     #[test]

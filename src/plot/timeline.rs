@@ -79,19 +79,32 @@ fn rate_panel(
     let mut p = Panel::new(title, X_TIME, y_label);
     p.x_range = x_range(d);
     p.no_data = missing(&[metric]);
+    let mut all_zero = true;
     for (i, project) in d.projects.iter().enumerate() {
         if let Some(s) = d.series(project, metric) {
-            let points = calc::rates(s, window, d.duration_s, per_s);
-            p.layers.push(Layer::Line {
-                label: project_label(project),
-                color: color(i),
-                markers: points.len() <= 40,
-                points,
-                dashed: false,
-            });
+            all_zero &= s.iter().all(|v| v.1 == 0.0);
+            p.layers.push(line(
+                project_label(project),
+                color(i),
+                calc::rates(s, window, d.duration_s, per_s),
+            ));
         }
     }
+    if all_zero && p.has_data() {
+        p.note = "zero throughout this run".into();
+    }
     p
+}
+
+/// A solid line, with point markers when it has few points (each one then matters).
+fn line(label: String, color: RGBColor, points: Vec<(f64, f64)>) -> Layer {
+    Layer::Line {
+        label,
+        color,
+        markers: points.iter().filter(|p| p.1.is_finite()).count() <= 40,
+        points,
+        dashed: false,
+    }
 }
 
 /// Throughput: workunits assimilated (valid, in error) and results reported, per day.
@@ -279,13 +292,8 @@ pub fn client_rpcs(d: &RunData) -> Figure {
             if points.iter().all(|p| p.1.is_nan()) {
                 mean.no_data = "no backoffs were started in this run".into();
             }
-            mean.layers.push(Layer::Line {
-                label: project_label(project),
-                color: color(i),
-                markers: points.len() <= 40,
-                points,
-                dashed: false,
-            });
+            mean.layers
+                .push(line(project_label(project), color(i), points));
         }
     }
     panels.push(mean);
@@ -375,7 +383,11 @@ pub fn workunits_by_state(d: &RunData, project: &str, name: &str) -> Figure {
         d,
         project,
         &[
-            ("db_workunits_open", "open: results out, validating", BLUE),
+            (
+                "db_workunits_open",
+                "open: being computed or validated",
+                BLUE,
+            ),
             (
                 "backlog_assimilator_workunits",
                 "waiting for the assimilator",
