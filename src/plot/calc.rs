@@ -45,8 +45,8 @@ pub fn window_sums(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<f64> {
     sums
 }
 
-/// The middle of each window, in days, and its length in seconds (the last window
-/// may be cut short by the end of the run).
+/// The middle of each window and its length, in seconds (the last window may be cut
+/// short by the end of the run).
 pub fn window_spans(window: i64, end: i64) -> Vec<(f64, f64)> {
     if end <= 0 || window <= 0 {
         return Vec::new();
@@ -56,13 +56,13 @@ pub fn window_spans(window: i64, end: i64) -> Vec<(f64, f64)> {
         .map(|k| {
             let start = k * window;
             let len = window.min(end - start);
-            ((start as f64 + len as f64 / 2.0) / DAY as f64, len as f64)
+            (start as f64 + len as f64 / 2.0, len as f64)
         })
         .collect()
 }
 
 /// Bucket values as a rate per `per_s` seconds (86400 for "per day"): each window's
-/// sum divided by its length, plotted at the window's middle (in days). With
+/// sum divided by its length, plotted at the window's middle (in seconds). With
 /// one-day windows over whole days this is exactly the daily total.
 pub fn rates(samples: &[(i64, f64)], window: i64, end: i64, per_s: f64) -> Vec<(f64, f64)> {
     window_sums(samples, window, end)
@@ -268,13 +268,13 @@ mod tests {
         let mut s: Vec<(i64, f64)> = (0..48).map(|h| (h * HOUR, 1.0 + (h / 24) as f64)).collect();
         s.push((2 * DAY, 5.0));
         let r = rates(&s, DAY, 2 * DAY, DAY as f64);
-        assert_eq!(r, [(0.5, 24.0), (1.5, 53.0)]);
+        assert_eq!(r, [(43_200.0, 24.0), (129_600.0, 53.0)]);
         // The same as per-hour rates.
         let r = rates(&s, DAY, 2 * DAY, HOUR as f64);
-        assert_eq!(r[0], (0.5, 1.0));
+        assert_eq!(r[0], (43_200.0, 1.0));
         // A run ending mid-window: the last window is shorter, its rate is scaled.
         let r = rates(&s[..36], DAY, 36 * HOUR, DAY as f64);
-        assert_eq!(r, [(0.5, 24.0), (1.25, 48.0)]);
+        assert_eq!(r, [(43_200.0, 24.0), (108_000.0, 48.0)]);
     }
 
     #[test]

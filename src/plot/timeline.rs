@@ -14,8 +14,44 @@ use super::format;
 use plotters::style::RGBColor;
 use std::collections::HashMap;
 
-/// The x-axis of every time chart.
-pub const X_TIME: &str = "simulated time (days)";
+/// The x-axis of the time charts: days, or hours for runs shorter than two days.
+#[derive(Clone, Copy)]
+struct TimeAxis {
+    /// Seconds per axis unit.
+    unit_s: f64,
+    label: &'static str,
+}
+
+fn time_axis(d: &RunData) -> TimeAxis {
+    if d.duration_s >= 2 * DAY {
+        TimeAxis {
+            unit_s: DAY as f64,
+            label: "simulated time (days)",
+        }
+    } else {
+        TimeAxis {
+            unit_s: HOUR as f64,
+            label: "simulated time (hours)",
+        }
+    }
+}
+
+/// Points with x in seconds, on the time axis.
+fn on_axis(d: &RunData, mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    let unit = time_axis(d).unit_s;
+    for p in &mut pts {
+        p.0 /= unit;
+    }
+    pts
+}
+
+/// A panel over simulated time, spanning the whole run.
+fn time_panel(d: &RunData, title: &str, y_label: &str) -> Panel {
+    let axis = time_axis(d);
+    let mut p = Panel::new(title, axis.label, y_label);
+    p.x_range = (d.duration_s > 0).then(|| (0.0, d.duration_s as f64 / axis.unit_s));
+    p
+}
 
 /// At most this many gauge samples per line (long runs with short intervals).
 const MAX_SAMPLES: usize = 2000;
@@ -23,10 +59,6 @@ const MAX_SAMPLES: usize = 2000;
 /// Legend label of a project.
 pub fn project_label(p: &str) -> String {
     format!("project {p}")
-}
-
-fn x_range(d: &RunData) -> Option<(f64, f64)> {
-    (d.duration_s > 0).then(|| (0.0, d.duration_s as f64 / DAY as f64))
 }
 
 /// How a window reads in a caption: "one simulated day", "6 hours".
@@ -76,18 +108,15 @@ fn rate_panel(
     window: i64,
     per_s: f64,
 ) -> Panel {
-    let mut p = Panel::new(title, X_TIME, y_label);
-    p.x_range = x_range(d);
+    let mut p = time_panel(d, title, y_label);
     p.no_data = missing(&[metric]);
     let mut all_zero = true;
     for (i, project) in d.projects.iter().enumerate() {
         if let Some(s) = d.series(project, metric) {
             all_zero &= s.iter().all(|v| v.1 == 0.0);
-            p.layers.push(line(
-                project_label(project),
-                color(i),
-                calc::rates(s, window, d.duration_s, per_s),
-            ));
+            let points = calc::rates(s, window, d.duration_s, per_s);
+            p.layers
+                .push(line(project_label(project), color(i), on_axis(d, points)));
         }
     }
     if all_zero && p.has_data() {
@@ -276,12 +305,11 @@ pub fn client_rpcs(d: &RunData) -> Figure {
             HOUR as f64,
         ),
     ];
-    let mut mean = Panel::new(
+    let mut mean = time_panel(
+        d,
         "Mean length of the backoffs started",
-        X_TIME,
         "mean backoff (hours)",
     );
-    mean.x_range = x_range(d);
     mean.no_data = missing(&["client_backoff_s", "client_backoffs"]);
     for (i, project) in d.projects.iter().enumerate() {
         if let (Some(num), Some(den)) = (
@@ -293,7 +321,7 @@ pub fn client_rpcs(d: &RunData) -> Figure {
                 mean.no_data = "no backoffs were started in this run".into();
             }
             mean.layers
-                .push(line(project_label(project), color(i), points));
+                .push(line(project_label(project), color(i), on_axis(d, points)));
         }
     }
     panels.push(mean);
@@ -318,9 +346,9 @@ pub fn client_rpcs(d: &RunData) -> Figure {
 }
 
 /// A gauge as (time in days, value) points, thinned.
-fn gauge(s: &[(i64, f64)]) -> Vec<(f64, f64)> {
-    let pts: Vec<(f64, f64)> = s.iter().map(|&(t, v)| (t as f64 / DAY as f64, v)).collect();
-    calc::thin(&pts, MAX_SAMPLES)
+fn gauge(d: &RunData, s: &[(i64, f64)]) -> Vec<(f64, f64)> {
+    let pts: Vec<(f64, f64)> = s.iter().map(|&(t, v)| (t as f64, v)).collect();
+    on_axis(d, calc::thin(&pts, MAX_SAMPLES))
 }
 
 /// A stacked-area panel of the gauges `layers` (metric, label, colour) that the run
@@ -331,8 +359,7 @@ fn stack_panel(
     layers: &[(&str, &str, RGBColor)],
     y_label: &str,
 ) -> Panel {
-    let mut p = Panel::new("", X_TIME, y_label);
-    p.x_range = x_range(d);
+    let mut p = time_panel(d, "", y_label);
     p.no_data = missing(&layers.iter().map(|l| l.0).collect::<Vec<_>>());
     let present: Vec<_> = layers
         .iter()
@@ -345,7 +372,8 @@ fn stack_panel(
         &first.0.iter().map(|s| s.0).collect::<Vec<_>>(),
         MAX_SAMPLES,
     );
-    let xs: Vec<f64> = times.iter().map(|t| *t as f64 / DAY as f64).collect();
+    let unit = time_axis(d).unit_s;
+    let xs: Vec<f64> = times.iter().map(|t| *t as f64 / unit).collect();
     let mut stack = Vec::new();
     for (s, label, c) in present {
         let by_time: HashMap<i64, f64> = s.iter().copied().collect();
@@ -417,7 +445,7 @@ pub fn workunits_by_state(d: &RunData, project: &str, name: &str) -> Figure {
         p.layers.push(Layer::Line {
             label: "total (db_workunits)".into(),
             color: INK,
-            points: gauge(total),
+            points: gauge(d, total),
             dashed: true,
             markers: false,
         });
@@ -511,8 +539,7 @@ pub fn server_backlog(d: &RunData, project: &str, name: &str) -> Figure {
             PURPLE,
         ),
     ];
-    let mut p = Panel::new("", X_TIME, "items waiting");
-    p.x_range = x_range(d);
+    let mut p = time_panel(d, "", "items waiting");
     p.no_data = missing(&[metrics[0].0, metrics[1].0, metrics[5].0]);
     let present: Vec<_> = metrics
         .iter()
@@ -526,7 +553,7 @@ pub fn server_backlog(d: &RunData, project: &str, name: &str) -> Figure {
             p.layers.push(Layer::Line {
                 label: label.into(),
                 color: c,
-                points: gauge(s),
+                points: gauge(d, s),
                 dashed: false,
                 markers: false,
             });
@@ -546,4 +573,65 @@ pub fn server_backlog(d: &RunData, project: &str, name: &str) -> Figure {
          that daemon runs too rarely or too slowly. From timeseries.csv `backlog_*` gauges.",
         vec![p],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(duration_s: i64, metric: &str, per_bucket: f64) -> RunData {
+        let samples: Vec<(i64, f64)> = (0..=duration_s / HOUR)
+            .map(|h| (h * HOUR, per_bucket))
+            .collect();
+        RunData {
+            duration_s,
+            interval_s: HOUR,
+            projects: vec!["p".into()],
+            series: [(("p".to_string(), metric.to_string()), samples)]
+                .into_iter()
+                .collect(),
+            ..RunData::default()
+        }
+    }
+
+    fn points(p: &Panel) -> Vec<(f64, f64)> {
+        match &p.layers[0] {
+            Layer::Line { points, .. } => points.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hourly_counts_become_daily_totals_on_a_day_axis() {
+        // 4 days of 2 results per hour; the bucket at the end (last second) has 0.
+        let mut d = run(4 * DAY, "results_reported", 2.0);
+        d.series.values_mut().next().unwrap().last_mut().unwrap().1 = 0.0;
+        let f = throughput(&d);
+        let reported = &f.panels[2];
+        assert_eq!(reported.x_label, "simulated time (days)");
+        assert_eq!(reported.x_range, Some((0.0, 4.0)));
+        assert_eq!(
+            points(reported),
+            [(0.5, 48.0), (1.5, 48.0), (2.5, 48.0), (3.5, 48.0)]
+        );
+        // The other panels have no data and say which column is missing.
+        assert!(!f.panels[0].has_data());
+        assert!(
+            f.panels[0]
+                .no_data
+                .contains("`workunits_assimilated_valid`")
+        );
+    }
+
+    #[test]
+    fn short_runs_use_hours_and_say_so_when_all_is_zero() {
+        let d = run(12 * HOUR, "client_rpcs_failed", 0.0);
+        let f = client_rpcs(&d);
+        let failed = &f.panels[1];
+        assert_eq!(failed.x_label, "simulated time (hours)");
+        assert_eq!(failed.x_range, Some((0.0, 12.0)));
+        assert_eq!(points(failed).len(), 12);
+        assert_eq!(points(failed)[0], (0.5, 0.0));
+        assert_eq!(failed.note, "zero throughout this run");
+    }
 }
