@@ -88,21 +88,21 @@ pub fn number(v: f64) -> String {
     }
 }
 
-/// A duration in seconds in the unit that suits it: `45 s`, `12.5 min`, `10.2 h`,
-/// `7 d`.
+/// A duration in seconds in the unit that suits it, to three significant digits:
+/// `45 s`, `12.5 min`, `10.2 h`, `7 d`, `50,942.7 d`.
 pub fn duration(s: f64) -> String {
     let a = s.abs();
     if !s.is_finite() {
         return number(s);
     }
     if a < 120.0 {
-        format!("{} s", trim(s, 1))
+        format!("{} s", number(s))
     } else if a < 2.0 * 3600.0 {
-        format!("{} min", trim(s / 60.0, 1))
+        format!("{} min", number(s / 60.0))
     } else if a < 48.0 * 3600.0 {
-        format!("{} h", trim(s / 3600.0, 1))
+        format!("{} h", number(s / 3600.0))
     } else {
-        format!("{} d", trim(s / 86400.0, 2))
+        format!("{} d", number(s / 86400.0))
     }
 }
 
@@ -235,6 +235,8 @@ mod tests {
         assert_eq!(duration(750.0), "12.5 min");
         assert_eq!(duration(36_720.0), "10.2 h");
         assert_eq!(duration(604_800.0), "7 d");
+        assert_eq!(duration(195_300.0), "2.26 d");
+        assert_eq!(duration(4_401_446_200.0), "50,942.7 d");
         assert_eq!(hours(604_800.0), "168 h");
         assert_eq!(hours(900.0), "0.25 h");
         assert_eq!(round_duration(3600.0), "1 h");

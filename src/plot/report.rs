@@ -25,7 +25,8 @@ h2 { font-size: 1.3em; margin-top: 32px; border-bottom: 1px solid #ccc; }
 .meta { color: #444; margin: 4px 0 12px; }
 .meta span { margin-right: 18px; white-space: nowrap; }
 code { background: #f2f2f2; padding: 0 3px; border-radius: 3px; }
-nav ol { columns: 3; font-size: 0.95em; }
+nav ol { columns: 3; column-gap: 32px; font-size: 0.95em; list-style-position: inside; padding-left: 0; }
+nav li { break-inside: avoid; margin-bottom: 2px; }
 table.summary { border-collapse: collapse; font-size: 0.92em; }
 table.summary th, table.summary td { border: 1px solid #ddd; padding: 3px 10px; }
 table.summary td { text-align: right; font-variant-numeric: tabular-nums; }
