@@ -4,9 +4,10 @@
 //! unwritable output); 2 bad input (scenario, flag). Errors are printed as one
 //! message, never as a panic or a backtrace.
 
+use crate::progress::RunProgress;
 use crate::scenario::load::{Loaded, load};
 use crate::stats::output::RunOutput;
-use crate::world::{RunOptions, World};
+use crate::world::{Finished, RunError, RunOptions, World};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,9 +67,13 @@ pub struct RunArgs {
     /// Check the spec's invariants after every daemon step.
     #[arg(long)]
     pub check_invariants: bool,
-    /// Print nothing on success.
+    /// Print nothing on success (and draw no progress bar).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Draw no progress bar. The bar is drawn on stderr only when stderr is a
+    /// terminal.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 #[derive(Args, Debug)]
@@ -78,6 +83,10 @@ pub struct BenchArgs {
     /// Check invariants too (slower).
     #[arg(long)]
     pub check_invariants: bool,
+    /// Draw no progress bar. The bar is drawn on stderr only when stderr is a
+    /// terminal.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// Entry point of the binary.
@@ -146,7 +155,9 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let started = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, Some(output));
-    let mut finished = match world.run() {
+    let bar = RunProgress::stderr(world.end, !a.quiet && !a.no_progress);
+    // The bar is cleared before anything else is printed.
+    let mut finished = match run_world(world, bar) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: run failed: {e}");
@@ -193,6 +204,14 @@ fn run(a: RunArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Runs `world` to the end, moving `bar` as it goes, and clears the bar.
+fn run_world(world: World, bar: Option<RunProgress>) -> Result<Finished, RunError> {
+    match bar {
+        Some(mut bar) => world.run_with(&mut |p| bar.update(p)),
+        None => world.run(),
+    }
+}
+
 /// Peak resident memory of this process, in KiB (Linux `VmHWM`).
 pub fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -212,8 +231,9 @@ fn bench(a: BenchArgs) -> ExitCode {
     let world = World::new(loaded.file.clone(), &opts, None);
     let setup = t0.elapsed().as_secs_f64();
     let hosts = world.hosts.len() + world.named.len();
+    let bar = RunProgress::stderr(world.end, !a.no_progress);
     let t1 = Instant::now();
-    let finished = match world.run() {
+    let finished = match run_world(world, bar) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: run failed: {e}");

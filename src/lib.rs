@@ -12,11 +12,12 @@
 //! - [`client`]: host models behind the scheduler request/reply interface.
 //! - [`scenario`]: scenario files, validation with precise errors, expectations.
 //! - [`stats`]: output files.
-//! - [`cli`]: the `boinc-sim` command line.
+//! - [`cli`]: the `boinc-sim` command line; [`progress`] its progress bar.
 
 pub mod cli;
 pub mod client;
 pub mod engine;
+pub mod progress;
 pub mod scenario;
 pub mod server;
 pub mod stats;
