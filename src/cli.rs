@@ -1,4 +1,4 @@
-//! The command line: `run`, `check` and `bench`.
+//! The command line: `run`, `check`, `bench` and `compare`.
 //!
 //! Exit codes: 0 success; 1 run failure (invariant violation, failed expectation,
 //! unwritable output); 2 bad input (scenario, flag). Errors are printed as one
@@ -25,6 +25,7 @@ docs/scenario.md for every key and docs/outputs.md for the output files.",
     after_help = "Exit codes: 0 success, 1 run failure or invariant violation, 2 bad input.\n\
 Examples:\n  boinc-sim run scenarios/quickstart.toml\n  \
 boinc-sim run scenarios/quickstart.toml --set project.main.workunit.delay_bound=3d --out output/db3\n  \
+boinc-sim compare output/db3 output/db7\n  \
 boinc-sim check scenarios/spec/s1-single-success.toml"
 )]
 pub struct Cli {
@@ -41,6 +42,9 @@ pub enum Command {
     /// Run a scenario without writing outputs and report wall time, events per
     /// second and peak memory.
     Bench(BenchArgs),
+    /// Compare run folders: their headline metrics side by side, the difference of
+    /// each from the first, and the configuration keys that differ.
+    Compare(CompareArgs),
 }
 
 #[derive(Args, Debug)]
@@ -89,6 +93,27 @@ pub struct BenchArgs {
     pub no_progress: bool,
 }
 
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Writes compare.csv (project, metric, run, value, diff_vs_first, \
+rel_diff_vs_first) and config_diff.csv into --out. See docs/compare.md.\n\
+Example:\n  boinc-sim compare output/db3 output/db7"
+)]
+pub struct CompareArgs {
+    /// Run folders written by `boinc-sim run` (two or more); the first is the
+    /// reference the others are compared with.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Output folder for `compare.csv` (default `output/compare/`). Written to a
+    /// temporary folder first and renamed when complete.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Name of a run in the table and `compare.csv` instead of its folder name; give
+    /// one per run, in order.
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -103,6 +128,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run(a),
         Command::Check(a) => check(a),
         Command::Bench(a) => bench(a),
+        Command::Compare(a) => compare(a),
     }
 }
 
@@ -202,6 +228,21 @@ fn run(a: RunArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+fn compare(a: CompareArgs) -> ExitCode {
+    let out = a.out.unwrap_or_else(|| Path::new("output").join("compare"));
+    match crate::compare::compare(&a.runs, &a.labels, &out) {
+        Ok(text) => {
+            print!("{text}");
+            eprintln!("compare.csv and config_diff.csv in {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
 }
 
 /// Runs `world` to the end, moving `bar` as it goes, and clears the bar.

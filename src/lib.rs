@@ -12,10 +12,12 @@
 //! - [`client`]: host models behind the scheduler request/reply interface.
 //! - [`scenario`]: scenario files, validation with precise errors, expectations.
 //! - [`stats`]: output files.
+//! - [`compare`]: puts run folders side by side (`boinc-sim compare`).
 //! - [`cli`]: the `boinc-sim` command line; [`progress`] its progress bar.
 
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod engine;
 pub mod progress;
 pub mod scenario;
