@@ -91,6 +91,9 @@ pub struct BenchArgs {
     /// terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// Collect no time series, gauges or histograms, to measure their cost.
+    #[arg(long)]
+    pub no_metrics: bool,
 }
 
 #[derive(Args, Debug)]
@@ -178,6 +181,7 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let opts = RunOptions {
         check_invariants: a.check_invariants,
+        no_metrics: false,
     };
     let started = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, Some(output));
@@ -191,14 +195,16 @@ fn run(a: RunArgs) -> ExitCode {
         }
     };
     let wall = started.elapsed().as_secs_f64();
-    let summary = crate::stats::summary::summary_json(&loaded, &finished);
+    let end = loaded.file.simulation.duration.get();
+    let headlines = crate::stats::headline::headlines(&finished, end as f64);
+    let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
     let Some(output) = finished.output.take() else {
         return ExitCode::from(1);
     };
     let names: Vec<&str> = finished.projects.iter().map(|p| p.name.as_str()).collect();
     let metrics: Vec<_> = finished.tallies.iter().map(|t| &t.metrics).collect();
-    let end = loaded.file.simulation.duration.get();
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
+        .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
         .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
         .and_then(|_| output.finish(&summary))
@@ -267,6 +273,7 @@ fn bench(a: BenchArgs) -> ExitCode {
     };
     let opts = RunOptions {
         check_invariants: a.check_invariants,
+        no_metrics: a.no_metrics,
     };
     let t0 = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, None);

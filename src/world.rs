@@ -58,12 +58,16 @@ pub enum Event {
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub check_invariants: bool,
+    /// Collect no time series, gauges or histograms (`bench --no-metrics`), to
+    /// measure what they cost; the tallies of `summary.json` are kept.
+    pub no_metrics: bool,
 }
 
 impl RunOptions {
     /// Every invariant checked after every step (`--check-invariants`).
     pub const CHECKED: Self = Self {
         check_invariants: true,
+        no_metrics: false,
     };
 }
 
@@ -378,7 +382,9 @@ impl World {
             }
         }
         queue.push(end, CLASS_END, Event::End);
-        queue.push(0, CLASS_SAMPLE, Event::Sample(0));
+        if !opts.no_metrics {
+            queue.push(0, CLASS_SAMPLE, Event::Sample(0));
+        }
 
         let checkers = (opts.check_invariants || scenario.simulation.check_invariants).then(|| {
             projects
@@ -391,11 +397,15 @@ impl World {
         let out = &scenario.output;
         let tallies = (0..nprojects)
             .map(|_| {
-                Tally::with_metrics(crate::stats::metrics::ProjectMetrics::new(
-                    out.interval.get(),
-                    out.histogram_bin.get(),
-                    end.max(1),
-                ))
+                Tally::with_metrics(if opts.no_metrics {
+                    crate::stats::metrics::ProjectMetrics::off()
+                } else {
+                    crate::stats::metrics::ProjectMetrics::new(
+                        out.interval.get(),
+                        out.histogram_bin.get(),
+                        end.max(1),
+                    )
+                })
             })
             .collect();
         Self {
@@ -549,6 +559,26 @@ impl World {
                                 p.name, p.db.result_state_counts, p.db.workunits_live
                             )));
                         }
+                        // The post-processing lists behind the stacked workunit
+                        // gauges are disjoint, so they stack into db_workunits.
+                        let d = &p.db;
+                        let lists = [
+                            &d.assimilate_ready,
+                            &d.fd_ready_wus,
+                            &d.fd_error_wus,
+                            &d.purge_ready,
+                        ];
+                        let listed: usize = lists.iter().map(|l| l.len()).sum();
+                        let mut all: Vec<_> = lists.iter().flat_map(|l| l.iter()).collect();
+                        all.sort_unstable();
+                        all.dedup();
+                        if all.len() != listed || listed as u64 > wus {
+                            return Err(RunError::Fatal(format!(
+                                "t={now}: project {}: the workunit post-processing lists overlap ({listed} entries, {} distinct, {wus} workunits)",
+                                p.name,
+                                all.len()
+                            )));
+                        }
                     }
                 }
                 for (p, t) in self.projects.iter().zip(self.tallies.iter_mut()) {
@@ -649,6 +679,15 @@ impl World {
             self.current_group = h.group as usize;
             h.wake(now, &ctx, self).min(h.leave_at)
         };
+        for p in h.projects.iter_mut().filter(|p| p.backoffs_pending > 0) {
+            self.tallies[p.project as usize].metrics.note_backoffs(
+                now,
+                p.backoffs_pending,
+                p.backoff_pending_s,
+            );
+            p.backoffs_pending = 0;
+            p.backoff_pending_s = 0.0;
+        }
         if self.checkers.is_some()
             && let Some(v) = h.buffer_violation(&ctx.cfg)
         {
@@ -921,11 +960,13 @@ impl ServerLink for World {
         let pi = call.project as usize;
         if let Some(o) = self.projects[pi].cfg.outage.iter().find(|o| o.covers(now)) {
             self.counters.rpcs_failed += 1;
+            self.tallies[pi].metrics.note_rpc(now, false);
             return match o.kind {
                 OutageKind::Down => (RpcStatus::Down { request_delay: 0.0 }, call.hostid),
                 OutageKind::Unreachable => (RpcStatus::Failed, call.hostid),
             };
         }
+        self.tallies[pi].metrics.note_rpc(now, true);
         let (hi, gi) = (self.current_host, self.current_group);
         let p = &mut self.projects[pi];
         p.db.now = now;

@@ -86,6 +86,7 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
         "hosts.csv",
         "timeseries.csv",
         "histograms.csv",
+        "summary.csv",
         "summary.json",
         "manifest.json",
     ] {
@@ -379,6 +380,165 @@ fn timeseries_agree_with_the_row_tables() {
                 *v,
                 "{t} {m}"
             );
+        }
+    }
+}
+
+/// `summary.csv` agrees with `results.csv` and `workunits.csv` recomputed: counts,
+/// shares, CPU time, FLOPs and credit exactly; turnaround percentiles to within one
+/// histogram bin (60 s); and with `summary.json`'s `headline`.
+#[test]
+fn summary_csv_agrees_with_the_row_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = write_small(tmp.path());
+    let out = tmp.path().join("s");
+    let o = run(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_path(out.join("summary.csv")).unwrap();
+    let header = r.headers().unwrap().clone();
+    let rows: Vec<_> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(&rows[0][0], "main");
+    let got = |c: &str| -> f64 {
+        let i = header
+            .iter()
+            .position(|h| h == c)
+            .unwrap_or_else(|| panic!("{c}"));
+        rows[0][i]
+            .parse()
+            .unwrap_or_else(|_| panic!("{c}: {:?}", &rows[0][i]))
+    };
+
+    let mut r = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (outcome, vs, sent, recv, dl, cpu, fl, credit) = (
+        col("outcome"),
+        col("validate_state"),
+        col("sent_time_s"),
+        col("received_time_s"),
+        col("report_deadline_s"),
+        col("cpu_time_s"),
+        col("flops_estimate_flops"),
+        col("granted_credit"),
+    );
+    let (mut n, mut with_outcome, mut reported, mut met, mut missed) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut errors, mut invalid, mut no_reply) = (0.0, 0.0, 0.0);
+    let (mut cpu_rep, mut cpu_wasted, mut useful, mut wasted, mut granted) =
+        (0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut turnaround = Vec::new();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        let num = |i: usize| rec[i].parse::<f64>().unwrap_or(0.0);
+        n += 1.0;
+        granted += num(credit);
+        let o = &rec[outcome];
+        if o != "0" {
+            with_outcome += 1.0;
+        }
+        match o {
+            "3" => errors += 1.0,
+            "4" => no_reply += 1.0,
+            _ => {}
+        }
+        if &rec[vs] == "2" {
+            invalid += 1.0;
+        }
+        if ["1", "3", "6"].contains(&o) && !rec[recv].is_empty() {
+            reported += 1.0;
+            if num(recv) <= num(dl) {
+                met += 1.0
+            } else {
+                missed += 1.0
+            }
+            turnaround.push(num(recv) - num(sent));
+            cpu_rep += num(cpu);
+            let flops = num(cpu) * num(fl);
+            match (o, &rec[vs]) {
+                ("1", "1") => useful += flops,
+                ("1", "0" | "4") => {}
+                _ => {
+                    wasted += flops;
+                    cpu_wasted += num(cpu);
+                }
+            }
+        }
+    }
+    let mut r = csv::Reader::from_path(out.join("workunits.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (assim, canon) = (col("assimilate_state"), col("canonical_resultid"));
+    let (mut wus, mut assim_valid, mut assim_error) = (0.0, 0.0, 0.0);
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        wus += 1.0;
+        if &rec[assim] == "2" {
+            if &rec[canon] != "0" {
+                assim_valid += 1.0
+            } else {
+                assim_error += 1.0
+            }
+        }
+    }
+    assert!(reported > 100.0 && errors > 0.0 && invalid > 0.0 && wasted > 0.0);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    for (c, want) in [
+        ("results_created", n),
+        ("results_reported", reported),
+        ("results_deadline_met", met),
+        ("results_deadline_missed", missed),
+        ("results_no_reply", no_reply),
+        ("error_frac", errors / with_outcome),
+        ("invalid_frac", invalid / with_outcome),
+        ("no_reply_frac", no_reply / with_outcome),
+        ("cpu_time_reported_s", cpu_rep),
+        ("cpu_time_wasted_s", cpu_wasted),
+        ("flops_useful_flops", useful),
+        ("flops_wasted_flops", wasted),
+        ("credit_granted_credit", granted),
+        ("workunits_created", wus),
+        ("workunits_assimilated_valid", assim_valid),
+        ("workunits_assimilated_error", assim_error),
+        ("results_per_workunit", n / wus),
+        ("results_reported_per_day", reported / 3.0),
+        ("delay_bound_s", 86_400.0),
+        ("min_quorum", 2.0),
+    ] {
+        assert!(
+            close(got(c), want),
+            "{c}: summary.csv {} vs recomputed {want}",
+            got(c)
+        );
+    }
+    turnaround.sort_by(f64::total_cmp);
+    for (c, q) in [
+        ("turnaround_p50_s", 0.5),
+        ("turnaround_p90_s", 0.9),
+        ("turnaround_p99_s", 0.99),
+    ] {
+        let k = ((q * turnaround.len() as f64).ceil() as usize).max(1) - 1;
+        let exact = turnaround[k];
+        assert!(
+            got(c) >= exact && got(c) <= exact + 60.0,
+            "{c}: {} vs exact {exact}",
+            got(c)
+        );
+    }
+    // summary.json carries the same row.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let headline = &json["projects"]["main"]["headline"];
+    for (i, c) in header.iter().enumerate().skip(1) {
+        match rows[0][i].parse::<f64>() {
+            // serde_json parses floats to within an ulp, not exactly.
+            Ok(v) => assert!(close(headline[c].as_f64().unwrap(), v), "{c}"),
+            Err(_) => assert!(headline[c].is_null(), "{c}"),
         }
     }
 }

@@ -250,41 +250,75 @@ fn labels_name_the_runs_and_a_rerun_replaces_the_folder() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
 
-#[test]
-fn without_summary_csv_the_metrics_come_from_summary_json() {
-    let (a, b) = runs();
-    let tmp = tempfile::tempdir().unwrap();
-    // Copies of the runs without summary.csv, as folders written before it existed.
-    let mut copies = Vec::new();
-    for (src, name) in [(a, "old3"), (b, "old7")] {
-        let dst = tmp.path().join(name);
-        std::fs::create_dir(&dst).unwrap();
-        for f in ["summary.json", "manifest.json"] {
-            std::fs::copy(src.join(f), dst.join(f)).unwrap();
-        }
-        copies.push(dst);
-    }
-    let out = tmp.path().join("cmp");
+/// Copies the summary.json and manifest.json of `src` into `dst` (a folder without
+/// summary.csv), passing summary.json through `edit`.
+fn copy_without_csv(src: &Path, dst: &Path, edit: impl Fn(&mut Value)) {
+    std::fs::create_dir(dst).unwrap();
+    std::fs::copy(src.join("manifest.json"), dst.join("manifest.json")).unwrap();
+    let mut s: Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("summary.json")).unwrap()).unwrap();
+    edit(&mut s);
+    std::fs::write(dst.join("summary.json"), s.to_string()).unwrap();
+}
+
+fn compare_into(a: &Path, b: &Path, out: &Path) -> String {
     let o = bin(&[
         "compare",
-        copies[0].to_str().unwrap(),
-        copies[1].to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("metrics from summary.json"));
-    let (_, rows) = compare_rows(&out);
-    let va = summary_values(&copies[0]);
+    text(&o.stdout)
+}
+
+#[test]
+fn without_summary_csv_the_metrics_come_from_summary_json() {
+    let (a, b) = runs();
+    let tmp = tempfile::tempdir().unwrap();
+
+    // summary.json repeats summary.csv's row under `headline`: the same comparison.
+    let with_csv = compare_rows(&{
+        let out = tmp.path().join("cmp-csv");
+        compare_into(a, b, &out);
+        out
+    })
+    .1;
+    let (j3, j7) = (tmp.path().join("db3"), tmp.path().join("db7"));
+    copy_without_csv(a, &j3, |_| {});
+    copy_without_csv(b, &j7, |_| {});
+    let out = tmp.path().join("cmp-json");
+    let stdout = compare_into(&j3, &j7, &out);
+    assert!(stdout.contains("metrics from summary.json"), "{stdout}");
+    let mut from_json = compare_rows(&out).1;
+    let mut from_csv = with_csv.clone();
+    from_json.sort();
+    from_csv.sort();
+    assert_eq!(from_json, from_csv);
+
+    // A folder from before summary.csv: every numeric figure of each project.
+    let strip = |s: &mut Value| {
+        for p in s["projects"].as_object_mut().unwrap().values_mut() {
+            p.as_object_mut().unwrap().remove("headline");
+        }
+    };
+    let (o3, o7) = (tmp.path().join("old3"), tmp.path().join("old7"));
+    copy_without_csv(a, &o3, strip);
+    copy_without_csv(b, &o7, strip);
+    let out = tmp.path().join("cmp-old");
+    compare_into(&o3, &o7, &out);
+    let rows = compare_rows(&out).1;
+    let va = summary_values(&o3);
+    assert_eq!(rows.len(), 2 * va.len());
     let workunits = rows
         .iter()
-        .find(|r| r[1] == "workunits" && r[2] == "old3")
-        .expect("the workunits count of summary.json");
+        .find(|r| r[1] == "results_by_outcome.success" && r[2] == "old3")
+        .expect("a nested figure of summary.json");
     assert_eq!(
         num(&workunits[3]),
-        va[&("main".to_string(), "workunits".to_string())]
+        va[&("main".to_string(), "results_by_outcome.success".to_string())]
     );
-    assert_eq!(rows.len(), 2 * va.len());
 }
 
 #[test]

@@ -25,12 +25,14 @@ fn quickstart() -> Loaded {
 /// Writes every file the run folder gets from a finished run, as the command line
 /// does.
 fn write_folder(loaded: &Loaded, mut f: Finished) {
-    let summary = boinc_sim::stats::summary::summary_json(loaded, &f);
+    let end = loaded.file.simulation.duration.get();
+    let headlines = boinc_sim::stats::headline::headlines(&f, end as f64);
+    let summary = boinc_sim::stats::summary::summary_json(loaded, &f, &headlines);
     let out = f.output.take().expect("the run had an output");
     let names: Vec<&str> = f.projects.iter().map(|p| p.name.as_str()).collect();
     let metrics: Vec<_> = f.tallies.iter().map(|t| &t.metrics).collect();
-    let end = loaded.file.simulation.duration.get();
     boinc_sim::stats::hosts::write_hosts_csv(out.dir(), &f).unwrap();
+    boinc_sim::stats::headline::write_csv(out.dir(), &headlines).unwrap();
     boinc_sim::stats::metrics::write(out.dir(), &names, &metrics, end).unwrap();
     boinc_sim::stats::manifest::write(out.dir(), loaded, &[]).unwrap();
     out.finish(&summary).unwrap();

@@ -96,6 +96,20 @@ pub struct ProjectState {
     pub nrpc_failed: u64,
     pub met_deadline: u64,
     pub missed_deadline: u64,
+    /// Project RPC backoffs started since the world last collected them, and their
+    /// total length (s). The world drains them after each host event into the
+    /// `client_backoffs` series, so the policies need no link to the statistics.
+    pub backoffs_pending: u32,
+    pub backoff_pending_s: f64,
+}
+
+impl ProjectState {
+    /// Records the backoff just set by a failed RPC or master fetch: its length is
+    /// `min_rpc_time - now`.
+    pub fn note_backoff(&mut self, now: f64) {
+        self.backoffs_pending += 1;
+        self.backoff_pending_s += (self.min_rpc_time - now).max(0.0);
+    }
 }
 
 /// Where a job is in the client (`result.state` + `active_task`, simplified).

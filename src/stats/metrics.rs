@@ -16,8 +16,15 @@ use std::path::Path;
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
 pub const HISTOGRAMS_CSV: &str = "histograms.csv";
 
-/// The series, in column order of the `metric` values (names carry their unit).
-pub const SERIES: [&str; 11] = [
+/// The series, in the order of their `metric` values (names carry their unit).
+///
+/// Result figures are counted at the report (`received_time`), except `results_sent`
+/// (at `sent_time`) and `results_no_reply` (at the deadline that expired). The last
+/// four come from the RPC path instead of final rows: `scheduler_requests` are RPCs
+/// that reached an up scheduler, `client_rpcs_failed` attempts that did not (outage),
+/// and `client_backoffs`/`client_backoff_s` the project backoffs clients started and
+/// their total length (spec client §1.9, §2.8).
+pub const SERIES: [&str; 19] = [
     "workunits_created",
     "workunits_canonical_found",
     "workunits_assimilated_valid",
@@ -26,46 +33,77 @@ pub const SERIES: [&str; 11] = [
     "results_reported",
     "results_deadline_met",
     "results_deadline_missed",
+    "results_too_late",
     "results_no_reply",
     "cpu_time_reported_s",
+    "cpu_time_wasted_s",
+    "flops_useful_flops",
+    "flops_wasted_flops",
     "credit_granted_credit",
+    "scheduler_requests",
+    "client_rpcs_failed",
+    "client_backoffs",
+    "client_backoff_s",
 ];
-const WU_CREATED: usize = 0;
-const WU_CANONICAL: usize = 1;
-const WU_ASSIM_VALID: usize = 2;
-const WU_ASSIM_ERROR: usize = 3;
-const R_SENT: usize = 4;
-const R_REPORTED: usize = 5;
-const R_MET: usize = 6;
-const R_MISSED: usize = 7;
-const R_NO_REPLY: usize = 8;
-const CPU_REPORTED: usize = 9;
-const CREDIT: usize = 10;
+pub const WU_CREATED: usize = 0;
+pub const WU_CANONICAL: usize = 1;
+pub const WU_ASSIM_VALID: usize = 2;
+pub const WU_ASSIM_ERROR: usize = 3;
+pub const R_SENT: usize = 4;
+pub const R_REPORTED: usize = 5;
+pub const R_MET: usize = 6;
+pub const R_MISSED: usize = 7;
+pub const R_TOO_LATE: usize = 8;
+pub const R_NO_REPLY: usize = 9;
+pub const CPU_REPORTED: usize = 10;
+pub const CPU_WASTED: usize = 11;
+pub const FLOPS_USEFUL: usize = 12;
+pub const FLOPS_WASTED: usize = 13;
+pub const CREDIT: usize = 14;
+pub const SCHED_REQUESTS: usize = 15;
+pub const RPCS_FAILED: usize = 16;
+pub const BACKOFFS: usize = 17;
+pub const BACKOFF_S: usize = 18;
 
 /// Instantaneous state of a project's server, sampled at the start of every bucket:
 /// the database's size by state and the daemons' backlogs (work lists).
-pub const GAUGES: [&str; 8] = [
+///
+/// `db_workunits` is the sum of `db_workunits_open` (still collecting, validating or
+/// waiting for the transitioner), the assimilator, file deleter and purge backlogs
+/// (in workunits) and `db_workunits_file_delete_error`: the five stack into the
+/// database's size.
+pub const GAUGES: [&str; 11] = [
     "db_workunits",
+    "db_workunits_open",
     "db_results_unsent",
     "db_results_in_progress",
     "db_results_over",
     "backlog_validator_workunits",
     "backlog_assimilator_workunits",
-    "backlog_file_deleter_files",
+    "backlog_file_deleter_workunits",
+    "backlog_file_deleter_results",
+    "db_workunits_file_delete_error",
     "backlog_db_purge_workunits",
 ];
 
 /// The gauges of one project's database now, in [`GAUGES`] order; O(1).
 pub fn gauges(db: &crate::server::db::Db) -> [f64; GAUGES.len()] {
     let c = &db.result_state_counts;
+    let queued = db.assimilate_ready.len()
+        + db.fd_ready_wus.len()
+        + db.fd_error_wus.len()
+        + db.purge_ready.len();
     [
         db.workunits_live as f64,
+        db.workunits_live.saturating_sub(queued as u64) as f64,
         c[ServerState::Unsent.code() as usize] as f64,
         c[ServerState::InProgress.code() as usize] as f64,
         c[ServerState::Over.code() as usize] as f64,
         db.need_validate.len() as f64,
         db.assimilate_ready.len() as f64,
-        (db.fd_ready_results.len() + db.fd_ready_wus.len()) as f64,
+        db.fd_ready_wus.len() as f64,
+        db.fd_ready_results.len() as f64,
+        db.fd_error_wus.len() as f64,
         db.purge_ready.len() as f64,
     ]
 }
@@ -166,6 +204,11 @@ impl ProjectMetrics {
         }
     }
 
+    /// Collects nothing: every update returns at once (`bench --no-metrics`).
+    pub fn off() -> Self {
+        ProjectMetrics::default()
+    }
+
     fn bump(&mut self, t: Time, metric: usize, v: f64) {
         if t < 0 || self.interval <= 0 {
             return;
@@ -212,23 +255,89 @@ impl ProjectMetrics {
         if r.sent_time != 0 {
             self.bump(r.sent_time, R_SENT, 1.0);
         }
-        let reported = r.received_time != 0
-            && matches!(
-                r.outcome,
-                Outcome::Success | Outcome::ClientError | Outcome::ValidateError
-            );
-        if reported {
-            self.bump(r.received_time, R_REPORTED, 1.0);
-            self.bump(r.received_time, CPU_REPORTED, r.cpu_time);
-            self.bump(r.received_time, CREDIT, r.granted_credit);
-            let met = r.received_time <= r.report_deadline;
-            self.bump(r.received_time, if met { R_MET } else { R_MISSED }, 1.0);
-            self.hist(0, (r.received_time - r.sent_time) as f64);
-            self.hist(1, (r.report_deadline - r.received_time) as f64);
+        if is_reported(r) {
+            let t = r.received_time;
+            self.bump(t, R_REPORTED, 1.0);
+            self.bump(t, CPU_REPORTED, r.cpu_time);
+            self.bump(t, CREDIT, r.granted_credit);
+            let met = t <= r.report_deadline;
+            self.bump(t, if met { R_MET } else { R_MISSED }, 1.0);
+            if r.validate_state == ValidateState::TooLate {
+                self.bump(t, R_TOO_LATE, 1.0);
+            }
+            match usefulness(r) {
+                Usefulness::Useful => self.bump(t, FLOPS_USEFUL, flops(r)),
+                Usefulness::Wasted => {
+                    self.bump(t, FLOPS_WASTED, flops(r));
+                    self.bump(t, CPU_WASTED, r.cpu_time);
+                }
+                Usefulness::Pending => {}
+            }
+            self.hist(0, (t - r.sent_time) as f64);
+            self.hist(1, (r.report_deadline - t) as f64);
         } else if r.outcome == Outcome::NoReply {
             self.bump(r.report_deadline, R_NO_REPLY, 1.0);
         }
     }
+
+    /// A scheduler RPC at `now`: reached an up server, or failed (outage).
+    pub fn note_rpc(&mut self, now: Time, reached: bool) {
+        let m = if reached { SCHED_REQUESTS } else { RPCS_FAILED };
+        self.bump(now, m, 1.0);
+    }
+
+    /// `n` project backoffs started at `now`, `secs` long in total.
+    pub fn note_backoffs(&mut self, now: Time, n: u32, secs: f64) {
+        self.bump(now, BACKOFFS, n as f64);
+        self.bump(now, BACKOFF_S, secs);
+    }
+
+    /// The total of one series over the run.
+    pub fn total(&self, metric: usize) -> f64 {
+        self.buckets.iter().map(|b| b[metric]).sum()
+    }
+}
+
+/// A result the client reported with its output or an error (not a no-reply or a
+/// server-side outcome).
+pub fn is_reported(r: &ResultRow) -> bool {
+    r.received_time != 0
+        && matches!(
+            r.outcome,
+            Outcome::Success | Outcome::ClientError | Outcome::ValidateError
+        )
+}
+
+/// Whether a reported result's computation served the project.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Usefulness {
+    /// Validated (`VALID`): its work counted towards a canonical result, whether it
+    /// became the canonical one or completed the quorum.
+    Useful,
+    /// An error, invalid, too late, or never checked because its workunit failed
+    /// (`NO_CHECK`): the CPU was spent for nothing.
+    Wasted,
+    /// Still waiting for validation when the run ended (`INIT`, `INCONCLUSIVE`).
+    Pending,
+}
+
+pub fn usefulness(r: &ResultRow) -> Usefulness {
+    if r.outcome != Outcome::Success {
+        return Usefulness::Wasted;
+    }
+    match r.validate_state {
+        ValidateState::Valid => Usefulness::Useful,
+        ValidateState::Init | ValidateState::Inconclusive => Usefulness::Pending,
+        ValidateState::Invalid | ValidateState::TooLate | ValidateState::NoCheck => {
+            Usefulness::Wasted
+        }
+    }
+}
+
+/// FLOPs a reported result cost: its CPU time at the speed the scheduler recorded
+/// for the host (`flops_estimate`, the host's `p_fpops` with one CPU app version).
+pub fn flops(r: &ResultRow) -> f64 {
+    r.cpu_time * r.flops_estimate
 }
 
 /// Writes `timeseries.csv` (`time_s,project,metric,value`: every bucket of every

@@ -4,7 +4,9 @@
 //!   ever created, purged ones included), `transitions.csv` (the audit trail of every
 //!   state change) and `summary.json`, into a temporary folder that replaces the final
 //!   one only when the run succeeded. The columns are documented in `docs/outputs.md`.
-//! * [`summary`] tallies the headline figures that go into `summary.json`.
+//! * [`summary`] tallies the figures that go into `summary.json`.
+//! * [`headline`] derives each project's headline figures from those tallies:
+//!   `summary.csv`, and `headline` in `summary.json`.
 //! * [`hosts`] writes `hosts.csv`, the client figures of merit per host, and their
 //!   population summary.
 //! * [`manifest`] writes `manifest.json`: version, scenario hash, seed, overrides and
@@ -12,6 +14,7 @@
 //! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
 //!   rows like the summary.
 
+pub mod headline;
 pub mod hosts;
 pub mod manifest;
 pub mod metrics;

@@ -80,6 +80,7 @@ pub const RESULT_COLUMNS: &[&str] = &[
     "report_deadline_s",
     "cpu_time_s",
     "elapsed_time_s",
+    "flops_estimate_flops",
     "claimed_credit",
     "granted_credit",
     "purged",
@@ -386,6 +387,7 @@ impl RunOutput {
         }
         t.float(r.cpu_time)?;
         t.float(r.elapsed_time)?;
+        t.float(r.flops_estimate)?;
         t.float(r.claimed_credit)?;
         t.float(r.granted_credit)?;
         t.bool(purged)?;
@@ -542,7 +544,7 @@ mod tests {
         assert_eq!(rs[0], RESULT_COLUMNS.join(","));
         assert_eq!(
             rs[1],
-            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,100.0,0"
+            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0"
         );
         let ts = lines(&dir.join(TRANSITIONS_CSV));
         assert_eq!(
@@ -579,7 +581,7 @@ mod tests {
         assert_eq!(entries(&dir), [RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]);
         assert_eq!(
             lines(&dir.join(RESULTS_CSV))[1],
-            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,1"
+            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1"
         );
         assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 1);
     }

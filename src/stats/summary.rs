@@ -24,6 +24,10 @@ pub struct Tally {
     /// Reported results whose report came after the deadline told to the client.
     pub results_reported_late: u64,
     pub granted_credit_total: f64,
+    /// Claimed and granted credit of validated results: their ratio says how far
+    /// hosts' claims are from what the project grants (spec backend §6).
+    pub valid_claimed_credit: f64,
+    pub valid_granted_credit: f64,
     /// Mean seconds from creation to canonical result, over WUs that have one.
     pub mean_time_to_canonical_s: f64,
     #[serde(skip)]
@@ -103,18 +107,43 @@ impl Tally {
             self.results_reported_late += 1;
         }
         self.granted_credit_total += r.granted_credit;
+        if r.validate_state == ValidateState::Valid {
+            self.valid_claimed_credit += r.claimed_credit;
+            self.valid_granted_credit += r.granted_credit;
+        }
+    }
+
+    /// Results with this outcome name (see [`outcome_name`]).
+    pub fn outcome_count(&self, name: &str) -> u64 {
+        self.results_by_outcome.get(name).copied().unwrap_or(0)
+    }
+
+    /// Results with this validate state name.
+    pub fn validate_count(&self, name: &str) -> u64 {
+        self.results_by_validate_state
+            .get(name)
+            .copied()
+            .unwrap_or(0)
     }
 }
 
 /// `summary.json`: headline figures and the effective configuration. Contains no
 /// wall-clock figure, so two runs of one scenario give identical files.
+///
+/// Each project holds its tally and, under `headline`, the figures of its
+/// `summary.csv` row.
 pub fn summary_json(
     loaded: &crate::scenario::load::Loaded,
     f: &crate::world::Finished,
+    headlines: &[super::headline::Headline],
 ) -> serde_json::Value {
     let mut projects = serde_json::Map::new();
-    for (p, t) in f.projects.iter().zip(&f.tallies) {
-        projects.insert(p.name.clone(), serde_json::to_value(t).unwrap_or_default());
+    for ((p, t), h) in f.projects.iter().zip(&f.tallies).zip(headlines) {
+        let mut v = serde_json::to_value(t).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("headline".into(), super::headline::to_json(h));
+        }
+        projects.insert(p.name.clone(), v);
     }
     serde_json::json!({
         "scenario": loaded.file.simulation.name,

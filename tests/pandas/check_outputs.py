@@ -36,6 +36,7 @@ def main(run_dir):
     hosts = pd.read_csv(d / "hosts.csv")
     ts = pd.read_csv(d / "timeseries.csv")
     hist = pd.read_csv(d / "histograms.csv")
+    summ = pd.read_csv(d / "summary.csv")
 
     # Row counts agree with the summary.
     for name, t in projects.items():
@@ -78,6 +79,22 @@ def main(run_dir):
     want = sum(t["results_sent"] for t in projects.values())
     if int(sent) != want:
         fail(f"timeseries.csv: {sent} results sent, summary says {want}")
+    # summary.csv: one row per project, every figure a float, equal to summary.json.
+    if sorted(summ["project"]) != sorted(projects):
+        fail(f"summary.csv projects {list(summ['project'])}, summary.json has {list(projects)}")
+    if not pd.api.types.is_string_dtype(summ["project"]):
+        fail(f"summary.csv: project column is {summ['project'].dtype}, expected text")
+    for c in summ.columns[1:]:
+        if summ[c].dtype.kind != "f":
+            fail(f"summary.csv: column {c} is {summ[c].dtype}, expected floats")
+    for _, row in summ.iterrows():
+        head = projects[row["project"]]["headline"]
+        for c in summ.columns[1:]:
+            want = head[c]
+            if (want is None) != pd.isna(row[c]) or (
+                want is not None and abs(row[c] - want) > 1e-9 * max(1.0, abs(want))
+            ):
+                fail(f"summary.csv {row['project']}.{c} = {row[c]}, summary.json says {want}")
     print(
         f"check_outputs: ok ({len(wu)} workunits, {len(res)} results, {len(hosts)} hosts, "
         f"{len(ts)} series rows, {len(hist)} histogram rows)"

@@ -36,6 +36,7 @@ pub fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &Cli
     if p.master_fetch_failures >= MASTER_FETCH_RETRY_CAP {
         p.master_url_fetch_pending = true;
         set_min_rpc_time(p, now + MASTER_FETCH_INTERVAL);
+        p.note_backoff(now);
         return;
     }
     if p.nrpc_failures == MASTER_FETCH_PERIOD {
@@ -50,6 +51,7 @@ pub fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &Cli
     let u = host.draw_u(cfg);
     let p = &mut host.projects[pi];
     set_min_rpc_time(p, now + cap * (0.5 + 0.5 * u));
+    p.note_backoff(now);
 }
 
 /// `resource_backoff` of the CPU (§2.7): 600 s, then doubling up to a day, times a

@@ -94,4 +94,5 @@ pub fn backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
         u,
     );
     p.min_rpc_time = now + delay;
+    p.note_backoff(now);
 }

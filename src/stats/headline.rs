@@ -1,0 +1,316 @@
+//! The headline figures of each project: one row per project in `summary.csv`, and
+//! the same values under `headline` in `summary.json`.
+//!
+//! Everything here is derived at the end of a run from what the run already tallied
+//! ([`super::summary::Tally`], the series and histograms of [`super::metrics`]) and
+//! from the hosts, so it costs nothing in the event loop. The columns, their units and
+//! their exact definitions are documented in `docs/outputs.md` (`summary.csv`).
+
+use super::metrics::{self, Hist, ProjectMetrics};
+use super::summary::Tally;
+use crate::world::Finished;
+use std::io;
+use std::path::Path;
+
+pub const SUMMARY_CSV: &str = "summary.csv";
+
+/// One project's row: the column names (with their unit suffix) and values, in
+/// column order. `None` is a figure without data (written as an empty field).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Headline {
+    pub project: String,
+    pub values: Vec<(&'static str, Option<f64>)>,
+}
+
+impl Headline {
+    /// The value of a column, if the column exists and has data.
+    pub fn get(&self, column: &str) -> Option<f64> {
+        self.values
+            .iter()
+            .find(|(c, _)| *c == column)
+            .and_then(|(_, v)| *v)
+    }
+}
+
+/// `a / b`, or no value when `b` is zero.
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b != 0.0).then(|| a / b)
+}
+
+/// A quantile of a histogram, with no value when it is empty or the quantile lies
+/// beyond its range.
+fn quantile(h: Option<&Hist>, q: f64) -> Option<f64> {
+    h.and_then(|h| h.quantile(q)).filter(|x| x.is_finite())
+}
+
+/// The Gini coefficient of non-negative values sorted ascending: 0 when all are
+/// equal, `(n-1)/n` when one holds everything; no value without a positive total.
+pub fn gini(sorted: &[f64]) -> Option<f64> {
+    let n = sorted.len() as f64;
+    let total: f64 = sorted.iter().sum();
+    if sorted.is_empty() || total <= 0.0 {
+        return None;
+    }
+    let weighted: f64 = sorted
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (2.0 * (i as f64 + 1.0) - n - 1.0) * x)
+        .sum();
+    Some(weighted / (n * total))
+}
+
+/// Nearest-rank `q`-quantile of values sorted ascending.
+fn rank_quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let k = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[k - 1])
+}
+
+/// What the hosts attached to one project did for it.
+#[derive(Default)]
+struct HostSide {
+    /// Credit of each attached host, sorted ascending.
+    credits: Vec<f64>,
+    flops_total: f64,
+    flops_used: f64,
+}
+
+fn host_side(f: &Finished, pi: usize) -> HostSide {
+    let mut s = HostSide::default();
+    for h in &f.hosts {
+        let Some(p) = h.projects.iter().find(|p| p.project as usize == pi) else {
+            continue;
+        };
+        let credit = match p.hostid {
+            0 => 0.0,
+            id => f.projects[pi]
+                .db
+                .hosts
+                .get(id)
+                .map_or(0.0, |r| r.total_credit),
+        };
+        s.credits.push(credit);
+        s.flops_total += h.merit.flops_total;
+        s.flops_used += h.merit.flops_used;
+    }
+    s.credits.sort_by(f64::total_cmp);
+    s
+}
+
+/// The headline row of project `pi`.
+fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
+    let p = &f.projects[pi];
+    let t: &Tally = &f.tallies[pi];
+    let m: &ProjectMetrics = &t.metrics;
+    let days = duration_s / 86_400.0;
+    let hours = duration_s / 3_600.0;
+    let total = |k| m.total(k);
+    let hist = |name: &str| {
+        metrics::HISTOGRAMS
+            .iter()
+            .position(|h| *h == name)
+            .and_then(|i| m.hists.get(i))
+    };
+    let with_outcome = (t.results - t.outcome_count("init")) as f64;
+    let met = total(metrics::R_MET);
+    let missed = total(metrics::R_MISSED);
+    let assim_valid = total(metrics::WU_ASSIM_VALID);
+    let assim_error = total(metrics::WU_ASSIM_ERROR);
+    let reported = total(metrics::R_REPORTED);
+    let cpu_reported = total(metrics::CPU_REPORTED);
+    let cpu_wasted = total(metrics::CPU_WASTED);
+    let backoffs = total(metrics::BACKOFFS);
+    let hosts = host_side(f, pi);
+    let turnaround = hist("result_turnaround_s");
+    let slack = hist("result_slack_s");
+    let canonical = hist("workunit_time_to_canonical_s");
+    let assimilation = hist("workunit_time_to_assimilation_s");
+    let n = |x: u64| Some(x as f64);
+    let values = vec![
+        (
+            "delay_bound_s",
+            Some(p.cfg.workunit.delay_bound.get() as f64),
+        ),
+        ("min_quorum", Some(p.cfg.workunit.min_quorum as f64)),
+        (
+            "target_nresults",
+            Some(p.cfg.workunit.target_nresults as f64),
+        ),
+        ("workunits_created", n(t.workunits)),
+        ("workunits_assimilated_valid", Some(assim_valid)),
+        ("workunits_assimilated_error", Some(assim_error)),
+        (
+            "workunits_assimilated_per_day",
+            ratio(assim_valid + assim_error, days),
+        ),
+        ("results_created", n(t.results)),
+        ("results_sent", n(t.results_sent)),
+        ("results_reported", Some(reported)),
+        ("results_reported_per_day", ratio(reported, days)),
+        (
+            "results_per_workunit",
+            ratio(t.results as f64, t.workunits as f64),
+        ),
+        ("results_deadline_met", Some(met)),
+        ("results_deadline_missed", Some(missed)),
+        ("deadline_miss_frac", ratio(missed, met + missed)),
+        ("results_no_reply", n(t.outcome_count("no_reply"))),
+        ("results_too_late", n(t.validate_count("too_late"))),
+        (
+            "error_frac",
+            ratio(t.outcome_count("client_error") as f64, with_outcome),
+        ),
+        (
+            "invalid_frac",
+            ratio(t.validate_count("invalid") as f64, with_outcome),
+        ),
+        (
+            "no_reply_frac",
+            ratio(t.outcome_count("no_reply") as f64, with_outcome),
+        ),
+        (
+            "didnt_need_frac",
+            ratio(t.outcome_count("didnt_need") as f64, with_outcome),
+        ),
+        (
+            "too_late_frac",
+            ratio(t.validate_count("too_late") as f64, with_outcome),
+        ),
+        ("cpu_time_reported_s", Some(cpu_reported)),
+        ("cpu_time_wasted_s", Some(cpu_wasted)),
+        ("wasted_cpu_frac", ratio(cpu_wasted, cpu_reported)),
+        ("flops_useful_flops", Some(total(metrics::FLOPS_USEFUL))),
+        ("flops_wasted_flops", Some(total(metrics::FLOPS_WASTED))),
+        ("credit_granted_credit", Some(t.granted_credit_total)),
+        (
+            "credit_granted_per_day_credit",
+            ratio(t.granted_credit_total, days),
+        ),
+        ("credit_claimed_valid_credit", Some(t.valid_claimed_credit)),
+        // Under credit_new BOINC stores no claims (claimed_credit = 0, spec
+        // backend §1.2): the ratio then has no value rather than a misleading 0.
+        (
+            "claimed_to_granted_ratio",
+            ratio(t.valid_claimed_credit, t.valid_granted_credit)
+                .filter(|_| t.valid_claimed_credit > 0.0),
+        ),
+        ("hosts_attached", Some(hosts.credits.len() as f64)),
+        (
+            "credit_per_host_mean_credit",
+            ratio(hosts.credits.iter().sum(), hosts.credits.len() as f64),
+        ),
+        (
+            "credit_per_host_p50_credit",
+            rank_quantile(&hosts.credits, 0.5),
+        ),
+        (
+            "credit_per_host_p90_credit",
+            rank_quantile(&hosts.credits, 0.9),
+        ),
+        ("credit_per_host_gini", gini(&hosts.credits)),
+        ("turnaround_p50_s", quantile(turnaround, 0.5)),
+        ("turnaround_p90_s", quantile(turnaround, 0.9)),
+        ("turnaround_p99_s", quantile(turnaround, 0.99)),
+        ("slack_p01_s", quantile(slack, 0.01)),
+        ("slack_p10_s", quantile(slack, 0.1)),
+        ("slack_p50_s", quantile(slack, 0.5)),
+        ("time_to_canonical_p50_s", quantile(canonical, 0.5)),
+        ("time_to_canonical_p90_s", quantile(canonical, 0.9)),
+        ("time_to_canonical_p99_s", quantile(canonical, 0.99)),
+        ("time_to_assimilation_p50_s", quantile(assimilation, 0.5)),
+        ("time_to_assimilation_p90_s", quantile(assimilation, 0.9)),
+        ("time_to_assimilation_p99_s", quantile(assimilation, 0.99)),
+        ("scheduler_requests", Some(total(metrics::SCHED_REQUESTS))),
+        (
+            "scheduler_requests_per_hour",
+            ratio(total(metrics::SCHED_REQUESTS), hours),
+        ),
+        ("client_rpcs_failed", Some(total(metrics::RPCS_FAILED))),
+        ("client_backoffs", Some(backoffs)),
+        (
+            "client_backoff_mean_s",
+            ratio(total(metrics::BACKOFF_S), backoffs),
+        ),
+        (
+            "hosts_idle_frac",
+            ratio(
+                (hosts.flops_total - hosts.flops_used).max(0.0),
+                hosts.flops_total,
+            ),
+        ),
+    ];
+    Headline {
+        project: p.name.clone(),
+        values,
+    }
+}
+
+/// The headline rows of every project, in scenario order.
+pub fn headlines(f: &Finished, duration_s: f64) -> Vec<Headline> {
+    (0..f.projects.len())
+        .map(|pi| headline(f, pi, duration_s))
+        .collect()
+}
+
+/// `summary.json`'s `headline` object of one project (missing values are `null`).
+pub fn to_json(h: &Headline) -> serde_json::Value {
+    let map: serde_json::Map<_, _> = h
+        .values
+        .iter()
+        .map(|(c, v)| (c.to_string(), serde_json::json!(v)))
+        .collect();
+    serde_json::Value::Object(map)
+}
+
+/// Writes `summary.csv`: a `project` column, then one column per figure, floats in
+/// the shortest round-trip form, an empty field for a figure without data.
+pub fn write_csv(dir: &Path, rows: &[Headline]) -> io::Result<()> {
+    let mut w = csv::Writer::from_path(dir.join(SUMMARY_CSV))?;
+    let mut header = vec!["project"];
+    if let Some(first) = rows.first() {
+        header.extend(first.values.iter().map(|(c, _)| *c));
+    }
+    w.write_record(&header)?;
+    for h in rows {
+        let mut rec = vec![h.project.clone()];
+        rec.extend(
+            h.values
+                .iter()
+                .map(|(_, v)| v.map_or(String::new(), |x| format!("{x:?}"))),
+        );
+        w.write_record(&rec)?;
+    }
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gini_of_known_distributions() {
+        assert_eq!(gini(&[5.0, 5.0, 5.0, 5.0]), Some(0.0));
+        assert_eq!(gini(&[0.0, 0.0, 0.0, 8.0]), Some(0.75));
+        assert_eq!(gini(&[]), None);
+        assert_eq!(gini(&[0.0, 0.0]), None);
+        // 1,2,3,4: Σ(2i-n-1)x = -3-2+3+12 = 10; 10 / (4·10) = 0.25.
+        assert_eq!(gini(&[1.0, 2.0, 3.0, 4.0]), Some(0.25));
+    }
+
+    #[test]
+    fn nearest_rank_quantiles() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0];
+        assert_eq!(rank_quantile(&v, 0.5), Some(5.0));
+        assert_eq!(rank_quantile(&v, 0.9), Some(9.0));
+        assert_eq!(rank_quantile(&v, 0.0), Some(1.0));
+        assert_eq!(rank_quantile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn ratios_without_a_denominator_have_no_value() {
+        assert_eq!(ratio(1.0, 0.0), None);
+        assert_eq!(ratio(1.0, 4.0), Some(0.25));
+    }
+}
