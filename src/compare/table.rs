@@ -344,10 +344,10 @@ fn group(int: u64) -> String {
     out
 }
 
-/// A number for people: thousands separators (`1,234,567`, `16,833.3`), up to three
-/// decimals for small values (`2.346`), three significant figures below 1
-/// (`0.0258`), scientific notation for the very large or very small (`3.60e13`,
-/// `3.55e-5`); `–` when missing.
+/// A number for people: about four significant figures, whole numbers from 100,000
+/// on, thousands separators (`1,234,567`, `16,833.3`, `81.5`, `2.346`), three
+/// significant figures below 1 (`0.0258`), scientific notation for the very large
+/// or very small (`3.60e13`, `3.55e-5`); `–` when missing.
 pub fn human(v: Option<f64>) -> String {
     let Some(v) = v else {
         return "–".to_string();
@@ -356,36 +356,33 @@ pub fn human(v: Option<f64>) -> String {
         return format!("{v}");
     }
     let a = v.abs();
-    let sign = if v < 0.0 { "-" } else { "" };
     if a == 0.0 {
         return "0".to_string();
     }
     if !(1e-3..1e12).contains(&a) {
         return format!("{v:.2e}");
     }
-    if a >= 1000.0 {
-        // One decimal, unless the value is whole.
-        let tenths = (a * 10.0).round() as u64;
-        let (int, frac) = (tenths / 10, tenths % 10);
-        return if frac == 0 {
-            format!("{sign}{}", group(int))
-        } else {
-            format!("{sign}{}.{frac}", group(int))
-        };
-    }
-    let decimals = if a >= 1.0 {
+    let decimals = if a >= 1e5 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 10.0 {
+        2
+    } else if a >= 1.0 {
         3
     } else {
-        // Three significant figures.
         (2 - a.log10().floor() as i32).max(0) as usize
     };
-    let s = format!("{a:.decimals$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    let digits = format!("{a:.decimals$}");
+    let (int, frac) = digits.split_once('.').unwrap_or((&digits, ""));
+    let frac = frac.trim_end_matches('0');
+    let int = group(int.parse().expect("digits"));
+    let sign = if v < 0.0 { "-" } else { "" };
+    if frac.is_empty() {
+        format!("{sign}{int}")
     } else {
-        s
-    };
-    format!("{sign}{s}")
+        format!("{sign}{int}.{frac}")
+    }
 }
 
 /// [`human`] with a sign: `+345,600`, `-0.5`, `0`.
@@ -396,8 +393,8 @@ pub fn signed(v: Option<f64>) -> String {
     }
 }
 
-/// A fraction as a signed percentage with one decimal: `+12.3%`, `-0.5%`, `0%`;
-/// `–` when there is none.
+/// A fraction as a signed percentage with one decimal: `+12.3%`, `-0.5%`, `0%`,
+/// `-<0.1%` for a change too small for one decimal; `–` when there is none.
 pub fn percent(v: Option<f64>) -> String {
     let Some(f) = v else {
         return "–".to_string();
@@ -408,6 +405,10 @@ pub fn percent(v: Option<f64>) -> String {
     let p = f * 100.0;
     let tenths = (p.abs() * 10.0).round() as u64;
     let sign = if p < 0.0 { '-' } else { '+' };
+    if tenths == 0 {
+        // A change too small for one decimal is still a change.
+        return format!("{sign}<0.1%");
+    }
     format!("{sign}{}.{}%", group(tenths / 10), tenths % 10)
 }
 
@@ -426,7 +427,10 @@ mod tests {
         assert_eq!(human(Some(1234567.0)), "1,234,567");
         assert_eq!(human(Some(16833.333333)), "16,833.3");
         assert_eq!(human(Some(-16833.04)), "-16,833");
-        assert_eq!(human(Some(999.9999)), "1000");
+        assert_eq!(human(Some(999.9999)), "1,000");
+        assert_eq!(human(Some(4_401_446_200.2)), "4,401,446,200");
+        assert_eq!(human(Some(666.8333)), "666.8");
+        assert_eq!(human(Some(81.496)), "81.5");
         assert_eq!(human(Some(2.34567)), "2.346");
         assert_eq!(human(Some(1.5)), "1.5");
         assert_eq!(human(Some(0.025760549558390577)), "0.0258");
@@ -449,6 +453,7 @@ mod tests {
         assert_eq!(percent(Some(0.123)), "+12.3%");
         assert_eq!(percent(Some(-0.005)), "-0.5%");
         assert_eq!(percent(Some(0.0)), "0%");
+        assert_eq!(percent(Some(-1.1e-4)), "-<0.1%");
         assert_eq!(percent(Some(12.345)), "+1,234.5%");
         assert_eq!(percent(None), "–");
     }
