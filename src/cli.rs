@@ -1,12 +1,13 @@
-//! The command line: `run`, `check`, `bench` and `plot`.
+//! The command line: `run`, `check`, `bench`, `compare` and `plot`.
 //!
 //! Exit codes: 0 success; 1 run failure (invariant violation, failed expectation,
 //! unwritable output); 2 bad input (scenario, flag). Errors are printed as one
 //! message, never as a panic or a backtrace.
 
+use crate::progress::RunProgress;
 use crate::scenario::load::{Loaded, load};
 use crate::stats::output::RunOutput;
-use crate::world::{RunOptions, World};
+use crate::world::{Finished, RunError, RunOptions, World};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,6 +25,7 @@ docs/scenario.md for every key and docs/outputs.md for the output files.",
     after_help = "Exit codes: 0 success, 1 run failure or invariant violation, 2 bad input.\n\
 Examples:\n  boinc-sim run scenarios/quickstart.toml\n  \
 boinc-sim run scenarios/quickstart.toml --set project.main.workunit.delay_bound=3d --out output/db3\n  \
+boinc-sim compare output/db3 output/db7\n  \
 boinc-sim check scenarios/spec/s1-single-success.toml\n  \
 boinc-sim run scenarios/quickstart.toml --plot\n  \
 boinc-sim plot output/quickstart"
@@ -42,6 +44,9 @@ pub enum Command {
     /// Run a scenario without writing outputs and report wall time, events per
     /// second and peak memory.
     Bench(BenchArgs),
+    /// Compare run folders: their headline metrics side by side, the difference of
+    /// each from the first, and the configuration keys that differ.
+    Compare(CompareArgs),
     /// Draw the charts of a run folder (plots/*.png, plots/*.svg) and write its
     /// report.html (see docs/plots.md).
     Plot(PlotArgs),
@@ -71,9 +76,13 @@ pub struct RunArgs {
     /// Check the spec's invariants after every daemon step.
     #[arg(long)]
     pub check_invariants: bool,
-    /// Print nothing on success.
+    /// Print nothing on success (and draw no progress bar).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Draw no progress bar. The bar is drawn on stderr only when stderr is a
+    /// terminal.
+    #[arg(long)]
+    pub no_progress: bool,
     /// Also draw the charts (plots/) and write report.html, as `boinc-sim plot` does,
     /// before the run folder is moved into place.
     #[arg(long)]
@@ -96,9 +105,34 @@ pub struct BenchArgs {
     /// Check invariants too (slower).
     #[arg(long)]
     pub check_invariants: bool,
+    /// Draw no progress bar. The bar is drawn on stderr only when stderr is a
+    /// terminal.
+    #[arg(long)]
+    pub no_progress: bool,
     /// Collect no time series, gauges or histograms, to measure their cost.
     #[arg(long)]
     pub no_metrics: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Writes compare.csv (project, metric, run, value, diff_vs_first, \
+rel_diff_vs_first) and config_diff.csv into --out. See docs/compare.md.\n\
+Example:\n  boinc-sim compare output/db3 output/db7"
+)]
+pub struct CompareArgs {
+    /// Run folders written by `boinc-sim run` (two or more); the first is the
+    /// reference the others are compared with.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Output folder for `compare.csv` (default `output/compare/`). Written to a
+    /// temporary folder first and renamed when complete.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Name of a run in the table and `compare.csv` instead of its folder name; give
+    /// one per run, in order.
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
 }
 
 /// Entry point of the binary.
@@ -115,6 +149,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run(a),
         Command::Check(a) => check(a),
         Command::Bench(a) => bench(a),
+        Command::Compare(a) => compare(a),
         Command::Plot(a) => plot(a),
     }
 }
@@ -169,7 +204,9 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let started = Instant::now();
     let world = World::new(loaded.file.clone(), &opts, Some(output));
-    let mut finished = match world.run() {
+    let bar = RunProgress::stderr(world.end, !a.quiet && !a.no_progress);
+    // The bar is cleared before anything else is printed.
+    let mut finished = match run_world(world, bar) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: run failed: {e}");
@@ -238,6 +275,21 @@ fn run(a: RunArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+fn compare(a: CompareArgs) -> ExitCode {
+    let out = a.out.unwrap_or_else(|| Path::new("output").join("compare"));
+    match crate::compare::compare(&a.runs, &a.labels, &out) {
+        Ok(text) => {
+            print!("{text}");
+            eprintln!("compare.csv and config_diff.csv in {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
+
 fn print_plotted(run_dir: &Path, charts: usize) {
     eprintln!(
         "{charts} charts in {}, report in {}",
@@ -263,6 +315,14 @@ fn plot(a: PlotArgs) -> ExitCode {
     }
 }
 
+/// Runs `world` to the end, moving `bar` as it goes, and clears the bar.
+fn run_world(world: World, bar: Option<RunProgress>) -> Result<Finished, RunError> {
+    match bar {
+        Some(mut bar) => world.run_with(&mut |p| bar.update(p)),
+        None => world.run(),
+    }
+}
+
 /// Peak resident memory of this process, in KiB (Linux `VmHWM`).
 pub fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -283,8 +343,9 @@ fn bench(a: BenchArgs) -> ExitCode {
     let world = World::new(loaded.file.clone(), &opts, None);
     let setup = t0.elapsed().as_secs_f64();
     let hosts = world.hosts.len() + world.named.len();
+    let bar = RunProgress::stderr(world.end, !a.no_progress);
     let t1 = Instant::now();
-    let finished = match world.run() {
+    let finished = match run_world(world, bar) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: run failed: {e}");

@@ -13,12 +13,15 @@
 //! - [`scenario`]: scenario files, validation with precise errors, expectations.
 //! - [`stats`]: output files.
 //! - [`plot`]: charts (PNG, SVG) and the HTML report of a run folder.
-//! - [`cli`]: the `boinc-sim` command line.
+//! - [`compare`]: puts run folders side by side (`boinc-sim compare`).
+//! - [`cli`]: the `boinc-sim` command line; [`progress`] its progress bar.
 
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod engine;
 pub mod plot;
+pub mod progress;
 pub mod scenario;
 pub mod server;
 pub mod stats;

@@ -186,7 +186,7 @@ impl Table {
 }
 
 /// `<dir>.<kind>-<pid>`, a sibling of `dir`.
-fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
+pub(crate) fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
     let name = dir.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -198,8 +198,44 @@ fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
     Ok(dir.with_file_name(name))
 }
 
+/// Renames the finished folder `tmp_dir` to `final_dir`: an existing `final_dir` is
+/// first renamed to `<final_dir>.old-<pid>`, the temporary folder renamed to
+/// `final_dir`, then the old one deleted. If the last rename fails the old folder is
+/// put back. Shared by every writer of an atomic output folder (runs, `compare`).
+pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()> {
+    let old = sibling(final_dir, "old")?;
+    let had_old = match fs::symlink_metadata(final_dir) {
+        Ok(_) => {
+            remove_any(&old)?;
+            fs::rename(final_dir, &old)?;
+            true
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e),
+    };
+    if let Err(e) = fs::rename(tmp_dir, final_dir) {
+        if had_old {
+            let _ = fs::rename(&old, final_dir);
+        }
+        return Err(e);
+    }
+    if had_old {
+        remove_any(&old).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "the new output is in {}, but the previous one, moved to {}, could not be removed: {e}",
+                    final_dir.display(),
+                    old.display()
+                ),
+            )
+        })?;
+    }
+    Ok(())
+}
+
 /// Removes a folder or file if it exists.
-fn remove_any(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_any(path: &Path) -> io::Result<()> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => fs::remove_dir_all(path),
         Ok(_) => fs::remove_file(path),
@@ -398,35 +434,10 @@ impl RunOutput {
         f.write_all(b"\n")?;
         f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
 
-        let old = sibling(&self.final_dir, "old")?;
-        let had_old = match fs::symlink_metadata(&self.final_dir) {
-            Ok(_) => {
-                remove_any(&old)?;
-                fs::rename(&self.final_dir, &old)?;
-                true
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-            Err(e) => return Err(e),
-        };
-        if let Err(e) = fs::rename(&self.tmp_dir, &self.final_dir) {
-            if had_old {
-                let _ = fs::rename(&old, &self.final_dir);
-            }
-            return Err(e);
-        }
+        // Once the folder is in place nothing is left at the temporary path, so
+        // dropping `self` after an error removes nothing that matters.
+        move_into_place(&self.tmp_dir, &self.final_dir)?;
         self.armed = false;
-        if had_old {
-            remove_any(&old).map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "the new output is in {}, but the previous one, moved to {}, could not be removed: {e}",
-                        self.final_dir.display(),
-                        old.display()
-                    ),
-                )
-            })?;
-        }
         Ok(())
     }
 
