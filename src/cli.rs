@@ -280,7 +280,10 @@ fn compare(a: CompareArgs) -> ExitCode {
     match crate::compare::compare(&a.runs, &a.labels, &out) {
         Ok(text) => {
             print!("{text}");
-            eprintln!("compare.csv and config_diff.csv in {}", out.display());
+            eprintln!(
+                "compare.csv, config_diff.csv and the overlay charts in {}",
+                out.display()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

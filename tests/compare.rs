@@ -199,8 +199,25 @@ fn compare_shows_the_changed_key_and_every_runs_own_values() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["compare.csv", "config_diff.csv"]);
+    let mut want = vec!["compare.csv".to_string(), "config_diff.csv".to_string()];
+    for chart in ["deadlines", "rpcs", "server", "throughput", "turnaround"] {
+        for ext in ["png", "svg"] {
+            want.push(format!("compare_{chart}.{ext}"));
+        }
+    }
+    want.sort();
+    assert_eq!(names, want);
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    // Each overlay chart draws both runs, named by their labels, and is a real PNG.
+    for chart in ["throughput", "turnaround", "server"] {
+        let svg = std::fs::read_to_string(out.join(format!("compare_{chart}.svg"))).unwrap();
+        for label in ["db3", "db7"] {
+            assert!(svg.lines().any(|l| l.trim() == label), "{chart}: {label}");
+        }
+        let png = std::fs::read(out.join(format!("compare_{chart}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{chart}");
+    }
+    assert!(stdout.contains("Overlay charts (PNG and SVG): compare_throughput"));
     let diff = std::fs::read_to_string(out.join("config_diff.csv")).unwrap();
     assert_eq!(
         diff,

@@ -14,15 +14,12 @@
 //! folder: into a temporary sibling, renamed into place when complete
 //! ([`CompareOutput`]). Usage and columns: `docs/compare.md`.
 //!
-//! # Adding files to a comparison (charts)
+//! # Charts
 //!
-//! [`compare`] is three steps that other outputs can join: [`load_runs`] gives the
-//! runs (label, folder, per-project metrics; [`Run::file`] finds e.g. each run's
-//! `timeseries.csv` for overlay charts), [`CompareOutput::dir`] is the folder being
-//! written, and [`CompareOutput::finish`] moves it into place. A chart writer taking
-//! `(&[Run], &Path)` belongs between [`Comparison::write_csv`] and
-//! [`CompareOutput::finish`] in [`compare`], so that its files appear atomically with
-//! `compare.csv`; it can also be used on its own with [`load_runs`].
+//! Between [`Comparison::write_csv`] and [`CompareOutput::finish`], [`compare`] draws
+//! the runs' time series on shared axes ([`crate::plot::write_overlays`]: throughput,
+//! missed deadlines, turnaround, database size and scheduler load, one line per run),
+//! so the charts appear atomically with `compare.csv`.
 
 pub mod config;
 pub mod load;
@@ -115,8 +112,27 @@ pub fn compare(paths: &[PathBuf], labels: &[String], out: &Path) -> Result<Strin
     };
     let folder = CompareOutput::create(out).map_err(io_err)?;
     cmp.write_csv(folder.dir()).map_err(io_err)?;
+    let labelled: Vec<(String, PathBuf)> = runs
+        .iter()
+        .map(|r| (r.label.clone(), r.path.clone()))
+        .collect();
+    let charts =
+        crate::plot::write_overlays(&labelled, &cmp.shared, folder.dir()).map_err(|e| match e {
+            crate::plot::PlotError::BadInput(m) => CompareError::Input(m),
+            other => CompareError::Output {
+                path: out.display().to_string(),
+                cause: io::Error::other(other.to_string()),
+            },
+        })?;
     folder.finish().map_err(io_err)?;
-    Ok(cmp.render(&runs))
+    let mut text = cmp.render(&runs);
+    if !charts.is_empty() {
+        text.push_str(&format!(
+            "\nOverlay charts (PNG and SVG): {}\n",
+            charts.join(", ")
+        ));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

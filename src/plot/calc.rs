@@ -1,6 +1,6 @@
 //! The arithmetic behind the charts, kept apart from drawing so it can be tested on
-//! known inputs: bucket sums turned into rates per day or hour, Lorenz curves and
-//! Gini coefficients, percentiles and re-binning of histograms.
+//! known inputs: bucket sums turned into rates per day or hour, Lorenz curves (the
+//! Gini coefficient is [`crate::stats::headline::gini`], shared with `summary.csv`), percentiles and re-binning of histograms.
 
 use super::data::Bin;
 
@@ -102,21 +102,6 @@ pub fn thin<T: Copy>(points: &[T], max: usize) -> Vec<T> {
         .collect()
 }
 
-/// Gini coefficient of non-negative values: 0 when all are equal, (n − 1)/n when one
-/// holds everything. `None` when there are no values or they sum to 0.
-/// With `x` sorted ascending: `G = 2 Σ i·x_i / (n Σ x) − (n + 1)/n`, i = 1..n.
-pub fn gini(values: &[f64]) -> Option<f64> {
-    let mut x: Vec<f64> = values.iter().map(|v| v.max(0.0)).collect();
-    x.sort_by(f64::total_cmp);
-    let n = x.len() as f64;
-    let total: f64 = x.iter().sum();
-    if x.is_empty() || total <= 0.0 {
-        return None;
-    }
-    let weighted: f64 = x.iter().enumerate().map(|(i, v)| (i + 1) as f64 * v).sum();
-    Some((2.0 * weighted / (n * total) - (n + 1.0) / n).max(0.0))
-}
-
 /// Lorenz curve of non-negative values: from (0, 0), for the poorest k of n hosts,
 /// (k/n, their share of the total); ends at (1, 1). At most `max_points` points
 /// (evenly chosen; the curve is piecewise linear, so the shape survives).
@@ -165,6 +150,29 @@ pub fn quantile(bins: &[Bin], q: f64) -> Option<f64> {
         cum += b.count;
     }
     sorted.last().and_then(|b| b.upper.or(b.lower))
+}
+
+/// The empirical cumulative distribution of a histogram: at each finite upper bin
+/// edge, ascending, the fraction of all counts below it (values beyond the range
+/// count in the total, so the curve then stays under 1). Empty without counts.
+pub fn cdf(bins: &[Bin]) -> Vec<(f64, f64)> {
+    let total: f64 = bins.iter().map(|b| b.count).sum();
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    let mut edges: Vec<(f64, f64)> = bins
+        .iter()
+        .filter_map(|b| b.upper.map(|u| (u, b.count)))
+        .collect();
+    edges.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut cum = 0.0;
+    edges
+        .into_iter()
+        .map(|(u, c)| {
+            cum += c;
+            (u, cum / total)
+        })
+        .collect()
 }
 
 /// Histogram bins regrouped for display: bins of `width` from `lo` up to `hi`, each
@@ -223,23 +231,24 @@ pub fn nice_duration_width(span_s: f64, max_bins: f64, base_s: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
+    #[test]
+    fn cdf_rises_to_the_share_inside_the_range() {
+        let b = |lower, upper, count| Bin {
+            lower,
+            upper,
+            count,
+        };
+        let bins = [
+            b(Some(60.0), Some(120.0), 2.0),
+            b(Some(0.0), Some(60.0), 1.0),
+            b(Some(120.0), None, 1.0),
+        ];
+        assert_eq!(cdf(&bins), [(60.0, 0.25), (120.0, 0.75)]);
+        assert!(cdf(&[]).is_empty());
     }
 
-    #[test]
-    fn gini_of_known_distributions() {
-        assert_eq!(gini(&[5.0; 10]), Some(0.0));
-        for n in [1usize, 2, 4, 1000] {
-            let mut v = vec![0.0; n];
-            v[n / 2] = 42.0;
-            let g = gini(&v).unwrap();
-            assert!(close(g, (n as f64 - 1.0) / n as f64), "n={n}: {g}");
-        }
-        // 1, 2, 3: 2·(1 + 4 + 9)/(3·6) − 4/3 = 28/18 − 24/18 = 2/9.
-        assert!(close(gini(&[3.0, 1.0, 2.0]).unwrap(), 2.0 / 9.0));
-        assert_eq!(gini(&[]), None);
-        assert_eq!(gini(&[0.0, 0.0]), None);
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub fn total_per_host(d: &RunData) -> Vec<f64> {
 }
 
 fn curve(label: &str, values: &[f64], color: plotters::style::RGBColor) -> Option<Layer> {
-    let g = calc::gini(values)?;
+    let g = crate::stats::headline::gini(values)?;
     Some(Layer::Line {
         label: format!(
             "{label}: Gini {} ({} hosts)",

@@ -11,6 +11,8 @@
 //!   a [`figure::Figure`]; [`figure`] alone decides how charts look and renders
 //!   them; [`font`] embeds the font, so no system font library is needed.
 //! * [`report`] writes the page; [`format`] formats numbers for charts and page.
+//! * [`overlay`] draws several runs on one chart for `boinc-sim compare`
+//!   ([`write_overlays`]).
 //!
 //! Nothing is half-written: charts go into a temporary `plots.tmp-<pid>/` and the
 //! page into `report.html.tmp-<pid>`; only when everything has been rendered do they
@@ -24,13 +26,14 @@ mod distribution;
 pub mod figure;
 pub mod font;
 pub mod format;
+pub mod overlay;
 mod report;
 mod timeline;
 
+use crate::stats::output::remove_any;
 use data::RunData;
 use figure::Figure;
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 /// The charts' folder inside a run folder.
@@ -131,16 +134,6 @@ pub fn figures(d: &RunData) -> Vec<Figure> {
     out
 }
 
-/// Removes a folder or file if it exists.
-fn remove_any(path: &Path) -> io::Result<()> {
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
-        Ok(_) => fs::remove_file(path),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
 /// The temporary chart folder and page; removed on drop unless moved into place.
 struct Staging {
     plots: PathBuf,
@@ -236,6 +229,41 @@ pub fn plot_unfinished_run(
         remove_any(&old).map_err(|e| failed("remove the previous plots in", &old, e))?;
     }
     Ok(charts)
+}
+
+/// Writes the charts that overlay `runs` (label, folder), one set per project
+/// they all share (suffixed `_<project>` when there are several), as PNG and SVG
+/// into `dir`. Returns the chart names, in order.
+pub fn write_overlays(
+    runs: &[(String, PathBuf)],
+    projects: &[String],
+    dir: &Path,
+) -> Result<Vec<String>, PlotError> {
+    font::register().map_err(PlotError::Failed)?;
+    let data = runs
+        .iter()
+        .map(|(label, path)| Ok((label.clone(), RunData::load(path)?)))
+        .collect::<Result<Vec<_>, PlotError>>()?;
+    let overlay = overlay::Overlay::new(&data);
+    let mut names = Vec::new();
+    for p in projects {
+        let suffix = if projects.len() > 1 {
+            format!("_{}", file_safe(p))
+        } else {
+            String::new()
+        };
+        for fig in overlay.figures(p, &suffix) {
+            let svg = fig
+                .to_svg()
+                .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+            let svg_file = dir.join(format!("{}.svg", fig.name));
+            fs::write(&svg_file, &svg).map_err(|e| failed("write", &svg_file, e))?;
+            fig.write_png(&dir.join(format!("{}.png", fig.name)))
+                .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+            names.push(fig.name);
+        }
+    }
+    Ok(names)
 }
 
 #[cfg(test)]

@@ -43,20 +43,24 @@ fn quantile(h: Option<&Hist>, q: f64) -> Option<f64> {
     h.and_then(|h| h.quantile(q)).filter(|x| x.is_finite())
 }
 
-/// The Gini coefficient of non-negative values sorted ascending: 0 when all are
-/// equal, `(n-1)/n` when one holds everything; no value without a positive total.
-pub fn gini(sorted: &[f64]) -> Option<f64> {
-    let n = sorted.len() as f64;
-    let total: f64 = sorted.iter().sum();
-    if sorted.is_empty() || total <= 0.0 {
+/// The Gini coefficient of non-negative values (negative ones count as 0): 0 when
+/// all are equal, `(n-1)/n` when one holds everything; no value without a positive
+/// total. With `x` sorted ascending, `G = Σ (2i − n − 1)·x_i / (n Σ x)`, i = 1..n.
+/// Shared by `summary.csv` and the credit chart, so both show the same figure.
+pub fn gini(values: &[f64]) -> Option<f64> {
+    let mut x: Vec<f64> = values.iter().map(|v| v.max(0.0)).collect();
+    x.sort_by(f64::total_cmp);
+    let n = x.len() as f64;
+    let total: f64 = x.iter().sum();
+    if x.is_empty() || total <= 0.0 {
         return None;
     }
-    let weighted: f64 = sorted
+    let weighted: f64 = x
         .iter()
         .enumerate()
-        .map(|(i, x)| (2.0 * (i as f64 + 1.0) - n - 1.0) * x)
+        .map(|(i, v)| (2.0 * (i as f64 + 1.0) - n - 1.0) * v)
         .sum();
-    Some(weighted / (n * total))
+    Some((weighted / (n * total)).max(0.0))
 }
 
 /// Nearest-rank `q`-quantile of values sorted ascending.
@@ -297,6 +301,17 @@ mod tests {
         assert_eq!(gini(&[0.0, 0.0]), None);
         // 1,2,3,4: Σ(2i-n-1)x = -3-2+3+12 = 10; 10 / (4·10) = 0.25.
         assert_eq!(gini(&[1.0, 2.0, 3.0, 4.0]), Some(0.25));
+        // Unsorted input: 1,2,3 → (-2·1 + 0·2 + 2·3) / (3·6) = 2/9.
+        assert!((gini(&[3.0, 1.0, 2.0]).unwrap() - 2.0 / 9.0).abs() < 1e-15);
+        for n in [1usize, 2, 1000] {
+            let mut v = vec![0.0; n];
+            v[n / 2] = 42.0;
+            let g = gini(&v).unwrap();
+            assert!(
+                (g - (n as f64 - 1.0) / n as f64).abs() < 1e-12,
+                "n={n}: {g}"
+            );
+        }
     }
 
     #[test]
