@@ -62,6 +62,21 @@ fn write_small(dir: &Path) -> PathBuf {
     p
 }
 
+/// Runs the small scenario quietly into `dir/name` and returns that folder.
+fn run_small(dir: &Path, name: &str) -> PathBuf {
+    let sc = write_small(dir);
+    let out = dir.join(name);
+    let o = run(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
 #[test]
 fn same_scenario_and_seed_give_byte_identical_outputs() {
     let tmp = tempfile::tempdir().unwrap();
@@ -318,16 +333,7 @@ fn every_shipped_scenario_is_valid() {
 fn timeseries_agree_with_the_row_tables() {
     use std::collections::BTreeMap;
     let tmp = tempfile::tempdir().unwrap();
-    let sc = write_small(tmp.path());
-    let out = tmp.path().join("ts");
-    let o = run(&[
-        "run",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let out = run_small(tmp.path(), "ts");
     let mut series: BTreeMap<(i64, String), f64> = BTreeMap::new();
     let mut r = csv::Reader::from_path(out.join("timeseries.csv")).unwrap();
     for rec in r.records() {
@@ -390,16 +396,7 @@ fn timeseries_agree_with_the_row_tables() {
 #[test]
 fn summary_csv_agrees_with_the_row_tables() {
     let tmp = tempfile::tempdir().unwrap();
-    let sc = write_small(tmp.path());
-    let out = tmp.path().join("s");
-    let o = run(&[
-        "run",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let out = run_small(tmp.path(), "s");
     let mut r = csv::Reader::from_path(out.join("summary.csv")).unwrap();
     let header = r.headers().unwrap().clone();
     let rows: Vec<_> = r.records().map(|x| x.unwrap()).collect();

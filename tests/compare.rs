@@ -126,15 +126,7 @@ fn compare_shows_the_changed_key_and_every_runs_own_values() {
     let (a, b) = runs();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("cmp");
-    let o = bin(&[
-        "compare",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let stdout = text(&o.stdout);
+    let stdout = compare_into(a, b, &out);
     assert!(
         stdout.contains(
             "Configuration keys that differ (1):\n  project.main.workunit.delay_bound: 3d → 7d\n"
@@ -354,15 +346,7 @@ fn runs_with_different_projects_compare_the_shared_ones_and_list_the_others() {
         ],
     );
     let out = tmp.path().join("cmp");
-    let o = bin(&[
-        "compare",
-        a.to_str().unwrap(),
-        two.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let stdout = text(&o.stdout);
+    let stdout = compare_into(a, &two, &out);
     assert!(
         stdout
             .contains("Projects not in every run (not compared):\n  extra: only in two-projects\n"),

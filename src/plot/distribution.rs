@@ -9,16 +9,16 @@
 
 use super::calc;
 use super::data::{Bin, RunData};
-use super::figure::{Figure, INK, Layer, Panel};
+use super::figure::{BLUE, Figure, GREEN, INK, Layer, ORANGE, PURPLE, Panel, RED};
 use super::format;
 use plotters::style::RGBColor;
 
-const BARS: RGBColor = RGBColor(31, 119, 180);
-const LATE: RGBColor = RGBColor(214, 39, 40);
-const DEADLINE: RGBColor = RGBColor(214, 39, 40);
-const P50: RGBColor = RGBColor(44, 160, 44);
-const P90: RGBColor = RGBColor(255, 127, 14);
-const P99: RGBColor = RGBColor(148, 103, 189);
+const BARS: RGBColor = BLUE;
+const LATE: RGBColor = RED;
+const DEADLINE: RGBColor = RED;
+const P50: RGBColor = GREEN;
+const P90: RGBColor = ORANGE;
+const P99: RGBColor = PURPLE;
 
 /// About this many display bins across the data (the 0.1 to 99.9 percentiles)...
 const DATA_BINS: f64 = 60.0;

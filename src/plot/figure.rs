@@ -38,6 +38,15 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// The palette's colours by name, for charts whose series have a fixed meaning
+/// (server states, deadline and percentile marks).
+pub const BLUE: RGBColor = PALETTE[0];
+pub const ORANGE: RGBColor = PALETTE[1];
+pub const GREEN: RGBColor = PALETTE[2];
+pub const RED: RGBColor = PALETTE[3];
+pub const PURPLE: RGBColor = PALETTE[4];
+pub const BROWN: RGBColor = PALETTE[5];
+
 pub const INK: RGBColor = RGBColor(30, 30, 30);
 pub const GREY: RGBColor = RGBColor(120, 120, 120);
 

@@ -389,12 +389,7 @@ fn stack_panel(
 
 /// Colours of server states: blue in progress, orange waiting, green done, red
 /// trouble, purple purge, grey idle.
-const BLUE: RGBColor = RGBColor(31, 119, 180);
-const ORANGE: RGBColor = RGBColor(255, 127, 14);
-const GREEN: RGBColor = RGBColor(44, 160, 44);
-const RED: RGBColor = RGBColor(214, 39, 40);
-const PURPLE: RGBColor = RGBColor(148, 103, 189);
-const BROWN: RGBColor = RGBColor(140, 86, 75);
+use super::figure::{BLUE, BROWN, GREEN, ORANGE, PURPLE, RED};
 const SILVER: RGBColor = RGBColor(170, 170, 170);
 
 fn for_project(title: &str, project: &str, several: bool) -> String {
