@@ -1,5 +1,6 @@
-//! A chart as data ([`Figure`]: panels of lines, stacked areas, bars and markers)
-//! and its rendering, once for SVG and once for PNG through the same generic code.
+//! A chart as data ([`Figure`]: panels of lines, confidence bands, stacked areas,
+//! bars, markers, heatmap tiles and coloured dots) and its rendering, once for SVG
+//! and once for PNG through the same generic code.
 //!
 //! The chart builders (`timeline`, `distribution`, `credit`) only decide what to
 //! show; this file alone decides how it looks, so every chart shares one layout: a
@@ -10,6 +11,8 @@
 use super::font::FAMILY;
 use super::format;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -49,6 +52,70 @@ pub const BROWN: RGBColor = PALETTE[5];
 
 pub const INK: RGBColor = RGBColor(30, 30, 30);
 pub const GREY: RGBColor = RGBColor(120, 120, 120);
+/// Tiles and dots without a value.
+const NO_VALUE: RGBColor = RGBColor(222, 222, 222);
+
+/// Anchors of the sequential colour scale, evenly spaced from low to high: viridis
+/// (dark purple → blue → green → yellow), readable for colour-blind readers, in
+/// greyscale (it grows lighter throughout), and on screen and paper alike.
+const VIRIDIS: [RGBColor; 9] = [
+    RGBColor(68, 1, 84),
+    RGBColor(71, 45, 123),
+    RGBColor(59, 82, 139),
+    RGBColor(44, 114, 142),
+    RGBColor(33, 145, 140),
+    RGBColor(39, 173, 129),
+    RGBColor(92, 200, 99),
+    RGBColor(170, 220, 50),
+    RGBColor(253, 231, 37),
+];
+
+/// The colour of `t` in 0..=1 on the sequential scale (clamped; NaN is grey).
+pub fn viridis(t: f64) -> RGBColor {
+    if !t.is_finite() {
+        return NO_VALUE;
+    }
+    let pos = t.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
+    let i = (pos.floor() as usize).min(VIRIDIS.len() - 2);
+    let f = pos - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let mix = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// How values map to colours in [`Layer::Tiles`] and [`Layer::Dots`]: `lo` is the
+/// darkest, `hi` the lightest colour of [`viridis`]. The legend shows the scale as a
+/// colour bar titled `label`, with tick values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColorScale {
+    pub label: String,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl ColorScale {
+    /// The colour of `v`; the middle of the scale when `lo == hi`, grey for NaN.
+    pub fn color(&self, v: f64) -> RGBColor {
+        let span = self.hi - self.lo;
+        if v.is_nan() {
+            NO_VALUE
+        } else if span > 0.0 {
+            viridis((v - self.lo) / span)
+        } else {
+            viridis(0.5)
+        }
+    }
+}
+
+/// One heatmap cell: the unit square centred on (`x`, `y`), coloured by `value`
+/// (NaN: no value, grey), with `text` written in it.
+#[derive(Clone, Debug)]
+pub struct Tile {
+    pub x: f64,
+    pub y: f64,
+    pub value: f64,
+    pub text: String,
+}
 
 /// What a panel draws.
 #[derive(Clone, Debug)]
@@ -80,6 +147,24 @@ pub enum Layer {
         color: RGBColor,
         x: f64,
         dashed: bool,
+    },
+    /// A translucent band from `lo` to `hi` at each `(x, lo, hi)` (a confidence
+    /// interval around a line); a non-finite bound breaks it, and a piece with a
+    /// single x is drawn as an error bar. Drawn under lines. Its legend sample is
+    /// grey whatever `color`, so bands of several lines with one label share one
+    /// legend entry.
+    Band {
+        label: String,
+        color: RGBColor,
+        points: Vec<(f64, f64, f64)>,
+    },
+    /// A heatmap: unit squares coloured by value on `scale`, each with its text.
+    Tiles { scale: ColorScale, tiles: Vec<Tile> },
+    /// Dots at `(x, y)` coloured by `value` on `scale` (a heatmap of points that do
+    /// not form a grid).
+    Dots {
+        scale: ColorScale,
+        points: Vec<(f64, f64, f64)>,
     },
 }
 
@@ -115,6 +200,28 @@ impl Layer {
                 }
             }
             Layer::VLine { x, .. } => xs.push(*x),
+            Layer::Band { points, .. } => {
+                for &(x, lo, hi) in points {
+                    if x.is_finite() && lo.is_finite() && hi.is_finite() {
+                        xs.push(x);
+                        ys.extend([lo, hi]);
+                    }
+                }
+            }
+            Layer::Tiles { tiles, .. } => {
+                for t in tiles {
+                    xs.extend([t.x - 0.5, t.x + 0.5]);
+                    ys.extend([t.y - 0.5, t.y + 0.5]);
+                }
+            }
+            Layer::Dots { points, .. } => {
+                for &(x, y, _) in points {
+                    if x.is_finite() && y.is_finite() {
+                        xs.push(x);
+                        ys.push(y);
+                    }
+                }
+            }
         }
         let range = |v: &[f64]| {
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -131,8 +238,20 @@ impl Layer {
             Layer::Stack { xs, layers } => !xs.is_empty() && !layers.is_empty(),
             Layer::Bars { bins, .. } => !bins.is_empty(),
             Layer::VLine { .. } => false,
+            Layer::Band { points, .. } => points.iter().any(|p| p.1.is_finite() && p.2.is_finite()),
+            Layer::Tiles { tiles, .. } => tiles.iter().any(|t| t.value.is_finite()),
+            Layer::Dots { points, .. } => points.iter().any(|p| p.2.is_finite()),
         }
     }
+}
+
+/// Opacity of a band's fill.
+const BAND_ALPHA: f64 = 0.2;
+
+/// Relative luminance of a colour, 0 (black) to 1 (white): dark cells get white
+/// text.
+fn luminance(c: RGBColor) -> f64 {
+    (0.2126 * c.0 as f64 + 0.7152 * c.1 as f64 + 0.0722 * c.2 as f64) / 255.0
 }
 
 /// One plotting area with its axes.
@@ -150,6 +269,10 @@ pub struct Panel {
     pub no_data: String,
     /// Shown at the top of the plotting area when not empty (e.g. "all zero").
     pub note: String,
+    /// Fixed ticks with their labels (a categorical axis: positions 0, 1, … named
+    /// by the categories); empty: round numbers chosen for the range.
+    pub x_ticks: Vec<(f64, String)>,
+    pub y_ticks: Vec<(f64, String)>,
 }
 
 impl Panel {
@@ -208,9 +331,20 @@ pub struct Figure {
 /// One legend entry: how its sample is drawn.
 #[derive(Clone, Debug, PartialEq)]
 enum Sample {
-    Line { dashed: bool },
+    Line {
+        dashed: bool,
+    },
     Fill,
-    VLine { dashed: bool },
+    /// A translucent fill (a band).
+    Shade,
+    VLine {
+        dashed: bool,
+    },
+    /// A colour bar from `lo` to `hi` (its label is the bar's title).
+    Scale {
+        lo: f64,
+        hi: f64,
+    },
 }
 
 impl Figure {
@@ -274,6 +408,20 @@ impl Figure {
                         dashed,
                         ..
                     } => add(label, *color, Sample::VLine { dashed: *dashed }),
+                    Layer::Band { label, points, .. }
+                        if points.iter().any(|p| p.1.is_finite() && p.2.is_finite()) =>
+                    {
+                        add(label, GREY, Sample::Shade)
+                    }
+                    Layer::Band { .. } => {}
+                    Layer::Tiles { scale, .. } | Layer::Dots { scale, .. } => add(
+                        &scale.label,
+                        INK,
+                        Sample::Scale {
+                            lo: scale.lo,
+                            hi: scale.hi,
+                        },
+                    ),
                 }
             }
         }
@@ -369,6 +517,10 @@ fn draw_legend<DB: DrawingBackend>(
     let line_h = 18;
     let mut y = 40i32;
     for (label, color, sample) in entries {
+        if let Sample::Scale { lo, hi } = sample {
+            y = draw_color_bar(area, label, *lo, *hi, y)?;
+            continue;
+        }
         let lines = wrap(area, label, &style, LEGEND_W - 60);
         if y + line_h * lines.len() as i32 > h as i32 - 10 {
             area.draw_text("…", &style, (48, y)).map_err(err)?;
@@ -392,6 +544,14 @@ fn draw_legend<DB: DrawingBackend>(
                 area.draw(&Rectangle::new([(x0, y - 7), (x1, y + 7)], color.filled()))
                     .map_err(err)?;
             }
+            Sample::Shade => {
+                area.draw(&Rectangle::new(
+                    [(x0, y - 7), (x1, y + 7)],
+                    color.mix(BAND_ALPHA + 0.1).filled(),
+                ))
+                .map_err(err)?;
+            }
+            Sample::Scale { .. } => {}
             Sample::VLine { dashed } => {
                 let style = color.stroke_width(3);
                 let x = (x0 + x1) / 2;
@@ -415,6 +575,158 @@ fn draw_legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A numeric axis from `lo` to `hi` whose ticks are plotters' round numbers, or,
+/// for a categorical axis, the given positions (thinned to every k-th when there
+/// are more than fit).
+struct Axis {
+    inner: RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl Axis {
+    fn new(lo: f64, hi: f64, ticks: &[(f64, String)]) -> Axis {
+        Axis {
+            inner: (lo..hi).into(),
+            ticks: ticks.iter().map(|t| t.0).collect(),
+        }
+    }
+}
+
+impl Ranged for Axis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(v, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if self.ticks.is_empty() {
+            return self.inner.key_points(hint);
+        }
+        if hint.weight().allow_light_points() {
+            return Vec::new();
+        }
+        let step = self
+            .ticks
+            .len()
+            .div_ceil(hint.max_num_points().max(1))
+            .max(1);
+        self.ticks.iter().step_by(step).copied().collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+/// The label of the tick at `v`: its category's name on a categorical axis, else
+/// the number formatted for an axis reaching `axis_max`.
+fn tick_label(v: f64, axis_max: f64, ticks: &[(f64, String)]) -> String {
+    if ticks.is_empty() {
+        return format::tick(v, axis_max);
+    }
+    ticks
+        .iter()
+        .find(|t| (t.0 - v).abs() < 1e-9)
+        .map(|t| t.1.clone())
+        .unwrap_or_default()
+}
+
+/// About `n` round values (multiples of 1, 2 or 5 × 10^k) from `lo` to `hi`, and
+/// their step; just `lo` (step 0) when the range is empty.
+pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> (Vec<f64>, f64) {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return (vec![lo], 0.0);
+    }
+    let raw = (hi - lo) / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    // Multiples of the step, computed from integers so 0.3 is not 0.30000000000000004.
+    let ticks = (first..=last)
+        .map(|k| {
+            if step >= 1.0 {
+                k as f64 * step
+            } else {
+                k as f64 / (1.0 / step).round()
+            }
+        })
+        .collect();
+    (ticks, step)
+}
+
+/// Height of the legend's colour bar, px.
+const BAR_H: i32 = 220;
+
+/// Draws the colour bar of a [`ColorScale`] at `y` in the legend strip: its title,
+/// the bar (high on top) with five tick values, and which colour is high. Returns
+/// the `y` below it.
+fn draw_color_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    label: &str,
+    lo: f64,
+    hi: f64,
+    mut y: i32,
+) -> Result<i32, String> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+    let style = TextStyle::from((FAMILY, 14).into_font())
+        .color(&INK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let line_h = 18;
+    for l in wrap(area, label, &style, LEGEND_W - 20) {
+        area.draw_text(&l, &style, (10, y)).map_err(err)?;
+        y += line_h;
+    }
+    y += 4;
+    let (x0, x1) = (12, 36);
+    // Thin strips from the top (hi) down (lo), 2 px each.
+    let strips = BAR_H / 2;
+    for k in 0..strips {
+        let t = 1.0 - (k as f64 + 0.5) / strips as f64;
+        let top = y + 2 * k;
+        area.draw(&Rectangle::new(
+            [(x0, top), (x1, top + 2)],
+            viridis(t).filled(),
+        ))
+        .map_err(err)?;
+    }
+    area.draw(&Rectangle::new(
+        [(x0, y), (x1, y + BAR_H)],
+        GREY.stroke_width(1),
+    ))
+    .map_err(err)?;
+    let (ticks, step) = nice_ticks(lo, hi, 5);
+    let max = lo.abs().max(hi.abs());
+    for v in ticks {
+        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+        let ty = y + ((1.0 - t) * BAR_H as f64).round() as i32;
+        area.draw(&PathElement::new(
+            vec![(x1, ty), (x1 + 5, ty)],
+            GREY.stroke_width(1),
+        ))
+        .map_err(err)?;
+        let label = if max >= 1e4 || step <= 0.0 {
+            format::tick(v, max)
+        } else {
+            let decimals = (-step.log10().floor()).max(0.0) as usize;
+            format::trim(v, decimals)
+        };
+        area.draw_text(&label, &style, (x1 + 9, ty)).map_err(err)?;
+    }
+    y += BAR_H + 20;
+    for l in ["yellow = high", "dark purple = low"] {
+        area.draw_text(l, &style, (10, y)).map_err(err)?;
+        y += line_h;
+    }
+    Ok(y + 8)
+}
+
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
@@ -433,11 +745,16 @@ fn draw_panel<DB: DrawingBackend>(
     if with_title {
         builder.caption(&panel.title, (FAMILY, 16, FontStyle::Bold).into_font());
     }
-    let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let mut chart = builder
+        .build_cartesian_2d(
+            Axis::new(x0, x1, &panel.x_ticks),
+            Axis::new(y0, y1, &panel.y_ticks),
+        )
+        .map_err(err)?;
     let x_max = x0.abs().max(x1.abs());
     let y_max = y0.abs().max(y1.abs());
-    let x_tick = |v: &f64| format::tick(*v, x_max);
-    let y_tick = |v: &f64| format::tick(*v, y_max);
+    let x_tick = |v: &f64| tick_label(*v, x_max, &panel.x_ticks);
+    let y_tick = |v: &f64| tick_label(*v, y_max, &panel.y_ticks);
     chart
         .configure_mesh()
         .x_desc(&panel.x_label)
@@ -460,9 +777,14 @@ fn draw_panel<DB: DrawingBackend>(
         let style = TextStyle::from((FAMILY, 15).into_font())
             .color(&GREY)
             .pos(Pos::new(HPos::Center, VPos::Top));
-        plot_area
-            .draw_text(&panel.note, &style, (w as i32 / 2, 12))
-            .map_err(err)?;
+        for (i, l) in wrap(&plot_area, &panel.note, &style, w.saturating_sub(40))
+            .iter()
+            .enumerate()
+        {
+            plot_area
+                .draw_text(l, &style, (w as i32 / 2, 12 + 19 * i as i32))
+                .map_err(err)?;
+        }
     }
     if !panel.has_data() {
         let plot_area = chart.plotting_area().strip_coord_spec();
@@ -512,7 +834,67 @@ fn draw_panel<DB: DrawingBackend>(
                     }))
                     .map_err(err)?;
             }
-            Layer::Line { .. } | Layer::VLine { .. } => {}
+            Layer::Band { color, points, .. } => {
+                let fill = color.mix(BAND_ALPHA).filled();
+                for seg in points
+                    .split(|p| !(p.0.is_finite() && p.1.is_finite() && p.2.is_finite()))
+                    .filter(|s| !s.is_empty())
+                {
+                    if let [(x, lo, hi)] = seg {
+                        chart
+                            .draw_series(std::iter::once(PathElement::new(
+                                vec![(*x, *lo), (*x, *hi)],
+                                color.mix(0.5).stroke_width(3),
+                            )))
+                            .map_err(err)?;
+                        continue;
+                    }
+                    let mut poly: Vec<(f64, f64)> = seg.iter().map(|p| (p.0, p.2)).collect();
+                    poly.extend(seg.iter().rev().map(|p| (p.0, p.1)));
+                    chart
+                        .draw_series(std::iter::once(Polygon::new(poly, fill)))
+                        .map_err(err)?;
+                }
+            }
+            Layer::Tiles { scale, tiles } => {
+                for t in tiles {
+                    let fill = scale.color(t.value);
+                    let corners = [(t.x - 0.5, t.y - 0.5), (t.x + 0.5, t.y + 0.5)];
+                    chart
+                        .draw_series([
+                            Rectangle::new(corners, fill.filled()),
+                            Rectangle::new(corners, WHITE.stroke_width(2)),
+                        ])
+                        .map_err(err)?;
+                    let (a, b) = (
+                        chart.backend_coord(&corners[0]),
+                        chart.backend_coord(&corners[1]),
+                    );
+                    let (w, h) = ((b.0 - a.0).abs(), (b.1 - a.1).abs());
+                    // As large as fits: about 0.6 em per character, a third of the
+                    // cell's height, 11 to 18 px; too small a cell gets no text.
+                    let chars = t.text.chars().count().max(1) as f64;
+                    let size = (w as f64 * 0.85 / (0.6 * chars))
+                        .min(h as f64 / 3.0)
+                        .min(18.0)
+                        .floor();
+                    if t.text.is_empty() || size < 11.0 {
+                        continue;
+                    }
+                    let ink = if luminance(fill) < 0.5 { WHITE } else { INK };
+                    let style = TextStyle::from((FAMILY, size).into_font())
+                        .color(&ink)
+                        .pos(Pos::new(HPos::Center, VPos::Center));
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            t.text.clone(),
+                            (t.x, t.y),
+                            style,
+                        )))
+                        .map_err(err)?;
+                }
+            }
+            Layer::Line { .. } | Layer::VLine { .. } | Layer::Dots { .. } => {}
         }
     }
     // Lines and markers over areas and bars.
@@ -541,6 +923,16 @@ fn draw_panel<DB: DrawingBackend>(
                             .draw_series(seg.iter().map(|&p| Circle::new(p, 3, color.filled())))
                             .map_err(err)?;
                     }
+                }
+            }
+            Layer::Dots { scale, points } => {
+                for &(x, y, v) in points {
+                    chart
+                        .draw_series([
+                            Circle::new((x, y), 8, scale.color(v).filled()),
+                            Circle::new((x, y), 8, INK.stroke_width(1)),
+                        ])
+                        .map_err(err)?;
                 }
             }
             Layer::VLine {
@@ -610,6 +1002,153 @@ mod tests {
             l.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
             ["a & b", "marker"]
         );
+    }
+
+    #[test]
+    fn a_band_spans_its_low_and_high_values_and_skips_gaps() {
+        let band = Layer::Band {
+            label: "95% confidence interval".into(),
+            color: color(0),
+            points: vec![
+                (1.0, 4.0, 6.0),
+                (1.5, 5.0, 7.0),
+                (2.0, f64::NAN, f64::NAN),
+                (3.0, 2.0, 9.0),
+                (f64::NAN, -100.0, 100.0),
+            ],
+        };
+        assert_eq!(band.extent(), Some(((1.0, 3.0), (2.0, 9.0))));
+        assert!(band.has_data());
+        let mut p = Panel::new("", "", "");
+        p.layers.push(band.clone());
+        let ((x0, x1), (y0, y1)) = p.ranges();
+        assert_eq!((x0, x1, y0), (1.0, 3.0, 0.0));
+        assert!((y1 - 9.72).abs() < 1e-9, "{y1}");
+        let empty = Layer::Band {
+            label: "b".into(),
+            color: color(0),
+            points: vec![(1.0, f64::NAN, 2.0)],
+        };
+        assert!(!empty.has_data());
+        assert_eq!(empty.extent().map(|e| e.1), None);
+        // Bands of several lines share one grey legend entry, after the lines.
+        let mut second = band.clone();
+        if let Layer::Band { color: c, .. } = &mut second {
+            *c = color(1);
+        }
+        let mut f = sample();
+        f.panels[0].layers.extend([band, second, empty]);
+        let legend = f.legend();
+        assert_eq!(
+            legend.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+            ["a & b", "marker", "95% confidence interval"]
+        );
+        assert_eq!(legend[2].1, GREY);
+        super::super::font::register().unwrap();
+        let svg = f.to_svg().unwrap();
+        assert!(svg.contains("<polygon"), "the band is a polygon");
+    }
+
+    #[test]
+    fn tiles_and_dots_span_their_cells_and_show_their_scale() {
+        let scale = ColorScale {
+            label: "m, mean".into(),
+            lo: 1.0,
+            hi: 3.0,
+        };
+        let tile = |x: f64, y: f64, value: f64| Tile {
+            x,
+            y,
+            value,
+            text: format::number(value),
+        };
+        let tiles = Layer::Tiles {
+            scale: scale.clone(),
+            tiles: vec![
+                tile(0.0, 0.0, 1.0),
+                tile(2.0, 1.0, 3.0),
+                tile(1.0, 0.0, f64::NAN),
+            ],
+        };
+        assert_eq!(tiles.extent(), Some(((-0.5, 2.5), (-0.5, 1.5))));
+        assert_eq!(scale.color(1.0), VIRIDIS[0]);
+        assert_eq!(scale.color(3.0), VIRIDIS[8]);
+        assert_eq!(scale.color(2.0), VIRIDIS[4]);
+        assert_eq!(scale.color(f64::NAN), NO_VALUE);
+        assert_eq!(viridis(-1.0), VIRIDIS[0], "clamped");
+        let flat = ColorScale {
+            lo: 2.0,
+            hi: 2.0,
+            ..scale.clone()
+        };
+        assert_eq!(flat.color(2.0), VIRIDIS[4]);
+        let dots = Layer::Dots {
+            scale: scale.clone(),
+            points: vec![(5.0, 7.0, 1.0), (6.0, 8.0, f64::NAN)],
+        };
+        assert_eq!(dots.extent(), Some(((5.0, 6.0), (7.0, 8.0))));
+        let mut p = Panel::new("", "x", "y");
+        p.layers.push(tiles);
+        p.x_ticks = vec![(0.0, "1d".into()), (1.0, "3d".into()), (2.0, "7d".into())];
+        p.y_ticks = vec![(0.0, "true".into()), (1.0, "false".into())];
+        let f = Figure::new("h", "heat", "", vec![p]);
+        assert_eq!(
+            f.legend(),
+            [(
+                "m, mean".to_string(),
+                INK,
+                Sample::Scale { lo: 1.0, hi: 3.0 }
+            )]
+        );
+        super::super::font::register().unwrap();
+        let svg = f.to_svg().unwrap();
+        for text in [
+            "1d",
+            "3d",
+            "7d",
+            "true",
+            "false",
+            "m, mean",
+            "yellow = high",
+            "2.5",
+        ] {
+            assert!(svg.contains(&format!("\n{text}\n")), "no `{text}`");
+        }
+    }
+
+    #[test]
+    fn categorical_axes_label_their_ticks_and_thin_them() {
+        use plotters::coord::ranged1d::BoldPoints;
+        let ticks: Vec<(f64, String)> = (0..30).map(|i| (i as f64, format!("c{i}"))).collect();
+        let axis = Axis::new(-0.5, 29.5, &ticks);
+        assert_eq!(axis.key_points(BoldPoints(10)).len(), 10);
+        assert_eq!(axis.key_points(BoldPoints(10))[1], 3.0);
+        assert_eq!(axis.key_points(BoldPoints(40)).len(), 30);
+        assert!(axis.key_points(10usize).is_empty(), "no light lines");
+        assert_eq!(tick_label(3.0, 29.5, &ticks), "c3");
+        assert_eq!(tick_label(3.5, 29.5, &ticks), "");
+        // A numeric axis keeps plotters' round ticks.
+        let numeric = Axis::new(0.0, 10.0, &[]);
+        let inner: RangedCoordf64 = (0.0..10.0).into();
+        assert_eq!(numeric.key_points(6usize), inner.key_points(6usize));
+        assert_eq!(
+            numeric.key_points(BoldPoints(6)),
+            inner.key_points(BoldPoints(6))
+        );
+        assert_eq!(tick_label(12_000.0, 12_000.0, &[]), "12k");
+    }
+
+    #[test]
+    fn colour_bar_ticks_are_round() {
+        assert_eq!(
+            nice_ticks(1308.0, 4478.4, 5),
+            (vec![2000.0, 3000.0, 4000.0], 1000.0)
+        );
+        assert_eq!(nice_ticks(1.09, 17.76, 5).0, [5.0, 10.0, 15.0]);
+        assert_eq!(nice_ticks(0.3, 0.405, 5).0, [0.3, 0.35, 0.4]);
+        assert_eq!(nice_ticks(0.0, 1.0, 5).0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+        assert_eq!(nice_ticks(2.0, 2.0, 5), (vec![2.0], 0.0));
+        assert_eq!(nice_ticks(f64::INFINITY, 1.0, 5).1, 0.0);
     }
 
     #[test]
