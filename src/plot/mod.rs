@@ -13,6 +13,8 @@
 //! * [`report`] writes the page; [`format`] formats numbers for charts and page.
 //! * [`overlay`] draws several runs on one chart for `boinc-sim compare`
 //!   ([`write_overlays`]).
+//! * [`sweep`] draws a parameter sweep's `sweep-summary.csv`: each metric against
+//!   each parameter, and heatmaps over pairs of parameters ([`write_sweep_plots`]).
 //!
 //! Nothing is half-written: charts go into a temporary `plots.tmp-<pid>/` and the
 //! page into `report.html.tmp-<pid>`; only when everything has been rendered do they
@@ -28,6 +30,7 @@ pub mod font;
 pub mod format;
 pub mod overlay;
 mod report;
+pub mod sweep;
 mod timeline;
 
 use crate::stats::output::remove_any;
@@ -35,6 +38,7 @@ use data::RunData;
 use figure::Figure;
 use std::fs;
 use std::path::{Path, PathBuf};
+pub use sweep::write_sweep_plots;
 
 /// The charts' folder inside a run folder.
 pub const PLOTS_DIR: &str = "plots";
@@ -253,17 +257,22 @@ pub fn write_overlays(
             String::new()
         };
         for fig in overlay.figures(p, &suffix) {
-            let svg = fig
-                .to_svg()
-                .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
-            let svg_file = dir.join(format!("{}.svg", fig.name));
-            fs::write(&svg_file, &svg).map_err(|e| failed("write", &svg_file, e))?;
-            fig.write_png(&dir.join(format!("{}.png", fig.name)))
-                .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+            write_figure(&fig, dir)?;
             names.push(fig.name);
         }
     }
     Ok(names)
+}
+
+/// Writes `fig` as `<name>.svg` and `<name>.png` into `dir`.
+fn write_figure(fig: &Figure, dir: &Path) -> Result<(), PlotError> {
+    let svg = fig
+        .to_svg()
+        .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+    let svg_file = dir.join(format!("{}.svg", fig.name));
+    fs::write(&svg_file, &svg).map_err(|e| failed("write", &svg_file, e))?;
+    fig.write_png(&dir.join(format!("{}.png", fig.name)))
+        .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))
 }
 
 #[cfg(test)]
