@@ -868,7 +868,10 @@ impl Sweep {
             lo,
             hi,
         };
-        panel.layers.push(layer_of(scale, &values, &cells));
+        // Without a single value, grey cells would hide the panel's "no data" note.
+        if values.iter().any(|v| v.is_finite()) {
+            panel.layers.push(layer_of(scale, &values, &cells));
+        }
 
         let what = metric_title(metric);
         let title = format!("{what} by {} and {}", pa.short, pb.short);
@@ -1428,6 +1431,20 @@ mod tests {
             "{}",
             fig.caption
         );
+        // A metric with no value anywhere: the panel says so.
+        let empty: Vec<Row> = rows
+            .iter()
+            .map(|r| (r.0.clone(), 0, vec![[f64::NAN; 3]]))
+            .collect();
+        let s = load(
+            &csv(&["a", "b", "c"], &["m"], &empty),
+            &["a", "b", "c"],
+            &["m"],
+        );
+        let fig = s.heatmap(0, 0, 1, "h");
+        assert!(!fig.panels[0].has_data());
+        assert!(fig.panels[0].no_data.contains("`m_mean` is empty"));
+        assert!(!s.versus(0, 0, "v").panels[0].has_data());
     }
 
     #[test]
