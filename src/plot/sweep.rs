@@ -343,6 +343,16 @@ impl MetricUnit {
         }
     }
 
+    /// The metric's column and the unit it is drawn in, for captions:
+    /// `` `deadline_miss_frac` in % ``.
+    pub fn described(&self, metric: &str) -> String {
+        if self.unit.is_empty() {
+            format!("`{metric}`")
+        } else {
+            format!("`{metric}` in {}", self.unit)
+        }
+    }
+
     /// A drawn (already scaled) value, short, for a heatmap cell: `0.0123`,
     /// `4,512`, `12.5 h`, `–` for none.
     pub fn cell(&self, v: f64) -> String {
@@ -739,15 +749,21 @@ impl Sweep {
                  with its 95% confidence interval shaded"
                 .to_string(),
             Grouping::ByOthers => format!(
-                "one line per value of {} (legend), the mean over the replications at each \
-                 point, with its 95% confidence interval shaded in the line's colour; where the \
-                 bands of two points do not overlap, their difference is unlikely to be \
-                 replication noise",
-                others
-                    .iter()
-                    .map(|p| format!("`{}`", p.key))
-                    .collect::<Vec<_>>()
-                    .join(" × ")
+                "one line per {} (legend), the mean over the replications at each point, with \
+                 its 95% confidence interval shaded in the line's colour; where the bands of \
+                 two points do not overlap, their difference is unlikely to be replication \
+                 noise",
+                match others.as_slice() {
+                    [one] => format!("value of `{}`", one.key),
+                    _ => format!(
+                        "combination of values of {}",
+                        others
+                            .iter()
+                            .map(|p| format!("`{}`", p.key))
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    ),
+                }
             ),
             Grouping::Marginal => format!(
                 "the {} combinations of the other parameters ({}) are too many for one line \
@@ -766,7 +782,7 @@ impl Sweep {
             "{what} ({}) against the swept parameter `{}`{axis}: {lines}. {}. From \
              sweep-summary.csv columns `{metric}_mean`, `{metric}_ci95_low` and \
              `{metric}_ci95_high`.",
-            unit.label(),
+            unit.described(metric),
             param.key,
             capitalise(&self.replications()),
         );
@@ -889,7 +905,7 @@ impl Sweep {
                  number in it are the mean of {}{averaged}. Grey cells marked – have no value.",
                 pa.key,
                 pb.key,
-                unit.label()
+                unit.described(metric)
             )
         } else {
             format!(
@@ -898,7 +914,7 @@ impl Sweep {
                  (x and y), coloured by the mean of {} at that point{}.",
                 pa.key,
                 pb.key,
-                unit.label(),
+                unit.described(metric),
                 if rest.is_empty() {
                     String::new()
                 } else {
