@@ -20,6 +20,7 @@
 #   SLURM_TEST_SHARDS    --shards for --emit-slurm (default: the command's own default)
 #   SLURM_TEST_TIMEOUT   seconds for the array job (default 600)
 #   SLURM_START_TIMEOUT  seconds for the daemons to come up (default 60)
+#   SLURM_SELF_TEST_SLEEP  seconds each --self-test task sleeps (default 0)
 #
 # Exit status: 0 passed, 1 failed, 2 bad usage, 77 skipped (cannot run here: not root,
 # or Slurm missing and not installable).
@@ -49,10 +50,12 @@ done
 # The daemons live in sbin; a non-login root shell may not have it on the PATH.
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 # Our cluster only: settings inherited from a real allocation or site (SBATCH_PARTITION,
-# SLURM_JOB_ID, ...) would send the test elsewhere or break it.
+# SLURM_JOB_ID, ...) would send the test elsewhere or break it. Our own SLURM_TEST_*,
+# SLURM_START_TIMEOUT and SLURM_SELF_TEST_* stay.
 while read -r var; do
     unset "$var"
-done < <(compgen -e | grep -E '^(SLURM|SBATCH|SALLOC|SRUN|SQUEUE|SINFO|SCONTROL|SCANCEL)_' || true)
+done < <(compgen -e | grep -E '^(SLURM|SBATCH|SALLOC|SRUN|SQUEUE|SINFO|SCONTROL|SCANCEL)_' |
+    grep -vE '^SLURM_(TEST_|START_TIMEOUT$|SELF_TEST_)' || true)
 
 log() { echo "slurm-test: $*"; }
 fail() {
@@ -129,10 +132,25 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/boinc-sim-slurm.XXXXXX")
 pids=()
 names=()
+child=
+# Runs "$@" in the background and waits for it: a signal to this script then runs the
+# cleanup at once (bash runs traps only between foreground commands), which stops it.
+run_waiting() {
+    local rc=0
+    "$@" &
+    child=$!
+    wait "$child" || rc=$?
+    child=
+    return "$rc"
+}
 cleanup() {
     local rc=$? i pid
     set +e
     trap - EXIT INT TERM
+    if [ -n "$child" ]; then
+        kill -TERM "$child" 2>/dev/null
+        wait "$child" 2>/dev/null
+    fi
     # Cancel our jobs first, so that no slurmstepd outlives slurmd.
     if [ -n "${SLURM_CONF:-}" ] && [ ${#pids[@]} -ge 2 ] && kill -0 "${pids[1]}" 2>/dev/null; then
         local jobs
@@ -302,7 +320,7 @@ job_timeout=${SLURM_TEST_TIMEOUT:-600}
 submit_wait() {
     local script=$1 logs=$2 t0 rc=0
     t0=$(now_us)
-    timeout "$job_timeout" sbatch --wait "$script" || rc=$?
+    run_waiting timeout "$job_timeout" sbatch --wait "$script" || rc=$?
     times+=("array job $(since "$t0") s")
     if [ "$rc" != 0 ]; then
         local f
@@ -329,6 +347,7 @@ if [ "$mode" = self-test ]; then
 #SBATCH --cpus-per-task=1
 #SBATCH --output=$dir/logs/%A_%a.out
 echo "task \$SLURM_ARRAY_TASK_ID of job \$SLURM_ARRAY_JOB_ID on \$(hostname -s)"
+sleep ${SLURM_SELF_TEST_SLEEP:-0}
 echo "\$SLURM_ARRAY_TASK_ID" >"$dir/task-\$SLURM_ARRAY_TASK_ID.txt"
 EOF
     submit_wait "$dir/array.sbatch" "$dir/logs"
@@ -362,7 +381,7 @@ log "merging: boinc-sim sweep-merge $out"
 
 log "the same sweep locally: boinc-sim sweep ... --out $local_out --jobs 2"
 t0=$(now_us)
-"$bin" sweep "$sweep_file" --out "$local_out" --jobs 2 >"$tmp/local.log" 2>&1 ||
+run_waiting "$bin" sweep "$sweep_file" --out "$local_out" --jobs 2 >"$tmp/local.log" 2>&1 ||
     {
         cat "$tmp/local.log" >&2
         fail "the local sweep exited with an error (output above)"
