@@ -191,15 +191,18 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 mkdir -p "$tmp"/{munge,state,spool,run,log}
-chmod 700 "$tmp/munge"
+# Only root can enter $tmp (mktemp -d); munged wants its socket's folder searchable.
+chmod 755 "$tmp/munge"
 
-# Prints the last lines of every daemon log, for a failure.
+# Prints the last $1 lines of every daemon's log, for a failure (NAME.out, the
+# daemon's own stdout and stderr, only when it wrote no NAME.log).
 dump_logs() {
-    local f
+    local f lines=${1:-40}
     for f in "$tmp"/log/*; do
         [ -s "$f" ] || continue
-        echo "----- $f (last 40 lines)" >&2
-        tail -n 40 "$f" >&2
+        case $f in *.out) [ ! -s "${f%.out}.log" ] || continue ;; esac
+        echo "----- $f (last $lines lines)" >&2
+        tail -n "$lines" "$f" >&2
     done
 }
 # Starts "$@" in the background (its output to log/NAME.out) and records its pid.
@@ -329,7 +332,7 @@ submit_wait() {
             echo "----- $f" >&2
             tail -n 40 "$f" >&2
         done
-        dump_logs
+        dump_logs 15
         [ "$rc" = 124 ] && fail "the array job did not finish in $job_timeout s"
         fail "sbatch --wait $script exited with $rc (task logs above)"
     fi
@@ -373,7 +376,8 @@ log "emitting the sbatch script: boinc-sim sweep ${sweep_file#"$repo"/} --emit-s
 grep -q '^#SBATCH --array=' "$out/sweep.sbatch" || fail "$out/sweep.sbatch has no #SBATCH --array line"
 # sbatch does not create the folder of --output; the emitted script's is DIR/logs.
 mkdir -p "$out/logs"
-log "submitting $(grep '^#SBATCH --array=' "$out/sweep.sbatch" | head -n 1)"
+log "submitting $out/sweep.sbatch:"
+grep -v '^[[:space:]]*$' "$out/sweep.sbatch" | sed 's/^/    /'
 submit_wait "$out/sweep.sbatch" "$out/logs"
 
 log "merging: boinc-sim sweep-merge $out"
