@@ -406,5 +406,5 @@ times+=("whole script $(since "$t_script") s")
 log_times
 rows=$(($(wc -l <"$out/sweep.csv") - 1))
 [ ${#differ[@]} -eq 0 ] ||
-    fail "the merged ${differ[*]} differ from the local run's (diff above; KEEP_SLURM_TMP=1 keeps $tmp)"
+    fail "the merged ${differ[*]} not byte-identical to the local run's (diff above; rerun with KEEP_SLURM_TMP=1 to keep the files)"
 echo "PASS: Slurm sweep: the merged sweep.csv ($rows rows) and sweep-summary.csv equal the local run's byte for byte"
