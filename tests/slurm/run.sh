@@ -392,19 +392,84 @@ run_waiting "$bin" sweep "$sweep_file" --out "$local_out" --jobs 2 >"$tmp/local.
     }
 times+=("local sweep $(since "$t0") s")
 
-differ=()
-for f in sweep.csv sweep-summary.csv; do
-    [ -f "$out/$f" ] || fail "sweep-merge wrote no $out/$f"
-    [ -f "$local_out/$f" ] || fail "the local sweep wrote no $local_out/$f"
-    if ! cmp -s "$out/$f" "$local_out/$f"; then
-        differ+=("$f")
-        echo "----- $f: Slurm (merged) vs local" >&2
-        diff "$out/$f" "$local_out/$f" | head -n 20 >&2 || true
-    fi
-done
+# Compares the merged tables in $out with the local run's, byte for byte: sweep.csv
+# and sweep-summary.csv always, best.json and design.json when the local run wrote them.
+compare_with_local() {
+    local f differ=()
+    for f in sweep.csv sweep-summary.csv best.json design.json; do
+        case $f in
+            sweep.csv | sweep-summary.csv) [ -f "$local_out/$f" ] || fail "the local sweep wrote no $local_out/$f" ;;
+            *) [ -f "$local_out/$f" ] || continue ;;
+        esac
+        [ -f "$out/$f" ] || fail "sweep-merge wrote no $out/$f (the local sweep did)"
+        if ! cmp -s "$out/$f" "$local_out/$f"; then
+            differ+=("$f")
+            echo "----- $f: Slurm (merged, <) vs local (>)" >&2
+            diff "$out/$f" "$local_out/$f" | head -n 20 >&2 || true
+        fi
+    done
+    [ ${#differ[@]} -eq 0 ] ||
+        fail "$1: the merged ${differ[*]} not byte-identical to the local run's (diff above; rerun with KEEP_SLURM_TMP=1 to keep the files)"
+    compared=$(for f in sweep.csv sweep-summary.csv best.json design.json; do
+        [ ! -f "$local_out/$f" ] || printf '%s ' "$f"
+    done)
+    log "$1: merged ${compared% } equal the local run's byte for byte"
+}
+compare_with_local "first submission"
+rows=$(($(wc -l <"$out/sweep.csv") - 1))
+
+# --- a failed task, rerun: its finished runs are skipped, the missing one is redone ----
+mapfile -t records < <(find "$out" -path '*/runs/*' -type f -name '*.json' | sort)
+[ ${#records[@]} -ge 2 ] || fail "expected the shards' run records under $out/*/runs/, found ${#records[@]}"
+lost=${records[${#records[@]} - 1]}
+rerun=()
+if [[ $lost =~ /shard-([0-9]+)-of-[0-9]+/ ]]; then
+    rerun=(--array="${BASH_REMATCH[1]}")
+fi
+rm -f "$lost"
+marker="$tmp/before-rerun"
+touch "$marker"
+t0=$(now_us)
+log "rerun: removed ${lost#"$out"/}, resubmitting ${rerun[*]:-the whole array}"
+run_waiting timeout "$job_timeout" sbatch --wait "${rerun[@]}" "$out/sweep.sbatch" ||
+    fail "the rerun (sbatch --wait ${rerun[*]}) exited with $? (logs in $out/logs)"
+times+=("rerun $(since "$t0") s")
+[ -f "$lost" ] || fail "the rerun did not write ${lost#"$out"/} again"
+redone=$(find "$out" -path '*/runs/*' -type f -name '*.json' -newer "$marker" | sort | tr '\n' ' ')
+[ "${redone% }" = "$lost" ] ||
+    fail "the rerun should have redone only ${lost#"$out"/}, it wrote: ${redone:-nothing}"
+"$bin" sweep-merge "$out" --quiet || fail "boinc-sim sweep-merge after the rerun exited with $?"
+compare_with_local "after the rerun"
+
+# --- what the merge checks: a missing or a duplicated run fails it (exit 1, one line) ---
+# Runs sweep-merge on a copy of $out changed by "$2..." and expects that failure.
+merge_must_fail() {
+    local what=$1 copy="$tmp/merge-$1" rc=0 errs
+    shift
+    rm -rf "$copy"
+    cp -a "$out" "$copy"
+    "$@" "$copy"
+    "$bin" sweep-merge "$copy" --quiet >"$copy.out" 2>"$copy.err" || rc=$?
+    errs=$(wc -l <"$copy.err")
+    [ "$rc" = 1 ] || fail "sweep-merge with a $what run exited with $rc, not 1: $(cat "$copy.err")"
+    [ "$errs" = 1 ] || fail "sweep-merge with a $what run printed $errs lines on stderr, not 1: $(cat "$copy.err")"
+    log "sweep-merge with a $what run: exit 1, $(cat "$copy.err")"
+}
+drop_one() { rm -f "$1/${records[0]#"$out"/}"; }
+merge_must_fail missing drop_one
+runs_dirs=$(find "$out" -type d -name runs | wc -l)
+if [ "$runs_dirs" -ge 2 ]; then
+    # The first record, copied into another shard's runs/ folder.
+    dup_one() {
+        local from=${records[0]#"$out"/} to
+        to=$(find "$1" -type d -name runs | sort | grep -v "^$1/$(dirname "$from")\$" | head -n 1)
+        cp "$1/$from" "$to/"
+    }
+    merge_must_fail duplicated dup_one
+else
+    log "one runs/ folder only: the duplicated-run check does not apply"
+fi
+
 times+=("whole script $(since "$t_script") s")
 log_times
-rows=$(($(wc -l <"$out/sweep.csv") - 1))
-[ ${#differ[@]} -eq 0 ] ||
-    fail "the merged ${differ[*]} not byte-identical to the local run's (diff above; rerun with KEEP_SLURM_TMP=1 to keep the files)"
-echo "PASS: Slurm sweep: the merged sweep.csv ($rows rows) and sweep-summary.csv equal the local run's byte for byte"
+echo "PASS: Slurm sweep: the merged sweep.csv ($rows rows) and sweep-summary.csv equal the local run's byte for byte, also after rerunning a failed task; sweep-merge refuses a missing or duplicated run"
