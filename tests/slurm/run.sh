@@ -10,7 +10,10 @@
 # node to be idle. The sweep test then emits tests/slurm/small-sweep.toml as an sbatch
 # array (`boinc-sim sweep --emit-slurm`), submits it with `sbatch --wait`, merges the
 # shards (`boinc-sim sweep-merge`), runs the same sweep locally, and compares the
-# merged sweep.csv and sweep-summary.csv byte for byte with the local ones.
+# merged sweep.csv, sweep-summary.csv, best.json and design.json byte for byte with
+# the local ones; then reruns one task after removing one of its run records (only
+# that run must be redone, the tables stay the same), and checks that sweep-merge
+# refuses a missing and a duplicated run.
 # On exit, whatever happened, it cancels its jobs, stops the daemons it started (by
 # their pids) and removes the temporary folder. See docs/cluster.md.
 #
