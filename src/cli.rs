@@ -50,6 +50,61 @@ pub enum Command {
     /// Draw the charts of a run folder (plots/*.png, plots/*.svg) and write its
     /// report.html (see docs/plots.md).
     Plot(PlotArgs),
+    /// Run a parameter sweep: a base scenario over a grid or sample of points, with
+    /// replications, in parallel; resumable (see docs/sweep.md).
+    Sweep(SweepArgs),
+    /// Gather the shards of a sweep run as a Slurm job array into the same tables a
+    /// local sweep writes (see docs/cluster.md).
+    SweepMerge(SweepMergeArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Writes into --out (default output/sweeps/<name>/): design.json, \
+runs/ (one record per run, kept for resuming), sweep.csv, sweep-summary.csv, best.json (with \
+an [objective]) and plots/. A sweep started again skips the runs it finished. \
+See docs/sweep.md and docs/cluster.md."
+)]
+pub struct SweepArgs {
+    /// Sweep file (TOML).
+    pub sweep: PathBuf,
+    /// Output folder (default `output/sweeps/<sweep name>/`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Runs in parallel (default: all cores). Results do not depend on it.
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Run only the points p with p mod N = I (a Slurm array task); writes its run
+    /// records, not the tables (then `sweep-merge`).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::sweep::Shard>,
+    /// Write a Slurm job-array script into DIR instead of running.
+    #[arg(long, value_name = "DIR", conflicts_with = "shard")]
+    pub emit_slurm: Option<PathBuf>,
+    /// With --emit-slurm: number of array tasks (default: one per point, at most 100).
+    #[arg(long, requires = "emit_slurm")]
+    pub shards: Option<usize>,
+    /// With --emit-slurm: CPUs per array task (default 1).
+    #[arg(long, requires = "emit_slurm", default_value_t = 1)]
+    pub cpus_per_task: usize,
+    /// Do not draw the sweep's charts.
+    #[arg(long)]
+    pub no_plots: bool,
+    /// Print nothing on success, and no progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepMergeArgs {
+    /// The sweep folder the shards wrote into (`--out` of the array tasks).
+    pub dir: PathBuf,
+    /// Do not draw the sweep's charts.
+    #[arg(long)]
+    pub no_plots: bool,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -151,6 +206,8 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench(a),
         Command::Compare(a) => compare(a),
         Command::Plot(a) => plot(a),
+        Command::Sweep(a) => sweep(a),
+        Command::SweepMerge(a) => sweep_merge(a),
     }
 }
 
@@ -375,4 +432,143 @@ fn bench(a: BenchArgs) -> ExitCode {
         println!("peak RSS MiB        {:.1}", kib as f64 / 1024.0);
     }
     ExitCode::SUCCESS
+}
+
+fn sweep_failed(e: crate::sweep::SweepError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(e.exit_code())
+}
+
+/// The sweep's tables and charts once every run is there; prints the best point.
+fn sweep_tables(
+    dir: &Path,
+    plan: &crate::sweep::Plan,
+    records: &crate::sweep::Records,
+    plots: bool,
+    quiet: bool,
+) -> Result<(), crate::sweep::SweepError> {
+    let best = crate::sweep::finish(dir, plan, records)?;
+    if plots {
+        crate::sweep::plots(dir, plan)?;
+    }
+    if !quiet {
+        eprintln!(
+            "{}: {} points x {} replications; sweep.csv and sweep-summary.csv in {}",
+            plan.name,
+            plan.points.len(),
+            plan.replications,
+            dir.display()
+        );
+        if let Some(goal) = &plan.goal {
+            match best {
+                Some(p) => eprintln!(
+                    "best point under the objective ({} {}): point {p}: {} (best.json)",
+                    if goal.maximize {
+                        "maximize"
+                    } else {
+                        "minimize"
+                    },
+                    goal.metric,
+                    plan.params
+                        .iter()
+                        .zip(&plan.points[p])
+                        .map(|(k, v)| format!("{k} = {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => eprintln!("no point meets the objective's constraints (best.json)"),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn sweep(a: SweepArgs) -> ExitCode {
+    use crate::sweep;
+    let result = (|| -> Result<(), sweep::SweepError> {
+        let s = sweep::spec::read(&a.sweep)?;
+        let planned = sweep::plan(&s)?;
+        let plan = &planned.plan;
+        if let Some(dir) = &a.emit_slurm {
+            let (path, n) = sweep::slurm::emit(plan, &a.sweep, dir, a.shards, a.cpus_per_task)?;
+            if !a.quiet {
+                eprintln!(
+                    "{}: {} points x {} replications in {n} array tasks: sbatch {}\n\
+                     then: boinc-sim sweep-merge {}",
+                    plan.name,
+                    plan.points.len(),
+                    plan.replications,
+                    path.display(),
+                    sweep::slurm::absolute(dir).display()
+                );
+            }
+            return Ok(());
+        }
+        let dir = a
+            .out
+            .clone()
+            .unwrap_or_else(|| Path::new("output").join("sweeps").join(&plan.name));
+        sweep::claim_dir(&dir, plan)?;
+        let runs_dir = match a.shard {
+            Some(sh) => dir.join(sh.dir_name()).join(sweep::RUNS_DIR),
+            None => dir.join(sweep::RUNS_DIR),
+        };
+        let jobs = a.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        let bar = crate::progress::SweepProgress::stderr(!a.quiet);
+        let report = |done: usize, total: usize| {
+            if let Some(b) = &bar {
+                b.update(done, total);
+            }
+        };
+        let ex = sweep::execute(&planned, &runs_dir, a.shard, jobs, &report)?;
+        drop(bar);
+        if !a.quiet && ex.skipped > 0 {
+            eprintln!(
+                "resumed: {} runs were already done in {} and were skipped; {} run now",
+                ex.skipped,
+                runs_dir.display(),
+                ex.ran
+            );
+        }
+        match a.shard {
+            Some(sh) => {
+                if !a.quiet {
+                    eprintln!(
+                        "shard {}/{}: {} runs done in {}; merge with: boinc-sim sweep-merge {}",
+                        sh.index,
+                        sh.count,
+                        ex.skipped + ex.ran,
+                        runs_dir.display(),
+                        dir.display()
+                    );
+                }
+                Ok(())
+            }
+            None => {
+                let records = sweep::existing(plan, &runs_dir);
+                sweep_tables(&dir, plan, &records, !a.no_plots, a.quiet)
+            }
+        }
+    })();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => sweep_failed(e),
+    }
+}
+
+fn sweep_merge(a: SweepMergeArgs) -> ExitCode {
+    let result = (|| -> Result<(), crate::sweep::SweepError> {
+        let plan = crate::sweep::read_plan(&a.dir)?;
+        let (records, nshards) = crate::sweep::gather(&a.dir, &plan)?;
+        if !a.quiet {
+            eprintln!("{} run records from {nshards} shard folders", records.len());
+        }
+        sweep_tables(&a.dir, &plan, &records, !a.no_plots, a.quiet)
+    })();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => sweep_failed(e),
+    }
 }

@@ -25,4 +25,5 @@ pub mod progress;
 pub mod scenario;
 pub mod server;
 pub mod stats;
+pub mod sweep;
 pub mod world;

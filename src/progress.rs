@@ -157,6 +157,47 @@ fn si(v: f64) -> String {
     format!("{v:.digits$}{suffix}")
 }
 
+/// A progress bar on stderr over the runs of a sweep: runs done of all, the rate
+/// and the time left. Silent when stderr is not a terminal or under `--quiet`.
+pub struct SweepProgress {
+    bar: ProgressBar,
+}
+
+impl SweepProgress {
+    pub fn stderr(enabled: bool) -> Option<Self> {
+        let target = ProgressDrawTarget::stderr();
+        if !enabled || target.is_hidden() {
+            return None;
+        }
+        let style = ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30.cyan/blue}] {pos}/{len} runs, {per_sec}, ETA {eta}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> ");
+        let bar = ProgressBar::with_draw_target(Some(0), target);
+        bar.set_style(style);
+        Some(Self { bar })
+    }
+
+    /// `done` of `total` runs (runs found done at the start count, and are not in the
+    /// rate: the bar starts from them).
+    pub fn update(&self, done: usize, total: usize) {
+        if self.bar.length() != Some(total as u64) {
+            self.bar.set_length(total as u64);
+            self.bar.set_position(done as u64);
+            self.bar.reset_eta();
+        } else {
+            self.bar.set_position(done as u64);
+        }
+    }
+}
+
+impl Drop for SweepProgress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -325,6 +325,16 @@ fn every_shipped_scenario_is_valid() {
         }
     }
     assert!(n >= 15, "only {n} scenarios found");
+    // Shipped sweeps too: the file, and every point's scenario.
+    let mut sweeps = 0;
+    for entry in std::fs::read_dir(root.join("sweeps")).unwrap() {
+        let path = entry.unwrap().path();
+        let s = boinc_sim::sweep::spec::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        let planned = boinc_sim::sweep::plan(&s).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!planned.plan.points.is_empty());
+        sweeps += 1;
+    }
+    assert!(sweeps >= 1);
 }
 
 /// `timeseries.csv` agrees with `results.csv` and `workunits.csv` recomputed:

@@ -27,6 +27,10 @@ pub enum StreamKind {
     WorkGenerator = 4,
     /// A host's record in one project: `(host index << 16) | project index`.
     HostProject = 5,
+    /// A sweep's run seeds: `(point << 20) | replication` (spec of `docs/sweep.md`).
+    SweepRun = 6,
+    /// A sweep's random or Latin-hypercube design draws.
+    SweepDesign = 7,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -246,6 +246,49 @@ pub fn load_str(
     })
 }
 
+/// A TOML file other than a scenario (a sweep file), read with the same
+/// diagnostics: syntax and type errors give the file, line, column, key path and a
+/// snippet. Returns the value and the document with spans, for [`problem_at`].
+pub fn parse_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+) -> Result<(T, toml_edit::Document<String>), ScenarioError> {
+    let mut ctx = Ctx {
+        origin,
+        original: text,
+        sets: Vec::new(),
+        orig_doc: None,
+    };
+    let doc = toml_edit::Document::parse(text.to_owned()).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        ctx.at_offset(span.start, None, first_line(e.message()))
+    })?;
+    ctx.orig_doc = Some(doc.clone());
+    let value: T = toml::from_str(text).map_err(|e| ctx.de_error(text, &e))?;
+    Ok((value, doc))
+}
+
+/// A semantic problem at the dotted key path `path` of a file read by
+/// [`parse_toml`], located in its text like a scenario's validation problems.
+pub fn problem_at(
+    text: &str,
+    origin: &str,
+    doc: &toml_edit::Document<String>,
+    path: &str,
+    message: String,
+) -> ScenarioError {
+    let ctx = Ctx {
+        origin,
+        original: text,
+        sets: Vec::new(),
+        orig_doc: Some(doc.clone()),
+    };
+    ScenarioError::Invalid(Box::new(ctx.problem(&Problem {
+        path: path.to_owned(),
+        message,
+    })))
+}
+
 /// Reads every host group's availability trace, relative to the scenario file's
 /// folder, and keeps it in the group (`trace_data`). A file that cannot be read or
 /// parsed is a problem of the `trace` key; the message names the trace file's line.

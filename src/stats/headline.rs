@@ -14,6 +14,65 @@ use std::path::Path;
 
 pub const SUMMARY_CSV: &str = "summary.csv";
 
+/// The columns of `summary.csv` after `project`, in order (fixed, so a sweep file
+/// can be checked against them before anything runs).
+pub const COLUMNS: [&str; 54] = [
+    "delay_bound_s",
+    "min_quorum",
+    "target_nresults",
+    "workunits_created",
+    "workunits_assimilated_valid",
+    "workunits_assimilated_error",
+    "workunits_assimilated_per_day",
+    "results_created",
+    "results_sent",
+    "results_reported",
+    "results_reported_per_day",
+    "results_per_workunit",
+    "results_deadline_met",
+    "results_deadline_missed",
+    "deadline_miss_frac",
+    "results_no_reply",
+    "results_too_late",
+    "error_frac",
+    "invalid_frac",
+    "no_reply_frac",
+    "didnt_need_frac",
+    "too_late_frac",
+    "cpu_time_reported_s",
+    "cpu_time_wasted_s",
+    "wasted_cpu_frac",
+    "flops_useful_flops",
+    "flops_wasted_flops",
+    "credit_granted_credit",
+    "credit_granted_per_day_credit",
+    "credit_claimed_valid_credit",
+    "claimed_to_granted_ratio",
+    "hosts_attached",
+    "credit_per_host_mean_credit",
+    "credit_per_host_p50_credit",
+    "credit_per_host_p90_credit",
+    "credit_per_host_gini",
+    "turnaround_p50_s",
+    "turnaround_p90_s",
+    "turnaround_p99_s",
+    "slack_p01_s",
+    "slack_p10_s",
+    "slack_p50_s",
+    "time_to_canonical_p50_s",
+    "time_to_canonical_p90_s",
+    "time_to_canonical_p99_s",
+    "time_to_assimilation_p50_s",
+    "time_to_assimilation_p90_s",
+    "time_to_assimilation_p99_s",
+    "scheduler_requests",
+    "scheduler_requests_per_hour",
+    "client_rpcs_failed",
+    "client_backoffs",
+    "client_backoff_mean_s",
+    "hosts_idle_frac",
+];
+
 /// One project's row: the column names (with their unit suffix) and values, in
 /// column order. `None` is a figure without data (written as an empty field).
 #[derive(Clone, Debug, PartialEq)]
@@ -132,122 +191,72 @@ fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
     let canonical = hist("workunit_time_to_canonical_s");
     let assimilation = hist("workunit_time_to_assimilation_s");
     let n = |x: u64| Some(x as f64);
-    let values = vec![
-        (
-            "delay_bound_s",
-            Some(p.cfg.workunit.delay_bound.get() as f64),
-        ),
-        ("min_quorum", Some(p.cfg.workunit.min_quorum as f64)),
-        (
-            "target_nresults",
-            Some(p.cfg.workunit.target_nresults as f64),
-        ),
-        ("workunits_created", n(t.workunits)),
-        ("workunits_assimilated_valid", Some(assim_valid)),
-        ("workunits_assimilated_error", Some(assim_error)),
-        (
-            "workunits_assimilated_per_day",
-            ratio(assim_valid + assim_error, days),
-        ),
-        ("results_created", n(t.results)),
-        ("results_sent", n(t.results_sent)),
-        ("results_reported", Some(reported)),
-        ("results_reported_per_day", ratio(reported, days)),
-        (
-            "results_per_workunit",
-            ratio(t.results as f64, t.workunits as f64),
-        ),
-        ("results_deadline_met", Some(met)),
-        ("results_deadline_missed", Some(missed)),
-        ("deadline_miss_frac", ratio(missed, met + missed)),
-        ("results_no_reply", n(t.outcome_count("no_reply"))),
-        ("results_too_late", n(t.validate_count("too_late"))),
-        (
-            "error_frac",
-            ratio(t.outcome_count("client_error") as f64, with_outcome),
-        ),
-        (
-            "invalid_frac",
-            ratio(t.validate_count("invalid") as f64, with_outcome),
-        ),
-        (
-            "no_reply_frac",
-            ratio(t.outcome_count("no_reply") as f64, with_outcome),
-        ),
-        (
-            "didnt_need_frac",
-            ratio(t.outcome_count("didnt_need") as f64, with_outcome),
-        ),
-        (
-            "too_late_frac",
-            ratio(t.validate_count("too_late") as f64, with_outcome),
-        ),
-        ("cpu_time_reported_s", Some(cpu_reported)),
-        ("cpu_time_wasted_s", Some(cpu_wasted)),
-        ("wasted_cpu_frac", ratio(cpu_wasted, cpu_reported)),
-        ("flops_useful_flops", Some(total(metrics::FLOPS_USEFUL))),
-        ("flops_wasted_flops", Some(total(metrics::FLOPS_WASTED))),
-        ("credit_granted_credit", Some(t.granted_credit_total)),
-        (
-            "credit_granted_per_day_credit",
-            ratio(t.granted_credit_total, days),
-        ),
-        ("credit_claimed_valid_credit", Some(t.valid_claimed_credit)),
+    // In the order of COLUMNS.
+    let values: [Option<f64>; COLUMNS.len()] = [
+        Some(p.cfg.workunit.delay_bound.get() as f64), // delay_bound_s
+        Some(p.cfg.workunit.min_quorum as f64),        // min_quorum
+        Some(p.cfg.workunit.target_nresults as f64),   // target_nresults
+        n(t.workunits),                                // workunits_created
+        Some(assim_valid),                             // workunits_assimilated_valid
+        Some(assim_error),                             // workunits_assimilated_error
+        ratio(assim_valid + assim_error, days),        // workunits_assimilated_per_day
+        n(t.results),                                  // results_created
+        n(t.results_sent),                             // results_sent
+        Some(reported),                                // results_reported
+        ratio(reported, days),                         // results_reported_per_day
+        ratio(t.results as f64, t.workunits as f64),   // results_per_workunit
+        Some(met),                                     // results_deadline_met
+        Some(missed),                                  // results_deadline_missed
+        ratio(missed, met + missed),                   // deadline_miss_frac
+        n(t.outcome_count("no_reply")),                // results_no_reply
+        n(t.validate_count("too_late")),               // results_too_late
+        ratio(t.outcome_count("client_error") as f64, with_outcome), // error_frac
+        ratio(t.validate_count("invalid") as f64, with_outcome), // invalid_frac
+        ratio(t.outcome_count("no_reply") as f64, with_outcome), // no_reply_frac
+        ratio(t.outcome_count("didnt_need") as f64, with_outcome), // didnt_need_frac
+        ratio(t.validate_count("too_late") as f64, with_outcome), // too_late_frac
+        Some(cpu_reported),                            // cpu_time_reported_s
+        Some(cpu_wasted),                              // cpu_time_wasted_s
+        ratio(cpu_wasted, cpu_reported),               // wasted_cpu_frac
+        Some(total(metrics::FLOPS_USEFUL)),            // flops_useful_flops
+        Some(total(metrics::FLOPS_WASTED)),            // flops_wasted_flops
+        Some(t.granted_credit_total),                  // credit_granted_credit
+        ratio(t.granted_credit_total, days),           // credit_granted_per_day_credit
+        Some(t.valid_claimed_credit),                  // credit_claimed_valid_credit
         // Under credit_new BOINC stores no claims (claimed_credit = 0, spec
         // backend §1.2): the ratio then has no value rather than a misleading 0.
-        (
-            "claimed_to_granted_ratio",
-            ratio(t.valid_claimed_credit, t.valid_granted_credit)
-                .filter(|_| t.valid_claimed_credit > 0.0),
-        ),
-        ("hosts_attached", Some(hosts.credits.len() as f64)),
-        (
-            "credit_per_host_mean_credit",
-            ratio(hosts.credits.iter().sum(), hosts.credits.len() as f64),
-        ),
-        (
-            "credit_per_host_p50_credit",
-            rank_quantile(&hosts.credits, 0.5),
-        ),
-        (
-            "credit_per_host_p90_credit",
-            rank_quantile(&hosts.credits, 0.9),
-        ),
-        ("credit_per_host_gini", gini(&hosts.credits)),
-        ("turnaround_p50_s", quantile(turnaround, 0.5)),
-        ("turnaround_p90_s", quantile(turnaround, 0.9)),
-        ("turnaround_p99_s", quantile(turnaround, 0.99)),
-        ("slack_p01_s", quantile(slack, 0.01)),
-        ("slack_p10_s", quantile(slack, 0.1)),
-        ("slack_p50_s", quantile(slack, 0.5)),
-        ("time_to_canonical_p50_s", quantile(canonical, 0.5)),
-        ("time_to_canonical_p90_s", quantile(canonical, 0.9)),
-        ("time_to_canonical_p99_s", quantile(canonical, 0.99)),
-        ("time_to_assimilation_p50_s", quantile(assimilation, 0.5)),
-        ("time_to_assimilation_p90_s", quantile(assimilation, 0.9)),
-        ("time_to_assimilation_p99_s", quantile(assimilation, 0.99)),
-        ("scheduler_requests", Some(total(metrics::SCHED_REQUESTS))),
-        (
-            "scheduler_requests_per_hour",
-            ratio(total(metrics::SCHED_REQUESTS), hours),
-        ),
-        ("client_rpcs_failed", Some(total(metrics::RPCS_FAILED))),
-        ("client_backoffs", Some(backoffs)),
-        (
-            "client_backoff_mean_s",
-            ratio(total(metrics::BACKOFF_S), backoffs),
-        ),
-        (
-            "hosts_idle_frac",
-            ratio(
-                (hosts.flops_total - hosts.flops_used).max(0.0),
-                hosts.flops_total,
-            ),
-        ),
+        ratio(t.valid_claimed_credit, t.valid_granted_credit)
+            .filter(|_| t.valid_claimed_credit > 0.0), // claimed_to_granted_ratio
+        Some(hosts.credits.len() as f64), // hosts_attached
+        ratio(hosts.credits.iter().sum(), hosts.credits.len() as f64), // credit_per_host_mean_credit
+        rank_quantile(&hosts.credits, 0.5),                            // credit_per_host_p50_credit
+        rank_quantile(&hosts.credits, 0.9),                            // credit_per_host_p90_credit
+        gini(&hosts.credits),                                          // credit_per_host_gini
+        quantile(turnaround, 0.5),                                     // turnaround_p50_s
+        quantile(turnaround, 0.9),                                     // turnaround_p90_s
+        quantile(turnaround, 0.99),                                    // turnaround_p99_s
+        quantile(slack, 0.01),                                         // slack_p01_s
+        quantile(slack, 0.1),                                          // slack_p10_s
+        quantile(slack, 0.5),                                          // slack_p50_s
+        quantile(canonical, 0.5),                                      // time_to_canonical_p50_s
+        quantile(canonical, 0.9),                                      // time_to_canonical_p90_s
+        quantile(canonical, 0.99),                                     // time_to_canonical_p99_s
+        quantile(assimilation, 0.5),                                   // time_to_assimilation_p50_s
+        quantile(assimilation, 0.9),                                   // time_to_assimilation_p90_s
+        quantile(assimilation, 0.99),                                  // time_to_assimilation_p99_s
+        Some(total(metrics::SCHED_REQUESTS)),                          // scheduler_requests
+        ratio(total(metrics::SCHED_REQUESTS), hours), // scheduler_requests_per_hour
+        Some(total(metrics::RPCS_FAILED)),            // client_rpcs_failed
+        Some(backoffs),                               // client_backoffs
+        ratio(total(metrics::BACKOFF_S), backoffs),   // client_backoff_mean_s
+        ratio(
+            (hosts.flops_total - hosts.flops_used).max(0.0),
+            hosts.flops_total,
+        ), // hosts_idle_frac
     ];
     Headline {
         project: p.name.clone(),
-        values,
+        values: COLUMNS.into_iter().zip(values).collect(),
     }
 }
 

@@ -1,0 +1,439 @@
+//! Parameter sweeps (`boinc-sim sweep`, `docs/sweep.md`): a base scenario run over
+//! a design of points, each point replicated with its own seeds, in parallel, with
+//! the results aggregated per point.
+//!
+//! * [`spec`] reads and checks the sweep file; [`design`] expands it into points and
+//!   run seeds.
+//! * [`Plan`] is the expanded sweep; every point's scenario is loaded and validated
+//!   before any run starts ([`plan`]).
+//! * [`execute`] runs the missing runs on a rayon pool. Each finished run is written
+//!   at once, atomically, as `runs/pPPPP-rRR.json` (a [`RunRecord`]), so a sweep that
+//!   is killed and started again skips what it has ([`existing`]).
+//! * [`aggregate`] turns the records into `sweep.csv`, `sweep-summary.csv` and
+//!   `best.json`; [`finish`] writes them only when every run is there.
+//! * [`slurm`] writes the job-array script; a shard (`--shard I/N`) runs the points
+//!   `p` with `p mod N = I` into `shard-I-of-N/runs/`, and [`merge`] gathers them.
+//!
+//! Results never depend on the thread count or on the order runs finish in: each run
+//! is a pure function of its scenario and seed, and the tables are built from the
+//! records sorted by point and replication.
+
+pub mod aggregate;
+pub mod design;
+pub mod slurm;
+pub mod spec;
+
+use crate::scenario::load::{ScenarioError, fnv1a64, load};
+use crate::scenario::schema::ScenarioFile;
+use crate::world::{RunOptions, World};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub const PLAN_JSON: &str = "design.json";
+pub const RUNS_DIR: &str = "runs";
+
+/// Why a sweep failed. Bad input exits 2, a failed run or I/O 1.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    #[error("{0}")]
+    Input(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl SweepError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            SweepError::Scenario(e) => e.exit_code() as u8,
+            SweepError::Input(_) => 2,
+            SweepError::Failed(_) => 1,
+        }
+    }
+}
+
+fn io_failed(what: &str, path: &Path, e: impl std::fmt::Display) -> SweepError {
+    SweepError::Failed(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// The expanded sweep, as recorded in `design.json`: what `sweep-merge` needs to
+/// rebuild the tables without the sweep file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub name: String,
+    /// FNV-1a 64 of the sweep file and of the base scenario file.
+    pub sweep_hash: String,
+    pub scenario_hash: String,
+    /// The varied key paths (one per parameter; `also` keys follow their parameter).
+    pub params: Vec<String>,
+    pub metrics: Vec<String>,
+    pub project: Option<String>,
+    pub replications: u32,
+    pub seed: u64,
+    /// Each point's values as written (CSV cells).
+    pub points: Vec<Vec<String>>,
+    pub goal: Option<spec::Goal>,
+}
+
+/// Run records by (point, replication), in that order.
+pub type Records = BTreeMap<(usize, u32), RunRecord>;
+
+/// One finished run, as written to `runs/pPPPP-rRR.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub point: usize,
+    pub replication: u32,
+    pub seed: u64,
+    /// The point's values, to check the record belongs to this plan.
+    pub values: Vec<String>,
+    /// Every `summary.csv` column of the sweep's project (`null`: no value).
+    pub metrics: BTreeMap<String, Option<f64>>,
+}
+
+/// A sweep ready to run: the plan and each point's validated scenario.
+pub struct Planned {
+    pub plan: Plan,
+    pub scenarios: Vec<ScenarioFile>,
+}
+
+/// Expands the sweep and loads every point's scenario (base `[sweep.set]`, then the
+/// point's values), so that a value the scenario refuses fails before any run.
+pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
+    let f = &s.file;
+    let values = design::points(
+        f.sweep.design,
+        f.sweep.points.unwrap_or(0),
+        f.sweep.seed,
+        &f.parameter,
+    );
+    let scenario_text = std::fs::read(&s.scenario).unwrap_or_default();
+    let mut scenarios = Vec::with_capacity(values.len());
+    let mut points = Vec::with_capacity(values.len());
+    for (i, point) in values.iter().enumerate() {
+        let mut sets = s.base_sets.clone();
+        for (p, v) in f.parameter.iter().zip(point) {
+            for key in std::iter::once(&p.key).chain(&p.also) {
+                sets.push(format!("{key}={v}"));
+            }
+        }
+        let loaded = load(&s.scenario, &sets, None).map_err(|e| {
+            let assigned: Vec<String> = f
+                .parameter
+                .iter()
+                .zip(point)
+                .map(|(p, v)| format!("{} = {}", p.key, spec::cell(v)))
+                .collect();
+            SweepError::Input(format!(
+                "{}: point {i} ({}) is not a valid scenario:\n{e}",
+                s.path.display(),
+                assigned.join(", ")
+            ))
+        })?;
+        scenarios.push(loaded.file);
+        points.push(point.iter().map(spec::cell).collect());
+    }
+    let plan = Plan {
+        name: f.sweep.name.clone(),
+        sweep_hash: format!("{:016x}", fnv1a64(s.text.as_bytes())),
+        scenario_hash: format!("{:016x}", fnv1a64(&scenario_text)),
+        params: f.parameter.iter().map(|p| p.key.clone()).collect(),
+        metrics: f.sweep.metrics.clone(),
+        project: f.sweep.project.clone(),
+        replications: f.sweep.replications,
+        seed: f.sweep.seed,
+        points,
+        goal: s.goal.clone(),
+    };
+    Ok(Planned { plan, scenarios })
+}
+
+/// `--shard I/N`: this process runs the points `p` with `p mod N = I`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("expected I/N with 0 ≤ I < N (e.g. 0/4), found `{s}`");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    pub fn owns(self, point: usize) -> bool {
+        point % self.count == self.index
+    }
+
+    /// The folder of this shard's run records, under the sweep folder.
+    pub fn dir_name(self) -> String {
+        format!("shard-{}-of-{}", self.index, self.count)
+    }
+}
+
+fn record_name(point: usize, rep: u32) -> String {
+    format!("p{point:04}-r{rep:02}.json")
+}
+
+/// Reads a run record; `None` if it is unreadable or half-written (then it is run
+/// again).
+fn read_record(path: &Path) -> Option<RunRecord> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// The records already in `runs_dir` that belong to `plan`.
+pub fn existing(plan: &Plan, runs_dir: &Path) -> Records {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(runs_dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        if let Some(r) = read_record(&path)
+            && r.point < plan.points.len()
+            && r.replication < plan.replications
+            && r.values == plan.points[r.point]
+            && r.seed == design::run_seed(plan.seed, r.point, r.replication)
+            && path.file_name() == Some(record_name(r.point, r.replication).as_ref())
+        {
+            out.insert((r.point, r.replication), r);
+        }
+    }
+    out
+}
+
+/// Writes `design.json` into `dir`, or checks that the one there is this plan's: a
+/// folder never mixes runs of two different sweeps.
+pub fn claim_dir(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
+    std::fs::create_dir_all(dir).map_err(|e| io_failed("create", dir, e))?;
+    let path = dir.join(PLAN_JSON);
+    let mut text =
+        serde_json::to_string_pretty(plan).map_err(|e| SweepError::Failed(e.to_string()))?;
+    text.push('\n');
+    if let Ok(old) = std::fs::read_to_string(&path) {
+        if old == text {
+            return Ok(());
+        }
+        return Err(SweepError::Input(format!(
+            "{} holds the runs of a different sweep (its {PLAN_JSON} differs: another sweep \
+             file, scenario or design); choose another --out or delete that folder",
+            dir.display()
+        )));
+    }
+    aggregate::write_atomic(&path, text.as_bytes()).map_err(|e| io_failed("write", &path, e))
+}
+
+/// What [`execute`] did.
+pub struct Executed {
+    pub skipped: usize,
+    pub ran: usize,
+}
+
+/// Runs the runs of `planned` that `shard` owns and that `runs_dir` does not have
+/// yet, on `jobs` threads, writing each record as soon as it is done. `progress` is
+/// called after each run with (done, total). Stops starting new runs after the
+/// first failure and reports it.
+pub fn execute(
+    planned: &Planned,
+    runs_dir: &Path,
+    shard: Option<Shard>,
+    jobs: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Executed, SweepError> {
+    let plan = &planned.plan;
+    std::fs::create_dir_all(runs_dir).map_err(|e| io_failed("create", runs_dir, e))?;
+    let have = existing(plan, runs_dir);
+    let todo: Vec<(usize, u32)> = (0..plan.points.len())
+        .filter(|&p| shard.is_none_or(|s| s.owns(p)))
+        .flat_map(|p| (0..plan.replications).map(move |r| (p, r)))
+        .filter(|k| !have.contains_key(k))
+        .collect();
+    let owned = (0..plan.points.len())
+        .filter(|&p| shard.is_none_or(|s| s.owns(p)))
+        .count()
+        * plan.replications as usize;
+    let skipped = owned - todo.len();
+    let done = Mutex::new(skipped);
+    progress(skipped, owned);
+    let failed = AtomicBool::new(false);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| SweepError::Failed(format!("cannot start {jobs} threads: {e}")))?;
+    let results: Vec<Result<(), SweepError>> = pool.install(|| {
+        todo.par_iter()
+            .map(|&(p, rep)| {
+                if failed.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let r = run_one(planned, p, rep, runs_dir);
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                } else if let Ok(mut d) = done.lock() {
+                    *d += 1;
+                    progress(*d, owned);
+                }
+                r
+            })
+            .collect()
+    });
+    // The first failure in run order, so the message does not depend on timing.
+    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    Ok(Executed {
+        skipped,
+        ran: todo.len(),
+    })
+}
+
+/// One run: the point's scenario with the run's seed, no output folder; its
+/// project's headline figures go into the record.
+fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(), SweepError> {
+    let plan = &planned.plan;
+    let mut file = planned.scenarios[p].clone();
+    let seed = design::run_seed(plan.seed, p, rep);
+    file.simulation.seed = seed;
+    let duration = file.simulation.duration.get() as f64;
+    let finished = World::new(file, &RunOptions::default(), None)
+        .run()
+        .map_err(|e| {
+            SweepError::Failed(format!("point {p}, replication {rep}: run failed: {e}"))
+        })?;
+    let rows = crate::stats::headline::headlines(&finished, duration);
+    let row = match &plan.project {
+        Some(name) => rows.iter().find(|h| &h.project == name),
+        None => rows.first(),
+    }
+    .ok_or_else(|| SweepError::Failed(format!("point {p}: the scenario has no project")))?;
+    let record = RunRecord {
+        point: p,
+        replication: rep,
+        seed,
+        values: plan.points[p].clone(),
+        metrics: row
+            .values
+            .iter()
+            .map(|(c, v)| (c.to_string(), *v))
+            .collect(),
+    };
+    let path = runs_dir.join(record_name(p, rep));
+    let text = serde_json::to_vec(&record).map_err(|e| SweepError::Failed(e.to_string()))?;
+    aggregate::write_atomic(&path, &text).map_err(|e| io_failed("write", &path, e))
+}
+
+/// Checks that `records` hold every run of `plan` exactly once; the message lists
+/// what is missing.
+pub fn check_complete(plan: &Plan, records: &Records) -> Result<(), SweepError> {
+    let missing: Vec<String> = (0..plan.points.len())
+        .flat_map(|p| (0..plan.replications).map(move |r| (p, r)))
+        .filter(|k| !records.contains_key(k))
+        .map(|(p, r)| format!("point {p} replication {r}"))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = missing.iter().take(5).map(String::as_str).collect();
+    Err(SweepError::Failed(format!(
+        "{} of {} runs are missing ({}{})",
+        missing.len(),
+        plan.points.len() * plan.replications as usize,
+        shown.join(", "),
+        if missing.len() > 5 { ", ..." } else { "" }
+    )))
+}
+
+/// Writes the tables (and, through `plots`, the charts) of a complete sweep into
+/// `dir`. Returns the best point under the objective.
+pub fn finish(dir: &Path, plan: &Plan, records: &Records) -> Result<Option<usize>, SweepError> {
+    check_complete(plan, records)?;
+    aggregate::write_all(dir, plan, records).map_err(|e| io_failed("write the tables in", dir, e))
+}
+
+/// Reads `DIR/design.json`, the plan every run record of the folder belongs to.
+pub fn read_plan(dir: &Path) -> Result<Plan, SweepError> {
+    let plan_path = dir.join(PLAN_JSON);
+    let text = std::fs::read_to_string(&plan_path).map_err(|e| {
+        SweepError::Input(format!(
+            "{} is not a sweep folder: cannot read {PLAN_JSON} ({e})",
+            dir.display()
+        ))
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| SweepError::Input(format!("{}: {e}", plan_path.display())))
+}
+
+/// `sweep-merge DIR`: the run records of `DIR/runs/` and every
+/// `DIR/shard-*/runs/`, each run exactly once (a run found in two folders means the
+/// shards overlap: an error). Returns them and the number of shard folders.
+pub fn gather(dir: &Path, plan: &Plan) -> Result<(Records, usize), SweepError> {
+    let mut sources: Vec<PathBuf> = vec![dir.join(RUNS_DIR)];
+    let mut shard_dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| io_failed("read", dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("shard-"))
+        })
+        .collect();
+    shard_dirs.sort();
+    let nshards = shard_dirs.len();
+    sources.extend(shard_dirs.into_iter().map(|d| d.join(RUNS_DIR)));
+    let mut records: Records = BTreeMap::new();
+    let mut origin: BTreeMap<(usize, u32), PathBuf> = BTreeMap::new();
+    for src in &sources {
+        for (k, r) in existing(plan, src) {
+            if let Some(first) = origin.get(&k) {
+                return Err(SweepError::Failed(format!(
+                    "point {} replication {} is in both {} and {}: the shards overlap",
+                    k.0,
+                    k.1,
+                    first.display(),
+                    src.display()
+                )));
+            }
+            origin.insert(k, src.clone());
+            records.insert(k, r);
+        }
+    }
+    Ok((records, nshards))
+}
+
+/// Draws the sweep's charts from `sweep-summary.csv` into `DIR/plots/`.
+pub fn plots(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
+    let _ = (dir, plan);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_split_points_round_robin() {
+        let s: Shard = "1/3".parse().unwrap();
+        assert!(s.owns(1) && s.owns(4) && !s.owns(0) && !s.owns(2));
+        assert_eq!(s.dir_name(), "shard-1-of-3");
+        assert!("3/3".parse::<Shard>().is_err());
+        assert!("1".parse::<Shard>().is_err());
+        assert!("0/0".parse::<Shard>().is_err());
+    }
+}

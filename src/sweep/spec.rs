@@ -1,0 +1,458 @@
+//! The sweep file (`docs/sweep.md`): a base scenario, the parameters to vary, the
+//! design, the replications, the metrics and an optional objective.
+//!
+//! It is read with the scenario loader's diagnostics ([`parse_toml`]), and every
+//! point of the design is loaded as a scenario before anything runs, so a bad sweep
+//! file or a value the scenario refuses fails at once with the file, line, column and
+//! key path.
+
+use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at};
+use crate::scenario::units::parse_duration;
+use crate::stats::headline::COLUMNS;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The file as written.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    pub sweep: SweepSection,
+    #[serde(default)]
+    pub parameter: Vec<Parameter>,
+    pub objective: Option<Objective>,
+}
+
+/// How the points are chosen.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// Every combination of the parameters' values (the first parameter varies
+    /// slowest).
+    #[default]
+    Grid,
+    /// `points` points, each parameter drawn uniformly and independently.
+    Random,
+    /// `points` points of a Latin hypercube: each parameter's range is cut into
+    /// `points` equal strata and each stratum is used exactly once.
+    Lhs,
+}
+
+/// `[sweep]`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    /// Names the default output folder (`output/sweeps/<name>/`); default: the file
+    /// stem.
+    #[serde(default)]
+    pub name: String,
+    /// The base scenario, relative to the sweep file's folder.
+    pub scenario: String,
+    /// Master seed of the sweep: each run's seed derives from it, the point's index
+    /// and the replication.
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default = "one")]
+    pub replications: u32,
+    #[serde(default)]
+    pub design: Design,
+    /// Number of points of a random or Latin-hypercube design.
+    pub points: Option<u32>,
+    /// `summary.csv` columns to aggregate.
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    /// The project whose `summary.csv` row is used (default: the first in scenario
+    /// order).
+    pub project: Option<String>,
+    /// Overrides applied to every run before the point's own (`--set` syntax:
+    /// key path = TOML value).
+    #[serde(default)]
+    pub set: BTreeMap<String, toml::Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_metrics() -> Vec<String> {
+    [
+        "workunits_assimilated_per_day",
+        "deadline_miss_frac",
+        "turnaround_p90_s",
+        "wasted_cpu_frac",
+        "credit_per_host_gini",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `[[parameter]]`: one scenario key to vary.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parameter {
+    /// Key path as for `--set` (`project.main.workunit.delay_bound`).
+    pub key: String,
+    /// Further keys set to the same value (`target_nresults` with `min_quorum`).
+    #[serde(default)]
+    pub also: Vec<String>,
+    /// The values (grid: all of them; random and LHS: drawn among them).
+    pub values: Option<Vec<toml::Value>>,
+    /// A range instead of a list.
+    pub range: Option<Range>,
+}
+
+/// `range = { from, to, step }`: numbers, or durations (`"1d"`, `3600`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    pub from: toml::Value,
+    pub to: toml::Value,
+    /// Grid: the spacing (required). Random and LHS: values are rounded to
+    /// multiples of `step` from `from` when given, else continuous (integers for
+    /// integer or duration bounds).
+    pub step: Option<toml::Value>,
+}
+
+/// `[objective]`: which point is best.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Objective {
+    pub maximize: Option<String>,
+    pub minimize: Option<String>,
+    /// Constraints on point means, e.g. `"deadline_miss_frac < 0.05"`.
+    #[serde(default)]
+    pub subject_to: Vec<String>,
+}
+
+/// A comparison in a constraint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    pub fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Op::Lt => a < b,
+            Op::Le => a <= b,
+            Op::Gt => a > b,
+            Op::Ge => a >= b,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+}
+
+/// A parsed `subject_to` entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Constraint {
+    pub metric: String,
+    pub op: Op,
+    pub bound: f64,
+}
+
+/// Parses `metric OP number`.
+pub fn parse_constraint(s: &str) -> Result<Constraint, String> {
+    for (sym, op) in [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)] {
+        if let Some((m, b)) = s.split_once(sym) {
+            let bound = b.trim().parse::<f64>().map_err(|_| {
+                format!(
+                    "`{s}`: expected a number after `{sym}`, found `{}`",
+                    b.trim()
+                )
+            })?;
+            return Ok(Constraint {
+                metric: m.trim().to_string(),
+                op,
+                bound,
+            });
+        }
+    }
+    Err(format!(
+        "`{s}`: expected `METRIC OP NUMBER` with OP one of <, <=, >, >="
+    ))
+}
+
+/// What the best point maximises or minimises, under which constraints.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Goal {
+    pub metric: String,
+    pub maximize: bool,
+    pub constraints: Vec<Constraint>,
+}
+
+/// A value as text for a CSV cell (strings unquoted) and as the TOML literal of a
+/// `--set`.
+pub fn cell(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A sweep ready to run: the file resolved against its folder and checked.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    pub file: SweepFile,
+    /// The sweep file as given, and its text (for the hash).
+    pub path: PathBuf,
+    pub text: String,
+    /// The base scenario's path (resolved).
+    pub scenario: PathBuf,
+    /// `[sweep.set]` as `KEY=VALUE` arguments, in key order.
+    pub base_sets: Vec<String>,
+    pub goal: Option<Goal>,
+}
+
+/// Reads and checks a sweep file. Every point's scenario is then loaded and
+/// validated by [`super::plan`], before any run.
+pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|cause| ScenarioError::Read {
+        path: shown.clone(),
+        cause,
+    })?;
+    let (mut file, doc): (SweepFile, _) = parse_toml(&text, &shown)?;
+    let bad = |key: &str, message: String| problem_at(&text, &shown, &doc, key, message);
+    if file.sweep.name.is_empty() {
+        file.sweep.name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".into());
+    }
+    let s = &file.sweep;
+    if s.replications == 0 {
+        return Err(bad(
+            "sweep.replications",
+            "expected at least 1 replication".into(),
+        ));
+    }
+    match (s.design, s.points) {
+        (Design::Grid, Some(_)) => {
+            return Err(bad(
+                "sweep.points",
+                "`points` is for design = \"random\" or \"lhs\"; a grid has every combination"
+                    .into(),
+            ));
+        }
+        (Design::Random | Design::Lhs, None | Some(0)) => {
+            return Err(bad(
+                "sweep.design",
+                "a random or Latin-hypercube design needs `points = N` (N ≥ 1)".into(),
+            ));
+        }
+        _ => {}
+    }
+    if s.metrics.is_empty() {
+        return Err(bad("sweep.metrics", "expected at least one metric".into()));
+    }
+    for (i, m) in s.metrics.iter().enumerate() {
+        if !COLUMNS.contains(&m.as_str()) {
+            return Err(bad(
+                &format!("sweep.metrics.{i}"),
+                format!(
+                    "unknown metric `{m}`: expected a summary.csv column ({})",
+                    COLUMNS.join(", ")
+                ),
+            ));
+        }
+    }
+    if file.parameter.is_empty() {
+        return Err(bad(
+            "sweep",
+            "expected at least one [[parameter]] to vary".into(),
+        ));
+    }
+    for (i, p) in file.parameter.iter().enumerate() {
+        let at = |k: &str| format!("parameter.{i}.{k}");
+        if p.key.trim().is_empty() {
+            return Err(bad(&at("key"), "expected a scenario key path".into()));
+        }
+        match (&p.values, &p.range) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(bad(
+                    &format!("parameter.{i}"),
+                    "expected exactly one of `values = [...]` and `range = { from, to, step }`"
+                        .into(),
+                ));
+            }
+            (Some(v), None) if v.is_empty() => {
+                return Err(bad(&at("values"), "expected at least one value".into()));
+            }
+            (None, Some(r)) => {
+                let msg = |m: String| bad(&at("range"), m);
+                let from = number(&r.from).map_err(msg)?;
+                let to = number(&r.to).map_err(msg)?;
+                if to < from {
+                    return Err(msg(format!("`to` ({to}) is below `from` ({from})")));
+                }
+                let step = r.step.as_ref().map(number).transpose().map_err(msg)?;
+                if step.is_some_and(|st| st <= 0.0) {
+                    return Err(msg("`step` must be positive".into()));
+                }
+                if step.is_none() && s.design == Design::Grid {
+                    return Err(msg("a grid needs `step` to list the range's values".into()));
+                }
+            }
+            _ => {}
+        }
+        for (j, q) in file.parameter[..i].iter().enumerate() {
+            let keys = |p: &Parameter| {
+                std::iter::once(p.key.clone())
+                    .chain(p.also.clone())
+                    .collect::<Vec<_>>()
+            };
+            if keys(p).iter().any(|k| keys(q).contains(k)) {
+                return Err(bad(
+                    &at("key"),
+                    format!("a key of this parameter is already varied by parameter {j}"),
+                ));
+            }
+        }
+    }
+    let goal = match &file.objective {
+        None => None,
+        Some(o) => {
+            let (metric, maximize) = match (&o.maximize, &o.minimize) {
+                (Some(m), None) => (m.clone(), true),
+                (None, Some(m)) => (m.clone(), false),
+                _ => {
+                    return Err(bad(
+                        "objective",
+                        "expected exactly one of `maximize` and `minimize`".into(),
+                    ));
+                }
+            };
+            let key = if maximize {
+                "objective.maximize"
+            } else {
+                "objective.minimize"
+            };
+            if !s.metrics.contains(&metric) {
+                return Err(bad(
+                    key,
+                    format!(
+                        "`{metric}` is not one of the sweep's metrics; add it to `sweep.metrics`"
+                    ),
+                ));
+            }
+            let mut constraints = Vec::new();
+            for (i, c) in o.subject_to.iter().enumerate() {
+                let at = format!("objective.subject_to.{i}");
+                let c = parse_constraint(c).map_err(|m| bad(&at, m))?;
+                if !s.metrics.contains(&c.metric) {
+                    return Err(bad(
+                        &at,
+                        format!(
+                            "`{}` is not one of the sweep's metrics; add it to `sweep.metrics`",
+                            c.metric
+                        ),
+                    ));
+                }
+                constraints.push(c);
+            }
+            Some(Goal {
+                metric,
+                maximize,
+                constraints,
+            })
+        }
+    };
+    let base = path.parent().unwrap_or(Path::new("."));
+    let scenario = base.join(&file.sweep.scenario);
+    if !scenario.is_file() {
+        return Err(bad(
+            "sweep.scenario",
+            format!(
+                "no scenario file at `{}` (the path is relative to the sweep file's folder)",
+                scenario.display()
+            ),
+        ));
+    }
+    let base_sets: Vec<String> = file
+        .sweep
+        .set
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    // The project row the metrics come from must exist.
+    let probe = load(&scenario, &base_sets, None)?;
+    if let Some(p) = &file.sweep.project
+        && !probe.file.project.contains_key(p)
+    {
+        return Err(bad(
+            "sweep.project",
+            format!(
+                "the scenario has no project `{p}` (it has {})",
+                probe
+                    .file
+                    .project
+                    .keys()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    Ok(Sweep {
+        file,
+        path: path.to_path_buf(),
+        text,
+        scenario,
+        base_sets,
+        goal,
+    })
+}
+
+/// A number or a duration (`"3d"`) as a float (seconds for durations).
+pub fn number(v: &toml::Value) -> Result<f64, String> {
+    match v {
+        toml::Value::Integer(i) => Ok(*i as f64),
+        toml::Value::Float(f) => Ok(*f),
+        toml::Value::String(s) => parse_duration(s)
+            .map(|d| d as f64)
+            .map_err(|e| format!("expected a number or a duration, found `{s}` ({e})")),
+        other => Err(format!("expected a number or a duration, found `{other}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constraints_parse_with_every_operator() {
+        assert_eq!(
+            parse_constraint("deadline_miss_frac < 0.05").unwrap(),
+            Constraint {
+                metric: "deadline_miss_frac".into(),
+                op: Op::Lt,
+                bound: 0.05
+            }
+        );
+        assert_eq!(parse_constraint("a>=2").unwrap().op, Op::Ge);
+        assert_eq!(parse_constraint("a <= 2").unwrap().op, Op::Le);
+        assert!(parse_constraint("a = 2").is_err());
+        assert!(parse_constraint("a < x").is_err());
+        assert!(Op::Le.holds(2.0, 2.0) && !Op::Lt.holds(2.0, 2.0));
+    }
+
+    #[test]
+    fn numbers_and_durations() {
+        assert_eq!(number(&toml::Value::String("2d".into())), Ok(172_800.0));
+        assert_eq!(number(&toml::Value::Integer(3)), Ok(3.0));
+        assert!(number(&toml::Value::Boolean(true)).is_err());
+        assert_eq!(cell(&toml::Value::String("3d".into())), "3d");
+        assert_eq!(cell(&toml::Value::Integer(3)), "3");
+    }
+}
