@@ -448,12 +448,14 @@ fn sweep_tables(
     quiet: bool,
 ) -> Result<(), crate::sweep::SweepError> {
     let best = crate::sweep::finish(dir, plan, records)?;
-    if plots {
-        crate::sweep::plots(dir, plan)?;
-    }
+    let charts = if plots {
+        crate::sweep::plots(dir, plan)?.len()
+    } else {
+        0
+    };
     if !quiet {
         eprintln!(
-            "{}: {} points x {} replications; sweep.csv and sweep-summary.csv in {}",
+            "{}: {} points x {} replications; sweep.csv, sweep-summary.csv and {charts} charts in {}",
             plan.name,
             plan.points.len(),
             plan.replications,

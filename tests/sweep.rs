@@ -100,10 +100,33 @@ fn one_and_four_threads_give_identical_files_and_sensible_tables() {
     let file = small_sweep(tmp.path(), 3, OBJECTIVE);
     let (one, four) = (tmp.path().join("j1"), tmp.path().join("j4"));
     for (out, j) in [(&one, "1"), (&four, "4")] {
-        let o = sweep(&file, out, &["--jobs", j]);
+        let o = bin(&[
+            "sweep",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--jobs",
+            j,
+        ]);
         assert!(o.status.success(), "{}", text(&o.stderr));
     }
     same_tables(&one, &four);
+    // The charts too: a band per metric and parameter, a heatmap per metric.
+    let mut charts: Vec<String> = std::fs::read_dir(one.join("plots"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    charts.sort();
+    assert_eq!(charts.len(), 3 * 3 * 2, "{charts:?}");
+    assert!(charts.contains(&"heatmap_deadline_miss_frac_delay_bound_min_quorum.svg".into()));
+    for c in charts.iter().filter(|c| c.ends_with(".svg")) {
+        let x = std::fs::read(one.join("plots").join(c)).unwrap();
+        assert!(
+            x == std::fs::read(four.join("plots").join(c)).unwrap(),
+            "{c}"
+        );
+    }
 
     // sweep.csv: one row per point and replication, with parameters and metrics.
     let mut r = csv::Reader::from_path(one.join("sweep.csv")).unwrap();

@@ -417,10 +417,28 @@ pub fn gather(dir: &Path, plan: &Plan) -> Result<(Records, usize), SweepError> {
     Ok((records, nshards))
 }
 
-/// Draws the sweep's charts from `sweep-summary.csv` into `DIR/plots/`.
-pub fn plots(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
-    let _ = (dir, plan);
-    Ok(())
+pub const PLOTS_DIR: &str = "plots";
+
+/// Draws the sweep's charts from `sweep-summary.csv` into `DIR/plots/` (each metric
+/// against each parameter with its confidence band, and a heatmap per pair of
+/// parameters; `docs/plots.md`). The charts go into a temporary folder that replaces
+/// `plots/` only when all are drawn. Returns the chart names.
+pub fn plots(dir: &Path, plan: &Plan) -> Result<Vec<String>, SweepError> {
+    let tmp = dir.join(format!("{PLOTS_DIR}.tmp-{}", std::process::id()));
+    let _ = crate::stats::output::remove_any(&tmp);
+    let names = crate::plot::write_sweep_plots(
+        &dir.join(aggregate::SUMMARY_CSV),
+        &tmp,
+        &plan.params,
+        &plan.metrics,
+    )
+    .map_err(|e| {
+        let _ = crate::stats::output::remove_any(&tmp);
+        SweepError::Failed(format!("cannot draw the sweep's charts: {e}"))
+    })?;
+    crate::stats::output::move_into_place(&tmp, &dir.join(PLOTS_DIR))
+        .map_err(|e| io_failed("move the charts into", dir, e))?;
+    Ok(names)
 }
 
 #[cfg(test)]
