@@ -55,32 +55,16 @@ pub const GREY: RGBColor = RGBColor(120, 120, 120);
 /// Tiles and dots without a value.
 const NO_VALUE: RGBColor = RGBColor(222, 222, 222);
 
-/// Anchors of the sequential colour scale, evenly spaced from low to high: viridis
-/// (dark purple → blue → green → yellow), readable for colour-blind readers, in
-/// greyscale (it grows lighter throughout), and on screen and paper alike.
-const VIRIDIS: [RGBColor; 9] = [
-    RGBColor(68, 1, 84),
-    RGBColor(71, 45, 123),
-    RGBColor(59, 82, 139),
-    RGBColor(44, 114, 142),
-    RGBColor(33, 145, 140),
-    RGBColor(39, 173, 129),
-    RGBColor(92, 200, 99),
-    RGBColor(170, 220, 50),
-    RGBColor(253, 231, 37),
-];
-
-/// The colour of `t` in 0..=1 on the sequential scale (clamped; NaN is grey).
+/// The colour of `t` in 0..=1 on the sequential scale (clamped; NaN is grey):
+/// viridis (dark purple → blue → green → yellow), readable for colour-blind readers,
+/// in greyscale (it grows lighter throughout), and on screen and paper alike; from
+/// plotters' `colormaps`.
 pub fn viridis(t: f64) -> RGBColor {
+    use plotters::style::colors::colormaps::{ColorMap, ViridisRGB};
     if !t.is_finite() {
         return NO_VALUE;
     }
-    let pos = t.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
-    let i = (pos.floor() as usize).min(VIRIDIS.len() - 2);
-    let f = pos - i as f64;
-    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
-    let mix = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * f).round() as u8;
-    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+    ViridisRGB.get_color(t.clamp(0.0, 1.0))
 }
 
 /// How values map to colours in [`Layer::Tiles`] and [`Layer::Dots`]: `lo` is the
@@ -1071,17 +1055,18 @@ mod tests {
             ],
         };
         assert_eq!(tiles.extent(), Some(((-0.5, 2.5), (-0.5, 1.5))));
-        assert_eq!(scale.color(1.0), VIRIDIS[0]);
-        assert_eq!(scale.color(3.0), VIRIDIS[8]);
-        assert_eq!(scale.color(2.0), VIRIDIS[4]);
+        // The ends of viridis: dark purple (68, 1, 84) and yellow (254, 232, 37).
+        assert_eq!(scale.color(1.0), RGBColor(68, 1, 84));
+        assert_eq!(scale.color(3.0), RGBColor(254, 232, 37));
+        assert_eq!(scale.color(2.0), viridis(0.5));
         assert_eq!(scale.color(f64::NAN), NO_VALUE);
-        assert_eq!(viridis(-1.0), VIRIDIS[0], "clamped");
+        assert_eq!(viridis(-1.0), RGBColor(68, 1, 84), "clamped");
         let flat = ColorScale {
             lo: 2.0,
             hi: 2.0,
             ..scale.clone()
         };
-        assert_eq!(flat.color(2.0), VIRIDIS[4]);
+        assert_eq!(flat.color(2.0), viridis(0.5));
         let dots = Layer::Dots {
             scale: scale.clone(),
             points: vec![(5.0, 7.0, 1.0), (6.0, 8.0, f64::NAN)],
