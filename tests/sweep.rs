@@ -383,7 +383,10 @@ fn bad_sweep_files_fail_before_any_run_with_file_line_and_key() {
         (
             "SCENARIO\n[[parameter]]\nkey = \"project.main.workunit.min_quorum\"\nvalues = [1, 0]\n",
             "point 1 (project.main.workunit.min_quorum = 0) is not a valid scenario",
-            &["min_quorum"],
+            &[
+                ":5:14: `parameter.0.values.1`",
+                "min_quorum = 0 is too small",
+            ],
         ),
         (
             "SCENARIO\npoints = 4\n[[parameter]]\nkey = \"simulation.seed\"\nvalues = [1]\n",

@@ -128,8 +128,37 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
                 .zip(point)
                 .map(|(p, v)| format!("{} = {}", p.key, spec::cell(v)))
                 .collect();
+            // Point at the parameter whose `--set` the scenario refused, if any.
+            let refused = match &e {
+                ScenarioError::BadSet { arg, .. } => Some(arg.as_str()),
+                ScenarioError::Invalid(d) => d.set_arg.as_deref(),
+                _ => None,
+            }
+            .and_then(|arg| arg.split_once('=').map(|(k, _)| k.trim()));
+            let at = refused
+                .and_then(|key| {
+                    f.parameter
+                        .iter()
+                        .position(|p| p.key == key || p.also.iter().any(|a| a == key))
+                })
+                .map_or(String::new(), |k| {
+                    let p = &f.parameter[k];
+                    let path = match p
+                        .values
+                        .as_ref()
+                        .and_then(|vs| vs.iter().position(|x| x == &point[k]))
+                    {
+                        Some(j) => format!("parameter.{k}.values.{j}"),
+                        None => format!("parameter.{k}.range"),
+                    };
+                    let pos = s
+                        .positions
+                        .get(&path)
+                        .map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+                    format!("{pos}: `{path}`")
+                });
             SweepError::Input(format!(
-                "{}: point {i} ({}) is not a valid scenario:\n{e}",
+                "{}{at}: point {i} ({}) is not a valid scenario:\n{e}",
                 s.path.display(),
                 assigned.join(", ")
             ))

@@ -212,6 +212,10 @@ pub struct Sweep {
     /// `[sweep.set]` as `KEY=VALUE` arguments, in key order.
     pub base_sets: Vec<String>,
     pub goal: Option<Goal>,
+    /// Where each parameter value is written (line, column), by key path
+    /// (`parameter.K.values.J`, or `parameter.K.range`), to point at the value when a
+    /// point's scenario is refused.
+    pub positions: BTreeMap<String, (usize, usize)>,
 }
 
 /// Reads and checks a sweep file. Every point's scenario is then loaded and
@@ -404,6 +408,20 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
             ),
         ));
     }
+    let mut positions = BTreeMap::new();
+    for (i, p) in file.parameter.iter().enumerate() {
+        let keys: Vec<String> = match &p.values {
+            Some(v) => (0..v.len())
+                .map(|j| format!("parameter.{i}.values.{j}"))
+                .collect(),
+            None => vec![format!("parameter.{i}.range")],
+        };
+        for k in keys {
+            if let Some(lc) = bad(&k, String::new()).line_col() {
+                positions.insert(k, lc);
+            }
+        }
+    }
     Ok(Sweep {
         file,
         path: path.to_path_buf(),
@@ -411,6 +429,7 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
         scenario,
         base_sets,
         goal,
+        positions,
     })
 }
 
