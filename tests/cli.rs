@@ -62,38 +62,33 @@ fn write_small(dir: &Path) -> PathBuf {
     p
 }
 
-/// Runs the small scenario quietly into `dir/name` and returns that folder.
-fn run_small(dir: &Path, name: &str) -> PathBuf {
+/// Runs the small scenario quietly into `dir/name`, with `extra` arguments, and
+/// returns that folder.
+fn run_small_with(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let sc = write_small(dir);
     let out = dir.join(name);
-    let o = run(&[
+    let mut args = vec![
         "run",
         sc.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
         "-q",
-    ]);
+    ];
+    args.extend(extra);
+    let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     out
+}
+
+fn run_small(dir: &Path, name: &str) -> PathBuf {
+    run_small_with(dir, name, &[])
 }
 
 #[test]
 fn same_scenario_and_seed_give_byte_identical_outputs() {
     let tmp = tempfile::tempdir().unwrap();
-    let sc = write_small(tmp.path());
-    let a = tmp.path().join("a");
-    let b = tmp.path().join("b");
-    for out in [&a, &b] {
-        let o = run(&[
-            "run",
-            sc.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-            "--check-invariants",
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-    }
+    let a = run_small_with(tmp.path(), "a", &["--check-invariants"]);
+    let b = run_small_with(tmp.path(), "b", &["--check-invariants"]);
     for f in [
         "workunits.csv",
         "results.csv",
@@ -111,17 +106,7 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
         assert!(x == y, "{f} differs between two runs");
     }
     // A different seed gives a different run.
-    let c = tmp.path().join("c");
-    let o = run(&[
-        "run",
-        sc.to_str().unwrap(),
-        "--out",
-        c.to_str().unwrap(),
-        "-q",
-        "--seed",
-        "4",
-    ]);
-    assert!(o.status.success());
+    let c = run_small_with(tmp.path(), "c", &["--seed", "4"]);
     assert_ne!(
         std::fs::read(a.join("results.csv")).unwrap(),
         std::fs::read(c.join("results.csv")).unwrap()
