@@ -84,7 +84,7 @@ pub struct SweepArgs {
     /// With --emit-slurm: number of array tasks (default: one per point, at most 100).
     #[arg(long, requires = "emit_slurm")]
     pub shards: Option<usize>,
-    /// With --emit-slurm: CPUs per array task (default 1).
+    /// With --emit-slurm: CPUs per array task, passed on as --jobs.
     #[arg(long, requires = "emit_slurm", default_value_t = 1)]
     pub cpus_per_task: usize,
     /// Do not draw the sweep's charts.
