@@ -116,18 +116,11 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
 #[test]
 fn set_overrides_a_key_and_lands_in_the_summary() {
     let tmp = tempfile::tempdir().unwrap();
-    let sc = write_small(tmp.path());
-    let out = tmp.path().join("o");
-    let o = run(&[
-        "run",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-        "--set",
-        "project.main.workunit.delay_bound=86399",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let out = run_small_with(
+        tmp.path(),
+        "o",
+        &["--set", "project.main.workunit.delay_bound=86399"],
+    );
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(
@@ -252,25 +245,21 @@ fn help_lists_the_commands() {
 #[test]
 fn modern_policy_is_deterministic_and_host_streams_are_independent() {
     let tmp = tempfile::tempdir().unwrap();
-    let sc = write_small(tmp.path());
     let mut outs = Vec::new();
     for (name, count) in [("m1", 50), ("m2", 50), ("m3", 51)] {
-        let out = tmp.path().join(name);
-        let o = run(&[
-            "run",
-            sc.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-            "--set",
-            "client.policy=\"modern_rec\"",
-            "--set",
-            &format!("host_group.0.count={count}"),
-            "--set",
-            "host_group.0.p_fpops={ dist = \"uniform\", min = 1e9, max = 3e9 }",
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        outs.push(out);
+        let count = format!("host_group.0.count={count}");
+        outs.push(run_small_with(
+            tmp.path(),
+            name,
+            &[
+                "--set",
+                "client.policy=\"modern_rec\"",
+                "--set",
+                &count,
+                "--set",
+                "host_group.0.p_fpops={ dist = \"uniform\", min = 1e9, max = 3e9 }",
+            ],
+        ));
     }
     for f in ["results.csv", "hosts.csv", "summary.json"] {
         let x = std::fs::read(outs[0].join(f)).unwrap();
