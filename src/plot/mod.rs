@@ -33,7 +33,7 @@ mod report;
 pub mod sweep;
 mod timeline;
 
-use crate::stats::output::remove_any;
+use crate::stats::output::{move_into_place, remove_any};
 use data::RunData;
 use figure::Figure;
 use std::fs;
@@ -211,27 +211,15 @@ pub fn plot_unfinished_run(
     let page = report::html(&d, &charts);
     fs::write(&stage.report, page).map_err(|e| failed("write", &stage.report, e))?;
 
-    // Everything is rendered: move it into place, the previous plots/ aside first.
-    let old = run_dir.join(format!("{PLOTS_DIR}.old-{pid}"));
-    remove_any(&old).map_err(|e| failed("remove", &old, e))?;
-    let had_old = final_plots.exists();
-    if had_old {
-        fs::rename(&final_plots, &old).map_err(|e| failed("move aside", &final_plots, e))?;
-    }
-    if let Err(e) = fs::rename(&stage.plots, &final_plots) {
-        if had_old {
-            let _ = fs::rename(&old, &final_plots);
-        }
-        return Err(failed("move into place", &final_plots, e));
-    }
+    // Everything is rendered: move it into place, the previous plots/ aside first
+    // (the run folder's own mechanism), then the page.
+    move_into_place(&stage.plots, &final_plots)
+        .map_err(|e| failed("move into place", &final_plots, e))?;
     let final_report = run_dir.join(REPORT_HTML);
     fs::rename(&stage.report, &final_report)
         .map_err(|e| failed("move into place", &final_report, e))?;
     let mut stage = stage;
     stage.armed = false;
-    if had_old {
-        remove_any(&old).map_err(|e| failed("remove the previous plots in", &old, e))?;
-    }
     Ok(charts)
 }
 

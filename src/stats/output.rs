@@ -201,7 +201,8 @@ pub(crate) fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
 /// Renames the finished folder `tmp_dir` to `final_dir`: an existing `final_dir` is
 /// first renamed to `<final_dir>.old-<pid>`, the temporary folder renamed to
 /// `final_dir`, then the old one deleted. If the last rename fails the old folder is
-/// put back. Shared by every writer of an atomic output folder (runs, `compare`).
+/// put back. Shared by every writer of an atomic output folder (runs, `compare`,
+/// a run's `plots/`, a sweep's `plots/`).
 pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()> {
     let old = sibling(final_dir, "old")?;
     let had_old = match fs::symlink_metadata(final_dir) {
