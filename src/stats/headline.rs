@@ -146,15 +146,7 @@ fn host_side(f: &Finished, pi: usize) -> HostSide {
         let Some(p) = h.projects.iter().find(|p| p.project as usize == pi) else {
             continue;
         };
-        let credit = match p.hostid {
-            0 => 0.0,
-            id => f.projects[pi]
-                .db
-                .hosts
-                .get(id)
-                .map_or(0.0, |r| r.total_credit),
-        };
-        s.credits.push(credit);
+        s.credits.push(super::hosts::credit(f, pi, p.hostid));
         s.flops_total += h.merit.flops_total;
         s.flops_used += h.merit.flops_used;
     }

@@ -37,7 +37,7 @@ fn project_figures(p: &crate::client::host::ProjectState) -> ProjectFigures {
 }
 
 /// Credit granted to a host by project `pi` (its host row's `total_credit`).
-fn credit(f: &Finished, pi: usize, hostid: u32) -> f64 {
+pub(crate) fn credit(f: &Finished, pi: usize, hostid: u32) -> f64 {
     if hostid == 0 {
         return 0.0;
     }
