@@ -81,16 +81,6 @@ pub struct Headline {
     pub values: Vec<(&'static str, Option<f64>)>,
 }
 
-impl Headline {
-    /// The value of a column, if the column exists and has data.
-    pub fn get(&self, column: &str) -> Option<f64> {
-        self.values
-            .iter()
-            .find(|(c, _)| *c == column)
-            .and_then(|(_, v)| *v)
-    }
-}
-
 /// `a / b`, or no value when `b` is zero.
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (b != 0.0).then(|| a / b)

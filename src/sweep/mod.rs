@@ -453,7 +453,9 @@ pub const PLOTS_DIR: &str = "plots";
 /// parameters; `docs/plots.md`). The charts go into a temporary folder that replaces
 /// `plots/` only when all are drawn. Returns the chart names.
 pub fn plots(dir: &Path, plan: &Plan) -> Result<Vec<String>, SweepError> {
-    let tmp = dir.join(format!("{PLOTS_DIR}.tmp-{}", std::process::id()));
+    let final_dir = dir.join(PLOTS_DIR);
+    let tmp = crate::stats::output::sibling(&final_dir, "tmp")
+        .map_err(|e| io_failed("name the charts' folder in", dir, e))?;
     let _ = crate::stats::output::remove_any(&tmp);
     let names = crate::plot::write_sweep_plots(
         &dir.join(aggregate::SUMMARY_CSV),
@@ -465,7 +467,7 @@ pub fn plots(dir: &Path, plan: &Plan) -> Result<Vec<String>, SweepError> {
         let _ = crate::stats::output::remove_any(&tmp);
         SweepError::Failed(format!("cannot draw the sweep's charts: {e}"))
     })?;
-    crate::stats::output::move_into_place(&tmp, &dir.join(PLOTS_DIR))
+    crate::stats::output::move_into_place(&tmp, &final_dir)
         .map_err(|e| io_failed("move the charts into", dir, e))?;
     Ok(names)
 }
