@@ -11,6 +11,7 @@ use crate::client::host::{
     ClientHost, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink,
 };
 use crate::client::scripted::ScriptedHost;
+use crate::client::truth;
 use crate::engine::rng::{self, StreamKind};
 use crate::engine::{EventQueue, Time};
 use crate::scenario::{Daemon, ReportOutcome, ScenarioFile, ScriptEvent};
@@ -270,13 +271,14 @@ impl World {
         let mut queue = EventQueue::new();
         let mut hosts = Vec::new();
         let mut groups = Vec::new();
+        let outputs = truth::output_models(&scenario);
+        let classes = truth::error_classes(&scenario.host_group);
         for (gi, g) in scenario.host_group.iter().enumerate() {
             let cfg = ClientConfig::resolve(&scenario.client, g.policy);
             let ctx = Arc::new(GroupCtx {
                 cfg,
                 behaviour: HostBehaviour {
-                    error_prob: g.error_prob,
-                    wrong_result_prob: g.wrong_result_prob,
+                    outputs: outputs.clone(),
                     detach_prob: g.detach_prob,
                 },
                 avail: avail_spec(g),
@@ -334,6 +336,7 @@ impl World {
                     joined,
                 );
                 host.leave_at = leave_at;
+                host.truth = truth::host_truth(seed, index, g, classes[gi]);
                 hosts.push(host);
             }
             groups.push(HostGroupRt {
@@ -787,6 +790,7 @@ impl World {
                 cpu_time: rep.cpu_time.unwrap_or(elapsed),
                 elapsed_time: elapsed,
                 output: rep.value,
+                output_correct: rep.correct,
                 output_status,
             });
         }

@@ -24,11 +24,8 @@ use rand::RngExt;
 /// `ERR_RESULT_START`, the exit status of a modelled client error.
 pub const CLIENT_ERROR_EXIT: i32 = -177;
 
-/// The output a correct computation of a workunit produces. Any deterministic
-/// function of the workunit works: the validator only compares outputs.
-pub fn correct_output(wuid: WuId) -> f64 {
-    wuid as f64
-}
+pub use super::truth::correct_output;
+use super::truth::{HostTruth, OutputModel};
 
 /// Why an RPC is made (`rpc_reason`, modern client; spec client §2.7, §2.9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -153,6 +150,8 @@ pub struct ClientJob {
     pub client_state: i32,
     pub exit_status: i32,
     pub output: f64,
+    /// Whether `output` is right (simulator truth; `None` for an error).
+    pub output_correct: Option<bool>,
     // --- modern CPU scheduler scratch (§3.2–3.3) ---
     pub run_interval_start: f64,
     pub edf_scheduled: bool,
@@ -184,11 +183,12 @@ impl ClientJob {
     }
 }
 
-/// Behaviour of a host group that is not policy: outcomes of jobs and detaching.
+/// Behaviour of a host group that is not policy: how its outputs err and detaching.
+/// The error and wrong-result probabilities are each host's own ([`HostTruth`]).
 #[derive(Clone, Debug, Default)]
 pub struct HostBehaviour {
-    pub error_prob: f64,
-    pub wrong_result_prob: f64,
+    /// How each project's app errs, by world project index (missing: never collides).
+    pub outputs: Vec<OutputModel>,
     /// Probability, per scheduler RPC, that the client was detached and re-attached
     /// since its last RPC to that project (spec backend §2.4.2).
     pub detach_prob: f64,
@@ -291,6 +291,9 @@ pub struct ClientHost {
     pub must_schedule_cpus: bool,
     pub rec_interval_start: f64,
     pub merit: HostMerit,
+    /// The host's own error and wrong-result probabilities, error class and truth
+    /// stream (a reliable host until the world sets them).
+    pub truth: HostTruth,
     /// Scratch buffers reused across RPCs.
     pub scratch_reports: Vec<ReportedJob>,
     pub scratch_other: Vec<ResultId>,
@@ -332,6 +335,11 @@ impl ClientHost {
             must_schedule_cpus: true,
             rec_interval_start: joined as f64,
             merit: HostMerit::default(),
+            truth: HostTruth::reliable(crate::engine::rng::stream(
+                0,
+                crate::engine::rng::StreamKind::HostTruth,
+                index as u64,
+            )),
             scratch_reports: Vec::new(),
             scratch_other: Vec::new(),
             scratch_jobs: Vec::new(),
@@ -463,6 +471,11 @@ impl ClientHost {
     /// Marks running tasks with no FLOPs left as done, draws their outcome, and
     /// returns how many finished. The caller credits policy state (seed
     /// `exp_avg_cpu`) through `on_done`.
+    ///
+    /// The outcome is an error with the host's `error_prob`, else a wrong output with
+    /// its `wrong_result_prob` (shared by its error class or unique, see
+    /// [`super::truth`]), else the correct output. The three draws of the host's main
+    /// stream are made whatever the app's collision fraction.
     pub fn finish_tasks(
         &mut self,
         now: Time,
@@ -474,20 +487,24 @@ impl ClientHost {
             if !(self.jobs[k].is_running() && self.jobs[k].flops_left <= 0.0) {
                 continue;
             }
+            let wuid = self.jobs[k].workunit_id;
             let u: f64 = self.rng.random();
-            let (cs, es, out) = if u < behaviour.error_prob {
-                (client_state::COMPUTE_ERROR, CLIENT_ERROR_EXIT, 0.0)
-            } else if self.rng.random::<f64>() < behaviour.wrong_result_prob {
+            let (cs, es, out, correct) = if u < self.truth.error_prob {
+                (client_state::COMPUTE_ERROR, CLIENT_ERROR_EXIT, 0.0, None)
+            } else if self.rng.random::<f64>() < self.truth.wrong_result_prob {
                 let noise: f64 = self.rng.random();
-                let wuid = self.jobs[k].workunit_id;
+                let pi = self.projects[self.jobs[k].project as usize].project as usize;
+                let model = behaviour.outputs.get(pi).copied().unwrap_or_default();
+                let rid = self.jobs[k].result_id;
+                let out = self.truth.wrong_output(&model, wuid, rid, noise);
+                (client_state::FILES_UPLOADED, 0, out, Some(false))
+            } else {
                 (
                     client_state::FILES_UPLOADED,
                     0,
-                    correct_output(wuid) + 0.5 + noise,
+                    correct_output(wuid),
+                    Some(true),
                 )
-            } else {
-                let wuid = self.jobs[k].workunit_id;
-                (client_state::FILES_UPLOADED, 0, correct_output(wuid))
             };
             let j = &mut self.jobs[k];
             j.state = TaskState::Done;
@@ -495,6 +512,7 @@ impl ClientHost {
             j.client_state = cs;
             j.exit_status = es;
             j.output = out;
+            j.output_correct = correct;
             n += 1;
             let j = &self.jobs[k];
             on_done(&mut self.projects[j.project as usize], j);
@@ -597,6 +615,7 @@ impl ClientHost {
                     cpu_time: j.cpu_time,
                     elapsed_time: j.cpu_time,
                     output: j.output,
+                    output_correct: j.output_correct,
                     output_status: OutputStatus::Ok,
                 });
             } else {

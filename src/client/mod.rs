@@ -7,7 +7,8 @@
 //! - [`seed`]: the seed resource-debt policy (spec client §1);
 //! - [`modern`]: the modern REC policy (spec client §2–3);
 //! - [`availability`]: on/active/connected processes and traces;
-//! - [`merit`]: the emulator's figures of merit (spec client §5.7).
+//! - [`merit`]: the emulator's figures of merit (spec client §5.7);
+//! - [`truth`]: whether an output is right, and how wrong outputs collide.
 
 pub mod availability;
 pub mod config;
@@ -16,3 +17,4 @@ pub mod merit;
 pub mod modern;
 pub mod scripted;
 pub mod seed;
+pub mod truth;

@@ -31,6 +31,9 @@ pub enum StreamKind {
     SweepRun = 6,
     /// A sweep's random or Latin-hypercube design draws.
     SweepDesign = 7,
+    /// A host's truth: its error and wrong-result probabilities drawn at creation,
+    /// then its wrong outputs' collision draws (id = host index).
+    HostTruth = 8,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

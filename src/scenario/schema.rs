@@ -199,12 +199,18 @@ with_host_attrs! {
         /// Availability trace CSV (`host_id,start,end`), relative to the scenario file.
         #[serde(default)]
         pub trace: Option<String>,
-        /// Probability that a job ends in a client error.
+        /// Probability that a job ends in a client error: a number, or a
+        /// distribution drawn once per host (clamped to [0, 1]).
+        #[serde(default = "d_zero")]
+        pub error_prob: Dist,
+        /// Probability that a successful job returns a wrong output: a number, or a
+        /// distribution drawn once per host (clamped to [0, 1]).
+        #[serde(default = "d_zero")]
+        pub wrong_result_prob: Dist,
+        /// Hosts of one error class return the same wrong output when their wrong
+        /// outputs collide (default: the group's name, a class of its own).
         #[serde(default)]
-        pub error_prob: f64,
-        /// Probability that a successful job returns a wrong output.
-        #[serde(default)]
-        pub wrong_result_prob: f64,
+        pub error_class: Option<String>,
         /// Probability, per scheduler RPC, that the client was detached and
         /// re-attached since its previous RPC (its jobs become CLIENT_DETACHED).
         #[serde(default)]
@@ -236,6 +242,9 @@ impl PartialEq for TraceHandle {
     }
 }
 
+fn d_zero() -> Dist {
+    Dist::fixed(0.0)
+}
 fn d_speed() -> Dist {
     Dist::fixed(1e9)
 }
@@ -328,6 +337,10 @@ pub struct Report {
     /// Output value compared by the validator.
     #[serde(default)]
     pub value: f64,
+    /// Whether the output is right (simulator truth for the science figures;
+    /// default: unknown, so the result counts in none of them).
+    #[serde(default)]
+    pub correct: Option<bool>,
     /// Exit status of a client error (default −177, `ERR_RESULT_START`).
     #[serde(default)]
     pub exit_status: Option<i32>,

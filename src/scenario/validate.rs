@@ -550,6 +550,10 @@ impl Checker<'_> {
             );
         }
         self.non_negative(&format!("{pa}.min_avg_pfc"), a.min_avg_pfc);
+        self.probability(
+            &format!("{pa}.wrong_output_collision_frac"),
+            a.wrong_output_collision_frac,
+        );
 
         let g = &p.work_generator;
         let pg = format!("{prefix}.work_generator");
@@ -762,12 +766,15 @@ impl Checker<'_> {
                 );
             }
         }
-        for (key, x) in [
-            ("error_prob", g.error_prob),
-            ("wrong_result_prob", g.wrong_result_prob),
-            ("detach_prob", g.detach_prob),
+        self.probability(&format!("{prefix}.detach_prob"), g.detach_prob);
+        // A fixed probability must be one; a distribution's draws are clamped.
+        for (key, d) in [
+            ("error_prob", &g.error_prob),
+            ("wrong_result_prob", &g.wrong_result_prob),
         ] {
-            self.probability(&format!("{prefix}.{key}"), x);
+            if d.is_fixed() && d.problem().is_none() {
+                self.probability(&format!("{prefix}.{key}"), d.mean());
+            }
         }
         let path = format!("{prefix}.connected_frac");
         if self.finite(&path, g.connected_frac)
@@ -790,6 +797,8 @@ impl Checker<'_> {
         }
         let dists = [
             ("p_fpops", Some(&g.p_fpops)),
+            ("error_prob", Some(&g.error_prob)),
+            ("wrong_result_prob", Some(&g.wrong_result_prob)),
             ("arrival", Some(&g.arrival)),
             ("lifetime", g.lifetime.as_ref()),
             ("on_period", g.on_period.as_ref()),

@@ -101,6 +101,11 @@ pub struct AppConfig {
     pub min_avg_pfc: f64,
     /// credit_new: require CV ≥ 10 before host scaling.
     pub host_scale_check: bool,
+    /// Probability that a wrong output takes the value its host's error class shares,
+    /// so that wrong results can agree and form a quorum (0: wrong outputs never
+    /// match; near 1: a tiny output space, such as a yes/no answer). Simulator-only:
+    /// BOINC has no such field (see `client::truth`).
+    pub wrong_output_collision_frac: f64,
 }
 
 impl Default for AppConfig {
@@ -112,6 +117,7 @@ impl Default for AppConfig {
             homogeneous_app_version: false,
             min_avg_pfc: 0.0,
             host_scale_check: false,
+            wrong_output_collision_frac: 0.0,
         }
     }
 }

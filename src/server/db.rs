@@ -72,6 +72,9 @@ pub struct WorkunitRow {
     pub assimilate_count: u32,
     /// When `file_delete_state` became DONE (db_purge's `mod_time`).
     pub files_deleted_time: Time,
+    /// Whether the canonical result's output is right, copied from it when it is
+    /// chosen (simulator truth; `None`: no canonical result, or unknown).
+    pub canonical_correct: Option<bool>,
 }
 
 /// A RESULT row (spec backend §1.3). Its name is `wu<workunitid>_<suffix>`.
@@ -101,6 +104,9 @@ pub struct ResultRow {
     pub elapsed_time: f64,
     /// The reported output value; bitwise/fuzzy comparison reads it.
     pub output: f64,
+    /// Whether the output is right: simulator truth, never read by a daemon
+    /// (`None`: no output, or a scripted report that does not say).
+    pub output_correct: Option<bool>,
     pub output_status: OutputStatus,
     pub claimed_credit: f64,
     pub granted_credit: f64,
@@ -149,6 +155,7 @@ impl WorkunitRow {
             assimilated_time: 0,
             assimilate_count: 0,
             files_deleted_time: 0,
+            canonical_correct: None,
         }
     }
 }
@@ -187,6 +194,7 @@ impl ResultRow {
             cpu_time: 0.0,
             elapsed_time: 0.0,
             output: 0.0,
+            output_correct: None,
             output_status: OutputStatus::Ok,
             claimed_credit: 0.0,
             granted_credit: 0.0,
@@ -615,6 +623,7 @@ impl Db {
 
     pub fn set_canonical(&mut self, actor: Actor, id: WuId, rid: ResultId) {
         let now = self.now;
+        let truth = self.results.get(rid).and_then(|r| r.output_correct);
         let wu = self.wu_mut(id);
         let old = wu.canonical_resultid;
         if old == rid {
@@ -622,6 +631,7 @@ impl Db {
         }
         wu.canonical_resultid = rid;
         wu.canonical_found_time = now;
+        wu.canonical_correct = truth;
         audit!(
             self,
             actor,

@@ -30,6 +30,9 @@ pub struct ReportedJob {
     pub cpu_time: f64,
     pub elapsed_time: f64,
     pub output: f64,
+    /// Whether the output is right: simulator truth the server does not read, only
+    /// records for the outputs (`None`: unknown, or no output).
+    pub output_correct: Option<bool>,
     pub output_status: OutputStatus,
 }
 
@@ -292,10 +295,12 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         r.cpu_time = cpu;
         r.elapsed_time = et;
         r.output = rep.output;
+        let success = rep.client_state == client_state::FILES_UPLOADED && rep.exit_status == 0;
+        // An error has no output, so nothing to be right about.
+        r.output_correct = rep.output_correct.filter(|_| success);
         r.output_status = rep.output_status;
         let av = r.app_version_id;
         p.db.set_server_state(ACTOR, rid, ServerState::Over);
-        let success = rep.client_state == client_state::FILES_UPLOADED && rep.exit_status == 0;
         if success {
             p.db.set_outcome(ACTOR, rid, Outcome::Success);
             if p.cfg.validator.credit == super::config::CreditScheme::Classic {

@@ -16,7 +16,7 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 
 /// The columns of `summary.csv` after `project`, in order (fixed, so a sweep file
 /// can be checked against them before anything runs).
-pub const COLUMNS: [&str; 54] = [
+pub const COLUMNS: [&str; 58] = [
     "delay_bound_s",
     "min_quorum",
     "target_nresults",
@@ -71,6 +71,10 @@ pub const COLUMNS: [&str; 54] = [
     "client_backoffs",
     "client_backoff_mean_s",
     "hosts_idle_frac",
+    "wrong_canonical_frac",
+    "workunits_wrong_canonical",
+    "results_wrong_valid",
+    "results_correct_invalid",
 ];
 
 /// One project's row: the column names (with their unit suffix) and values, in
@@ -173,6 +177,7 @@ fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
     let canonical = hist("workunit_time_to_canonical_s");
     let assimilation = hist("workunit_time_to_assimilation_s");
     let n = |x: u64| Some(x as f64);
+    let science = m.science.total();
     // In the order of COLUMNS.
     let values: [Option<f64>; COLUMNS.len()] = [
         Some(p.cfg.workunit.delay_bound.get() as f64), // delay_bound_s
@@ -235,6 +240,10 @@ fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
             (hosts.flops_total - hosts.flops_used).max(0.0),
             hosts.flops_total,
         ), // hosts_idle_frac
+        science.wrong_canonical_frac(),               // wrong_canonical_frac
+        n(science.wrong_canonical),                   // workunits_wrong_canonical
+        n(science.wrong_valid),                       // results_wrong_valid
+        n(science.correct_invalid),                   // results_correct_invalid
     ];
     Headline {
         project: p.name.clone(),

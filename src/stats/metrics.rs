@@ -184,6 +184,8 @@ pub struct ProjectMetrics {
     /// Gauges sampled at the start of each bucket (index = bucket).
     pub samples: Vec<[f64; GAUGES.len()]>,
     pub hists: Vec<Hist>,
+    /// The science error figures, by the same buckets.
+    pub science: super::science::Science,
 }
 
 impl ProjectMetrics {
@@ -195,6 +197,7 @@ impl ProjectMetrics {
             interval: interval.max(1),
             buckets: Vec::new(),
             samples: Vec::new(),
+            science: super::science::Science::new(interval.max(1)),
             hists: vec![
                 Hist::new(0.0, s, b),
                 Hist::new(-s, s, b),
@@ -235,6 +238,7 @@ impl ProjectMetrics {
     }
 
     pub fn add_workunit(&mut self, wu: &WorkunitRow) {
+        self.science.add_workunit(wu);
         self.bump(wu.create_time, WU_CREATED, 1.0);
         if wu.canonical_resultid != 0 {
             self.bump(wu.canonical_found_time, WU_CANONICAL, 1.0);
@@ -252,6 +256,7 @@ impl ProjectMetrics {
     }
 
     pub fn add_result(&mut self, r: &ResultRow) {
+        self.science.add_result(r);
         if r.sent_time != 0 {
             self.bump(r.sent_time, R_SENT, 1.0);
         }
@@ -349,10 +354,15 @@ pub fn write(dir: &Path, names: &[&str], metrics: &[&ProjectMetrics], end: Time)
     w.write_record(["time_s", "project", "metric", "value"])?;
     for (name, m) in names.iter().zip(metrics) {
         let n = (end / m.interval + 1) as usize;
+        let science = m.science.rows(n.max(m.buckets.len()));
         for k in 0..n.max(m.buckets.len()) {
             let t = (k as Time * m.interval).to_string();
             let row = m.buckets.get(k).copied().unwrap_or([0.0; SERIES.len()]);
             for (metric, v) in SERIES.iter().zip(row) {
+                w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
+            }
+            let sci = science.get(k).copied().unwrap_or_default();
+            for (metric, v) in super::science::SERIES.iter().zip(sci) {
                 w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
             }
             let g = m.samples.get(k).copied().unwrap_or([0.0; GAUGES.len()]);

@@ -13,10 +13,13 @@
 //!   effective configuration of the run.
 //! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
 //!   rows like the summary.
+//! * [`science`] counts what happened to the truth of the outputs: wrong canonical
+//!   results, wrong VALID and correct INVALID results.
 
 pub mod headline;
 pub mod hosts;
 pub mod manifest;
 pub mod metrics;
 pub mod output;
+pub mod science;
 pub mod summary;

@@ -59,6 +59,7 @@ pub const WORKUNIT_COLUMNS: &[&str] = &[
     "assimilate_count",
     "files_deleted_time_s",
     "purged",
+    "canonical_correct",
 ];
 
 /// Columns of `results.csv`.
@@ -84,6 +85,7 @@ pub const RESULT_COLUMNS: &[&str] = &[
     "claimed_credit",
     "granted_credit",
     "purged",
+    "output_correct",
 ];
 
 /// Columns of `transitions.csv`.
@@ -153,6 +155,14 @@ impl Table {
         self.scratch.clear();
         write!(self.scratch, "{v:?}")?;
         Ok(self.w.write_field(&self.scratch)?)
+    }
+
+    /// Simulator truth: `1` right, `0` wrong, empty when unknown or no output.
+    fn truth(&mut self, v: Option<bool>) -> io::Result<()> {
+        match v {
+            Some(b) => self.bool(b),
+            None => self.empty(),
+        }
     }
 
     fn empty(&mut self) -> io::Result<()> {
@@ -358,6 +368,7 @@ impl RunOutput {
         t.int(wu.assimilate_count as i64)?;
         t.time_or_never(wu.files_deleted_time)?;
         t.bool(purged)?;
+        t.truth(wu.canonical_correct)?;
         t.end_row()
     }
 
@@ -392,6 +403,7 @@ impl RunOutput {
         t.float(r.claimed_credit)?;
         t.float(r.granted_credit)?;
         t.bool(purged)?;
+        t.truth(r.output_correct)?;
         t.end_row()
     }
 
