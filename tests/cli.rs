@@ -380,7 +380,11 @@ fn timeseries_agree_with_the_row_tables() {
 #[test]
 fn summary_csv_agrees_with_the_row_tables() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = run_small(tmp.path(), "s");
+    // Frequent wrong outputs that always collide, so that some canonical results are
+    // wrong and some correct results are judged INVALID.
+    let collide = "project.main.app.wrong_output_collision_frac=1.0";
+    let wrong = "host_group.0.wrong_result_prob=0.4";
+    let out = run_small_with(tmp.path(), "s", &["--set", collide, "--set", wrong]);
     let mut r = csv::Reader::from_path(out.join("summary.csv")).unwrap();
     let header = r.headers().unwrap().clone();
     let rows: Vec<_> = r.records().map(|x| x.unwrap()).collect();
@@ -414,10 +418,17 @@ fn summary_csv_agrees_with_the_row_tables() {
     let (mut cpu_rep, mut cpu_wasted, mut useful, mut wasted, mut granted) =
         (0.0, 0.0, 0.0, 0.0, 0.0);
     let mut turnaround = Vec::new();
+    let truth = col("output_correct");
+    let (mut wrong_valid, mut correct_invalid) = (0.0, 0.0);
     for rec in r.records() {
         let rec = rec.unwrap();
         let num = |i: usize| rec[i].parse::<f64>().unwrap_or(0.0);
         n += 1.0;
+        match (&rec[truth], &rec[vs]) {
+            ("0", "1") => wrong_valid += 1.0,
+            ("1", "2") => correct_invalid += 1.0,
+            _ => {}
+        }
         granted += num(credit);
         let o = &rec[outcome];
         if o != "0" {
@@ -455,10 +466,20 @@ fn summary_csv_agrees_with_the_row_tables() {
     let h = r.headers().unwrap().clone();
     let col = |n: &str| h.iter().position(|c| c == n).unwrap();
     let (assim, canon) = (col("assimilate_state"), col("canonical_resultid"));
+    let canon_truth = col("canonical_correct");
     let (mut wus, mut assim_valid, mut assim_error) = (0.0, 0.0, 0.0);
+    let (mut canonical, mut wrong_canonical) = (0.0, 0.0);
     for rec in r.records() {
         let rec = rec.unwrap();
         wus += 1.0;
+        if &rec[canon] != "0" {
+            canonical += 1.0;
+            // Every simulated host's output has a known truth.
+            assert!(["0", "1"].contains(&&rec[canon_truth]), "{rec:?}");
+            if &rec[canon_truth] == "0" {
+                wrong_canonical += 1.0;
+            }
+        }
         if &rec[assim] == "2" {
             if &rec[canon] != "0" {
                 assim_valid += 1.0
@@ -468,6 +489,10 @@ fn summary_csv_agrees_with_the_row_tables() {
         }
     }
     assert!(reported > 100.0 && errors > 0.0 && invalid > 0.0 && wasted > 0.0);
+    assert!(
+        wrong_canonical > 0.0 && correct_invalid > 0.0,
+        "{wrong_canonical} {correct_invalid} {wrong_valid}"
+    );
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     for (c, want) in [
         ("results_created", n),
@@ -490,6 +515,10 @@ fn summary_csv_agrees_with_the_row_tables() {
         ("results_reported_per_day", reported / 3.0),
         ("delay_bound_s", 86_400.0),
         ("min_quorum", 2.0),
+        ("workunits_wrong_canonical", wrong_canonical),
+        ("wrong_canonical_frac", wrong_canonical / canonical),
+        ("results_wrong_valid", wrong_valid),
+        ("results_correct_invalid", correct_invalid),
     ] {
         assert!(
             close(got(c), want),

@@ -35,6 +35,11 @@ fn pandas_reads_every_output_with_the_documented_types() {
             "simulation.duration=\"2d\"",
             "--set",
             "host_group.0.count=40",
+            // Wrong results that collide, for the science error figures.
+            "--set",
+            "host_group.0.wrong_result_prob=0.2",
+            "--set",
+            "project.beta.app.wrong_output_collision_frac=1.0",
         ])
         .output()
         .unwrap();

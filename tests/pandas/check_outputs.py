@@ -98,10 +98,50 @@ def main(run_dir):
                 want is not None and abs(row[c] - want) > 1e-9 * max(1.0, abs(want))
             ):
                 fail(f"summary.csv {row['project']}.{c} = {row[c]}, summary.json says {want}")
+    check_science(wu, res, ts, summ)
     print(
         f"check_outputs: ok ({len(wu)} workunits, {len(res)} results, {len(hosts)} hosts, "
         f"{len(ts)} series rows, {len(hist)} histogram rows)"
     )
+
+
+def check_science(wu, res, ts, summ):
+    """The science error figures (docs/outputs.md) recomputed from the row tables:
+    truth columns hold 1, 0 or nothing; summary.csv and the last bucket of the
+    cumulative wrong_canonical_frac series agree with them."""
+    expect_kind(res, "results.csv", ["output_correct"], "if")
+    expect_kind(wu, "workunits.csv", ["canonical_correct"], "if")
+    for df, c in [(res, "output_correct"), (wu, "canonical_correct")]:
+        if not df[c].dropna().isin([0, 1]).all():
+            fail(f"{c} holds values other than 0, 1 and empty")
+    interval = int(ts["time_s"].drop_duplicates().sort_values().diff().min())
+    for _, row in summ.iterrows():
+        p = row["project"]
+        w = wu[(wu["project"] == p) & (wu["canonical_resultid"] != 0)]
+        known = w["canonical_correct"].notna().sum()
+        wrong = (w["canonical_correct"] == 0).sum()
+        r = res[res["project"] == p]
+        want = {
+            "workunits_wrong_canonical": wrong,
+            "results_wrong_valid": ((r["output_correct"] == 0) & (r["validate_state"] == 1)).sum(),
+            "results_correct_invalid": (
+                (r["output_correct"] == 1) & (r["validate_state"] == 2)
+            ).sum(),
+            "wrong_canonical_frac": wrong / known if known else None,
+        }
+        for c, v in want.items():
+            got = row[c]
+            if (v is None) != pd.isna(got) or (v is not None and abs(got - v) > 1e-12):
+                fail(f"summary.csv {p}.{c} = {got}, recomputed {v}")
+        series = ts[(ts["project"] == p) & (ts["metric"] == "workunits_wrong_canonical")]
+        by_bucket = (w[w["canonical_correct"] == 0]["canonical_found_time_s"] // interval).value_counts()
+        for t, v in zip(series["time_s"], series["value"]):
+            if v != by_bucket.get(t // interval, 0):
+                fail(f"timeseries.csv {p}: workunits_wrong_canonical at {t} is {v}")
+        frac = ts[(ts["project"] == p) & (ts["metric"] == "wrong_canonical_frac")]["value"]
+        last = frac.iloc[-1]
+        if abs(last - (want["wrong_canonical_frac"] or 0.0)) > 1e-12:
+            fail(f"timeseries.csv {p}: last wrong_canonical_frac {last}, recomputed {want}")
 
 
 if __name__ == "__main__":
