@@ -288,6 +288,32 @@ fn probability_above_one() {
 }
 
 #[test]
+fn bad_wrong_result_distribution_and_collision_fraction() {
+    let m = err(
+        "[project.a]\n\n[[host_group]]\ncount = 10\nwrong_result_prob = { dist = \"uniform\", min = 0.5, max = 0.1 }\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:5:1",
+            "`host_group.0.wrong_result_prob`",
+            "uniform needs finite min <= max",
+        ],
+    );
+    let m = err("[project.a.app]\nwrong_output_collision_frac = 2.0\n");
+    has(
+        &m,
+        &[
+            "bad.toml:2:1",
+            "`project.a.app.wrong_output_collision_frac`",
+            "is not a probability",
+        ],
+    );
+    let m = err("[project.a]\n\n[[host_group]]\ncount = 10\nerror_class = 3\n");
+    has(&m, &["bad.toml:5", "error_class", "expected a string"]);
+}
+
+#[test]
 fn unknown_project_in_host_group() {
     let m = err("[project.main]\n\n[[host_group]]\ncount = 1\nproject = \"mian\"\n");
     has(
