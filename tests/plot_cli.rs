@@ -87,6 +87,7 @@ fn run_plot_writes_every_chart_and_replotting_is_byte_identical() {
     for name in [
         "throughput",
         "deadlines",
+        "science_error",
         "credit_per_host",
         "client_rpcs",
         "flops",

@@ -123,6 +123,7 @@ pub fn figures(d: &RunData) -> Vec<Figure> {
         }
     }
     out.push(timeline::deadlines(d));
+    out.push(timeline::science_error(d));
     for p in &projects {
         out.push(distribution::turnaround(d, p, &name("turnaround", p)));
     }
@@ -294,7 +295,7 @@ mod tests {
         let charts = plot_run(tmp.path()).unwrap();
         assert_eq!(
             charts.len(),
-            5,
+            6,
             "no project: only the charts over all projects"
         );
         for c in &charts {
@@ -302,7 +303,7 @@ mod tests {
             assert!(c.svg.contains("no data"), "{}", c.name);
         }
         let page = fs::read_to_string(tmp.path().join(REPORT_HTML)).unwrap();
-        assert!(page.contains("data-charts-expected=\"5\""));
+        assert!(page.contains("data-charts-expected=\"6\""));
         // No temporary leftovers.
         let mut entries: Vec<String> = fs::read_dir(tmp.path())
             .unwrap()

@@ -227,6 +227,74 @@ pub fn deadlines(d: &RunData) -> Figure {
     )
 }
 
+/// The science error rate: the share of canonical results that are wrong (cumulative
+/// `wrong_canonical_frac`), and wrong canonical results and correct results judged
+/// INVALID per day (simulator truth, `docs/outputs.md`).
+pub fn science_error(d: &RunData) -> Figure {
+    let w = calc::day_window(d.duration_s, d.interval_s);
+    let metric = "wrong_canonical_frac";
+    let mut frac = time_panel(
+        d,
+        "Share of canonical results that are wrong, so far",
+        "% of canonical results",
+    );
+    frac.no_data = missing(&[metric]);
+    let mut all_zero = true;
+    for (i, project) in d.projects.iter().enumerate() {
+        if let Some(s) = d.series(project, metric) {
+            all_zero &= s.iter().all(|v| v.1 == 0.0);
+            // Each value covers canonical results found up to the end of its bucket.
+            let end = |t: i64| match t + d.interval_s {
+                e if d.duration_s > 0 => e.min(d.duration_s) as f64,
+                e => e as f64,
+            };
+            let points = s.iter().map(|&(t, v)| (end(t), 100.0 * v)).collect();
+            frac.layers
+                .push(line(project_label(project), color(i), on_axis(d, points)));
+        }
+    }
+    if all_zero && frac.has_data() {
+        frac.note = "no wrong canonical result in this run".into();
+    }
+    let panels = vec![
+        frac,
+        rate_panel(
+            d,
+            "workunits_wrong_canonical",
+            "Wrong results accepted as canonical",
+            "workunits per day",
+            w,
+            DAY as f64,
+        ),
+        rate_panel(
+            d,
+            "results_correct_invalid",
+            "Correct results judged INVALID",
+            "results per day",
+            w,
+            DAY as f64,
+        ),
+    ];
+    Figure::new(
+        "science_error",
+        "Science error: wrong results accepted as canonical",
+        &format!(
+            "What replication buys. The simulator knows whether each output is right (BOINC \
+             does not). Top: of the canonical results found so far, the percentage that is \
+             wrong (its last value is `wrong_canonical_frac` in summary.csv, as a fraction); \
+             with quorum 1 it is \
+             the hosts' wrong-result rate, with a larger quorum only wrong outputs that agree \
+             (`wrong_output_collision_frac`) get through. Middle: workunits whose canonical \
+             result is wrong, per day of finding it; bottom: correct results outvoted by \
+             agreeing wrong ones, per day of reporting. One colour per project. {} From \
+             timeseries.csv `wrong_canonical_frac`, `workunits_wrong_canonical`, \
+             `results_correct_invalid`.",
+            per_day_note(w)
+        ),
+        panels,
+    )
+}
+
 /// Useful and wasted computing per day, with an SI prefix on the axis.
 pub fn flops(d: &RunData) -> Figure {
     let w = calc::day_window(d.duration_s, d.interval_s);
