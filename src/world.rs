@@ -692,7 +692,9 @@ impl World {
             p.backoff_pending_s = 0.0;
         }
         if self.checkers.is_some()
-            && let Some(v) = h.buffer_violation(&ctx.cfg)
+            && let Some(v) = h
+                .buffer_violation(&ctx.cfg)
+                .or_else(|| h.time_limit_violation())
         {
             self.pending_error
                 .get_or_insert(RunError::Client(format!("t={now}: {v}")));

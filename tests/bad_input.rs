@@ -226,6 +226,26 @@ fn create_work_rejects_zero_fpops() {
 }
 
 #[test]
+fn true_size_that_can_draw_a_non_positive_factor() {
+    let m = err("[project.main.workunit]\ntrue_size = { dist = \"normal\", mean = 1, sd = 0.2 }\n");
+    has(
+        &m,
+        &[
+            "bad.toml:2:1",
+            "`project.main.workunit.true_size`",
+            "true_size can draw a factor <= 0",
+        ],
+    );
+    let m = err("[project.main.workunit]\ntrue_size = 0\n");
+    has(
+        &m,
+        &["`project.main.workunit.true_size`", "expected a number > 0"],
+    );
+    let m = err("[project.main.workunit]\ntrue_size = { dist = \"lognormal\", mu = 0 }\n");
+    has(&m, &["`project.main.workunit.true_size`", "sigma"]);
+}
+
+#[test]
 fn default_value_that_breaks_a_rule_points_at_the_table() {
     // max_total_results is absent (default 1) but target_nresults = 2 needs more.
     let m = err(

@@ -281,6 +281,59 @@ fn modern_policy_is_deterministic_and_host_streams_are_independent() {
     assert!(a.iter().any(|(f, _)| f != &a[0].0), "speeds were not drawn");
 }
 
+/// True sizes (`true_size`, docs/estimates.md) are deterministic and come from the
+/// work generator's own stream: the n-th workunit gets the same size whatever the
+/// client policy, and sizes really scatter around the estimate.
+#[test]
+fn true_sizes_are_deterministic_and_independent_of_the_clients() {
+    let tmp = tempfile::tempdir().unwrap();
+    let size = "project.main.workunit.true_size={ dist = \"lognormal\", mu = 0.0, sigma = 0.5 }";
+    let mut outs = Vec::new();
+    for (name, policy) in [
+        ("t1", "seed_debt"),
+        ("t2", "seed_debt"),
+        ("t3", "modern_rec"),
+    ] {
+        let policy = format!("client.policy=\"{policy}\"");
+        let args = ["--check-invariants", "--set", size, "--set", &policy];
+        outs.push(run_small_with(tmp.path(), name, &args));
+    }
+    for f in ["workunits.csv", "results.csv", "summary.json"] {
+        let x = std::fs::read(outs[0].join(f)).unwrap();
+        assert!(x == std::fs::read(outs[1].join(f)).unwrap(), "{f} differs");
+    }
+    let sizes = |dir: &Path| -> Vec<(u64, f64, f64)> {
+        let text = std::fs::read_to_string(dir.join("workunits.csv")).unwrap();
+        let head: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+        let (id, est, size) = (
+            col("id"),
+            col("rsc_fpops_est_flops"),
+            col("true_size_flops"),
+        );
+        let mut v: Vec<(u64, f64, f64)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                (
+                    c[id].parse().unwrap(),
+                    c[est].parse().unwrap(),
+                    c[size].parse().unwrap(),
+                )
+            })
+            .collect();
+        v.sort_by_key(|r| r.0);
+        v
+    };
+    let (a, b) = (sizes(&outs[0]), sizes(&outs[2]));
+    let n = a.len().min(b.len());
+    assert!(n > 20, "only {n} workunits");
+    assert_eq!(a[..n], b[..n]);
+    assert!(a.iter().all(|r| r.1 == 3.6e12 && r.2 > 0.0));
+    assert!(a.iter().any(|r| r.2 > 1.2 * r.1) && a.iter().any(|r| r.2 < 0.8 * r.1));
+}
+
 /// Every example scenario shipped in `scenarios/` loads and validates, so the
 /// examples never drift from the schema the docs describe.
 #[test]

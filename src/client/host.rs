@@ -13,6 +13,7 @@
 
 use super::availability::{AvailSpec, Availability};
 use super::config::{ClientConfig, Policy};
+use super::estimate::{self, Dcf};
 use super::merit::HostMerit;
 use crate::engine::Time;
 use crate::engine::rng::SimRng;
@@ -58,6 +59,8 @@ pub struct ProjectState {
     pub exp_avg_mod_time: f64,
     pub resource_debt: f64,
     pub debt_order: u32,
+    /// Duration correction factor (§3.6); the seed policy's estimates use it.
+    pub dcf: Dcf,
     // --- modern policy (§2.3–2.7) ---
     pub rec: f64,
     pub rec_time: f64,
@@ -136,12 +139,25 @@ pub struct ClientJob {
     pub report_deadline: Time,
     /// `wu.rsc_fpops_est`: the client's estimate of the job's size.
     pub rsc_fpops_est: f64,
+    /// `wu.rsc_fpops_bound`: the FLOPs after which the job is aborted.
+    pub rsc_fpops_bound: f64,
+    /// The app version's `flops` from the reply (the server's projected speed).
+    pub app_flops: f64,
+    /// Simulator-only: the job's true size. Only execution reads it; the client's
+    /// estimates go through [`estimate`].
+    pub true_fpops: f64,
     /// True FLOPs still to compute.
     pub flops_left: f64,
     /// `flops_left` at the last checkpoint.
     pub checkpoint_flops_left: f64,
     pub state: TaskState,
-    /// CPU seconds computed, and the value at the last checkpoint.
+    /// `max_elapsed_time` (seconds, [`estimate::max_elapsed_time`]): the job is
+    /// aborted when its CPU time reaches it.
+    pub max_elapsed_time: f64,
+    /// Set when the job ran into `max_elapsed_time` (`EXIT_TIME_LIMIT_EXCEEDED`).
+    pub time_limit_exceeded: bool,
+    /// CPU seconds computed, and the value at the last checkpoint. A job uses one
+    /// CPU, so this is also its elapsed time.
     pub cpu_time: f64,
     pub checkpoint_cpu_time: f64,
     pub peak_flop_count: f64,
@@ -163,6 +179,21 @@ pub struct ClientJob {
 }
 
 impl ClientJob {
+    /// A job of estimate `rsc_fpops_est` that really takes `true_fpops`, sent with
+    /// app version `flops` and bound `rsc_fpops_bound`; its time limit is for a
+    /// client estimating at `flops`, and nothing of it has run.
+    pub fn sized(rsc_fpops_est: f64, true_fpops: f64, flops: f64, rsc_fpops_bound: f64) -> Self {
+        ClientJob {
+            rsc_fpops_est,
+            rsc_fpops_bound,
+            app_flops: flops,
+            true_fpops,
+            flops_left: true_fpops,
+            checkpoint_flops_left: true_fpops,
+            max_elapsed_time: rsc_fpops_bound / flops,
+            ..Default::default()
+        }
+    }
     pub fn ready_to_report(&self) -> bool {
         self.state == TaskState::Done
     }
@@ -414,7 +445,15 @@ impl ClientHost {
                     continue;
                 }
                 let remaining = j.flops_left / speed;
-                let secs = if remaining <= dt {
+                let to_limit = j.max_elapsed_time - j.cpu_time;
+                let secs = if to_limit < remaining && to_limit <= dt {
+                    // Runs into its time limit before it finishes (spec client
+                    // §3.6): it stops there, and `finish_tasks` aborts it.
+                    let secs = to_limit.max(0.0);
+                    j.flops_left -= secs * speed;
+                    j.time_limit_exceeded = true;
+                    secs
+                } else if remaining <= dt {
                     // Finishes within the interval: exactly zero left, never a
                     // floating-point residue that would keep it running forever.
                     j.flops_left = 0.0;
@@ -463,17 +502,22 @@ impl ClientHost {
         self.jobs
             .iter()
             .filter(|j| j.is_running())
-            .map(|j| self.last_advance + (j.flops_left / self.p_fpops).ceil().max(0.0) as Time)
+            .map(|j| {
+                let left = (j.flops_left / self.p_fpops).min(j.max_elapsed_time - j.cpu_time);
+                self.last_advance + left.ceil().max(0.0) as Time
+            })
             .min()
             .unwrap_or(Time::MAX)
     }
 
     /// Marks running tasks with no FLOPs left as done, draws their outcome, and
-    /// returns how many finished. The caller credits policy state (seed
-    /// `exp_avg_cpu`) through `on_done`.
+    /// returns how many finished. A task that ran into its time limit ends as a
+    /// client error with `EXIT_TIME_LIMIT_EXCEEDED` and draws nothing. A task that
+    /// succeeds updates its project's DCF (spec client §3.6). The caller credits
+    /// policy state (seed `exp_avg_cpu`) through `on_done`.
     ///
-    /// The outcome is an error with the host's `error_prob`, else a wrong output with
-    /// its `wrong_result_prob` (shared by its error class or unique, see
+    /// Otherwise the outcome is an error with the host's `error_prob`, else a wrong
+    /// output with its `wrong_result_prob` (shared by its error class or unique, see
     /// [`super::truth`]), else the correct output. The three draws of the host's main
     /// stream are made whatever the app's collision fraction.
     pub fn finish_tasks(
@@ -484,12 +528,15 @@ impl ClientHost {
     ) -> u32 {
         let mut n = 0;
         for k in 0..self.jobs.len() {
-            if !(self.jobs[k].is_running() && self.jobs[k].flops_left <= 0.0) {
+            let j = &self.jobs[k];
+            if !(j.is_running() && (j.flops_left <= 0.0 || j.time_limit_exceeded)) {
                 continue;
             }
             let wuid = self.jobs[k].workunit_id;
-            let u: f64 = self.rng.random();
-            let (cs, es, out, correct) = if u < self.truth.error_prob {
+            let (cs, es, out, correct) = if j.time_limit_exceeded {
+                let es = exit_status::EXIT_TIME_LIMIT_EXCEEDED;
+                (client_state::COMPUTE_ERROR, es, 0.0, None)
+            } else if self.rng.random::<f64>() < self.truth.error_prob {
                 (client_state::COMPUTE_ERROR, CLIENT_ERROR_EXIT, 0.0, None)
             } else if self.rng.random::<f64>() < self.truth.wrong_result_prob {
                 let noise: f64 = self.rng.random();
@@ -515,7 +562,11 @@ impl ClientHost {
             j.output_correct = correct;
             n += 1;
             let j = &self.jobs[k];
-            on_done(&mut self.projects[j.project as usize], j);
+            let p = &mut self.projects[j.project as usize];
+            if es == 0 {
+                p.dcf.update(estimate::dcf_sample(j));
+            }
+            on_done(p, j);
         }
         n
     }
@@ -692,17 +743,22 @@ impl ClientHost {
                         j.report_deadline = job.report_deadline;
                         continue;
                     }
-                    self.jobs.push(ClientJob {
+                    let mut new = ClientJob {
                         project: pi as u8,
                         result_id: job.result_id,
                         workunit_id: job.workunit_id,
                         received_time: now,
                         report_deadline: job.report_deadline,
-                        rsc_fpops_est: job.rsc_fpops_est,
-                        flops_left: job.rsc_fpops_est,
-                        checkpoint_flops_left: job.rsc_fpops_est,
-                        ..Default::default()
-                    });
+                        ..ClientJob::sized(
+                            job.rsc_fpops_est,
+                            job.true_fpops,
+                            job.flops,
+                            job.rsc_fpops_bound,
+                        )
+                    };
+                    new.max_elapsed_time =
+                        estimate::max_elapsed_time(&new, self.p_fpops, cfg.policy);
+                    self.jobs.push(new);
                 }
             }
         }
@@ -712,13 +768,28 @@ impl ClientHost {
         status
     }
 
+    /// The client's estimate of job `j`'s remaining work, FLOPs at `p_fpops`
+    /// ([`estimate::est_flops_left`]).
+    pub fn est_flops_left(&self, j: &ClientJob, policy: Policy) -> f64 {
+        let dcf = self.projects[j.project as usize].dcf;
+        estimate::est_flops_left(j, self.p_fpops, policy, dcf)
+    }
+
+    /// Estimated seconds of job `j`'s work left per true second of it
+    /// ([`estimate::est_ratio`]).
+    pub fn est_ratio(&self, j: &ClientJob, policy: Policy) -> f64 {
+        let dcf = self.projects[j.project as usize].dcf;
+        estimate::est_ratio(j, self.p_fpops, policy, dcf)
+    }
+
     /// Work left in the buffer of jobs not finished, seconds of one CPU at
-    /// `p_fpops` (estimate × fraction left, spec client §1.4).
-    pub fn unfinished_secs(&self) -> f64 {
+    /// `p_fpops`, as the client estimates it (estimate × fraction left, spec client
+    /// §1.4, corrected as in §3.6).
+    pub fn unfinished_secs(&self, policy: Policy) -> f64 {
         self.jobs
             .iter()
             .filter(|j| j.unfinished())
-            .map(|j| j.rsc_fpops_est.min(j.flops_left) / self.p_fpops)
+            .map(|j| self.est_flops_left(j, policy) / self.p_fpops)
             .sum()
     }
 
@@ -754,7 +825,11 @@ impl ClientHost {
     /// idle inside the window while others run work past its end, by at most one job
     /// per other CPU; the modern slack is therefore one job per CPU, plus one job per
     /// project for the initial RPC after attach, which asks for one job whatever the
-    /// buffer holds (`RPC_REASON_INIT`, §2.6). `None` when the invariant holds.
+    /// buffer holds (`RPC_REASON_INIT`, §2.6). The server fills a request by its own
+    /// estimates and the client measures its buffer by its own (§3.6), so when the
+    /// client thinks jobs are larger than the server does, the window part grows by
+    /// that factor ([`estimate::client_over_server`]), and the slack is counted in
+    /// the client's estimate of a whole job. `None` when the invariant holds.
     pub fn buffer_violation(&self, cfg: &ClientConfig) -> Option<String> {
         let ts = self.time_stats;
         let (window, frac) = match cfg.policy {
@@ -770,23 +845,47 @@ impl ClientHost {
             Policy::SeedDebt => self.ncpus as f64,
             Policy::ModernRec => self.usable_cpus(cfg) as f64,
         };
+        let policy = cfg.policy;
+        let dcf = |j: &ClientJob| self.projects[j.project as usize].dcf;
         let largest = self
             .jobs
             .iter()
-            .map(|j| j.rsc_fpops_est / self.p_fpops)
+            .map(|j| estimate::estimated_runtime(j, self.p_fpops, policy, dcf(j)))
             .fold(0.0, f64::max);
-        let held = self.unfinished_secs();
+        let mismatch = self
+            .jobs
+            .iter()
+            .filter(|j| j.unfinished())
+            .map(|j| estimate::client_over_server(j, self.p_fpops, policy, dcf(j)))
+            .fold(1.0, f64::max);
+        let held = self.unfinished_secs(policy);
         let slack_jobs = match cfg.policy {
             Policy::SeedDebt => 1.0,
             Policy::ModernRec => ncpus + self.projects.len() as f64,
         };
-        let bound = ncpus * window / frac.max(1e-9) + slack_jobs * largest / frac.max(0.1);
+        let bound =
+            mismatch * ncpus * window / frac.max(1e-9) + slack_jobs * largest / frac.max(0.1);
         (held > bound * (1.0 + 1e-9)).then(|| {
             format!(
                 "host {} holds {held:.0} s of unfinished work, more than its high water mark plus one reply ({bound:.0} s)",
                 self.index
             )
         })
+    }
+
+    /// The time-limit invariant: no job computes past its `max_elapsed_time`
+    /// (`rsc_fpops_bound / flops`, spec client §3.6): one that reaches it is
+    /// aborted there. `None` when the invariant holds.
+    pub fn time_limit_violation(&self) -> Option<String> {
+        self.jobs
+            .iter()
+            .find(|j| j.cpu_time > j.max_elapsed_time * (1.0 + 1e-12))
+            .map(|j| {
+                format!(
+                    "host {} computed result {} for {} s, past its time limit of {} s",
+                    self.index, j.result_id, j.cpu_time, j.max_elapsed_time
+                )
+            })
     }
 
     /// Policy dispatch: runs one host event at `now` and returns the time of the
@@ -817,11 +916,8 @@ mod tests {
 
     fn job(secs: f64) -> ClientJob {
         ClientJob {
-            rsc_fpops_est: secs * 1e9,
-            flops_left: secs * 1e9,
-            checkpoint_flops_left: secs * 1e9,
             report_deadline: 1_000_000,
-            ..Default::default()
+            ..ClientJob::sized(secs * 1e9, secs * 1e9, 1e9, f64::INFINITY)
         }
     }
 
@@ -858,6 +954,61 @@ mod tests {
         assert_eq!(n, 1);
         assert!(h.jobs[0].ready_to_report());
         assert_eq!(h.merit.flops_used, 3600.0 * 1e9);
+    }
+
+    /// A job whose true size passes its bound stops exactly at its time limit
+    /// `rsc_fpops_bound / flops` and ends as a client error with
+    /// `EXIT_TIME_LIMIT_EXCEEDED`; its DCF is not updated (spec client §3.6).
+    #[test]
+    fn a_job_past_its_bound_is_aborted_at_its_time_limit() {
+        let cfg = ClientConfig::resolve(&ClientSection::default(), None);
+        let mut h = host(1);
+        h.jobs.push(ClientJob {
+            report_deadline: 1_000_000,
+            ..ClientJob::sized(3600e9, 3.0 * 3600e9, 1e9, 7200e9)
+        });
+        h.start(0, 0);
+        assert_eq!(h.next_completion(&cfg), 7200);
+        h.advance(7199, &cfg);
+        assert_eq!(
+            h.finish_tasks(7199, &HostBehaviour::default(), |_, _| {}),
+            0
+        );
+        assert_eq!(h.next_completion(&cfg), 7200);
+        h.advance(7200, &cfg);
+        assert_eq!(h.time_limit_violation(), None);
+        assert_eq!(
+            h.finish_tasks(7200, &HostBehaviour::default(), |_, _| {}),
+            1
+        );
+        let j = &h.jobs[0];
+        assert!(j.ready_to_report());
+        assert_eq!(j.completed_time, 7200);
+        assert_eq!(j.client_state, client_state::COMPUTE_ERROR);
+        assert_eq!(j.exit_status, exit_status::EXIT_TIME_LIMIT_EXCEEDED);
+        assert_eq!(j.cpu_time, 7200.0);
+        assert_eq!(j.flops_left, 3600e9);
+        assert_eq!(h.projects[0].dcf, Dcf(1.0));
+    }
+
+    /// A job that succeeds sets the DCF from its true size over its estimate.
+    #[test]
+    fn a_successful_job_updates_the_dcf() {
+        let cfg = ClientConfig::resolve(&ClientSection::default(), None);
+        let mut h = host(1);
+        h.jobs.push(ClientJob {
+            report_deadline: 1_000_000,
+            ..ClientJob::sized(3600e9, 2.0 * 3600e9, 1e9, 36000e9)
+        });
+        h.start(0, 0);
+        assert_eq!(h.next_completion(&cfg), 7200);
+        h.advance(7200, &cfg);
+        assert_eq!(
+            h.finish_tasks(7200, &HostBehaviour::default(), |_, _| {}),
+            1
+        );
+        assert_eq!(h.jobs[0].exit_status, 0);
+        assert_eq!(h.projects[0].dcf, Dcf(2.0));
     }
 
     /// A quit task rolls back to its last checkpoint (spec client §3.4).

@@ -4,6 +4,7 @@
 //!
 //! - [`host`]: a host's jobs and per-project client state, its execution model and
 //!   the RPC glue both policies share;
+//! - [`estimate`]: the client's runtime estimates and DCF (spec client §1.4, §3.6);
 //! - [`seed`]: the seed resource-debt policy (spec client §1);
 //! - [`modern`]: the modern REC policy (spec client §2–3);
 //! - [`availability`]: on/active/connected processes and traces;
@@ -12,6 +13,7 @@
 
 pub mod availability;
 pub mod config;
+pub mod estimate;
 pub mod host;
 pub mod merit;
 pub mod modern;

@@ -145,6 +145,22 @@ impl Dist {
         })
     }
 
+    /// Whether every draw is > 0: a positive support (lognormal, exponential,
+    /// Weibull, Pareto), a positive fixed value or uniform minimum, or a `lower`
+    /// clamp above 0, and no `upper` clamp at or below 0.
+    pub fn always_positive(&self) -> bool {
+        let support = match self.kind {
+            Kind::Fixed { value } => value.0 > 0.0,
+            Kind::Uniform { min, .. } => min.0 > 0.0,
+            Kind::Normal { .. } => false,
+            Kind::Lognormal { .. }
+            | Kind::Exponential { .. }
+            | Kind::Weibull { .. }
+            | Kind::Pareto { .. } => true,
+        };
+        (support || self.min.is_some_and(|m| m > 0.0)) && self.max.is_none_or(|m| m > 0.0)
+    }
+
     /// One draw, clamped to `[min, max]`.
     pub fn sample(&self, rng: &mut SimRng) -> f64 {
         let x = match self.kind {
@@ -355,5 +371,19 @@ mod tests {
                 .problem()
                 .is_some()
         );
+    }
+
+    #[test]
+    fn positive_draws() {
+        let pos = |s: &str| parse(s).unwrap().always_positive();
+        assert!(pos("x = 2"));
+        assert!(!pos("x = 0"));
+        assert!(pos("x = { dist = \"lognormal\", mu = 0, sigma = 0.3 }"));
+        assert!(!pos("x = { dist = \"normal\", mean = 1, sd = 0.2 }"));
+        assert!(pos(
+            "x = { dist = \"normal\", mean = 1, sd = 0.2, lower = 0.1 }"
+        ));
+        assert!(!pos("x = { dist = \"uniform\", min = 0, max = 2 }"));
+        assert!(!pos("x = { dist = \"exponential\", mean = 1, upper = 0 }"));
     }
 }

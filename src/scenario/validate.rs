@@ -717,6 +717,14 @@ impl Checker<'_> {
             }
         }
         self.non_negative(&at("rsc_memory_bound"), w.rsc_memory_bound);
+        if let Some(m) = w.true_size.problem() {
+            self.push(at("true_size"), m);
+        } else if !w.true_size.always_positive() {
+            self.push(
+                at("true_size"),
+                "true_size can draw a factor <= 0; expected a number > 0 or a distribution of positive values (lognormal, exponential, weibull, pareto, or lower > 0)",
+            );
+        }
     }
 
     fn host_attrs(&mut self, prefix: &str, a: HostAttrs) {

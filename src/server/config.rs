@@ -8,6 +8,7 @@
 //! Defaults are BOINC's parser defaults unless a comment says otherwise.
 
 use crate::engine::Time;
+use crate::scenario::dist::Dist;
 use crate::scenario::units::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -136,13 +137,19 @@ pub struct WuTemplate {
     pub delay_bound: Duration,
     /// Estimated FLOPs of one instance.
     pub rsc_fpops_est: f64,
-    /// FLOP cap; credit is capped at it.
+    /// FLOP cap; credit is capped at it, and the client aborts a job that runs
+    /// past `rsc_fpops_bound / flops` seconds (spec backend §1.2, client §3.6).
     pub rsc_fpops_bound: f64,
     /// Bytes of RAM a host must have.
     pub rsc_memory_bound: f64,
     /// Bytes of disk a host must have.
     pub rsc_disk_bound: f64,
     pub priority: i32,
+    /// Simulator-only: the true size of a workunit as a multiple of
+    /// `rsc_fpops_est`, drawn per workunit when it is created (a number is a fixed
+    /// factor). Real projects estimate badly; the server only ever sees the
+    /// estimate. Default 1: every job is exactly as large as estimated.
+    pub true_size: Dist,
 }
 
 impl Default for WuTemplate {
@@ -159,6 +166,7 @@ impl Default for WuTemplate {
             rsc_memory_bound: 5e8,
             rsc_disk_bound: 1e9,
             priority: 0,
+            true_size: Dist::fixed(1.0),
         }
     }
 }

@@ -41,6 +41,10 @@ pub struct WorkunitRow {
     pub batch: u32,
     pub rsc_fpops_est: f64,
     pub rsc_fpops_bound: f64,
+    /// Simulator-only: the FLOPs the app really computes for this workunit (the
+    /// template's `true_size` times `rsc_fpops_est`). No daemon reads it; only the
+    /// simulated client's execution does.
+    pub true_fpops: f64,
     pub rsc_memory_bound: f64,
     pub rsc_disk_bound: f64,
     pub delay_bound: i64,
@@ -130,6 +134,7 @@ impl WorkunitRow {
             batch: 0,
             rsc_fpops_est: t.rsc_fpops_est,
             rsc_fpops_bound: t.rsc_fpops_bound,
+            true_fpops: t.rsc_fpops_est,
             rsc_memory_bound: t.rsc_memory_bound,
             rsc_disk_bound: t.rsc_disk_bound,
             delay_bound: t.delay_bound.get(),

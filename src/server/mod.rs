@@ -102,7 +102,7 @@ impl Project {
             app_version: AppVersionStats::default(),
             min_avg_pfc,
             rng: stream(seed, StreamKind::Project, index as u64),
-            work_generator: work_generator::State::default(),
+            work_generator: work_generator::State::new(seed, index),
             purged: Vec::new(),
             fatal: None,
             scratch: Vec::new(),

@@ -61,6 +61,14 @@ pub struct Job {
     pub workunit_id: WuId,
     pub rsc_fpops_est: f64,
     pub rsc_fpops_bound: f64,
+    /// The app version's `flops` in the reply: the server's projected speed of this
+    /// host for the app (§2.4.4 step 4). The modern client's runtime estimate is
+    /// `rsc_fpops_est / flops` and its time limit `rsc_fpops_bound / flops` (spec
+    /// client §3.6).
+    pub flops: f64,
+    /// Simulator-only: the FLOPs the job really takes (`wu.true_fpops`). The client
+    /// computes it; nothing it estimates may read it.
+    pub true_fpops: f64,
     /// The deadline told to the client (without grace).
     pub report_deadline: Time,
     pub resend: bool,
@@ -410,19 +418,27 @@ fn quota_exceeded(p: &Project, hostid: HostId, ncpus: i32) -> bool {
     hav.n_jobs_today >= limit
 }
 
-/// Estimated run time of a job on this host (§2.4.4 step 4).
-fn est_dur(p: &Project, hostid: HostId, rsc_fpops_est: f64) -> f64 {
+/// `projected_flops` of the app version on this host (§2.4.4 step 4): the peak
+/// speed without statistics, `1/hav.et.avg` once the HAV has more than 10
+/// elapsed-time samples, or `peak_flops / av.pfc.avg` once the version has more
+/// than 100 samples. It is sent as the app version's `flops`.
+fn projected_flops(p: &Project, hostid: HostId) -> f64 {
     let host = p.db.host(hostid);
-    let avail = (host.on_frac * host.active_frac).clamp(0.1, 1.0);
     let peak = host.p_fpops;
-    let flops = match host.hav(APP_VERSION_ID) {
+    match host.hav(APP_VERSION_ID) {
         Some(h) if h.et.avg.n > 10 && h.et.avg.avg > 0.0 => 1.0 / h.et.avg.avg,
         _ if p.app_version.pfc.n > 100 && p.app_version.pfc.avg > 0.0 => {
             peak / p.app_version.pfc.avg
         }
         _ => peak,
-    };
-    rsc_fpops_est / flops / avail
+    }
+}
+
+/// Estimated run time of a job on this host (§2.4.4 step 4).
+fn est_dur(p: &Project, hostid: HostId, rsc_fpops_est: f64) -> f64 {
+    let host = p.db.host(hostid);
+    let avail = (host.on_frac * host.active_frac).clamp(0.1, 1.0);
+    rsc_fpops_est / projected_flops(p, hostid) / avail
 }
 
 /// Why a job cannot go to this host (`wu_is_infeasible_fast`).
@@ -640,7 +656,7 @@ fn add_result_to_reply(
     // Step 2: WU update.
     let wu = p.db.wu(wuid);
     let tt = wu.transition_time.min(db_deadline);
-    let (est, bound) = (wu.rsc_fpops_est, wu.rsc_fpops_bound);
+    let (est, bound, true_fpops) = (wu.rsc_fpops_est, wu.rsc_fpops_bound, wu.true_fpops);
     p.db.set_transition_time(ACTOR, wuid, tt);
     if p.sw.scheduler_features {
         if p.cfg.app.homogeneous_app_version && p.db.wu(wuid).app_version_id == 0 {
@@ -675,6 +691,8 @@ fn add_result_to_reply(
         workunit_id: wuid,
         rsc_fpops_est: est,
         rsc_fpops_bound: bound,
+        flops: projected_flops(p, hostid),
+        true_fpops,
         report_deadline: client_deadline,
         resend,
     });

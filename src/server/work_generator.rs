@@ -10,20 +10,40 @@ use super::config::WorkGenMode;
 use super::db::WorkunitRow;
 use super::types::*;
 use crate::engine::Time;
+use crate::engine::rng::{SimRng, StreamKind, stream};
 
 /// Progress of the generator across passes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct State {
     /// Workunits created so far.
     pub created: u64,
     /// First id of the last batch created in `cushion` mode, to wait until the
     /// transitioner has handled it (the sample generator's 5 s polling).
     pub last_batch: Option<(WuId, WuId)>,
+    /// The project's work-generator stream: the true sizes of its workunits. A
+    /// stream of its own, so that drawing sizes moves no other random draw.
+    pub rng: SimRng,
+}
+
+impl State {
+    /// The generator of project `index` under the master `seed`, nothing created.
+    pub fn new(seed: u64, index: usize) -> Self {
+        Self {
+            created: 0,
+            last_batch: None,
+            rng: stream(seed, StreamKind::WorkGenerator, index as u64),
+        }
+    }
 }
 
 /// Creates one workunit from the project's template (spec backend §2.1 steps 1–3).
+/// Its true size is `rsc_fpops_est` times a draw of the template's `true_size`:
+/// the workunit's real work, which only the simulated client's execution sees. A
+/// fixed factor draws no random number.
 pub fn create_work(p: &mut Project, now: Time, actor: Actor) -> WuId {
-    let wu = WorkunitRow::from_template(&p.cfg.workunit, now);
+    let mut wu = WorkunitRow::from_template(&p.cfg.workunit, now);
+    let factor = p.cfg.workunit.true_size.sample(&mut p.work_generator.rng);
+    wu.true_fpops = wu.rsc_fpops_est * factor;
     p.work_generator.created += 1;
     p.db.insert_workunit(actor, wu)
 }

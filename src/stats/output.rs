@@ -40,6 +40,7 @@ pub const WORKUNIT_COLUMNS: &[&str] = &[
     "priority",
     "delay_bound_s",
     "rsc_fpops_est_flops",
+    "true_size_flops",
     "min_quorum",
     "target_nresults",
     "max_error_results",
@@ -345,6 +346,7 @@ impl RunOutput {
         t.int(wu.priority as i64)?;
         t.int(wu.delay_bound)?;
         t.float(wu.rsc_fpops_est)?;
+        t.float(wu.true_fpops)?;
         t.int(wu.min_quorum as i64)?;
         t.int(wu.target_nresults as i64)?;
         t.int(wu.max_error_results as i64)?;

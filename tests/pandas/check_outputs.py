@@ -52,7 +52,7 @@ def main(run_dir):
     # Types: integers stay integers (or floats where a value may be empty), floats
     # are floats, names are text.
     expect_kind(wu, "workunits.csv", ["id", "create_time_s", "min_quorum", "error_mask"], "i")
-    expect_kind(wu, "workunits.csv", ["rsc_fpops_est_flops", "canonical_credit"], "f")
+    expect_kind(wu, "workunits.csv", ["rsc_fpops_est_flops", "true_size_flops", "canonical_credit"], "f")
     expect_kind(res, "results.csv", ["id", "server_state", "outcome", "validate_state"], "i")
     expect_kind(res, "results.csv", ["cpu_time_s", "granted_credit"], "f")
     expect_kind(res, "results.csv", ["sent_time_s", "received_time_s"], "if")

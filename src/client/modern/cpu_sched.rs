@@ -13,7 +13,7 @@
 use super::buf::SmallBuf;
 use super::rec::{PrioCtx, adjust_rec_sched, credit_per_cpu_day, project_priority_init};
 use super::rr_sim::RrCache;
-use crate::client::config::ClientConfig;
+use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, ClientJob, TaskState};
 
 const NONE: u32 = u32::MAX;
@@ -89,7 +89,7 @@ fn promote_once_ran_edf(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
 }
 
 fn remaining_secs(host: &ClientHost, j: &ClientJob) -> f64 {
-    j.flops_left / host.p_fpops
+    host.est_flops_left(j, Policy::ModernRec) / host.p_fpops
 }
 
 /// `earliest_deadline_result(CPU)`: among projects with projected misses left in

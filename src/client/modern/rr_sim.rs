@@ -28,7 +28,7 @@
 
 use super::buf::SmallBuf;
 use super::rec::PrioCtx;
-use crate::client::config::ClientConfig;
+use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, TaskState, TimeStats};
 
 const NONE: u32 = u32::MAX;
@@ -91,9 +91,9 @@ fn next_job_of(host: &ClientHost, q: usize, from: usize) -> u32 {
         .map_or(NONE, |i| (from + i) as u32)
 }
 
-/// `RR_SIM::simulate` (spec client §2.5). Runtime estimates are exact here (the
-/// server's `rsc_fpops_est` is the true size and DCF = 1, §3.6), so a job's
-/// `estimated_flops_remaining` is its `flops_left`.
+/// `RR_SIM::simulate` (spec client §2.5). A job's `estimated_flops_remaining` is
+/// the client's estimate ([`ClientHost::est_flops_left`], §3.6), never its true
+/// size: the simulation predicts with what the client knows.
 pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrOut {
     let n = host.usable_cpus(cfg) as usize;
     let nf = n as f64;
@@ -156,7 +156,10 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
                     nact: &mut [u32],
                     active: &mut SmallBuf<(u32, f64), 64>| {
         let k = next[q] as usize;
-        active.push((k as u32, host.jobs[k].flops_left));
+        active.push((
+            k as u32,
+            host.est_flops_left(&host.jobs[k], Policy::ModernRec),
+        ));
         nact[q] += 1;
         next[q] = next_job_of(host, q, k + 1);
     };
@@ -191,6 +194,7 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
                 3600.0
             };
         } else {
+            let est_left = host.est_flops_left(&host.jobs[bk as usize], Policy::ModernRec);
             let j = &mut host.jobs[bk as usize];
             let computation_deadline = j.report_deadline as f64 - comp_cushion;
             if sim_now + delta_t > computation_deadline {
@@ -200,7 +204,7 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
                 }
                 j.rr_sim_misses_deadline = true;
                 dmi += 1.0;
-                let dur = j.flops_left / host.p_fpops / frac;
+                let dur = est_left / host.p_fpops / frac;
                 host.projects[j.project as usize].deadlines_missed += 1;
                 // BUSY_TIME_ESTIMATOR::update: the job goes on the least-busy instance.
                 if n > 0 {

@@ -40,10 +40,7 @@ pub fn add_job(h: &mut ClientHost, project: u8, secs: f64, deadline: Time) {
         result_id: id,
         workunit_id: id,
         report_deadline: deadline,
-        rsc_fpops_est: secs * P_FPOPS,
-        flops_left: secs * P_FPOPS,
-        checkpoint_flops_left: secs * P_FPOPS,
-        ..Default::default()
+        ..ClientJob::sized(secs * P_FPOPS, secs * P_FPOPS, P_FPOPS, f64::INFINITY)
     });
 }
 
@@ -107,6 +104,8 @@ impl ServerLink for MockServer {
                 workunit_id: self.next_id,
                 rsc_fpops_est: self.job_secs * P_FPOPS,
                 rsc_fpops_bound: 10.0 * self.job_secs * P_FPOPS,
+                flops: P_FPOPS,
+                true_fpops: self.job_secs * P_FPOPS,
                 report_deadline: now + self.deadline_after,
                 resend: false,
             });

@@ -8,7 +8,7 @@ use super::backoff::{clear_resource_backoff, resource_backoff};
 use super::buf::SmallBuf;
 use super::rec::project_priority_init;
 use super::rr_sim::{RrCache, RrOut};
-use crate::client::config::ClientConfig;
+use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, ProjectState, RpcReason, WorkRequest};
 
 /// `WF_MAX_RUNNABLE_JOBS` (§2.1).
@@ -116,8 +116,12 @@ pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut Rr
     project_priority_init(host, |p| can_request_work(p, now), n);
     // Queued-work penalty: FLOPs queued over the FLOPs of a full buffer.
     let max_queued_flops = cfg.work_buf_total() * host.p_fpops * n;
-    for j in host.jobs.iter().filter(|j| j.unfinished()) {
-        host.projects[j.project as usize].sched_priority -= j.flops_left / max_queued_flops;
+    for k in 0..host.jobs.len() {
+        let j = &host.jobs[k];
+        if j.unfinished() {
+            let left = host.est_flops_left(j, Policy::ModernRec);
+            host.projects[j.project as usize].sched_priority -= left / max_queued_flops;
+        }
     }
     // Stable insertion sort by decreasing priority.
     let mut sorted: SmallBuf<u16, 16> = SmallBuf::filled(np, 0);

@@ -5,7 +5,7 @@
 //! client recomputes debts only when a session starts (`compute_resource_debts`, spec
 //! client §1.5), and the buffer is re-estimated whenever a decision needs it.
 
-use crate::client::config::ClientConfig;
+use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, ProjectState};
 
 /// `EXP_DECAY_RATE = 1/(SECONDS_PER_DAY·7)`: the average falls by a factor of e per
@@ -123,11 +123,11 @@ pub fn buffer_secs_for_days(host: &ClientHost, days: f64) -> f64 {
 
 /// `current_work_buf_days()`, 2003-12 reference (spec client §1.4): the estimated CPU
 /// time left in results not finished computing, `rsc_fpops_est/p_fpops ×
-/// (1 − fraction_done)`, in days, per CPU, per unit of `active_frac`. The true job
-/// size equals the estimate in this model, so the remaining time is
-/// `flops_left/p_fpops` ([`ClientHost::unfinished_secs`]).
+/// (1 − fraction_done)`, in days, per CPU, per unit of `active_frac`, with the
+/// estimate corrected by the project's DCF (§3.6, [`ClientHost::unfinished_secs`]).
 pub fn current_work_buf_days(host: &ClientHost) -> f64 {
-    host.unfinished_secs() / SECONDS_PER_DAY / p_ncpus(host) / active_frac(host)
+    let secs = host.unfinished_secs(Policy::SeedDebt);
+    secs / SECONDS_PER_DAY / p_ncpus(host) / active_frac(host)
 }
 
 /// `work_needed_secs()` (spec client §1.4): CPU seconds that bring the buffer up to

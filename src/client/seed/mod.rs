@@ -26,7 +26,7 @@ use self::debt::{
 use self::session::{
     get_work_session, master_fetches, next_project_master_pending, report_result_session,
 };
-use super::config::{ClientConfig, SeedReporting};
+use super::config::{ClientConfig, Policy, SeedReporting};
 use super::host::{ClientHost, GroupCtx, RpcReason, ServerLink, TaskState};
 use crate::engine::Time;
 
@@ -266,17 +266,19 @@ pub fn next_wake(host: &ClientHost, now: Time, cfg: &ClientConfig) -> Time {
         let t_buf = if current_work_buf_days(host) <= cfg.work_buf_min_days {
             now
         } else {
+            // Estimated seconds the running jobs remove from the buffer per second.
             let rate = if host.computing(cfg) {
                 host.jobs
                     .iter()
                     .filter(|j| j.is_running() && j.flops_left > 0.0)
-                    .count() as f64
+                    .map(|j| host.est_ratio(j, Policy::SeedDebt))
+                    .sum()
             } else {
                 0.0
             };
             if rate > 0.0 {
-                let excess =
-                    host.unfinished_secs() - buffer_secs_for_days(host, cfg.work_buf_min_days);
+                let excess = host.unfinished_secs(Policy::SeedDebt)
+                    - buffer_secs_for_days(host, cfg.work_buf_min_days);
                 now.saturating_add(ceil_time(excess.max(0.0) / rate).max(1))
             } else {
                 Time::MAX

@@ -89,6 +89,8 @@ impl ServerLink for Mock {
                         workunit_id: self.next_id,
                         rsc_fpops_est: self.job_secs * call.p_fpops,
                         rsc_fpops_bound: 10.0 * self.job_secs * call.p_fpops,
+                        flops: call.p_fpops,
+                        true_fpops: self.job_secs * call.p_fpops,
                         report_deadline: now + self.deadline,
                         resend: false,
                     });
@@ -142,10 +144,7 @@ fn job(project: u8, id: u32, secs: f64, deadline: Time) -> ClientJob {
         result_id: id,
         workunit_id: id,
         report_deadline: deadline,
-        rsc_fpops_est: secs * 1e9,
-        flops_left: secs * 1e9,
-        checkpoint_flops_left: secs * 1e9,
-        ..Default::default()
+        ..ClientJob::sized(secs * 1e9, secs * 1e9, 1e9, f64::INFINITY)
     }
 }
 
