@@ -35,6 +35,8 @@ fn pandas_reads_every_output_with_the_documented_types() {
             "simulation.duration=\"2d\"",
             "--set",
             "host_group.0.count=40",
+            "--set",
+            "output.warmup=\"6h\"",
         ])
         .output()
         .unwrap();

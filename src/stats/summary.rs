@@ -201,6 +201,7 @@ pub fn summary_json(
         "scenario_hash": loaded.hash,
         "seed": loaded.file.simulation.seed,
         "duration_s": loaded.file.simulation.duration.get(),
+        "warmup_s": loaded.file.output.warmup.get(),
         "crate_version": env!("CARGO_PKG_VERSION"),
         "events": f.counters.events,
         "scheduler_rpcs": f.counters.rpcs,
