@@ -400,7 +400,7 @@ impl World {
         let out = &scenario.output;
         let tallies = (0..nprojects)
             .map(|_| {
-                Tally::with_metrics(if opts.no_metrics {
+                let metrics = if opts.no_metrics {
                     crate::stats::metrics::ProjectMetrics::off()
                 } else {
                     crate::stats::metrics::ProjectMetrics::new(
@@ -408,7 +408,9 @@ impl World {
                         out.histogram_bin.get(),
                         end.max(1),
                     )
-                })
+                };
+                let warmup = out.warmup.get();
+                Tally::new(metrics, crate::stats::window::Window { warmup, end })
             })
             .collect();
         Self {

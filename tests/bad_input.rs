@@ -1075,3 +1075,19 @@ fn zero_output_interval() {
     let m = err("[project.a]\n[output]\ninterval = 0\n");
     has(&m, &["`output.interval`"]);
 }
+
+#[test]
+fn warmup_not_shorter_than_the_run() {
+    let m = err("[simulation]\nduration = \"2d\"\n[project.a]\n[output]\nwarmup = \"2d\"\n");
+    has(
+        &m,
+        &[
+            ":5:",
+            "`output.warmup`",
+            "172800 s",
+            "less than simulation.duration",
+        ],
+    );
+    let m = err("[project.a]\n[output]\nwarmup = -5\n");
+    has(&m, &["`output.warmup`", "-5 s"]);
+}

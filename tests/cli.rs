@@ -428,16 +428,35 @@ fn timeseries_agree_with_the_row_tables() {
 }
 
 /// `summary.csv` agrees with `results.csv` and `workunits.csv` recomputed: counts,
-/// shares, CPU time, FLOPs and credit exactly; turnaround percentiles to within one
+/// shares, CPU time, FLOPs and credit exactly; the throughput and deadline figures
+/// over the window after a 12-hour warm-up; turnaround percentiles to within one
 /// histogram bin (60 s); and with `summary.json`'s `headline`.
 #[test]
 fn summary_csv_agrees_with_the_row_tables() {
     let tmp = tempfile::tempdir().unwrap();
-    // Frequent wrong outputs that always collide, so that some canonical results are
-    // wrong and some correct results are judged INVALID.
-    let collide = "project.main.app.wrong_output_collision_frac=1.0";
-    let wrong = "host_group.0.wrong_result_prob=0.4";
-    let out = run_small_with(tmp.path(), "s", &["--set", collide, "--set", wrong]);
+    // Hosts that are off half the time, detach now and then and leave for good
+    // give every deadline fate: late, no reply, detached and censored. Frequent
+    // wrong outputs that always collide make some canonical results wrong and some
+    // correct results judged INVALID.
+    let out = run_small_with(
+        tmp.path(),
+        "s",
+        &[
+            "--set",
+            "output.warmup=43200",
+            "--set",
+            "host_group.0.detach_prob=0.005",
+            "--set",
+            "host_group.0.on_frac=0.5",
+            "--set",
+            r#"host_group.0.lifetime={dist="exponential",mean="4d"}"#,
+            "--set",
+            "project.main.app.wrong_output_collision_frac=1.0",
+            "--set",
+            "host_group.0.wrong_result_prob=0.4",
+        ],
+    );
+    let (warmup, end) = (43_200.0, 3.0 * 86_400.0);
     let mut r = csv::Reader::from_path(out.join("summary.csv")).unwrap();
     let header = r.headers().unwrap().clone();
     let rows: Vec<_> = r.records().map(|x| x.unwrap()).collect();
@@ -467,7 +486,10 @@ fn summary_csv_agrees_with_the_row_tables() {
         col("granted_credit"),
     );
     let (mut n, mut with_outcome, mut reported, mut met, mut missed) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    let (mut errors, mut invalid, mut no_reply) = (0.0, 0.0, 0.0);
+    let (mut errors, mut invalid, mut judged, mut no_reply) = (0.0, 0.0, 0.0, 0.0);
+    // Results sent after the warm-up, by their fate at the deadline.
+    let (mut dl_met, mut dl_late, mut dl_no_reply, mut dl_detached, mut censored) =
+        (0.0, 0.0, 0.0, 0.0, 0.0);
     let (mut cpu_rep, mut cpu_wasted, mut useful, mut wasted, mut granted) =
         (0.0, 0.0, 0.0, 0.0, 0.0);
     let mut turnaround = Vec::new();
@@ -492,8 +514,25 @@ fn summary_csv_agrees_with_the_row_tables() {
             "4" => no_reply += 1.0,
             _ => {}
         }
-        if &rec[vs] == "2" {
-            invalid += 1.0;
+        if o == "1" && ["1", "2"].contains(&&rec[vs]) {
+            judged += 1.0;
+            if &rec[vs] == "2" {
+                invalid += 1.0;
+            }
+        }
+        let is_rep = ["1", "3", "6"].contains(&o) && !rec[recv].is_empty();
+        if !rec[sent].is_empty() && num(sent) >= warmup {
+            if num(dl) >= end {
+                censored += 1.0;
+            } else if is_rep && num(recv) <= num(dl) {
+                dl_met += 1.0;
+            } else if is_rep {
+                dl_late += 1.0;
+            } else if o == "7" || (o == "4" && !rec[recv].is_empty()) {
+                dl_detached += 1.0;
+            } else {
+                dl_no_reply += 1.0;
+            }
         }
         if ["1", "3", "6"].contains(&o) && !rec[recv].is_empty() {
             reported += 1.0;
@@ -518,9 +557,15 @@ fn summary_csv_agrees_with_the_row_tables() {
     let mut r = csv::Reader::from_path(out.join("workunits.csv")).unwrap();
     let h = r.headers().unwrap().clone();
     let col = |n: &str| h.iter().position(|c| c == n).unwrap();
-    let (assim, canon) = (col("assimilate_state"), col("canonical_resultid"));
+    let (assim, canon, mask, at) = (
+        col("assimilate_state"),
+        col("canonical_resultid"),
+        col("error_mask"),
+        col("assimilated_time_s"),
+    );
     let canon_truth = col("canonical_correct");
     let (mut wus, mut assim_valid, mut assim_error) = (0.0, 0.0, 0.0);
+    let (mut valid_in_window, mut error_in_window) = (0.0, 0.0);
     let (mut canonical, mut wrong_canonical) = (0.0, 0.0);
     for rec in r.records() {
         let rec = rec.unwrap();
@@ -534,7 +579,14 @@ fn summary_csv_agrees_with_the_row_tables() {
             }
         }
         if &rec[assim] == "2" {
-            if &rec[canon] != "0" {
+            let valid = &rec[canon] != "0" && &rec[mask] == "0";
+            let in_window = rec[at].parse::<f64>().unwrap() >= warmup;
+            match (valid, in_window) {
+                (true, true) => valid_in_window += 1.0,
+                (false, true) => error_in_window += 1.0,
+                _ => {}
+            }
+            if valid {
                 assim_valid += 1.0
             } else {
                 assim_error += 1.0
@@ -546,6 +598,11 @@ fn summary_csv_agrees_with_the_row_tables() {
         wrong_canonical > 0.0 && correct_invalid > 0.0,
         "{wrong_canonical} {correct_invalid} {wrong_valid}"
     );
+    // Every fate occurs, so the test can fail on each.
+    assert!(dl_late > 0.0 && dl_no_reply > 0.0 && dl_detached > 0.0 && censored > 0.0);
+    assert!(valid_in_window > 0.0 && error_in_window > 0.0);
+    let window_days = (end - warmup) / 86_400.0;
+    let passed = dl_met + dl_late + dl_no_reply + dl_detached;
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     for (c, want) in [
         ("results_created", n),
@@ -554,7 +611,18 @@ fn summary_csv_agrees_with_the_row_tables() {
         ("results_deadline_missed", missed),
         ("results_no_reply", no_reply),
         ("error_frac", errors / with_outcome),
-        ("invalid_frac", invalid / with_outcome),
+        ("invalid_frac", invalid / judged),
+        ("results_deadline_passed", passed),
+        ("results_deadline_late", dl_late),
+        ("results_deadline_no_reply", dl_no_reply),
+        ("results_deadline_detached", dl_detached),
+        ("results_censored", censored),
+        (
+            "deadline_fail_frac",
+            (dl_late + dl_no_reply + dl_detached) / passed,
+        ),
+        ("workunits_valid_per_day", valid_in_window / window_days),
+        ("workunits_error_per_day", error_in_window / window_days),
         ("no_reply_frac", no_reply / with_outcome),
         ("cpu_time_reported_s", cpu_rep),
         ("cpu_time_wasted_s", cpu_wasted),

@@ -40,6 +40,8 @@ fn pandas_reads_every_output_with_the_documented_types() {
             "host_group.0.wrong_result_prob=0.2",
             "--set",
             "project.beta.app.wrong_output_collision_frac=1.0",
+            "--set",
+            "output.warmup=\"6h\"",
         ])
         .output()
         .unwrap();

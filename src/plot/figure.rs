@@ -20,6 +20,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 const LEGEND_W: u32 = 250;
 /// Height of the title band, px.
 const TITLE_H: u32 = 48;
+/// Height of a blank panel's strip in a stacked figure.
+const STRIP_H: u32 = 56;
 
 /// Colours of projects (and of series when a chart has one project), in order: the
 /// "Tableau 10" palette, distinct for most colour-blind readers and in greyscale.
@@ -215,6 +217,16 @@ impl Layer {
         Some((range(&xs)?, range(&ys).unwrap_or((0.0, 0.0))))
     }
 
+    /// Whether the layer draws nothing but zeros (or nothing): a marker line alone
+    /// says nothing about the data.
+    fn is_blank(&self) -> bool {
+        match self {
+            Layer::Line { points, .. } => points.iter().all(|p| !p.1.is_finite() || p.1 == 0.0),
+            Layer::VLine { .. } => true,
+            _ => !self.has_data(),
+        }
+    }
+
     /// Whether the layer has something to draw.
     fn has_data(&self) -> bool {
         match self {
@@ -272,6 +284,24 @@ impl Panel {
 
     pub fn has_data(&self) -> bool {
         self.layers.iter().any(Layer::has_data)
+    }
+
+    /// Whether the panel has nothing to show: no data, or zero throughout. In a
+    /// figure of several stacked panels it shrinks to a strip that says so, rather
+    /// than taking a full row of empty axes.
+    pub fn is_blank(&self) -> bool {
+        self.layers.iter().all(Layer::is_blank)
+    }
+
+    /// What a blank panel's strip says after its title.
+    fn blank_reason(&self) -> &str {
+        if !self.has_data() {
+            &self.no_data
+        } else if !self.note.is_empty() {
+            &self.note
+        } else {
+            "zero throughout"
+        }
     }
 
     fn ranges(&self) -> ((f64, f64), (f64, f64)) {
@@ -342,13 +372,31 @@ impl Figure {
         }
     }
 
-    /// Size in pixels: 1000 × 600 for one panel; more panels add rows of 300 px.
+    /// Whether the panels are stacked in one column, where blank panels shrink to
+    /// strips ([`Panel::is_blank`]).
+    fn stacked(&self) -> bool {
+        self.columns.max(1) == 1 && self.panels.len() > 1
+    }
+
+    /// The height of each row of a stacked figure: 300 px, or [`STRIP_H`] for a
+    /// blank panel.
+    fn row_heights(&self) -> Vec<u32> {
+        self.panels
+            .iter()
+            .map(|p| if p.is_blank() { STRIP_H } else { 300 })
+            .collect()
+    }
+
+    /// Size in pixels: 1000 × 600 for one panel; more panels add rows of 300 px
+    /// (a blank panel of a stacked figure, [`STRIP_H`]).
     pub fn size(&self) -> (u32, u32) {
         let cols = self.columns.max(1);
         let rows = self.panels.len().div_ceil(cols).max(1) as u32;
         let w = if cols > 1 { 1400 } else { 1000 };
         let h = if rows == 1 {
             600
+        } else if self.stacked() {
+            TITLE_H + 20 + self.row_heights().iter().sum::<u32>()
         } else {
             TITLE_H + 20 + rows * 300
         };
@@ -447,10 +495,26 @@ impl Figure {
         let (grid, legend_area) = body.split_horizontally(w - LEGEND_W);
         let cols = self.columns.max(1);
         let rows = self.panels.len().div_ceil(cols).max(1);
-        let cells = grid.split_evenly((rows, cols));
+        let cells = if self.stacked() {
+            let breaks: Vec<i32> = self
+                .row_heights()
+                .iter()
+                .scan(0, |y, h| {
+                    *y += *h as i32;
+                    Some(*y)
+                })
+                .collect();
+            grid.split_by_breakpoints::<i32, i32, _, _>([], &breaks[..breaks.len() - 1])
+        } else {
+            grid.split_evenly((rows, cols))
+        };
         let several = self.panels.len() > 1;
         for (panel, area) in self.panels.iter().zip(&cells) {
-            draw_panel(area, panel, several)?;
+            if self.stacked() && panel.is_blank() {
+                draw_strip(area, panel)?;
+            } else {
+                draw_panel(area, panel, several)?;
+            }
         }
         draw_legend(&legend_area, &self.legend())
     }
@@ -711,6 +775,29 @@ fn draw_color_bar<DB: DrawingBackend>(
     Ok(y + 8)
 }
 
+/// A blank panel of a stacked figure: its title and why it is blank, on one line.
+fn draw_strip<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+) -> Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+    let (w, h) = area.dim_in_pixel();
+    let bold = TextStyle::from((FAMILY, 16, FontStyle::Bold).into_font())
+        .color(&INK)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    area.draw_text(&panel.title, &bold, (w as i32 / 2, h as i32 / 2))
+        .map_err(err)?;
+    let grey = TextStyle::from((FAMILY, 15).into_font())
+        .color(&GREY)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    area.draw_text(
+        panel.blank_reason(),
+        &grey,
+        (w as i32 / 2, h as i32 / 2 + 4),
+    )
+    .map_err(err)
+}
+
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
@@ -963,6 +1050,36 @@ mod tests {
         Figure::new("t", "Title <with> markup", "caption", vec![p, empty])
     }
 
+    /// A stacked figure gives a blank panel (no data, or zero throughout) a strip
+    /// that says why, not a full row of empty axes.
+    #[test]
+    fn blank_panels_shrink_to_a_strip() {
+        super::super::font::register().unwrap();
+        let mut f = sample();
+        let mut zero = Panel::new("all zero", "x", "y");
+        zero.note = "zero throughout this run".into();
+        zero.layers.push(Layer::Line {
+            label: "z".into(),
+            color: color(2),
+            points: vec![(0.0, 0.0), (1.0, 0.0)],
+            dashed: false,
+            markers: false,
+        });
+        f.panels.push(zero);
+        assert_eq!(
+            f.panels.iter().map(Panel::is_blank).collect::<Vec<_>>(),
+            [false, true, true]
+        );
+        assert_eq!(f.size(), (1000, TITLE_H + 20 + 300 + 2 * STRIP_H));
+        let svg = f.to_svg().unwrap();
+        for text in ["empty", "no data", "all zero", "zero throughout this run"] {
+            assert!(svg.contains(text), "{text}");
+        }
+        // A single panel keeps its full size, blank or not; so does a grid.
+        f.panels.truncate(1);
+        assert_eq!(f.size(), (1000, 600));
+    }
+
     #[test]
     fn svg_is_well_formed_escaped_and_deterministic() {
         super::super::font::register().unwrap();
@@ -974,7 +1091,8 @@ mod tests {
         assert!(a.contains("a &amp; b"));
         assert!(a.contains("no data"));
         assert_eq!(a, f.to_svg().unwrap());
-        assert_eq!(f.size(), (1000, TITLE_H + 20 + 600));
+        // The second panel is empty: a strip.
+        assert_eq!(f.size(), (1000, TITLE_H + 20 + 300 + STRIP_H));
     }
 
     #[test]

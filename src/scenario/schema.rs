@@ -485,6 +485,8 @@ pub struct OutputSection {
     pub interval: Duration,
     /// Bin width of `histograms.csv`.
     pub histogram_bin: Duration,
+    /// Warm-up the throughput and deadline figures of `summary.csv` skip (0: none).
+    pub warmup: Duration,
 }
 
 impl Default for OutputSection {
@@ -493,6 +495,7 @@ impl Default for OutputSection {
             transitions: true,
             interval: Duration(3600),
             histogram_bin: Duration(60),
+            warmup: Duration(0),
         }
     }
 }

@@ -48,6 +48,7 @@ pub fn validate(file: &ScenarioFile) -> Vec<Problem> {
     }
     c.duration_positive("output.interval", file.output.interval);
     c.duration_positive("output.histogram_bin", file.output.histogram_bin);
+    c.warmup();
     c.out
 }
 
@@ -425,6 +426,22 @@ impl Checker<'_> {
     }
 
     // ----- sections -------------------------------------------------------------
+
+    /// `[output] warmup` must leave part of the run to measure.
+    fn warmup(&mut self) {
+        let (w, d) = (
+            self.file.output.warmup.get(),
+            self.file.simulation.duration.get(),
+        );
+        if w < 0 || (w > 0 && w >= d) {
+            self.push(
+                "output.warmup",
+                format!(
+                    "warmup = {w} s is not within the run; expected a duration from 0 to less than simulation.duration ({d} s)"
+                ),
+            );
+        }
+    }
 
     fn simulation(&mut self) {
         let s = &self.file.simulation;

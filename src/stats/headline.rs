@@ -16,7 +16,7 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 
 /// The columns of `summary.csv` after `project`, in order (fixed, so a sweep file
 /// can be checked against them before anything runs).
-pub const COLUMNS: [&str; 58] = [
+pub const COLUMNS: [&str; 66] = [
     "delay_bound_s",
     "min_quorum",
     "target_nresults",
@@ -24,6 +24,8 @@ pub const COLUMNS: [&str; 58] = [
     "workunits_assimilated_valid",
     "workunits_assimilated_error",
     "workunits_assimilated_per_day",
+    "workunits_valid_per_day",
+    "workunits_error_per_day",
     "results_created",
     "results_sent",
     "results_reported",
@@ -34,6 +36,12 @@ pub const COLUMNS: [&str; 58] = [
     "deadline_miss_frac",
     "results_no_reply",
     "results_too_late",
+    "results_deadline_passed",
+    "results_deadline_late",
+    "results_deadline_no_reply",
+    "results_deadline_detached",
+    "deadline_fail_frac",
+    "results_censored",
     "error_frac",
     "invalid_frac",
     "no_reply_frac",
@@ -178,6 +186,7 @@ fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
     let assimilation = hist("workunit_time_to_assimilation_s");
     let n = |x: u64| Some(x as f64);
     let science = m.science.total();
+    let dl = t.deadline;
     // In the order of COLUMNS.
     let values: [Option<f64>; COLUMNS.len()] = [
         Some(p.cfg.workunit.delay_bound.get() as f64), // delay_bound_s
@@ -187,6 +196,8 @@ fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
         Some(assim_valid),                             // workunits_assimilated_valid
         Some(assim_error),                             // workunits_assimilated_error
         ratio(assim_valid + assim_error, days),        // workunits_assimilated_per_day
+        ratio(t.workunits_valid_in_window as f64, t.window.days()), // workunits_valid_per_day
+        ratio(t.workunits_error_in_window as f64, t.window.days()), // workunits_error_per_day
         n(t.results),                                  // results_created
         n(t.results_sent),                             // results_sent
         Some(reported),                                // results_reported
@@ -197,8 +208,14 @@ fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
         ratio(missed, met + missed),                   // deadline_miss_frac
         n(t.outcome_count("no_reply")),                // results_no_reply
         n(t.validate_count("too_late")),               // results_too_late
+        n(dl.passed()),                                // results_deadline_passed
+        n(dl.late),                                    // results_deadline_late
+        n(dl.no_reply),                                // results_deadline_no_reply
+        n(dl.detached),                                // results_deadline_detached
+        ratio(dl.failed() as f64, dl.passed() as f64), // deadline_fail_frac
+        n(dl.censored),                                // results_censored
         ratio(t.outcome_count("client_error") as f64, with_outcome), // error_frac
-        ratio(t.validate_count("invalid") as f64, with_outcome), // invalid_frac
+        ratio(t.results_judged_invalid as f64, t.results_judged as f64), // invalid_frac
         ratio(t.outcome_count("no_reply") as f64, with_outcome), // no_reply_frac
         ratio(t.outcome_count("didnt_need") as f64, with_outcome), // didnt_need_frac
         ratio(t.validate_count("too_late") as f64, with_outcome), // too_late_frac

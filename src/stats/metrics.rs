@@ -245,7 +245,7 @@ impl ProjectMetrics {
             self.hist(2, (wu.canonical_found_time - wu.create_time) as f64);
         }
         if wu.assimilate_state == AssimilateState::Done && wu.assimilated_time != 0 {
-            let m = if wu.canonical_resultid != 0 {
+            let m = if super::window::is_valid_work(wu) {
                 WU_ASSIM_VALID
             } else {
                 WU_ASSIM_ERROR

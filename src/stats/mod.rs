@@ -11,6 +11,8 @@
 //!   population summary.
 //! * [`manifest`] writes `manifest.json`: version, scenario hash, seed, overrides and
 //!   effective configuration of the run.
+//! * [`window`] says what the throughput and deadline figures count: the warm-up,
+//!   censored results, and the fate of each result sent at its deadline.
 //! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
 //!   rows like the summary.
 //! * [`science`] counts what happened to the truth of the outputs: wrong canonical
@@ -23,3 +25,4 @@ pub mod metrics;
 pub mod output;
 pub mod science;
 pub mod summary;
+pub mod window;

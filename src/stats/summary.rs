@@ -2,6 +2,7 @@
 //! result (purged rows when they are purged, live rows at the end), so they agree
 //! exactly with `workunits.csv` and `results.csv`.
 
+use super::window::{self, DeadlineCounts, Window};
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::*;
 use serde::Serialize;
@@ -35,6 +36,23 @@ pub struct Tally {
     /// Time series and histograms, fed from the same final rows.
     #[serde(skip)]
     pub metrics: super::metrics::ProjectMetrics,
+    /// The window of the throughput and deadline figures (`summary.csv`).
+    #[serde(skip)]
+    pub window: Window,
+    /// Workunits assimilated in the window as valid work, and in error.
+    #[serde(skip)]
+    pub workunits_valid_in_window: u64,
+    #[serde(skip)]
+    pub workunits_error_in_window: u64,
+    /// Results sent in the window, by what became of them at their deadline.
+    #[serde(skip)]
+    pub deadline: DeadlineCounts,
+    /// Reported results the validator judged (outcome SUCCESS, validate state VALID
+    /// or INVALID), and those it judged INVALID (spec backend §2.5).
+    #[serde(skip)]
+    pub results_judged: u64,
+    #[serde(skip)]
+    pub results_judged_invalid: u64,
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -62,9 +80,11 @@ fn validate_name(v: ValidateState) -> &'static str {
 }
 
 impl Tally {
-    pub fn with_metrics(metrics: super::metrics::ProjectMetrics) -> Self {
+    /// An empty tally whose headline figures describe `window`.
+    pub fn new(metrics: super::metrics::ProjectMetrics, window: Window) -> Self {
         Tally {
             metrics,
+            window,
             ..Default::default()
         }
     }
@@ -87,6 +107,11 @@ impl Tally {
         if purged {
             self.workunits_purged += 1;
         }
+        match window::assimilated_in_window(wu, self.window) {
+            Some(true) => self.workunits_valid_in_window += 1,
+            Some(false) => self.workunits_error_in_window += 1,
+            None => {}
+        }
     }
 
     pub fn add_result(&mut self, r: &ResultRow) {
@@ -105,6 +130,19 @@ impl Tally {
         }
         if r.received_time != 0 && r.received_time > r.report_deadline {
             self.results_reported_late += 1;
+        }
+        if let Some(fate) = window::deadline_fate(r, self.window) {
+            self.deadline.add(fate);
+        }
+        if r.outcome == Outcome::Success {
+            match r.validate_state {
+                ValidateState::Valid => self.results_judged += 1,
+                ValidateState::Invalid => {
+                    self.results_judged += 1;
+                    self.results_judged_invalid += 1;
+                }
+                _ => {}
+            }
         }
         self.granted_credit_total += r.granted_credit;
         if r.validate_state == ValidateState::Valid {
@@ -125,6 +163,19 @@ impl Tally {
             .copied()
             .unwrap_or(0)
     }
+}
+
+/// The censoring warnings of a run, one per project whose `delay_bound` exceeds a
+/// third of the measured window ([`window::censoring_warning`]), in scenario order.
+pub fn censoring_warnings(f: &crate::world::Finished) -> Vec<String> {
+    f.projects
+        .iter()
+        .zip(&f.tallies)
+        .filter_map(|(p, t)| {
+            let delay_bound = p.cfg.workunit.delay_bound.get();
+            window::censoring_warning(&p.name, delay_bound, t.window, t.deadline.censored)
+        })
+        .collect()
 }
 
 /// `summary.json`: headline figures and the effective configuration. Contains no
@@ -150,12 +201,14 @@ pub fn summary_json(
         "scenario_hash": loaded.hash,
         "seed": loaded.file.simulation.seed,
         "duration_s": loaded.file.simulation.duration.get(),
+        "warmup_s": loaded.file.output.warmup.get(),
         "crate_version": env!("CARGO_PKG_VERSION"),
         "events": f.counters.events,
         "scheduler_rpcs": f.counters.rpcs,
         "daemon_passes": f.counters.daemon_passes,
         "scheduler_rpcs_failed": f.counters.rpcs_failed,
         "projects": projects,
+        "warnings": censoring_warnings(f),
         "clients": serde_json::to_value(super::hosts::client_summary(f)).unwrap_or_default(),
         "effective_config": serde_json::to_value(&loaded.file).unwrap_or_default(),
     })

@@ -25,6 +25,53 @@ def expect_kind(df, name, cols, kind):
             fail(f"{name}: column {c} has dtype {df[c].dtype}, expected kind {kind}")
 
 
+def check_window_figures(summary, wu, res, summ):
+    """The throughput and deadline figures of summary.csv, recomputed from the row
+    tables as docs/outputs.md defines them: after the warm-up, up to the end."""
+    warmup, end = summary["warmup_s"], summary["duration_s"]
+    days = (end - warmup) / 86400
+    for _, row in summ.iterrows():
+        name = row["project"]
+        w = wu[(wu["project"] == name) & (wu["assimilate_state"] == 2)]
+        w = w[w["assimilated_time_s"] >= warmup]
+        valid = (w["canonical_resultid"] != 0) & (w["error_mask"] == 0)
+        r = res[(res["project"] == name) & res["sent_time_s"].notna()]
+        r = r[r["sent_time_s"] >= warmup]
+        censored = r["report_deadline_s"] >= end
+        passed = r[~censored]
+        reported = passed["outcome"].isin([1, 3, 6]) & passed["received_time_s"].notna()
+        late = reported & (passed["received_time_s"] > passed["report_deadline_s"])
+        detached = ~reported & (
+            (passed["outcome"] == 7)
+            | ((passed["outcome"] == 4) & passed["received_time_s"].notna())
+        )
+        no_reply = ~reported & ~detached
+        judged = res[
+            (res["project"] == name) & (res["outcome"] == 1) & res["validate_state"].isin([1, 2])
+        ]
+        want = {
+            "workunits_valid_per_day": valid.sum() / days,
+            "workunits_error_per_day": (~valid).sum() / days,
+            "results_censored": censored.sum(),
+            "results_deadline_passed": len(passed),
+            "results_deadline_late": late.sum(),
+            "results_deadline_no_reply": no_reply.sum(),
+            "results_deadline_detached": detached.sum(),
+            "deadline_fail_frac": (late.sum() + no_reply.sum() + detached.sum()) / len(passed)
+            if len(passed)
+            else None,
+            "invalid_frac": (judged["validate_state"] == 2).sum() / len(judged)
+            if len(judged)
+            else None,
+        }
+        for c, v in want.items():
+            got = row[c]
+            if (v is None) != pd.isna(got) or (
+                v is not None and abs(got - v) > 1e-9 * max(1.0, abs(v))
+            ):
+                fail(f"summary.csv {name}.{c} = {got}, recomputed from the row tables {v}")
+
+
 def main(run_dir):
     d = Path(run_dir)
     summary = json.loads((d / "summary.json").read_text())
@@ -99,6 +146,7 @@ def main(run_dir):
             ):
                 fail(f"summary.csv {row['project']}.{c} = {row[c]}, summary.json says {want}")
     check_science(wu, res, ts, summ)
+    check_window_figures(summary, wu, res, summ)
     print(
         f"check_outputs: ok ({len(wu)} workunits, {len(res)} results, {len(hosts)} hosts, "
         f"{len(ts)} series rows, {len(hist)} histogram rows)"
