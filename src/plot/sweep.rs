@@ -1577,6 +1577,52 @@ mod tests {
     }
 
     #[test]
+    fn heatmaps_mark_the_best_the_near_and_the_feasible_cells_and_fix_fraction_scales() {
+        let mut s = grid();
+        // Without an objective: no marks, and a fraction spans 0–100 %.
+        let fig = s.heatmap(1, 0, 1, "h");
+        let Layer::Tiles { scale, tiles } = &fig.panels[0].layers[0] else {
+            panic!("tiles")
+        };
+        assert_eq!((scale.lo, scale.hi), (0.0, 100.0));
+        assert!(tiles.iter().all(|t| !t.outlined && !t.text.contains(BEST_MARK)));
+        assert!(fig.caption.contains("fixed from 0 to 100 %"), "{}", fig.caption);
+        // Points in grid order: (1d, 1) = 0, (1d, 2) = 1, (3d, 1) = 2, ...
+        s.marks = Marks {
+            best: Some(2),
+            within_noise: vec![4],
+            feasible: Some(vec![2, 3, 4, 5]),
+            limits: [(MISS.to_string(), 0.05)].into_iter().collect(),
+        };
+        let fig = s.heatmap(0, 0, 1, "h");
+        let Layer::Tiles { scale, tiles } = &fig.panels[0].layers[0] else {
+            panic!("tiles")
+        };
+        let texts: Vec<&str> = tiles.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["3,948", "1,934", "★ 4,307", "2,109", "≈ 4,457", "2,183"]
+        );
+        let framed: Vec<bool> = tiles.iter().map(|t| t.outlined).collect();
+        assert_eq!(framed, [false, false, true, true, true, true]);
+        // Throughput is not a fraction: its scale spans its values.
+        assert_eq!(scale.hi.round(), 4457.0);
+        for words in ["★ marks the best point", "≈ the points", "framed in black"] {
+            assert!(fig.caption.contains(words), "no `{words}`: {}", fig.caption);
+        }
+        // The miss rate: 0 to the constraint's limit, 5 %.
+        let fig = s.heatmap(1, 0, 1, "h");
+        let Layer::Tiles { scale, .. } = &fig.panels[0].layers[0] else {
+            panic!("tiles")
+        };
+        assert_eq!((scale.lo, scale.hi), (0.0, 5.0));
+        assert!(fig.caption.contains("constraint's limit (5 %)"), "{}", fig.caption);
+        super::super::font::register().unwrap();
+        let svg = fig.to_svg().unwrap();
+        assert!(svg.contains("★ 4.56 %"), "the best cell's mark is drawn");
+    }
+
+    #[test]
     fn coinciding_lines_are_named_in_a_note() {
         let line = |label: &str, ys: &[f64]| Series {
             label: label.into(),

@@ -432,4 +432,146 @@ mod tests {
         assert_eq!(stats(&[7.0]).sd, None);
         assert_eq!(stats(&[]).mean, None);
     }
+
+    fn some(xs: &[f64]) -> Vec<Option<f64>> {
+        xs.iter().map(|&x| Some(x)).collect()
+    }
+
+    fn compare(a: &[f64], b: &[f64]) -> (Comparison, bool) {
+        within_noise(&some(a), &some(b), stats(a), stats(b))
+    }
+
+    #[test]
+    fn the_paired_rule_sees_a_steady_difference_that_overlapping_intervals_hide() {
+        // Replication noise is large (10 to 40) but shared by the two points: the
+        // best is 1 above the other in every replication but one.
+        let best = [10.0, 20.0, 30.0, 40.0];
+        let other = [9.0, 19.0, 29.0, 39.5];
+        let (how, near) = compare(&best, &other);
+        let Comparison::Paired(d) = how else {
+            panic!("{how:?}")
+        };
+        // Differences 1, 1, 1, 0.5: mean 0.875, sd 0.25, t(0.975, 3) = 3.1824463.
+        assert!((d.mean.unwrap() - 0.875).abs() < 1e-12);
+        let half = 3.182446305284263 * 0.25 / 2.0;
+        let (lo, hi) = d.ci95.unwrap();
+        assert!((lo - (0.875 - half)).abs() < 1e-9 && (hi - (0.875 + half)).abs() < 1e-9);
+        assert!(lo > 0.0 && !near, "told apart");
+        // The intervals of the two means overlap widely: the fallback would say
+        // the two cannot be told apart.
+        let (a, b) = (stats(&best).ci95.unwrap(), stats(&other).ci95.unwrap());
+        assert!(a.0 <= b.1 && b.0 <= a.1);
+    }
+
+    #[test]
+    fn differences_that_change_sign_are_within_the_noise() {
+        // Differences 1, -1, 2, -1.5: mean 0.125, the interval holds 0.
+        let (how, near) = compare(&[10.0, 20.0, 30.0, 40.0], &[9.0, 21.0, 28.0, 41.5]);
+        assert_eq!(how.name(), "paired");
+        assert!(near);
+        // Identical values (a parameter without effect under common random
+        // numbers): a zero difference with a zero-width interval is within.
+        assert!(compare(&[3.0, 5.0], &[3.0, 5.0]).1);
+        // A constant nonzero difference is not.
+        assert!(!compare(&[3.0, 5.0], &[2.0, 4.0]).1);
+    }
+
+    #[test]
+    fn without_two_pairs_the_intervals_decide_and_one_replication_cannot() {
+        // Values at different replications: no pair, so the intervals of the means.
+        let a = [Some(10.0), Some(12.0), None, None];
+        let b = [None, None, Some(11.0), Some(13.0)];
+        let (how, near) = within_noise(&a, &b, stats(&[10.0, 12.0]), stats(&[11.0, 13.0]));
+        assert_eq!((how, near), (Comparison::Overlap, true));
+        let far = stats(&[100.0, 101.0]);
+        let (how, near) = within_noise(&a, &[None; 4], stats(&[10.0, 12.0]), far);
+        assert_eq!((how, near), (Comparison::Overlap, false));
+        let (how, near) = compare(&[1.0], &[1.0]);
+        assert_eq!((how, near), (Comparison::Undecided, false));
+    }
+
+    fn plan(points: usize, reps: u32, goal: Goal) -> Plan {
+        Plan {
+            name: "t".into(),
+            sweep_hash: String::new(),
+            scenario_hash: String::new(),
+            params: vec!["x".into()],
+            metrics: vec!["y".into(), "miss_frac".into()],
+            project: None,
+            replications: reps,
+            seed: 0,
+            points: (0..points).map(|p| vec![format!("{p}d")]).collect(),
+            goal: Some(goal),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn records(values: &[&[(f64, f64)]]) -> Records {
+        let mut out = Records::new();
+        for (p, reps) in values.iter().enumerate() {
+            for (r, &(y, miss)) in reps.iter().enumerate() {
+                let metrics = [("y".to_string(), Some(y)), ("miss_frac".into(), Some(miss))]
+                    .into_iter()
+                    .collect();
+                out.insert(
+                    (p, r as u32),
+                    super::super::RunRecord {
+                        point: p,
+                        replication: r as u32,
+                        seed: 0,
+                        values: vec![format!("{p}d")],
+                        metrics,
+                    },
+                );
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_verdict_names_the_best_the_points_within_the_noise_and_uncertain_ones() {
+        let goal = Goal {
+            metric: "y".into(),
+            maximize: true,
+            constraints: vec![super::super::spec::Constraint {
+                metric: "miss_frac".into(),
+                op: super::super::spec::Op::Lt,
+                bound: 0.05,
+            }],
+        };
+        let p = plan(4, 3, goal.clone());
+        let runs = records(&[
+            // 0: best (y 10, 20, 30), feasible.
+            &[(10.0, 0.01), (20.0, 0.01), (30.0, 0.01)],
+            // 1: paired differences 1, -1, 0.5: within the noise.
+            &[(9.0, 0.0), (21.0, 0.0), (29.5, 0.0)],
+            // 2: always 2 below: told apart; infeasible, but its miss interval
+            // (mean 0.055) straddles the limit.
+            &[(8.0, 0.045), (18.0, 0.055), (28.0, 0.065)],
+            // 3: higher y but infeasible.
+            &[(50.0, 0.5), (60.0, 0.5), (70.0, 0.5)],
+        ]);
+        let st = point_stats(&p, &runs);
+        let c = choose(&p, &runs, &st, &goal);
+        assert_eq!(c.best, Some(0));
+        assert_eq!(c.feasible, [true, true, false, false]);
+        assert_eq!(c.within_noise, [1]);
+        assert_eq!(c.uncertain, [2]);
+        assert!(c.undecided.is_empty());
+        assert_eq!(c.objective_of_best.unwrap().mean, Some(20.0));
+        // best.json says so, and the tables have the duration's seconds.
+        let dir = tempfile::tempdir().unwrap();
+        write_all(dir.path(), &p, &runs).unwrap();
+        let best: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(BEST_JSON)).unwrap())
+                .unwrap();
+        assert_eq!(best["best"]["point"], 0);
+        assert_eq!(best["within_noise"][0]["point"], 1);
+        assert_eq!(best["within_noise"][0]["rule"], "paired");
+        assert_eq!(best["within_noise"][0]["difference"]["mean"], 0.5 / 3.0);
+        assert_eq!(best["uncertain_feasibility"], serde_json::json!([2]));
+        let summary = std::fs::read_to_string(dir.path().join(SUMMARY_CSV)).unwrap();
+        assert!(summary.starts_with("point,x,x_s,n,y_mean,"), "{summary}");
+        assert!(summary.contains("\n2,2d,172800,3,"), "{summary}");
+    }
 }
