@@ -450,9 +450,9 @@ fn sweep_tables(
     plots: bool,
     quiet: bool,
 ) -> Result<(), crate::sweep::SweepError> {
-    let best = crate::sweep::finish(dir, plan, records)?;
+    let choice = crate::sweep::finish(dir, plan, records)?;
     let charts = if plots {
-        crate::sweep::plots(dir, plan)?.len()
+        crate::sweep::plots(dir, plan, &choice)?.len()
     } else {
         0
     };
@@ -464,25 +464,8 @@ fn sweep_tables(
             plan.replications,
             dir.display()
         );
-        if let Some(goal) = &plan.goal {
-            match best {
-                Some(p) => eprintln!(
-                    "best point under the objective ({} {}): point {p}: {} (best.json)",
-                    if goal.maximize {
-                        "maximize"
-                    } else {
-                        "minimize"
-                    },
-                    goal.metric,
-                    plan.params
-                        .iter()
-                        .zip(&plan.points[p])
-                        .map(|(k, v)| format!("{k} = {v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                None => eprintln!("no point meets the objective's constraints (best.json)"),
-            }
+        if plan.goal.is_some() {
+            eprintln!("{}", crate::sweep::verdict(plan, &choice));
         }
     }
     Ok(())
@@ -513,6 +496,11 @@ fn sweep(a: SweepArgs) -> ExitCode {
             .out
             .clone()
             .unwrap_or_else(|| Path::new("output").join("sweeps").join(&plan.name));
+        if !a.quiet {
+            for w in &plan.warnings {
+                eprintln!("warning: {w}");
+            }
+        }
         sweep::claim_dir(&dir, plan)?;
         let runs_dir = match a.shard {
             Some(sh) => dir.join(sh.dir_name()).join(sweep::RUNS_DIR),

@@ -13,8 +13,9 @@ use crate::engine::Time;
 use crate::world::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Simulated seconds per day and per hour.
 const DAY: f64 = 86_400.0;
@@ -157,17 +158,23 @@ fn si(v: f64) -> String {
     format!("{v:.digits$}{suffix}")
 }
 
-/// A progress bar on stderr over the runs of a sweep: runs done of all, the rate
-/// and the time left. Silent when stderr is not a terminal or under `--quiet`.
-pub struct SweepProgress {
-    bar: ProgressBar,
+/// The progress of a sweep on stderr: on a terminal, a bar with the runs done of
+/// all, the rate and the time left; otherwise (a CI log, a file, a pipe) a plain
+/// line every tenth of the runs or every minute, whichever comes first, so a log
+/// shows the sweep is alive ([`SweepLines`]). Nothing under `--quiet`.
+pub enum SweepProgress {
+    Bar(ProgressBar),
+    Lines(SweepLines),
 }
 
 impl SweepProgress {
     pub fn stderr(enabled: bool) -> Option<Self> {
-        let target = ProgressDrawTarget::stderr();
-        if !enabled || target.is_hidden() {
+        if !enabled {
             return None;
+        }
+        let target = ProgressDrawTarget::stderr();
+        if target.is_hidden() {
+            return Some(SweepProgress::Lines(SweepLines::default()));
         }
         let style = ProgressStyle::with_template(
             "{elapsed_precise} [{bar:30.cyan/blue}] {pos}/{len} runs, {per_sec}, ETA {eta}",
@@ -176,25 +183,113 @@ impl SweepProgress {
         .progress_chars("=> ");
         let bar = ProgressBar::with_draw_target(Some(0), target);
         bar.set_style(style);
-        Some(Self { bar })
+        Some(SweepProgress::Bar(bar))
     }
 
     /// `done` of `total` runs (runs found done at the start count, and are not in the
     /// rate: the bar starts from them).
     pub fn update(&self, done: usize, total: usize) {
-        if self.bar.length() != Some(total as u64) {
-            self.bar.set_length(total as u64);
-            self.bar.set_position(done as u64);
-            self.bar.reset_eta();
-        } else {
-            self.bar.set_position(done as u64);
+        match self {
+            SweepProgress::Bar(bar) => {
+                if bar.length() != Some(total as u64) {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                    bar.reset_eta();
+                } else {
+                    bar.set_position(done as u64);
+                }
+            }
+            SweepProgress::Lines(lines) => {
+                if let Some(line) = lines.update(done, total, Instant::now()) {
+                    eprintln!("{line}");
+                }
+            }
         }
     }
 }
 
 impl Drop for SweepProgress {
     fn drop(&mut self) {
-        self.bar.finish_and_clear();
+        if let SweepProgress::Bar(bar) = self {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// How often [`SweepLines`] writes a line at the least.
+pub const LINE_EVERY: Duration = Duration::from_secs(60);
+
+/// The sweep's progress as plain lines: when a run crosses a tenth of all runs, or
+/// a minute after the last line, or at the end.
+#[derive(Default)]
+pub struct SweepLines {
+    state: Mutex<Option<LinesState>>,
+}
+
+struct LinesState {
+    start: Instant,
+    /// Runs already done when the sweep started (a resumed sweep): not in the rate.
+    resumed: usize,
+    last_line: Instant,
+    last_tenth: usize,
+}
+
+impl SweepLines {
+    /// The line to print, if any, for `done` of `total` runs at `now`. The first
+    /// call (the runs found done) starts the clock and prints nothing.
+    pub fn update(&self, done: usize, total: usize, now: Instant) -> Option<String> {
+        let mut guard = self.state.lock().ok()?;
+        let tenth = (done * 10).checked_div(total).unwrap_or(10);
+        let Some(st) = guard.as_mut() else {
+            *guard = Some(LinesState {
+                start: now,
+                resumed: done,
+                last_line: now,
+                last_tenth: tenth,
+            });
+            return None;
+        };
+        let due = done == total || tenth > st.last_tenth || now - st.last_line >= LINE_EVERY;
+        if !due {
+            return None;
+        }
+        st.last_line = now;
+        st.last_tenth = tenth;
+        let elapsed = now.duration_since(st.start).as_secs_f64();
+        Some(sweep_line(done, total, done - st.resumed.min(done), elapsed))
+    }
+}
+
+/// `sweep: 90/180 runs done (50 %), 1m 10s elapsed, ETA 1m 10s`: `ran` runs of
+/// this process in `elapsed_s` give the rate of the time left; without one, the
+/// ETA is unknown.
+pub fn sweep_line(done: usize, total: usize, ran: usize, elapsed_s: f64) -> String {
+    let pct = (done * 100).checked_div(total).unwrap_or(100);
+    let eta = if done >= total {
+        "done".to_string()
+    } else if ran == 0 || elapsed_s <= 0.0 {
+        "ETA unknown".to_string()
+    } else {
+        format!(
+            "ETA {}",
+            clock(elapsed_s / ran as f64 * (total - done) as f64)
+        )
+    };
+    format!(
+        "sweep: {done}/{total} runs done ({pct} %), {} elapsed, {eta}",
+        clock(elapsed_s)
+    )
+}
+
+/// Wall time as a clock reading: `45s`, `1m 10s`, `2h 05m`.
+pub fn clock(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m {:02}s", s / 60, s % 60)
+    } else {
+        format!("{}h {:02}m", s / 3600, s % 3600 / 60)
     }
 }
 
@@ -233,6 +328,34 @@ mod tests {
         assert_eq!(si(71_234.0), "71.2k");
         assert_eq!(si(712_345.0), "712k");
         assert_eq!(si(3.2e9), "3.20G");
+    }
+
+    #[test]
+    fn sweep_lines_come_every_tenth_every_minute_and_at_the_end() {
+        let lines = SweepLines::default();
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        // The first call starts the clock (here: 10 runs found done, resumed).
+        assert_eq!(lines.update(10, 100, at(0)), None);
+        assert_eq!(lines.update(15, 100, at(5)), None);
+        assert_eq!(
+            lines.update(20, 100, at(10)).as_deref(),
+            Some("sweep: 20/100 runs done (20 %), 10s elapsed, ETA 1m 20s")
+        );
+        assert_eq!(lines.update(21, 100, at(20)), None);
+        // A minute without a new tenth.
+        assert_eq!(
+            lines.update(22, 100, at(70)).as_deref(),
+            Some("sweep: 22/100 runs done (22 %), 1m 10s elapsed, ETA 7m 35s")
+        );
+        assert_eq!(
+            lines.update(100, 100, at(3725)).as_deref(),
+            Some("sweep: 100/100 runs done (100 %), 1h 02m elapsed, done")
+        );
+        assert_eq!(
+            sweep_line(0, 4, 0, 61.0),
+            "sweep: 0/4 runs done (0 %), 1m 01s elapsed, ETA unknown"
+        );
     }
 
     #[test]

@@ -315,7 +315,10 @@ impl World {
                 let leave_at = g.lifetime.as_ref().map_or(Time::MAX, |d| {
                     joined.saturating_add(d.sample(&mut hrng).max(1.0).ceil() as Time)
                 });
-                let avail = Availability::new(&ctx.avail, slot, joined, &mut hrng);
+                // Availability has its own stream, so the periods a host is on do
+                // not shift with what it draws for its jobs.
+                let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
+                let avail = Availability::new(&ctx.avail, slot, joined, &mut arng);
                 let projects = attached
                     .iter()
                     .map(|&(project, share)| ProjectState {
@@ -331,6 +334,7 @@ impl World {
                     g.p_ncpus.max(1) as u32,
                     p_fpops,
                     hrng,
+                    arng,
                     projects,
                     avail,
                     joined,
@@ -947,6 +951,7 @@ fn placeholder_host() -> ClientHost {
         u32::MAX,
         1,
         1.0,
+        rng.clone(),
         rng,
         Vec::new(),
         Availability::default(),

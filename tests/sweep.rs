@@ -138,6 +138,7 @@ fn one_and_four_threads_give_identical_files_and_sensible_tables() {
             "replication",
             "seed",
             "project.main.workunit.delay_bound",
+            "project.main.workunit.delay_bound_s",
             "project.main.workunit.min_quorum",
             "workunits_assimilated_per_day",
             "deadline_miss_frac",
@@ -146,13 +147,17 @@ fn one_and_four_threads_give_identical_files_and_sensible_tables() {
     );
     let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     assert_eq!(rows.len(), 4 * 3);
-    assert_eq!((&rows[0][3], &rows[0][4]), ("1d", "1"));
-    assert_eq!((&rows[11][3], &rows[11][4]), ("3d", "2"));
-    // Every run has its own seed.
+    assert_eq!((&rows[0][3], &rows[0][4], &rows[0][5]), ("1d", "86400", "1"));
+    assert_eq!((&rows[11][3], &rows[11][4], &rows[11][5]), ("3d", "259200", "2"));
+    // Common random numbers: replication r has the same seed at every point, and
+    // the replications have different seeds.
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(&r[2], &rows[i % 3][2], "run {i}");
+    }
     let mut seeds: Vec<&str> = rows.iter().map(|r| r.get(2).unwrap()).collect();
     seeds.sort();
     seeds.dedup();
-    assert_eq!(seeds.len(), 12);
+    assert_eq!(seeds.len(), 3);
 
     // sweep-summary.csv: the mean and interval of each point agree with sweep.csv.
     let mut r = csv::Reader::from_path(one.join("sweep-summary.csv")).unwrap();
@@ -164,7 +169,7 @@ fn one_and_four_threads_give_identical_files_and_sensible_tables() {
         assert_eq!(&s[col("n")], "3");
         let xs: Vec<f64> = rows[3 * p..3 * p + 3]
             .iter()
-            .map(|r| r[5].parse().unwrap())
+            .map(|r| r[6].parse().unwrap())
             .collect();
         let mean = xs.iter().sum::<f64>() / 3.0;
         let got: f64 = s[col("workunits_assimilated_per_day_mean")]
@@ -356,7 +361,10 @@ range = {{ from = "1d", to = "6d" }}
     let mut strata: Vec<i64> = r
         .records()
         .map(|x| {
-            let v: i64 = x.unwrap()[1].parse().unwrap();
+            // The label keeps its unit; the `_s` column next to it is in seconds.
+            let x = x.unwrap();
+            let v: i64 = x[2].parse().unwrap();
+            assert!(x[1].ends_with(['d', 'h', 'm', 's']), "{}", &x[1]);
             assert!((86_400..=518_400).contains(&v));
             (v - 86_400) / 86_400
         })
@@ -369,7 +377,7 @@ range = {{ from = "1d", to = "6d" }}
 #[test]
 fn bad_sweep_files_fail_before_any_run_with_file_line_and_key() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str, &[&str]); 6] = [
+    let cases: [(&str, &str, &[&str]); 7] = [
         (
             "[sweep]\nscenario = \"x.toml\"\nreplication = 3\n",
             "unknown",
@@ -403,6 +411,11 @@ fn bad_sweep_files_fail_before_any_run_with_file_line_and_key() {
             "is not one of the sweep's metrics",
             &["objective.maximize"],
         ),
+        (
+            "SCENARIO\nmetrics = [\"deadline_miss_frac\"]\n[[parameter]]\nkey = \"simulation.seed\"\nvalues = [1]\n[objective]\nminimize = \"deadline_miss_frac\"\nsubject_to = [\"deadline_miss_frac < 0.5\", \"deadline_miss_frac > 0 and \"]\n",
+            "on both sides of each `and`",
+            &[":9:43: `objective.subject_to.1`"],
+        ),
     ];
     for (i, (body, says, also)) in cases.iter().enumerate() {
         let body = body.replace(
@@ -431,4 +444,153 @@ fn bad_sweep_files_fail_before_any_run_with_file_line_and_key() {
     let o = sweep(&other, &out, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("holds the runs of a different sweep"));
+}
+
+/// The host columns of `hosts.csv` that depend on the population and availability
+/// only: speed, arrival, departure and the time the host was on.
+fn host_population(run: &Path) -> Vec<[String; 4]> {
+    let mut r = csv::Reader::from_path(run.join("hosts.csv")).unwrap();
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let cols = [
+        col("p_fpops"),
+        col("joined_s"),
+        col("left_s"),
+        col("available_time_s"),
+    ];
+    r.records()
+        .map(|x| {
+            let x = x.unwrap();
+            cols.map(|c| x[c].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_replication_has_the_same_hosts_and_availability_at_every_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Hosts that come and go (on ~8 h, off ~12 h) and leave, over 4 days: with the
+    // availability on the host's job stream, 1-day and 7-day deadlines gave most
+    // hosts different on-times.
+    let churn = r#"
+"host_group.0.on_period" = { dist = "weibull", scale = "8h", shape = 0.7 }
+"host_group.0.off_period" = { dist = "exponential", mean = "12h" }
+"host_group.0.lifetime" = { dist = "exponential", mean = "3d" }
+"simulation.duration" = "4d"
+"host_group.0.count" = 30
+"client.policy" = "modern_rec"
+"#;
+    let file = tmp.path().join("crn.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[sweep]\nscenario = \"{}\"\nseed = 11\nreplications = 2\n\
+             metrics = [\"deadline_miss_frac\"]\n[sweep.set]{churn}\n[[parameter]]\n\
+             key = \"project.main.workunit.delay_bound\"\nvalues = [\"1d\", \"7d\"]\n",
+            quickstart()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = sweep(&file, &out, &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut r = csv::Reader::from_path(out.join("sweep.csv")).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    // Rows: (point 0, rep 0), (0, 1), (1, 0), (1, 1).
+    assert_eq!(&rows[0][2], &rows[2][2], "replication 0 shares its seed");
+    assert_ne!(&rows[0][2], &rows[1][2]);
+    // The two points of replication 0, run on their own with the sweep's seed.
+    let mut populations = Vec::new();
+    for db in ["1d", "7d"] {
+        let run = tmp.path().join(format!("run-{db}"));
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            quickstart(),
+            "--seed".into(),
+            rows[0][2].to_string(),
+            "--out".into(),
+            run.display().to_string(),
+            "--quiet".into(),
+            "--set".into(),
+            format!("project.main.workunit.delay_bound=\"{db}\""),
+        ];
+        for line in churn.lines().filter(|l| !l.is_empty()) {
+            let (k, v) = line.split_once(" = ").unwrap();
+            args.push("--set".into());
+            args.push(format!("{}={}", k.trim_matches('"'), v));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = bin(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        populations.push(host_population(&run));
+    }
+    assert_eq!(populations[0].len(), 30);
+    assert_eq!(populations[0], populations[1]);
+    // The runs did differ: the deadline changed what the hosts did.
+    let misses = |p: usize| rows[2 * p][4].to_string();
+    assert_ne!(misses(0), misses(1));
+}
+
+#[test]
+fn a_logged_sweep_prints_progress_lines_warnings_and_the_points_within_the_noise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = small_sweep(tmp.path(), 3, OBJECTIVE);
+    let out = tmp.path().join("out");
+    // stderr is a pipe here, as in CI: no bar, plain lines.
+    let o = bin(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-plots",
+        "--jobs",
+        "2",
+    ]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains('\u{1b}'), "no escape codes: {err:?}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("sweep: ")).collect();
+    assert!(lines.len() >= 5, "a line per tenth of 12 runs: {err}");
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .starts_with("sweep: 12/12 runs done (100 %), "),
+        "{err}"
+    );
+    assert!(lines.iter().all(|l| l.contains(" elapsed, ")), "{err}");
+    // 2 simulated days: both delay bounds (1d, 3d) exceed a third of them.
+    assert!(
+        err.contains(
+            "warning: delay_bound 1d is more than a third of the simulated duration (2d) at \
+             points 0, 1: "
+        ),
+        "{err}"
+    );
+    assert!(err.contains("warning: delay_bound 3d"), "{err}");
+    // The warnings come before the runs.
+    assert!(err.find("warning:").unwrap() < err.find("sweep: ").unwrap());
+    // The verdict: the best point and how many others cannot be told from it.
+    let best: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("best.json")).unwrap()).unwrap();
+    let near = best["within_noise"].as_array().unwrap().len();
+    let verdict = err.lines().find(|l| l.starts_with("best: point ")).unwrap();
+    let says = match near {
+        0 => "no other point is within the noise".to_string(),
+        1 => "1 other point is within the noise".to_string(),
+        n => format!("{n} other points are within the noise"),
+    };
+    assert!(verdict.contains(&says), "{verdict} / {best}");
+    assert_eq!(best["warnings"].as_array().unwrap().len(), 2);
+    for p in best["within_noise"].as_array().unwrap() {
+        assert_eq!(p["rule"], "paired");
+        let (lo, hi) = (
+            p["difference"]["ci95_low"].as_f64().unwrap(),
+            p["difference"]["ci95_high"].as_f64().unwrap(),
+        );
+        assert!(lo <= 0.0 && 0.0 <= hi, "{p}");
+    }
+    // --quiet: nothing at all.
+    let o = sweep(&file, &tmp.path().join("quiet"), &[]);
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o.stderr));
 }

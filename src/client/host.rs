@@ -304,6 +304,11 @@ pub struct ClientHost {
     /// Per-CPU FLOPS.
     pub p_fpops: f64,
     pub rng: SimRng,
+    /// The availability's own stream ([`StreamKind::HostAvailability`]): on/off
+    /// periods do not depend on the host's job draws.
+    ///
+    /// [`StreamKind::HostAvailability`]: crate::engine::rng::StreamKind::HostAvailability
+    pub avail_rng: SimRng,
     pub projects: Vec<ProjectState>,
     /// Jobs in arrival order.
     pub jobs: Vec<ClientJob>,
@@ -341,6 +346,7 @@ impl ClientHost {
         ncpus: u32,
         p_fpops: f64,
         rng: SimRng,
+        avail_rng: SimRng,
         projects: Vec<ProjectState>,
         avail: Availability,
         joined: Time,
@@ -352,6 +358,7 @@ impl ClientHost {
             ncpus,
             p_fpops,
             rng,
+            avail_rng,
             projects,
             jobs: Vec::new(),
             avail,
@@ -391,13 +398,16 @@ impl ClientHost {
                 ..Default::default()
             })
             .collect();
-        let rng = crate::engine::rng::stream(1, crate::engine::rng::StreamKind::Host, 0);
+        use crate::engine::rng::{StreamKind, stream};
+        let rng = stream(1, StreamKind::Host, 0);
+        let avail_rng = stream(1, StreamKind::HostAvailability, 0);
         let mut h = Self::new(
             0,
             0,
             ncpus,
             p_fpops,
             rng,
+            avail_rng,
             projects,
             Availability::default(),
             0,
@@ -800,7 +810,7 @@ impl ClientHost {
     pub fn begin_event(&mut self, now: Time, g: &GroupCtx) -> bool {
         self.advance(now, &g.cfg);
         let was = self.computing(&g.cfg);
-        self.avail.update(now, &g.avail, &mut self.rng);
+        self.avail.update(now, &g.avail, &mut self.avail_rng);
         self.time_stats = self.avail.time_stats();
         let stopped = was && !self.computing(&g.cfg);
         if stopped {
@@ -911,7 +921,18 @@ mod tests {
             ..Default::default()
         }];
         let rng = stream(1, StreamKind::Host, 0);
-        ClientHost::new(0, 0, ncpus, 1e9, rng, projects, Availability::default(), 0)
+        let avail_rng = stream(1, StreamKind::HostAvailability, 0);
+        ClientHost::new(
+            0,
+            0,
+            ncpus,
+            1e9,
+            rng,
+            avail_rng,
+            projects,
+            Availability::default(),
+            0,
+        )
     }
 
     fn job(secs: f64) -> ClientJob {

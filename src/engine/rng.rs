@@ -27,13 +27,20 @@ pub enum StreamKind {
     WorkGenerator = 4,
     /// A host's record in one project: `(host index << 16) | project index`.
     HostProject = 5,
-    /// A sweep's run seeds: `(point << 20) | replication` (spec of `docs/sweep.md`).
+    /// A sweep's run seeds: one per replication, shared by every point (common
+    /// random numbers, `docs/sweep.md`). Ids were `(point << 20) | replication`
+    /// before; point 0's seeds are unchanged.
     SweepRun = 6,
     /// A sweep's random or Latin-hypercube design draws.
     SweepDesign = 7,
     /// A host's truth: its error and wrong-result probabilities drawn at creation,
     /// then its wrong outputs' collision draws (id = host index).
     HostTruth = 8,
+    /// A host's availability (on/off, active, connected periods), apart from its
+    /// job draws: what a host does with its work never shifts when it is on, so two
+    /// runs with the same seed share their hosts' availability whatever the project
+    /// settings (common random numbers in sweeps, `docs/sweep.md`).
+    HostAvailability = 10,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -94,14 +94,19 @@ impl ColorScale {
 }
 
 /// One heatmap cell: the unit square centred on (`x`, `y`), coloured by `value`
-/// (NaN: no value, grey), with `text` written in it.
+/// (NaN: no value, grey), with `text` written in it, and with a dark frame inside
+/// its edge when `outlined` (cells that meet a sweep's constraints).
 #[derive(Clone, Debug)]
 pub struct Tile {
     pub x: f64,
     pub y: f64,
     pub value: f64,
     pub text: String,
+    pub outlined: bool,
 }
+
+/// The width of a tile's frame, px.
+const OUTLINE_PX: u32 = 4;
 
 /// What a panel draws.
 #[derive(Clone, Debug)]
@@ -937,6 +942,20 @@ fn draw_panel<DB: DrawingBackend>(
                             Rectangle::new(corners, WHITE.stroke_width(2)),
                         ])
                         .map_err(err)?;
+                    if t.outlined {
+                        // A closed path: plotters draws rectangles' strokes 1 px wide.
+                        let (a, b) = (0.44, 0.44);
+                        let frame = vec![
+                            (t.x - a, t.y - b),
+                            (t.x + a, t.y - b),
+                            (t.x + a, t.y + b),
+                            (t.x - a, t.y + b),
+                            (t.x - a, t.y - b),
+                        ];
+                        chart
+                            .draw_series([PathElement::new(frame, INK.stroke_width(OUTLINE_PX))])
+                            .map_err(err)?;
+                    }
                     let (a, b) = (
                         chart.backend_coord(&corners[0]),
                         chart.backend_coord(&corners[1]),
@@ -1163,6 +1182,7 @@ mod tests {
             y,
             value,
             text: format::number(value),
+            outlined: x == 0.0,
         };
         let tiles = Layer::Tiles {
             scale: scale.clone(),
@@ -1217,6 +1237,9 @@ mod tests {
         ] {
             assert!(svg.contains(&format!("\n{text}\n")), "no `{text}`");
         }
+        // The one outlined tile (x = 0) has its frame.
+        let frame = format!("stroke=\"#1E1E1E\" stroke-width=\"{OUTLINE_PX}\"");
+        assert_eq!(svg.matches(&frame).count(), 1, "{svg}");
     }
 
     #[test]

@@ -435,12 +435,35 @@ pub enum Grouping {
     Marginal,
 }
 
+/// What the sweep's objective says about its points (`best.json`), for the
+/// heatmaps: the best point, the points within the noise of it, the points that
+/// meet the constraints, and the constraints' upper limits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Marks {
+    /// The best point's id (`point` column).
+    pub best: Option<u64>,
+    /// Points whose objective cannot be told apart from the best's at 95%.
+    pub within_noise: Vec<u64>,
+    /// Points whose means meet every constraint; `None` when there are no
+    /// constraints (nothing to outline).
+    pub feasible: Option<Vec<u64>>,
+    /// By metric, the lowest upper limit of the constraints on it (`m < 0.05`).
+    pub limits: BTreeMap<String, f64>,
+}
+
+/// The mark written before a heatmap cell's number: the best point's cell and
+/// the cells of points within the noise of it.
+pub const BEST_MARK: &str = "★";
+pub const NEAR_MARK: &str = "≈";
+
 /// The sweep: its parameters, metrics and points, as read from the file.
 #[derive(Clone, Debug)]
 pub struct Sweep {
     pub params: Vec<Param>,
     pub metrics: Vec<String>,
     pub points: Vec<Point>,
+    /// The objective's verdict; empty without an objective.
+    pub marks: Marks,
 }
 
 impl Sweep {
@@ -555,6 +578,7 @@ impl Sweep {
             params: ps,
             metrics: metrics.to_vec(),
             points,
+            marks: Marks::default(),
         })
     }
 
@@ -821,18 +845,29 @@ impl Sweep {
         panel.no_data = format!("no data: `{metric}_mean` is empty at every point");
         let grid = self.is_grid(a, b);
         let mut values = Vec::new();
-        let layer_of = |scale: ColorScale, values: &[f64], cells: &[(f64, f64)]| {
+        // Per cell: its mark before the number and whether it is outlined.
+        let mut marks: Vec<(&str, bool)> = Vec::new();
+        let layer_of = |scale: ColorScale,
+                        values: &[f64],
+                        cells: &[(f64, f64)],
+                        marks: &[(&str, bool)]| {
             if grid {
                 Layer::Tiles {
                     scale,
                     tiles: cells
                         .iter()
                         .zip(values)
-                        .map(|(&(x, y), &v)| Tile {
+                        .zip(marks)
+                        .map(|((&(x, y), &v), &(mark, outlined))| Tile {
                             x,
                             y,
                             value: v,
-                            text: unit.cell(v),
+                            text: if mark.is_empty() {
+                                unit.cell(v)
+                            } else {
+                                format!("{mark} {}", unit.cell(v))
+                            },
+                            outlined,
                         })
                         .collect(),
                 }
@@ -851,14 +886,15 @@ impl Sweep {
         if grid {
             for i in 0..pa.values.len() {
                 for k in 0..pb.values.len() {
-                    let v = mean(
+                    let here = || {
                         self.points
                             .iter()
-                            .filter(|p| p.idx[a] == i && p.idx[b] == k)
-                            .map(|p| p.stats[m].mean),
-                    );
+                            .filter(move |p| p.idx[a] == i && p.idx[b] == k)
+                    };
+                    let v = mean(here().map(|p| p.stats[m].mean));
                     cells.push((i as f64, k as f64));
                     values.push(v * f);
+                    marks.push(self.marks.of_cell(here().map(|p| p.id)));
                 }
             }
             panel.x_ticks = pa.ticks();
@@ -875,10 +911,15 @@ impl Sweep {
             panel.x_range = Some(pa.range());
             panel.y_range = Some(pb.range());
         }
-        let finite = values.iter().copied().filter(|v| v.is_finite());
-        let lo = finite.clone().fold(f64::INFINITY, f64::min);
-        let hi = finite.fold(f64::NEG_INFINITY, f64::max);
-        let (lo, hi) = if lo <= hi { (lo, hi) } else { (0.0, 1.0) };
+        let (lo, hi) = match self.fixed_scale(m) {
+            Some(top) => (0.0, top * f),
+            None => {
+                let finite = values.iter().copied().filter(|v| v.is_finite());
+                let lo = finite.clone().fold(f64::INFINITY, f64::min);
+                let hi = finite.fold(f64::NEG_INFINITY, f64::max);
+                if lo <= hi { (lo, hi) } else { (0.0, 1.0) }
+            }
+        };
         let scale = ColorScale {
             label: format!("{}, mean", unit.label()),
             lo,
@@ -886,7 +927,7 @@ impl Sweep {
         };
         // Without a single value, grey cells would hide the panel's "no data" note.
         if values.iter().any(|v| v.is_finite()) {
-            panel.layers.push(layer_of(scale, &values, &cells));
+            panel.layers.push(layer_of(scale, &values, &cells, &marks));
         }
 
         let what = metric_title(metric);
@@ -922,13 +963,40 @@ impl Sweep {
                 }
             )
         };
+        let scale_words = match self.fixed_scale(m) {
+            Some(top) if top < 1.0 => format!(
+                "The colour scale is fixed from 0 to the constraint's limit ({}): yellow is \
+                 the limit and anything above it, dark purple 0",
+                unit.cell(top * f)
+            ),
+            Some(_) => "The colour scale is fixed from 0 to 100 %, so that a small \
+                        fraction never looks large: yellow is 100 %, dark purple 0"
+                .to_string(),
+            None => "The colour bar on the right gives the scale: yellow is the highest \
+                     value, dark purple the lowest"
+                .to_string(),
+        };
         let caption = format!(
-            "{what} over two swept parameters. {how} The colour bar on the right gives the \
-             scale: yellow is the highest value, dark purple the lowest. {}. From \
+            "{what} over two swept parameters. {how} {scale_words}.{} {}. From \
              sweep-summary.csv column `{metric}_mean`.",
+            if grid { self.marks.caption(!rest.is_empty()) } else { String::new() },
             capitalise(&self.replications()),
         );
         Figure::new(name, &title, &caption, vec![panel])
+    }
+
+    /// The fixed top of metric `m`'s colour scale (its lower end is 0): for a
+    /// fraction (`_frac`), the lowest upper limit a constraint puts on it if any
+    /// (below 1), else 1; `None` for other metrics (the scale spans their values).
+    pub fn fixed_scale(&self, m: usize) -> Option<f64> {
+        let metric = &self.metrics[m];
+        if !metric.ends_with("_frac") {
+            return None;
+        }
+        Some(match self.marks.limits.get(metric) {
+            Some(&limit) if limit > 0.0 && limit < 1.0 => limit,
+            _ => 1.0,
+        })
     }
 
     /// Every sweep chart, metric by metric: the metric against each parameter
@@ -959,6 +1027,49 @@ impl Sweep {
             }
         }
         out
+    }
+}
+
+impl Marks {
+    /// The mark and the outline of a heatmap cell holding the points `ids`: the
+    /// best mark if the best point is among them, else the within-the-noise mark if
+    /// one of them is within the noise; outlined if one of them meets the
+    /// constraints.
+    fn of_cell(&self, ids: impl Iterator<Item = u64>) -> (&'static str, bool) {
+        let (mut best, mut near, mut ok) = (false, false, false);
+        for id in ids {
+            best |= self.best == Some(id);
+            near |= self.within_noise.contains(&id);
+            ok |= self.feasible.as_ref().is_some_and(|f| f.contains(&id));
+        }
+        let mark = if best {
+            BEST_MARK
+        } else if near {
+            NEAR_MARK
+        } else {
+            ""
+        };
+        (mark, ok)
+    }
+
+    /// The sentence of a heatmap's caption that explains its marks (empty without
+    /// an objective). `averaged`: a cell holds several points.
+    fn caption(&self, averaged: bool) -> String {
+        let mut s = String::new();
+        if self.best.is_some() {
+            s.push_str(&format!(
+                " {BEST_MARK} marks the best point under the objective (best.json), \
+                 {NEAR_MARK} the points whose objective cannot be told apart from the best's \
+                 at 95% (within the noise)."
+            ));
+        }
+        if self.feasible.is_some() {
+            s.push_str(" Cells framed in black meet every constraint (on the means).");
+        }
+        if averaged && !s.is_empty() {
+            s.push_str(" A cell holding several points carries a mark if one of them has it.");
+        }
+        s
     }
 }
 
@@ -1048,9 +1159,11 @@ pub fn write_sweep_plots(
     out_dir: &Path,
     params: &[String],
     metrics: &[String],
+    marks: &Marks,
 ) -> Result<Vec<String>, PlotError> {
     super::font::register().map_err(PlotError::Failed)?;
-    let sweep = Sweep::load(summary_csv, params, metrics)?;
+    let mut sweep = Sweep::load(summary_csv, params, metrics)?;
+    sweep.marks = marks.clone();
     std::fs::create_dir_all(out_dir).map_err(|e| super::failed("create", out_dir, e))?;
     let mut names = Vec::new();
     for fig in sweep.figures() {
@@ -1464,6 +1577,52 @@ mod tests {
     }
 
     #[test]
+    fn heatmaps_mark_the_best_the_near_and_the_feasible_cells_and_fix_fraction_scales() {
+        let mut s = grid();
+        // Without an objective: no marks, and a fraction spans 0–100 %.
+        let fig = s.heatmap(1, 0, 1, "h");
+        let Layer::Tiles { scale, tiles } = &fig.panels[0].layers[0] else {
+            panic!("tiles")
+        };
+        assert_eq!((scale.lo, scale.hi), (0.0, 100.0));
+        assert!(tiles.iter().all(|t| !t.outlined && !t.text.contains(BEST_MARK)));
+        assert!(fig.caption.contains("fixed from 0 to 100 %"), "{}", fig.caption);
+        // Points in grid order: (1d, 1) = 0, (1d, 2) = 1, (3d, 1) = 2, ...
+        s.marks = Marks {
+            best: Some(2),
+            within_noise: vec![4],
+            feasible: Some(vec![2, 3, 4, 5]),
+            limits: [(MISS.to_string(), 0.05)].into_iter().collect(),
+        };
+        let fig = s.heatmap(0, 0, 1, "h");
+        let Layer::Tiles { scale, tiles } = &fig.panels[0].layers[0] else {
+            panic!("tiles")
+        };
+        let texts: Vec<&str> = tiles.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["3,948", "1,934", "★ 4,307", "2,109", "≈ 4,457", "2,183"]
+        );
+        let framed: Vec<bool> = tiles.iter().map(|t| t.outlined).collect();
+        assert_eq!(framed, [false, false, true, true, true, true]);
+        // Throughput is not a fraction: its scale spans its values.
+        assert_eq!(scale.hi.round(), 4457.0);
+        for words in ["★ marks the best point", "≈ the points", "framed in black"] {
+            assert!(fig.caption.contains(words), "no `{words}`: {}", fig.caption);
+        }
+        // The miss rate: 0 to the constraint's limit, 5 %.
+        let fig = s.heatmap(1, 0, 1, "h");
+        let Layer::Tiles { scale, .. } = &fig.panels[0].layers[0] else {
+            panic!("tiles")
+        };
+        assert_eq!((scale.lo, scale.hi), (0.0, 5.0));
+        assert!(fig.caption.contains("constraint's limit (5 %)"), "{}", fig.caption);
+        super::super::font::register().unwrap();
+        let svg = fig.to_svg().unwrap();
+        assert!(svg.contains("★ 4.56 %"), "the best cell's mark is drawn");
+    }
+
+    #[test]
     fn coinciding_lines_are_named_in_a_note() {
         let line = |label: &str, ys: &[f64]| Series {
             label: label.into(),
@@ -1494,7 +1653,7 @@ mod tests {
             if let Some(t) = text {
                 fs::write(&path, t).unwrap();
             }
-            let e = write_sweep_plots(&path, tmp.path(), &strings(&[DB, Q]), &strings(&[MISS]))
+            let e = write_sweep_plots(&path, tmp.path(), &strings(&[DB, Q]), &strings(&[MISS]), &Marks::default())
                 .unwrap_err();
             assert!(matches!(e, PlotError::BadInput(_)), "{e}");
             assert!(e.to_string().contains("sweep-summary.csv"), "{e}");
@@ -1539,7 +1698,7 @@ mod tests {
         fs::write(&path, csv(&[DB, Q], &[THROUGHPUT, MISS], &grid_rows())).unwrap();
         let out = tmp.path().join("plots");
         let (params, metrics) = (strings(&[DB, Q]), strings(&[THROUGHPUT, MISS]));
-        let names = write_sweep_plots(&path, &out, &params, &metrics).unwrap();
+        let names = write_sweep_plots(&path, &out, &params, &metrics, &Marks::default()).unwrap();
         assert_eq!(
             names,
             [
@@ -1633,7 +1792,7 @@ mod tests {
             assert!(png.len() > 10_000, "{name}: {} bytes", png.len());
         }
         let first: Vec<String> = names.iter().map(|n| svg(n)).collect();
-        write_sweep_plots(&path, &out, &params, &metrics).unwrap();
+        write_sweep_plots(&path, &out, &params, &metrics, &Marks::default()).unwrap();
         let second: Vec<String> = names.iter().map(|n| svg(n)).collect();
         assert!(first == second, "the SVG files differ between two writes");
     }

@@ -2,22 +2,25 @@
 //! the seed of every run.
 //!
 //! Draws come from the sweep's own streams (one per parameter), so a design depends
-//! only on the sweep file; each run's seed depends only on the sweep's seed, the
-//! point's index and the replication, never on the order runs execute in.
+//! only on the sweep file; each run's seed depends only on the sweep's seed and the
+//! replication (common random numbers across points), never on the order runs
+//! execute in.
 
 use super::spec::{Design, Parameter, Range, number};
 use crate::engine::rng::{StreamKind, stream, stream_seed};
+use crate::engine::time::format_duration;
 use rand::RngExt;
 
 /// The values a range stands for in a grid: `from, from + step, ... ≤ to`.
-/// Integers stay integers (durations become whole seconds).
+/// Integers stay integers; durations stay durations, in whole seconds written with
+/// their largest exact unit (`36h`), so they keep their unit in the tables and
+/// charts.
 fn grid_values(r: &Range) -> Vec<toml::Value> {
     let (from, to) = (number(&r.from).unwrap_or(0.0), number(&r.to).unwrap_or(0.0));
     let step = r.step.as_ref().and_then(|s| number(s).ok()).unwrap_or(1.0);
-    let integer = is_integer(r);
     let n = ((to - from) / step + 1e-9).floor() as usize + 1;
     (0..n)
-        .map(|k| value(from + k as f64 * step, integer))
+        .map(|k| value(from + k as f64 * step, r))
         .collect()
 }
 
@@ -27,8 +30,24 @@ fn is_integer(r: &Range) -> bool {
     int(&r.from) && int(&r.to) && r.step.as_ref().is_none_or(int)
 }
 
-fn value(x: f64, integer: bool) -> toml::Value {
-    if integer {
+/// Whether a range is of durations: a bound written with a unit (`"1d"`).
+fn is_duration(r: &Range) -> bool {
+    matches!(r.from, toml::Value::String(_)) || matches!(r.to, toml::Value::String(_))
+}
+
+/// The value `x` of range `r`: a float, a whole number, or a duration (`"36h"`,
+/// `"5400s"` when no larger unit is exact).
+fn value(x: f64, r: &Range) -> toml::Value {
+    if is_duration(r) && is_integer(r) {
+        let secs = x.round() as i64;
+        let text = format_duration(secs);
+        let text = if text.parse::<i64>().is_ok() {
+            format!("{text}s")
+        } else {
+            text
+        };
+        toml::Value::String(text)
+    } else if is_integer(r) {
         toml::Value::Integer(x.round() as i64)
     } else {
         toml::Value::Float(x)
@@ -42,7 +61,7 @@ fn at(r: &Range, u: f64) -> toml::Value {
     if let Some(step) = r.step.as_ref().and_then(|s| number(s).ok()) {
         x = (from + ((x - from) / step).round() * step).min(to);
     }
-    value(x, is_integer(r))
+    value(x, r)
 }
 
 /// The points: one value per parameter, in parameter order.
@@ -111,13 +130,14 @@ pub fn points(design: Design, n: u32, seed: u64, params: &[Parameter]) -> Vec<Ve
     }
 }
 
-/// The seed of replication `rep` of point `point` (`simulation.seed` of that run).
-pub fn run_seed(sweep_seed: u64, point: usize, rep: u32) -> u64 {
-    stream_seed(
-        sweep_seed,
-        StreamKind::SweepRun,
-        ((point as u64) << 20) | rep as u64,
-    )
+/// The seed of replication `rep` (`simulation.seed` of that run), the same at every
+/// point: common random numbers. Replication `r` of every point has the same hosts
+/// (speeds, arrivals, lifetimes) and the same availability, so two points differ
+/// by their parameters and not by their volunteer populations, and a paired
+/// comparison across replications ([`super::aggregate::within_noise`]) sees the
+/// parameters' effect without the population's noise (`docs/sweep.md`, "Seeds").
+pub fn run_seed(sweep_seed: u64, rep: u32) -> u64 {
+    stream_seed(sweep_seed, StreamKind::SweepRun, rep as u64)
 }
 
 #[cfg(test)]
@@ -147,9 +167,20 @@ mod tests {
         let ps = [param(None, Some(days)), param(Some(ints(&[1, 2])), None)];
         let pts = points(Design::Grid, 0, 1, &ps);
         assert_eq!(pts.len(), 6);
-        assert_eq!(pts[0], ints(&[86_400, 1]));
-        assert_eq!(pts[1], ints(&[86_400, 2]));
-        assert_eq!(pts[5], ints(&[259_200, 2]));
+        let day = |d: &str| toml::Value::String(d.into());
+        assert_eq!(pts[0], [day("1d"), toml::Value::Integer(1)]);
+        assert_eq!(pts[1], [day("1d"), toml::Value::Integer(2)]);
+        assert_eq!(pts[5], [day("3d"), toml::Value::Integer(2)]);
+        // Durations that are not whole units keep seconds, with their unit.
+        let odd = Range {
+            from: toml::Value::String("1m".into()),
+            to: toml::Value::String("2m".into()),
+            step: Some(toml::Value::Integer(45)),
+        };
+        assert_eq!(
+            points(Design::Grid, 0, 1, &[param(None, Some(odd))]),
+            [[day("1m")], [day("105s")]]
+        );
     }
 
     #[test]
@@ -190,11 +221,12 @@ mod tests {
     }
 
     #[test]
-    fn run_seeds_differ_by_point_and_replication() {
-        let s = run_seed(1, 0, 0);
-        assert_ne!(s, run_seed(1, 0, 1));
-        assert_ne!(s, run_seed(1, 1, 0));
-        assert_ne!(s, run_seed(2, 0, 0));
-        assert_eq!(s, run_seed(1, 0, 0));
+    fn run_seeds_differ_by_replication_only() {
+        let s = run_seed(1, 0);
+        assert_ne!(s, run_seed(1, 1));
+        assert_ne!(s, run_seed(2, 0));
+        assert_eq!(s, run_seed(1, 0));
+        // Point 0's seeds are those of the former `(point << 20) | rep` ids.
+        assert_eq!(run_seed(9, 3), stream_seed(9, StreamKind::SweepRun, 3));
     }
 }

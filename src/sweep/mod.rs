@@ -23,6 +23,7 @@ pub mod design;
 pub mod slurm;
 pub mod spec;
 
+use crate::engine::time::format_duration;
 use crate::scenario::load::{ScenarioError, fnv1a64, load};
 use crate::scenario::schema::ScenarioFile;
 use crate::world::{RunOptions, World};
@@ -78,6 +79,10 @@ pub struct Plan {
     /// Each point's values as written (CSV cells).
     pub points: Vec<Vec<String>>,
     pub goal: Option<spec::Goal>,
+    /// What the sweep should know before trusting its figures ([`censoring`]);
+    /// also printed before the runs and copied into `best.json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Run records by (point, replication), in that order.
@@ -177,8 +182,58 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
         seed: f.sweep.seed,
         points,
         goal: s.goal.clone(),
+        warnings: Vec::new(),
     };
-    Ok(Planned { plan, scenarios })
+    let warnings = censoring(&plan, &scenarios);
+    Ok(Planned {
+        plan: Plan { warnings, ..plan },
+        scenarios,
+    })
+}
+
+/// A warning per distinct `delay_bound` of the sweep's project that is more than a
+/// third of the simulated duration, naming the points that have it: a result sent
+/// in the last `delay_bound` of a run has no outcome yet when the run ends (it is
+/// censored), so the longer the deadline the larger the share of results whose
+/// fate the run never sees, and rates such as `deadline_miss_frac` are biased
+/// towards long deadlines (`docs/sweep.md`, "Censoring").
+pub fn censoring(plan: &Plan, scenarios: &[ScenarioFile]) -> Vec<String> {
+    // (delay_bound, duration) -> points.
+    let mut long: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
+    for (p, f) in scenarios.iter().enumerate() {
+        let project = match &plan.project {
+            Some(name) => f.project.get(name),
+            None => f.project.values().next(),
+        };
+        let Some(project) = project else { continue };
+        let (bound, duration) = (
+            project.workunit.delay_bound.get(),
+            f.simulation.duration.get(),
+        );
+        if 3 * bound > duration {
+            long.entry((bound, duration)).or_default().push(p);
+        }
+    }
+    long.into_iter()
+        .map(|((bound, duration), points)| {
+            let shown: Vec<String> = points.iter().take(10).map(|p| p.to_string()).collect();
+            format!(
+                "delay_bound {} is more than a third of the simulated duration ({}) at \
+                 point{} {}{}: results sent in the run's last {} have no outcome yet when \
+                 it ends, so deadline misses and turnaround undercount them",
+                format_duration(bound),
+                format_duration(duration),
+                if points.len() == 1 { "" } else { "s" },
+                shown.join(", "),
+                if points.len() > 10 {
+                    format!(" and {} more", points.len() - 10)
+                } else {
+                    String::new()
+                },
+                format_duration(bound),
+            )
+        })
+        .collect()
 }
 
 /// `--shard I/N`: this process runs the points `p` with `p mod N = I`.
@@ -240,7 +295,7 @@ pub fn existing(plan: &Plan, runs_dir: &Path) -> Records {
             && r.point < plan.points.len()
             && r.replication < plan.replications
             && r.values == plan.points[r.point]
-            && r.seed == design::run_seed(plan.seed, r.point, r.replication)
+            && r.seed == design::run_seed(plan.seed, r.replication)
             && path.file_name() == Some(record_name(r.point, r.replication).as_ref())
         {
             out.insert((r.point, r.replication), r);
@@ -337,7 +392,7 @@ pub fn execute(
 fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(), SweepError> {
     let plan = &planned.plan;
     let mut file = planned.scenarios[p].clone();
-    let seed = design::run_seed(plan.seed, p, rep);
+    let seed = design::run_seed(plan.seed, rep);
     file.simulation.seed = seed;
     let duration = file.simulation.duration.get() as f64;
     let finished = World::new(file, &RunOptions::default(), None)
@@ -389,8 +444,12 @@ pub fn check_complete(plan: &Plan, records: &Records) -> Result<(), SweepError> 
 }
 
 /// Writes the tables (and, through `plots`, the charts) of a complete sweep into
-/// `dir`. Returns the best point under the objective.
-pub fn finish(dir: &Path, plan: &Plan, records: &Records) -> Result<Option<usize>, SweepError> {
+/// `dir`. Returns the objective's verdict (empty without an objective).
+pub fn finish(
+    dir: &Path,
+    plan: &Plan,
+    records: &Records,
+) -> Result<aggregate::Choice, SweepError> {
     check_complete(plan, records)?;
     aggregate::write_all(dir, plan, records).map_err(|e| io_failed("write the tables in", dir, e))
 }
@@ -452,7 +511,11 @@ pub const PLOTS_DIR: &str = "plots";
 /// against each parameter with its confidence band, and a heatmap per pair of
 /// parameters; `docs/plots.md`). The charts go into a temporary folder that replaces
 /// `plots/` only when all are drawn. Returns the chart names.
-pub fn plots(dir: &Path, plan: &Plan) -> Result<Vec<String>, SweepError> {
+pub fn plots(
+    dir: &Path,
+    plan: &Plan,
+    choice: &aggregate::Choice,
+) -> Result<Vec<String>, SweepError> {
     let final_dir = dir.join(PLOTS_DIR);
     let tmp = crate::stats::output::sibling(&final_dir, "tmp")
         .map_err(|e| io_failed("name the charts' folder in", dir, e))?;
@@ -462,6 +525,7 @@ pub fn plots(dir: &Path, plan: &Plan) -> Result<Vec<String>, SweepError> {
         &tmp,
         &plan.params,
         &plan.metrics,
+        &marks(plan, choice),
     )
     .map_err(|e| {
         let _ = crate::stats::output::remove_any(&tmp);
@@ -470,6 +534,82 @@ pub fn plots(dir: &Path, plan: &Plan) -> Result<Vec<String>, SweepError> {
     crate::stats::output::move_into_place(&tmp, &final_dir)
         .map_err(|e| io_failed("move the charts into", dir, e))?;
     Ok(names)
+}
+
+/// The objective's verdict in a sentence for the terminal: `best: point 4
+/// (delay_bound = 3d, min_quorum = 1), workunits_assimilated_per_day 1959.3
+/// [1940.2, 1978.4]; 7 other points are within the noise (best.json)`.
+pub fn verdict(plan: &Plan, choice: &aggregate::Choice) -> String {
+    let Some(goal) = &plan.goal else {
+        return String::new();
+    };
+    let Some(b) = choice.best else {
+        return "no point meets the objective's constraints (best.json)".into();
+    };
+    let values = |p: usize| {
+        plan.params
+            .iter()
+            .zip(&plan.points[p])
+            .map(|(k, v)| format!("{} = {v}", k.rsplit('.').next().unwrap_or(k)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let n = crate::plot::format::number;
+    let objective = match choice.objective_of_best {
+        Some(s) => match (s.mean, s.ci95) {
+            (Some(m), Some((lo, hi))) => {
+                format!(", {} {} [{}, {}]", goal.metric, n(m), n(lo), n(hi))
+            }
+            (Some(m), None) => format!(", {} {}", goal.metric, n(m)),
+            _ => String::new(),
+        },
+        None => String::new(),
+    };
+    let near = match choice.within_noise.len() {
+        0 if choice.undecided.is_empty() => "no other point is within the noise".to_string(),
+        0 => format!(
+            "{} other feasible points cannot be told apart with one replication",
+            choice.undecided.len()
+        ),
+        1 => "1 other point is within the noise".to_string(),
+        n => format!("{n} other points are within the noise"),
+    };
+    let uncertain = match choice.uncertain.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} point{} of uncertain feasibility (a limit inside the 95% interval)",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    format!(
+        "best: point {b} ({}){objective}; {near}{uncertain} (best.json)",
+        values(b)
+    )
+}
+
+/// The heatmaps' marks from the objective's verdict: best point, points within the
+/// noise, feasible points (when there are constraints) and the constraints' upper
+/// limits by metric (the top of a fraction's colour scale).
+pub fn marks(plan: &Plan, choice: &aggregate::Choice) -> crate::plot::sweep::Marks {
+    let mut limits: BTreeMap<String, f64> = BTreeMap::new();
+    let constraints = plan.goal.as_ref().map_or(&[][..], |g| &g.constraints[..]);
+    for c in constraints {
+        if matches!(c.op, spec::Op::Lt | spec::Op::Le) {
+            let e = limits.entry(c.metric.clone()).or_insert(c.bound);
+            *e = e.min(c.bound);
+        }
+    }
+    crate::plot::sweep::Marks {
+        best: choice.best.map(|p| p as u64),
+        within_noise: choice.within_noise.iter().map(|&p| p as u64).collect(),
+        feasible: (!constraints.is_empty()).then(|| {
+            (0..choice.feasible.len())
+                .filter(|&p| choice.feasible[p])
+                .map(|p| p as u64)
+                .collect()
+        }),
+        limits,
+    }
 }
 
 #[cfg(test)]

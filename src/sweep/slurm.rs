@@ -121,6 +121,7 @@ mod tests {
             seed: 1,
             points: vec![vec!["1".into()], vec!["2".into()]],
             goal: None,
+            warnings: Vec::new(),
         };
         let t = script(
             &plan,

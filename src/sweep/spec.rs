@@ -119,7 +119,9 @@ pub struct Range {
 pub struct Objective {
     pub maximize: Option<String>,
     pub minimize: Option<String>,
-    /// Constraints on point means, e.g. `"deadline_miss_frac < 0.05"`.
+    /// Constraints on point means, all of which must hold, e.g.
+    /// `["deadline_miss_frac < 0.05", "error_frac < 0.001"]`; an entry may also join
+    /// several with `and`.
     #[serde(default)]
     pub subject_to: Vec<String>,
 }
@@ -181,6 +183,23 @@ pub fn parse_constraint(s: &str) -> Result<Constraint, String> {
     Err(format!(
         "`{s}`: expected `METRIC OP NUMBER` with OP one of <, <=, >, >="
     ))
+}
+
+/// Parses one `subject_to` entry: a constraint, or several joined by `and` (or
+/// `&&`), all of which must hold: `"deadline_miss_frac < 0.05 and error_frac <
+/// 0.001"` is the same as the two entries.
+pub fn parse_constraints(s: &str) -> Result<Vec<Constraint>, String> {
+    let parts: Vec<&str> = s
+        .split("&&")
+        .flat_map(|p| p.split(" and "))
+        .map(str::trim)
+        .collect();
+    if parts.len() > 1 && parts.iter().any(|p| p.is_empty()) {
+        return Err(format!(
+            "`{s}`: expected constraints `METRIC OP NUMBER` on both sides of each `and`"
+        ));
+    }
+    parts.into_iter().map(parse_constraint).collect()
 }
 
 /// What the best point maximises or minimises, under which constraints.
@@ -353,17 +372,19 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
             let mut constraints = Vec::new();
             for (i, c) in o.subject_to.iter().enumerate() {
                 let at = format!("objective.subject_to.{i}");
-                let c = parse_constraint(c).map_err(|m| bad(&at, m))?;
-                if !s.metrics.contains(&c.metric) {
-                    return Err(bad(
-                        &at,
-                        format!(
-                            "`{}` is not one of the sweep's metrics; add it to `sweep.metrics`",
-                            c.metric
-                        ),
-                    ));
+                for c in parse_constraints(c).map_err(|m| bad(&at, m))? {
+                    if !s.metrics.contains(&c.metric) {
+                        return Err(bad(
+                            &at,
+                            format!(
+                                "`{}` is not one of the sweep's metrics; add it to \
+                                 `sweep.metrics`",
+                                c.metric
+                            ),
+                        ));
+                    }
+                    constraints.push(c);
                 }
-                constraints.push(c);
             }
             Some(Goal {
                 metric,
@@ -464,6 +485,22 @@ mod tests {
         assert!(parse_constraint("a = 2").is_err());
         assert!(parse_constraint("a < x").is_err());
         assert!(Op::Le.holds(2.0, 2.0) && !Op::Lt.holds(2.0, 2.0));
+    }
+
+    #[test]
+    fn constraints_combine_with_and() {
+        let cs = parse_constraints("deadline_miss_frac < 0.05 and error_frac <= 0.001").unwrap();
+        assert_eq!(cs.len(), 2);
+        assert_eq!(cs[1].metric, "error_frac");
+        assert_eq!((cs[1].op, cs[1].bound), (Op::Le, 0.001));
+        assert_eq!(parse_constraints("a > 1 && b < 2").unwrap().len(), 2);
+        assert_eq!(parse_constraints("a < 1").unwrap().len(), 1);
+        assert!(
+            parse_constraints("a < 1 and ")
+                .unwrap_err()
+                .contains("both sides")
+        );
+        assert!(parse_constraints("a < 1 and b").is_err());
     }
 
     #[test]
