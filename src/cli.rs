@@ -6,7 +6,8 @@
 
 use crate::progress::RunProgress;
 use crate::scenario::load::{Loaded, load};
-use crate::stats::output::RunOutput;
+use crate::stats::outdir::{self, Target};
+use crate::stats::output::{AuditTrail, RunOutput};
 use crate::world::{Finished, RunError, RunOptions, World};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -142,12 +143,24 @@ pub struct RunArgs {
     /// before the run folder is moved into place.
     #[arg(long)]
     pub plot: bool,
+    /// Write the audit trail of every state change (`transitions.csv.gz`; plain
+    /// `transitions.csv` for scripted scenarios, where it is on anyway), as
+    /// `[output] transitions = true` does.
+    #[arg(long)]
+    pub audit: bool,
+    /// Replace the output folder even if boinc-sim did not write it (and lose
+    /// everything in it). Never the current folder, a home folder or a root.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct PlotArgs {
     /// Run folder written by `boinc-sim run`, e.g. output/quickstart.
     pub run_dir: PathBuf,
+    /// Replace the run folder's plots/ even if it holds files boinc-sim did not write.
+    #[arg(long)]
+    pub force: bool,
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
@@ -188,6 +201,10 @@ pub struct CompareArgs {
     /// one per run, in order.
     #[arg(long = "label", value_name = "NAME")]
     pub labels: Vec<String>,
+    /// Replace the output folder even if boinc-sim did not write it (and lose
+    /// everything in it). Never the current folder, a home folder or a root.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Entry point of the binary.
@@ -200,6 +217,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
+    match &cli.command {
+        Command::Run(_) | Command::Compare(_) | Command::Plot(_) | Command::Sweep(_) => {
+            crate::stats::outdir::install_signal_cleanup()
+        }
+        _ => {}
+    }
     match cli.command {
         Command::Run(a) => run(a),
         Command::Check(a) => check(a),
@@ -211,11 +234,54 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Checks the output folder before any work ([`outdir::check_target`]): a folder
+/// boinc-sim did not write is refused (exit 2) unless `force`.
+fn check_out_dir(dir: &Path, force: bool) -> Result<Target, ExitCode> {
+    outdir::check_target(dir, force).map_err(|m| {
+        eprintln!("error: {m}");
+        ExitCode::from(2)
+    })
+}
+
+/// Says on stderr that an earlier output was replaced (a second run to the same
+/// folder), so nobody wonders where it went.
+fn print_replaced(dir: &Path, target: Target) {
+    match target {
+        Target::New => {}
+        Target::ReplacesOurs => {
+            eprintln!("replaced the earlier output in {}", dir.display())
+        }
+        Target::ReplacesForced => eprintln!(
+            "replaced {} and everything that was in it (--force)",
+            dir.display()
+        ),
+    }
+}
+
+/// How the run writes its audit trail: on if `--audit` or `[output] transitions`
+/// (resolved by the loader: on for scripted scenarios); plain CSV for scripted
+/// scenarios, where it is small and read as is, gzip otherwise, where it is by far
+/// the largest file.
+fn audit_trail(loaded: &Loaded, audit: bool) -> AuditTrail {
+    if !(audit || loaded.file.output.transitions == Some(true)) {
+        AuditTrail::Off
+    } else if loaded.file.is_scripted() {
+        AuditTrail::Csv
+    } else {
+        AuditTrail::Gzip
+    }
+}
+
+/// Loads the scenario, printing its warnings, or the error and the exit code.
 fn load_or_report(a: &ScenarioArgs) -> Result<Loaded, ExitCode> {
-    load(&a.scenario, &a.sets, a.seed).map_err(|e| {
+    let loaded = load(&a.scenario, &a.sets, a.seed).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(e.exit_code() as u8)
-    })
+    })?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded)
 }
 
 fn check(a: ScenarioArgs) -> ExitCode {
@@ -245,7 +311,11 @@ fn run(a: RunArgs) -> ExitCode {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("output").join(&loaded.file.simulation.name));
-    let output = match RunOutput::create(&out_dir, loaded.file.output.transitions) {
+    let target = match check_out_dir(&out_dir, a.force) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let output = match RunOutput::create_audited(&out_dir, audit_trail(&loaded, a.audit)) {
         Ok(o) => o,
         Err(e) => {
             eprintln!(
@@ -309,6 +379,7 @@ fn run(a: RunArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     if !a.quiet {
+        print_replaced(&out_dir, target);
         eprintln!(
             "{}: {} events, {} scheduler RPCs in {:.2} s wall; outputs in {}",
             loaded.file.simulation.name,
@@ -337,9 +408,14 @@ fn run(a: RunArgs) -> ExitCode {
 
 fn compare(a: CompareArgs) -> ExitCode {
     let out = a.out.unwrap_or_else(|| Path::new("output").join("compare"));
+    let target = match check_out_dir(&out, a.force) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
     match crate::compare::compare(&a.runs, &a.labels, &out) {
         Ok(text) => {
             print!("{text}");
+            print_replaced(&out, target);
             eprintln!(
                 "compare.csv, config_diff.csv and the overlay charts in {}",
                 out.display()
@@ -363,6 +439,10 @@ fn print_plotted(run_dir: &Path, charts: usize) {
 
 fn plot(a: PlotArgs) -> ExitCode {
     let started = Instant::now();
+    if let Err(e) = crate::plot::check_plots_dir(&a.run_dir, a.force) {
+        eprintln!("error: {e}");
+        return ExitCode::from(e.exit_code());
+    }
     match crate::plot::plot_run(&a.run_dir) {
         Ok(charts) => {
             if !a.quiet {

@@ -807,7 +807,7 @@ fn defaults_are_filled() {
     assert_eq!(p.workunit.min_quorum, 1);
     assert_eq!(p.config.daily_result_quota, 500);
     assert_eq!(p.config.shmem_work_items, 100);
-    assert!(l.file.output.transitions);
+    assert_eq!(l.file.output.transitions, Some(false), "unscripted: off");
     assert_eq!(l.origin, f.path().display().to_string());
 }
 

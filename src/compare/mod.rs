@@ -28,7 +28,8 @@ pub mod table;
 pub use load::{ProjectSummary, Run, load_runs};
 pub use table::Comparison;
 
-use crate::stats::output::{move_into_place, remove_any, sibling};
+use crate::stats::outdir;
+use crate::stats::output::move_into_place;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -64,14 +65,10 @@ pub struct CompareOutput {
 }
 
 impl CompareOutput {
-    /// Creates `<final_dir>.tmp-<pid>` (and the parent folders), removing a stale one.
+    /// Creates `<final_dir>.tmp-<pid>` (and the parent folders), removing stale ones
+    /// ([`outdir::create_temp`]).
     pub fn create(final_dir: &Path) -> io::Result<Self> {
-        let tmp_dir = sibling(final_dir, "tmp")?;
-        if let Some(parent) = tmp_dir.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        remove_any(&tmp_dir)?;
-        std::fs::create_dir(&tmp_dir)?;
+        let tmp_dir = outdir::create_temp(final_dir)?;
         Ok(Self {
             final_dir: final_dir.to_path_buf(),
             tmp_dir,
@@ -95,7 +92,7 @@ impl CompareOutput {
 impl Drop for CompareOutput {
     fn drop(&mut self) {
         if self.armed {
-            let _ = remove_any(&self.tmp_dir);
+            outdir::discard_temp(&self.tmp_dir);
         }
     }
 }
@@ -148,16 +145,25 @@ mod tests {
         drop(out);
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 
+        // A folder boinc-sim did not write is never replaced.
         std::fs::create_dir(&dir).unwrap();
         std::fs::write(dir.join("old.csv"), "old").unwrap();
         let out = CompareOutput::create(&dir).unwrap();
+        assert!(out.finish().is_err());
+        assert!(dir.join("old.csv").is_file());
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+
+        // An earlier comparison (it has the marker) is.
+        std::fs::write(dir.join(outdir::MARKER), "").unwrap();
+        let out = CompareOutput::create(&dir).unwrap();
         std::fs::write(out.dir().join("new.csv"), "new").unwrap();
         out.finish().unwrap();
-        let names: Vec<_> = std::fs::read_dir(&dir)
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names, ["new.csv"]);
+        names.sort();
+        assert_eq!(names, [outdir::MARKER, "new.csv"]);
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
     }
 }

@@ -33,6 +33,7 @@ mod report;
 pub mod sweep;
 mod timeline;
 
+use crate::stats::outdir;
 use crate::stats::output::{move_into_place, remove_any};
 use data::RunData;
 use figure::Figure;
@@ -149,7 +150,7 @@ struct Staging {
 impl Drop for Staging {
     fn drop(&mut self) {
         if self.armed {
-            let _ = remove_any(&self.plots);
+            outdir::discard_temp(&self.plots);
             let _ = remove_any(&self.report);
         }
     }
@@ -157,6 +158,31 @@ impl Drop for Staging {
 
 fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> PlotError {
     PlotError::Failed(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// Checks that `run_dir/plots/` may be replaced: it is missing, boinc-sim wrote it
+/// (its marker, [`outdir::is_ours`]), or it holds nothing but charts (`.png`,
+/// `.svg`, as run folders from before the marker do); otherwise only `force` lets it
+/// go. The refusal is bad input (exit 2) and names the folder.
+pub fn check_plots_dir(run_dir: &Path, force: bool) -> Result<(), PlotError> {
+    let plots = run_dir.join(PLOTS_DIR);
+    if fs::symlink_metadata(&plots).is_err() || outdir::may_replace(&plots) {
+        return Ok(());
+    }
+    let only_charts = fs::read_dir(&plots).is_ok_and(|entries| {
+        entries.filter_map(|e| e.ok()).all(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            e.file_type().is_ok_and(|t| t.is_file())
+                && (name.ends_with(".png") || name.ends_with(".svg"))
+        })
+    });
+    if only_charts || force {
+        return outdir::allow(&plots).map_err(|e| failed("inspect", &plots, e));
+    }
+    Err(PlotError::BadInput(format!(
+        "{} holds files that boinc-sim did not write (not only .png and .svg charts), or is not a folder; it is left as it is. Move them away, or add --force to replace it",
+        plots.display()
+    )))
 }
 
 /// Draws every chart of the run folder `run_dir` into `run_dir/plots/` (PNG and SVG)
@@ -180,16 +206,15 @@ pub fn plot_unfinished_run(
         d.summary_json =
             summary.and_then(|s| serde_json::from_str(&serde_json::to_string(s).ok()?).ok());
     }
+    let final_plots = run_dir.join(PLOTS_DIR);
+    check_plots_dir(run_dir, false)?;
     let pid = std::process::id();
     let stage = Staging {
-        plots: run_dir.join(format!("{PLOTS_DIR}.tmp-{pid}")),
+        plots: outdir::create_temp(&final_plots)
+            .map_err(|e| failed("create the temporary folder of", &final_plots, e))?,
         report: run_dir.join(format!("{REPORT_HTML}.tmp-{pid}")),
         armed: true,
     };
-    remove_any(&stage.plots).map_err(|e| failed("remove", &stage.plots, e))?;
-    fs::create_dir(&stage.plots).map_err(|e| failed("create", &stage.plots, e))?;
-
-    let final_plots = run_dir.join(PLOTS_DIR);
     let mut charts = Vec::new();
     for fig in figures(&d) {
         let svg = fig

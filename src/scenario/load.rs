@@ -31,6 +31,9 @@ pub struct Loaded {
     /// FNV-1a 64 of `source_text`, as 16 hex digits: a stable content id (not a
     /// cryptographic hash; no extra dependency for it).
     pub hash: String,
+    /// Things that are allowed but probably not meant (a bare `delay_bound = 3`),
+    /// located like errors, one line each, for the command line to print.
+    pub warnings: Vec<String>,
 }
 
 /// A scenario that cannot be used. The message is meant to be printed as is.
@@ -226,10 +229,22 @@ pub fn load_str(
     if let Some(s) = seed {
         file.simulation.seed = s;
     }
+    // The audit trail is on by default only where it is small and read: scripted
+    // scenarios (issue 10 §5).
+    if file.output.transitions.is_none() {
+        file.output.transitions = Some(file.is_scripted());
+    }
 
     let mut problems = validate(&file);
     if problems.is_empty() {
         problems = load_traces(&mut file, origin);
+    }
+    if problems.is_empty() {
+        // Before anything is allocated for it.
+        problems.extend(super::capacity::check(
+            &file,
+            super::capacity::memory_limit(),
+        ));
     }
     if let Some((first, rest)) = problems.split_first() {
         let mut d = ctx.problem(first);
@@ -237,12 +252,29 @@ pub fn load_str(
         return Err(ScenarioError::Invalid(Box::new(d)));
     }
 
+    let warnings = toml_edit::Document::parse(source_text.clone())
+        .map(|doc| {
+            super::units::short_bare_durations(doc.as_item())
+                .into_iter()
+                .map(|(path, v)| {
+                    let p = Problem {
+                        path: path.join("."),
+                        message: format!(
+                            "the bare number {v} is read as {v} seconds; write \"{v}d\", \"{v}h\" or \"{v}m\" if you meant days, hours or minutes, or \"{v}s\" to keep seconds without this warning"
+                        ),
+                    };
+                    ctx.problem(&p).headline()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let hash = format!("{:016x}", fnv1a64(source_text.as_bytes()));
     Ok(Loaded {
         file,
         source_text,
         origin: origin.to_owned(),
         hash,
+        warnings,
     })
 }
 
@@ -396,7 +428,7 @@ impl Ctx<'_> {
 
     /// A serde error on `text` (the text after `--set`).
     fn de_error(&self, text: &str, e: &toml::de::Error) -> ScenarioError {
-        let message = first_line(e.message());
+        let message = in_words(&first_line(e.message()));
         let Some(span) = e.span() else {
             return ScenarioError::Invalid(Box::new(self.located(None, None, message)));
         };
@@ -441,6 +473,42 @@ impl Ctx<'_> {
 }
 
 /// toml's messages may end with a newline; keep the message on one line.
+/// serde's Rust type names in a user's words: `invalid value: integer `-1`,
+/// expected u32` becomes "`-1` is out of range; expected a whole number from 0 to
+/// 4,294,967,295".
+fn in_words(m: &str) -> String {
+    const RANGES: [(&str, &str); 9] = [
+        ("u8", "0 to 255"),
+        ("u16", "0 to 65,535"),
+        ("u32", "0 to 4,294,967,295"),
+        ("u64", "0 to 18,446,744,073,709,551,615"),
+        ("usize", "0 to 18,446,744,073,709,551,615"),
+        ("i8", "-128 to 127"),
+        ("i16", "-32,768 to 32,767"),
+        ("i32", "-2,147,483,648 to 2,147,483,647"),
+        (
+            "i64",
+            "-9,223,372,036,854,775,808 to 9,223,372,036,854,775,807",
+        ),
+    ];
+    let Some((head, ty)) = m.rsplit_once(", expected ") else {
+        return m.to_owned();
+    };
+    let expected = match RANGES.iter().find(|(t, _)| *t == ty) {
+        Some((_, range)) => format!("a whole number from {range}"),
+        None if ty == "f64" || ty == "f32" => "a number".to_owned(),
+        None => return m.to_owned(),
+    };
+    let head = if let Some(v) = head.strip_prefix("invalid value: integer ") {
+        format!("{v} is out of range")
+    } else if let Some(v) = head.strip_prefix("invalid type: floating point ") {
+        format!("{v} is not a whole number")
+    } else {
+        head.to_owned()
+    };
+    format!("{head}; expected {expected}")
+}
+
 fn first_line(m: &str) -> String {
     m.trim().replace('\n', "; ")
 }
@@ -718,12 +786,70 @@ fn apply_set(doc: &mut DocumentMut, arg: &str) -> Result<Vec<String>, String> {
         .parse::<Value>()
         .unwrap_or_else(|_| Value::from(raw.to_owned()));
 
+    check_map_keys(doc, &segs)?;
     let mut node = NodeMut::Item(doc.as_item_mut());
     for (i, seg) in parents.iter().enumerate() {
         node = step_mut(node, seg, &segs[..i], &segs[i + 1])?;
     }
     assign(node, last, &segs[..parents.len()], value)?;
     Ok(segs)
+}
+
+/// A `--set` never adds an entry to a map the file defines by name: a project
+/// that does not exist is a misspelling, not a new project with default settings.
+/// Lists the names that do exist.
+fn check_map_keys(doc: &DocumentMut, segs: &[String]) -> Result<(), String> {
+    if let [first, name, ..] = segs
+        && first == "project"
+    {
+        let names: Vec<&str> = doc
+            .get("project")
+            .and_then(Item::as_table_like)
+            .map(|t| t.iter().map(|(k, _)| k).collect())
+            .unwrap_or_default();
+        if !names.contains(&name.as_str()) {
+            return Err(if names.is_empty() {
+                format!(
+                    "there is no project `{name}`: the scenario defines no [project.NAME] table"
+                )
+            } else {
+                format!(
+                    "there is no project `{name}`; the scenario's projects are: {}",
+                    names.join(", ")
+                )
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The names (`name` keys) of the entries of an array of tables, for messages.
+fn entry_names(a: &ArrayOfTables) -> Vec<String> {
+    a.iter()
+        .filter_map(|t| t.get("name").and_then(Item::as_str).map(String::from))
+        .collect()
+}
+
+/// The index of the entry of `a` named `seg` (`host_group.desktops.count`).
+fn named_entry(a: &ArrayOfTables, seg: &str) -> Option<usize> {
+    a.iter()
+        .position(|t| t.get("name").and_then(Item::as_str) == Some(seg))
+}
+
+/// [`index`] for an array of tables, whose entries may also be named by their
+/// `name` key; a miss lists the names there are.
+fn aot_index(seg: &str, a: &ArrayOfTables, at: &[String]) -> Result<usize, String> {
+    if let Some(i) = named_entry(a, seg) {
+        return Ok(i);
+    }
+    index(seg, a.len(), at).map_err(|m| {
+        let names = entry_names(a);
+        if names.is_empty() {
+            m
+        } else {
+            format!("{m}; or name an entry: {}", names.join(", "))
+        }
+    })
 }
 
 fn shown(path: &[String]) -> String {
@@ -762,7 +888,7 @@ fn step_mut<'a>(
     match node {
         NodeMut::Table(t) | NodeMut::Item(Item::Table(t)) => child_mut(t, false, seg, at, next),
         NodeMut::Item(Item::ArrayOfTables(a)) => {
-            let i = index(seg, a.len(), at)?;
+            let i = aot_index(seg, a, at)?;
             a.get_mut(i)
                 .map(NodeMut::Table)
                 .ok_or_else(|| format!("index {i} is out of range for {}", shown(at)))
@@ -838,7 +964,7 @@ fn assign(node: NodeMut<'_>, last: &str, at: &[String], value: Value) -> Result<
     match node {
         NodeMut::Table(t) | NodeMut::Item(Item::Table(t)) => into_table(t, value),
         NodeMut::Item(Item::ArrayOfTables(a)) => {
-            index(last, a.len(), at)?;
+            aot_index(last, a, at)?;
             Err(format!(
                 "cannot replace a whole `[[{}]]` entry; expected a key inside it, e.g. `{}.{last}.KEY=VALUE`",
                 at.join("."),
@@ -876,6 +1002,23 @@ mod tests {
     }
 
     #[test]
+    fn rust_type_names_are_put_in_words() {
+        assert_eq!(
+            in_words("invalid value: integer `-1`, expected u32"),
+            "`-1` is out of range; expected a whole number from 0 to 4,294,967,295"
+        );
+        assert_eq!(
+            in_words("invalid type: floating point `4000000000.0`, expected u16"),
+            "`4000000000.0` is not a whole number; expected a whole number from 0 to 65,535"
+        );
+        assert_eq!(
+            in_words("invalid type: string \"x\", expected f64"),
+            "invalid type: string \"x\"; expected a number"
+        );
+        assert_eq!(in_words("missing field `count`"), "missing field `count`");
+    }
+
+    #[test]
     fn fnv_is_stable() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
@@ -890,12 +1033,40 @@ mod tests {
 
     #[test]
     fn set_creates_tables_and_reads_bare_words_as_strings() {
-        let mut d = doc("[simulation]\nseed = 1\n");
+        let mut d = doc("[simulation]\nseed = 1\n[project.main]\n");
         apply_set(&mut d, "project.main.backend.variant=seed").expect("applies");
         apply_set(&mut d, "simulation.seed = 7").expect("applies");
         let t = d.to_string();
         assert!(t.contains("seed = 7"), "{t}");
         assert!(t.contains("variant = \"seed\""), "{t}");
+    }
+
+    #[test]
+    fn set_never_creates_a_project_and_names_the_ones_there_are() {
+        let mut d = doc("[project.alpha]\n[project.beta]\n");
+        let m = apply_set(&mut d, "project.alpah.workunit.min_quorum=2").unwrap_err();
+        assert_eq!(
+            m,
+            "there is no project `alpah`; the scenario's projects are: alpha, beta"
+        );
+        let m = apply_set(&mut doc(""), "project.main.workunit.min_quorum=2").unwrap_err();
+        assert!(m.contains("defines no [project.NAME] table"), "{m}");
+    }
+
+    #[test]
+    fn set_names_host_groups_by_index_or_name_and_lists_the_names() {
+        let mut d = doc(
+            "[[host_group]]\nname = \"desk\"\ncount = 1\n[[host_group]]\nname = \"lap\"\ncount = 1\n",
+        );
+        apply_set(&mut d, "host_group.lap.count=7").expect("applies");
+        assert!(d.to_string().contains("count = 7"));
+        let m = apply_set(&mut d, "host_group.laptop.count=7").unwrap_err();
+        assert!(m.ends_with("; or name an entry: desk, lap"), "{m}");
+        let m = apply_set(&mut d, "host_group.2.count=7").unwrap_err();
+        assert!(
+            m.contains("has 2 entries") && m.contains("desk, lap"),
+            "{m}"
+        );
     }
 
     #[test]

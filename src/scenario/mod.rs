@@ -3,8 +3,10 @@
 //! Loading runs in two stages, like ripgrep's low/high-level arguments: serde parses
 //! the text into [`schema`] structs (type errors and unknown keys come out with line,
 //! column and the valid keys), then [`validate`] checks what types cannot
-//! (cross-references, impossible values) and names the key path of each problem.
+//! (cross-references, impossible values) and names the key path of each problem;
+//! [`capacity`] refuses sizes that cannot fit in memory.
 
+pub mod capacity;
 pub mod dist;
 pub mod expect;
 pub mod load;

@@ -102,6 +102,14 @@ pub struct ScenarioFile {
     pub output: OutputSection,
 }
 
+impl ScenarioFile {
+    /// Whether the scenario is scripted: it has named hosts, scripted events or
+    /// expected states (the spec's worked examples). Its audit trail is on by default.
+    pub fn is_scripted(&self) -> bool {
+        !self.host.is_empty() || !self.event.is_empty() || !self.expect.is_empty()
+    }
+}
+
 /// Daemons and other actors that can have a place in the tie order.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "snake_case")]
@@ -479,8 +487,11 @@ pub struct Expect {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct OutputSection {
-    /// Write `transitions.csv` (every state change; large on big runs).
-    pub transitions: bool,
+    /// Write the audit trail `transitions.csv` (every state change; large on big
+    /// runs). Unset: on for scripted scenarios ([`ScenarioFile::is_scripted`]), off
+    /// otherwise (`--audit` turns it on); [`super::load`] fills it in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<bool>,
     /// Bucket width of `timeseries.csv`.
     pub interval: Duration,
     /// Bin width of `histograms.csv`.
@@ -492,7 +503,7 @@ pub struct OutputSection {
 impl Default for OutputSection {
     fn default() -> Self {
         Self {
-            transitions: true,
+            transitions: None,
             interval: Duration(3600),
             histogram_bin: Duration(60),
             warmup: Duration(0),

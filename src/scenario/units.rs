@@ -81,9 +81,76 @@ impl Serialize for Duration {
     }
 }
 
+/// Duration keys where a bare number far below the usual value is most likely a
+/// forgotten unit (`delay_bound = 3` meant as 3 days; BOINC keeps it in seconds):
+/// the key path (`*` is any project) and the threshold in seconds. A bare number
+/// below it gives a warning naming the unit assumed; a value with a unit never does.
+pub const SHORT_BARE_DURATIONS: &[(&str, i64)] = &[
+    ("simulation.duration", 100),
+    ("project.*.workunit.delay_bound", 100),
+];
+
+/// The key paths and values of bare-number durations in `doc` that are below their
+/// [`SHORT_BARE_DURATIONS`] threshold.
+pub fn short_bare_durations(doc: &toml_edit::Item) -> Vec<(Vec<String>, i64)> {
+    let mut out = Vec::new();
+    for (pattern, threshold) in SHORT_BARE_DURATIONS {
+        let segs: Vec<&str> = pattern.split('.').collect();
+        let mut found = Vec::new();
+        collect(doc, &segs, &mut Vec::new(), &mut found);
+        for (path, item) in found {
+            if let Some(v) = item.as_integer()
+                && v < *threshold
+            {
+                out.push((path, v));
+            }
+        }
+    }
+    out
+}
+
+/// The items at `segs` under `item` (`*` matches every key), with their paths.
+fn collect<'a>(
+    item: &'a toml_edit::Item,
+    segs: &[&str],
+    path: &mut Vec<String>,
+    found: &mut Vec<(Vec<String>, &'a toml_edit::Item)>,
+) {
+    let Some((first, rest)) = segs.split_first() else {
+        found.push((path.clone(), item));
+        return;
+    };
+    let Some(t) = item.as_table_like() else {
+        return;
+    };
+    for (k, v) in t.iter() {
+        if *first == "*" || *first == k {
+            path.push(k.to_owned());
+            collect(v, rest, path, found);
+            path.pop();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_bare_durations_are_found_and_values_with_units_are_not() {
+        let doc: toml_edit::DocumentMut = "[simulation]\nduration = 30\n[project.a.workunit]\ndelay_bound = 3\n[project.b.workunit]\ndelay_bound = \"3s\"\n[project.c.workunit]\ndelay_bound = 1000\n"
+            .parse()
+            .unwrap();
+        let found = short_bare_durations(doc.as_item());
+        let shown: Vec<(String, i64)> = found.into_iter().map(|(p, v)| (p.join("."), v)).collect();
+        assert_eq!(
+            shown,
+            [
+                ("simulation.duration".to_string(), 30),
+                ("project.a.workunit.delay_bound".to_string(), 3)
+            ]
+        );
+    }
 
     #[test]
     fn parses_units() {

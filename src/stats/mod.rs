@@ -4,6 +4,8 @@
 //!   ever created, purged ones included), `transitions.csv` (the audit trail of every
 //!   state change) and `summary.json`, into a temporary folder that replaces the final
 //!   one only when the run succeeded. The columns are documented in `docs/outputs.md`.
+//! * [`outdir`] keeps outputs from destroying what the user did not make: which
+//!   folders may be replaced, stale temporary folders, cleanup on SIGINT/SIGTERM.
 //! * [`summary`] tallies the figures that go into `summary.json`.
 //! * [`headline`] derives each project's headline figures from those tallies:
 //!   `summary.csv`, and `headline` in `summary.json`.
@@ -22,6 +24,7 @@ pub mod headline;
 pub mod hosts;
 pub mod manifest;
 pub mod metrics;
+pub mod outdir;
 pub mod output;
 pub mod science;
 pub mod summary;

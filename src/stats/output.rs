@@ -15,6 +15,7 @@
 //! row per state change and is by far the largest file, so its writer formats numbers
 //! into stack buffers and allocates nothing per row.
 
+use super::outdir;
 use crate::engine::{INT_MAX, Time};
 use crate::server::db::{ResultRow, Transition, WorkunitRow, result_name};
 use std::fs::{self, File};
@@ -27,6 +28,20 @@ pub const WORKUNITS_CSV: &str = "workunits.csv";
 pub const RESULTS_CSV: &str = "results.csv";
 /// File name of the audit trail.
 pub const TRANSITIONS_CSV: &str = "transitions.csv";
+/// File name of the gzip-compressed audit trail (unscripted runs, see [`AuditTrail`]).
+pub const TRANSITIONS_CSV_GZ: &str = "transitions.csv.gz";
+
+/// Whether and how the audit trail `transitions.csv` is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditTrail {
+    /// Not written.
+    Off,
+    /// `transitions.csv`, plain text (scripted scenarios: small, read by tests).
+    Csv,
+    /// `transitions.csv.gz`: the same rows gzip-compressed, for unscripted runs where
+    /// the trail is by far the largest file. pandas and polars read it as is.
+    Gzip,
+}
 /// File name of the headline figures and effective configuration.
 pub const SUMMARY_JSON: &str = "summary.json";
 
@@ -116,16 +131,65 @@ fn fmt_int(v: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
+/// Where a table's bytes go: a buffered file, or a gzip stream into one.
+enum Sink {
+    Plain(BufWriter<File>),
+    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Plain(w) => w.write(buf),
+            Sink::Gzip(w) => w.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.flush(),
+            Sink::Gzip(w) => w.flush(),
+        }
+    }
+}
+
+impl Sink {
+    /// Ends the stream (the gzip trailer) and syncs the file to disk.
+    fn close(self) -> io::Result<()> {
+        let buffered = match self {
+            Sink::Plain(w) => w,
+            Sink::Gzip(w) => w.finish()?,
+        };
+        buffered
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .sync_all()
+    }
+}
+
 /// One CSV file being written, field by field.
 struct Table {
-    w: csv::Writer<BufWriter<File>>,
+    w: csv::Writer<Sink>,
     /// Reused buffer for floats and composed names.
     scratch: Vec<u8>,
 }
 
 impl Table {
     fn create(path: &Path, header: &[&str]) -> io::Result<Self> {
+        Self::create_in(path, header, false)
+    }
+
+    /// A table written gzip-compressed when `gzip` (default compression level: a
+    /// good ratio on repetitive CSV at a small cost in time).
+    fn create_in(path: &Path, header: &[&str], gzip: bool) -> io::Result<Self> {
         let file = BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?);
+        let file = if gzip {
+            Sink::Gzip(flate2::write::GzEncoder::new(
+                file,
+                flate2::Compression::default(),
+            ))
+        } else {
+            Sink::Plain(file)
+        };
         let mut w = csv::WriterBuilder::new()
             .delimiter(b',')
             .terminator(csv::Terminator::Any(b'\n'))
@@ -190,9 +254,7 @@ impl Table {
 
     /// Flushes everything and syncs the file to disk.
     fn close(self) -> io::Result<()> {
-        let buffered = self.w.into_inner().map_err(|e| e.into_error())?;
-        let file = buffered.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()
+        self.w.into_inner().map_err(|e| e.into_error())?.close()
     }
 }
 
@@ -213,37 +275,52 @@ pub(crate) fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
 /// first renamed to `<final_dir>.old-<pid>`, the temporary folder renamed to
 /// `final_dir`, then the old one deleted. If the last rename fails the old folder is
 /// put back. Shared by every writer of an atomic output folder (runs, `compare`,
-/// a run's `plots/`, a sweep's `plots/`).
+/// a run's `plots/`, a sweep's `plots/`). An existing `final_dir` that boinc-sim did
+/// not write is never replaced unless `--force` allowed it ([`outdir::may_replace`]).
 pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(final_dir).is_ok() && !outdir::may_replace(final_dir) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists and was not written by boinc-sim; it is left as it is",
+                final_dir.display()
+            ),
+        ));
+    }
     let old = sibling(final_dir, "old")?;
-    let had_old = match fs::symlink_metadata(final_dir) {
-        Ok(_) => {
-            remove_any(&old)?;
-            fs::rename(final_dir, &old)?;
-            true
+    outdir::while_moving(tmp_dir, || {
+        let had_old = match fs::symlink_metadata(final_dir) {
+            Ok(_) => {
+                remove_any(&old)?;
+                fs::rename(final_dir, &old)?;
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e),
+        };
+        if let Err(e) = fs::rename(tmp_dir, final_dir) {
+            if had_old {
+                let _ = fs::rename(&old, final_dir);
+            }
+            return Err(e);
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => return Err(e),
-    };
-    if let Err(e) = fs::rename(tmp_dir, final_dir) {
+        Ok(had_old)
+    })
+    .and_then(|had_old| {
         if had_old {
-            let _ = fs::rename(&old, final_dir);
+            remove_any(&old).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the new output is in {}, but the previous one, moved to {}, could not be removed: {e}",
+                        final_dir.display(),
+                        old.display()
+                    ),
+                )
+            })?;
         }
-        return Err(e);
-    }
-    if had_old {
-        remove_any(&old).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "the new output is in {}, but the previous one, moved to {}, could not be removed: {e}",
-                    final_dir.display(),
-                    old.display()
-                ),
-            )
-        })?;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Removes a folder or file if it exists.
@@ -273,15 +350,21 @@ pub struct RunOutput {
 
 impl RunOutput {
     /// Starts the output of a run that will end up in `final_dir`: creates the parent
-    /// folders, removes a stale `<final_dir>.tmp-<pid>`, and opens the CSV files there
+    /// folders, removes stale temporary folders ([`outdir::create_temp`]), and opens the CSV files there
     /// with their header rows. `transitions` turns `transitions.csv` on.
     pub fn create(final_dir: &Path, transitions: bool) -> io::Result<Self> {
-        let tmp_dir = sibling(final_dir, "tmp")?;
-        if let Some(parent) = tmp_dir.parent() {
-            fs::create_dir_all(parent)?;
-        }
-        remove_any(&tmp_dir)?;
-        fs::create_dir(&tmp_dir)?;
+        let audit = if transitions {
+            AuditTrail::Csv
+        } else {
+            AuditTrail::Off
+        };
+        Self::create_audited(final_dir, audit)
+    }
+
+    /// [`Self::create`] with the audit trail written as `audit` says.
+    pub fn create_audited(final_dir: &Path, audit: AuditTrail) -> io::Result<Self> {
+        let transitions = audit != AuditTrail::Off;
+        let tmp_dir = outdir::create_temp(final_dir)?;
         // From here on an error drops `out`, whose Drop removes the temporary folder.
         let mut out = RunOutput {
             final_dir: final_dir.to_path_buf(),
@@ -301,9 +384,16 @@ impl RunOutput {
             RESULT_COLUMNS,
         )?);
         if transitions {
-            out.transitions = Some(Table::create(
-                &out.tmp_dir.join(TRANSITIONS_CSV),
+            let gzip = audit == AuditTrail::Gzip;
+            let name = if gzip {
+                TRANSITIONS_CSV_GZ
+            } else {
+                TRANSITIONS_CSV
+            };
+            out.transitions = Some(Table::create_in(
+                &out.tmp_dir.join(name),
                 TRANSITION_COLUMNS,
+                gzip,
             )?);
         }
         Ok(out)
@@ -460,7 +550,8 @@ impl RunOutput {
     pub fn abandon(mut self) -> io::Result<()> {
         self.armed = false;
         self.close_tables();
-        remove_any(&self.tmp_dir)
+        outdir::discard_temp(&self.tmp_dir);
+        Ok(())
     }
 
     fn close_tables(&mut self) {
@@ -475,7 +566,7 @@ impl Drop for RunOutput {
     fn drop(&mut self) {
         if self.armed {
             self.close_tables();
-            let _ = remove_any(&self.tmp_dir);
+            outdir::discard_temp(&self.tmp_dir);
         }
     }
 }
@@ -546,7 +637,13 @@ mod tests {
         assert_eq!(entries(&tmp.path().join("runs")), ["s1"]);
         assert_eq!(
             entries(&dir),
-            [RESULTS_CSV, SUMMARY_JSON, TRANSITIONS_CSV, WORKUNITS_CSV]
+            [
+                outdir::MARKER,
+                RESULTS_CSV,
+                SUMMARY_JSON,
+                TRANSITIONS_CSV,
+                WORKUNITS_CSV
+            ]
         );
         let wus = lines(&dir.join(WORKUNITS_CSV));
         assert_eq!(wus[0], WORKUNIT_COLUMNS.join(","));
@@ -593,7 +690,10 @@ mod tests {
         };
         out.write_transitions("p", &[t]).unwrap();
         out.finish(&serde_json::Value::Null).unwrap();
-        assert_eq!(entries(&dir), [RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]);
+        assert_eq!(
+            entries(&dir),
+            [outdir::MARKER, RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]
+        );
         assert_eq!(
             lines(&dir.join(RESULTS_CSV))[1],
             "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1"
@@ -618,22 +718,78 @@ mod tests {
     }
 
     #[test]
-    fn finishing_replaces_an_existing_folder_and_a_stale_temp_one() {
+    fn finishing_replaces_an_earlier_run_and_a_stale_temp_one_but_no_user_folder() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("run");
         fs::create_dir(&dir).unwrap();
         fs::write(dir.join("old.txt"), "previous run").unwrap();
+        // Left by this very process (same pid) and marked as ours.
         let stale = sibling(&dir, "tmp").unwrap();
         fs::create_dir(&stale).unwrap();
+        fs::write(stale.join(outdir::MARKER), "").unwrap();
         fs::write(stale.join("junk.csv"), "x").unwrap();
 
+        // Not ours: the finished output is refused and the folder kept.
         let out = RunOutput::create(&dir, false).unwrap();
-        assert_eq!(entries(out.dir()), [RESULTS_CSV, WORKUNITS_CSV]);
-        // The previous output stays intact until the new one is complete.
+        assert_eq!(
+            entries(out.dir()),
+            [outdir::MARKER, RESULTS_CSV, WORKUNITS_CSV]
+        );
+        let err = out.finish(&serde_json::json!({})).unwrap_err();
+        assert!(
+            err.to_string().contains("not written by boinc-sim"),
+            "{err}"
+        );
+        assert_eq!(entries(tmp.path()), ["run"]);
         assert_eq!(entries(&dir), ["old.txt"]);
+
+        // An earlier run's folder: it stays intact until the new one is complete.
+        fs::write(dir.join("manifest.json"), r#"{"crate": "boinc-sim"}"#).unwrap();
+        let out = RunOutput::create(&dir, false).unwrap();
+        assert_eq!(entries(&dir), ["manifest.json", "old.txt"]);
         out.finish(&serde_json::json!({})).unwrap();
         assert_eq!(entries(tmp.path()), ["run"]);
-        assert_eq!(entries(&dir), [RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]);
+        assert_eq!(
+            entries(&dir),
+            [outdir::MARKER, RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]
+        );
+    }
+
+    #[test]
+    fn a_gzip_audit_trail_reads_back_as_the_csv() {
+        use std::io::Read;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut out = RunOutput::create_audited(&dir, AuditTrail::Gzip).unwrap();
+        let t = Transition {
+            time: 7,
+            actor: Actor::Feeder,
+            entity: Entity::Result,
+            id: 1,
+            field: Field::Row,
+            old: 0,
+            new: 1,
+        };
+        out.write_transitions("p", &[t]).unwrap();
+        out.finish(&serde_json::json!({})).unwrap();
+        assert_eq!(
+            entries(&dir),
+            [
+                outdir::MARKER,
+                RESULTS_CSV,
+                SUMMARY_JSON,
+                TRANSITIONS_CSV_GZ,
+                WORKUNITS_CSV
+            ]
+        );
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(File::open(dir.join(TRANSITIONS_CSV_GZ)).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(
+            text,
+            "time_s,project,actor,entity,id,field,old,new\n7,p,feeder,result,1,row,0,1\n"
+        );
     }
 
     #[test]

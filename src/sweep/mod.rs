@@ -517,9 +517,8 @@ pub fn plots(
     choice: &aggregate::Choice,
 ) -> Result<Vec<String>, SweepError> {
     let final_dir = dir.join(PLOTS_DIR);
-    let tmp = crate::stats::output::sibling(&final_dir, "tmp")
-        .map_err(|e| io_failed("name the charts' folder in", dir, e))?;
-    let _ = crate::stats::output::remove_any(&tmp);
+    let tmp = crate::stats::outdir::create_temp(&final_dir)
+        .map_err(|e| io_failed("create the charts' folder in", dir, e))?;
     let names = crate::plot::write_sweep_plots(
         &dir.join(aggregate::SUMMARY_CSV),
         &tmp,
@@ -528,11 +527,13 @@ pub fn plots(
         &marks(plan, choice),
     )
     .map_err(|e| {
-        let _ = crate::stats::output::remove_any(&tmp);
+        crate::stats::outdir::discard_temp(&tmp);
         SweepError::Failed(format!("cannot draw the sweep's charts: {e}"))
     })?;
-    crate::stats::output::move_into_place(&tmp, &final_dir)
-        .map_err(|e| io_failed("move the charts into", dir, e))?;
+    crate::stats::output::move_into_place(&tmp, &final_dir).map_err(|e| {
+        crate::stats::outdir::discard_temp(&tmp);
+        io_failed("move the charts into", dir, e)
+    })?;
     Ok(names)
 }
 
