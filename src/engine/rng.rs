@@ -31,6 +31,8 @@ pub enum StreamKind {
     SweepRun = 6,
     /// A sweep's random or Latin-hypercube design draws.
     SweepDesign = 7,
+    /// A project's assimilation handler answers (spec backend §2.6).
+    Assimilator = 8,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

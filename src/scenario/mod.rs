@@ -7,6 +7,7 @@
 
 pub mod dist;
 pub mod expect;
+pub mod expect_reply;
 pub mod load;
 pub mod schema;
 pub mod units;
