@@ -83,7 +83,7 @@ fn issue11_down_scheduler_sends_maintenance_delay() {
 }
 
 #[test]
-fn issue11_modern_client_honours_maintenance_delay() {
+fn issue11_clients_honour_maintenance_delay() {
     run_spec("client-maintenance-delay.toml");
 }
 

@@ -1427,6 +1427,13 @@ mod tests {
         p.db.set_transition_time(T, w, 20 + 864_000);
         let v = step(&mut c, &mut p, T).unwrap_err();
         assert_eq!((v.rule, v.entity), (11, WORKUNIT));
+        // No slack for the grace period (spec backend §2.4.5 at HEAD): with
+        // `report_grace_period = 100`, a `tt` one second past the DB deadline
+        // 1010 still fails (the earlier `now − 1 + 2×grace` needed that slack).
+        p.cfg.config.report_grace_period = crate::scenario::units::Duration(100);
+        p.db.set_transition_time(T, w, 1011);
+        let v = step(&mut c, &mut p, T).unwrap_err();
+        assert_eq!((v.rule, v.entity), (11, WORKUNIT));
         // A due WU (tt ≤ now) is fine, and so is a WU with an error.
         p.db.set_transition_time(T, w, 20);
         step(&mut c, &mut p, T).unwrap();
