@@ -14,6 +14,7 @@ use crate::client::scripted::ScriptedHost;
 use crate::client::truth;
 use crate::engine::rng::{self, StreamKind};
 use crate::engine::{EventQueue, Time};
+use crate::scenario::validate::parse_wu_name;
 use crate::scenario::{Daemon, ReportOutcome, ScenarioFile, ScriptEvent};
 use crate::server::config::OutageKind;
 use crate::server::db::{HavRow, HostRow, OutputStatus, parse_result_name};
@@ -97,6 +98,8 @@ pub struct RunCounters {
     /// Scheduler RPCs that failed because of an outage.
     pub rpcs_failed: u64,
     pub daemon_passes: u64,
+    /// `[[expect]]` entries checked (each once, at its time or at the end).
+    pub expectations_checked: u64,
 }
 
 /// Why a run failed.
@@ -264,6 +267,7 @@ impl World {
                 project: pi,
                 hostid,
                 holds: Vec::new(),
+                last_reply: None,
             });
         }
 
@@ -729,6 +733,19 @@ impl World {
         let ev: ScriptEvent = self.scenario.event[i].clone();
         if let Some(d) = ev.daemon {
             let pi = self.project_of(&ev.project);
+            if !ev.assimilate.is_empty() {
+                // A pass whose handler answers as the script says (spec backend §2.6).
+                let script: Vec<_> = ev
+                    .assimilate
+                    .iter()
+                    .filter_map(|(name, &a)| parse_wu_name(name).map(|id| (id, a)))
+                    .collect();
+                self.counters.daemon_passes += 1;
+                let p = &mut self.projects[pi];
+                p.db.now = now;
+                assimilator::pass_scripted(p, now, &script);
+                return self.after_step(now, pi, Some(Actor::Assimilator));
+            }
             return self.run_daemon(now, pi, d);
         }
         if let Some(n) = ev.create_workunits {
@@ -763,6 +780,20 @@ impl World {
         };
         let pi = self.named[ni].project as usize;
         let hostid = self.named[ni].hostid;
+        // During an outage the request never reaches the scheduler: a down one answers
+        // with the maintenance reply (spec backend §2.9), an unreachable one not at all.
+        if let Some(o) = self.projects[pi].cfg.outage.iter().find(|o| o.covers(now)) {
+            self.counters.rpcs_failed += 1;
+            self.named[ni].last_reply = match o.kind {
+                OutageKind::Down => {
+                    let mut r = Reply::default();
+                    r.maintenance(o.maintenance_delay(&self.projects[pi].cfg.config));
+                    Some(r)
+                }
+                OutageKind::Unreachable => None,
+            };
+            return Ok(());
+        }
         self.reports.clear();
         let p = &self.projects[pi];
         for rep in &ev.report {
@@ -835,12 +866,14 @@ impl World {
                 holds.insert(k, j.result_id);
             }
         }
+        self.named[ni].last_reply = Some(self.reply.clone());
         self.after_step(now, pi, Some(Actor::Scheduler))
     }
 
     // ----- expectations -------------------------------------------------------
 
     fn check_expect(&mut self, i: usize) {
+        self.counters.expectations_checked += 1;
         let ex = &self.scenario.expect[i];
         let pi = self.project_of(&ex.project);
         let p = &self.projects[pi];
@@ -865,8 +898,12 @@ impl World {
             let at = ex
                 .at
                 .map_or("end".to_string(), |t| format!("t={}", t.get()));
+            let place = ex
+                .origin
+                .as_deref()
+                .map_or(String::new(), |o| format!("{o}: "));
             self.expect_failures
-                .push(format!("expect[{i}] at {at}: {msg}"));
+                .push(format!("{place}expect[{i}] at {at}: {msg}"));
         }
     }
 }
@@ -975,7 +1012,14 @@ impl ServerLink for World {
             self.counters.rpcs_failed += 1;
             self.tallies[pi].metrics.note_rpc(now, false);
             return match o.kind {
-                OutageKind::Down => (RpcStatus::Down { request_delay: 0.0 }, call.hostid),
+                // The maintenance reply's `request_delay` (spec backend §2.9); the
+                // client applies it as spec client §1.7 / §4.2 say.
+                OutageKind::Down => (
+                    RpcStatus::Down {
+                        request_delay: o.maintenance_delay(&self.projects[pi].cfg.config),
+                    },
+                    call.hostid,
+                ),
                 OutageKind::Unreachable => (RpcStatus::Failed, call.hostid),
             };
         }

@@ -1091,3 +1091,132 @@ fn warmup_not_shorter_than_the_run() {
     let m = err("[project.a]\n[output]\nwarmup = -5\n");
     has(&m, &["`output.warmup`", "-5 s"]);
 }
+
+// ----- issue 11: assimilation answers, maintenance delay, reply expectations --------
+
+#[test]
+fn assimilate_answers_need_an_assimilator_pass() {
+    let m = err(&format!(
+        "{HOSTS}\n[[event]]\nat = 1\ndaemon = \"validator\"\nassimilate = {{ wu1 = \"defer\" }}\n"
+    ));
+    has(
+        &m,
+        &[
+            "bad.toml:12:1",
+            "`event.0.assimilate`",
+            "expected it only with `daemon = \"assimilator\"`",
+        ],
+    );
+}
+
+#[test]
+fn assimilate_answer_must_be_known() {
+    let m = err(&format!(
+        "{HOSTS}\n[[event]]\nat = 1\ndaemon = \"assimilator\"\nassimilate = {{ wu1 = \"maybe\" }}\n"
+    ));
+    has(
+        &m,
+        &["bad.toml:12:", "unknown variant `maybe`", "`ok`, `defer`"],
+    );
+}
+
+#[test]
+fn assimilate_names_workunits() {
+    let m = err(&format!(
+        "{HOSTS}\n[[event]]\nat = 1\ndaemon = \"assimilator\"\nassimilate = {{ wu1_0 = \"ok\" }}\n"
+    ));
+    has(
+        &m,
+        &[
+            "bad.toml:12:",
+            "`event.0.assimilate.wu1_0`",
+            "`wu1_0` is not a workunit name",
+        ],
+    );
+}
+
+#[test]
+fn assimilator_probabilities_sum_to_at_most_one() {
+    let m = err("[project.p.assimilator]\ndefer_prob = 0.7\nerror_prob = 0.5\n");
+    has(
+        &m,
+        &[
+            "bad.toml:3:1",
+            "`project.p.assimilator.error_prob`",
+            "defer_prob + error_prob = 1.2 exceeds 1",
+        ],
+    );
+}
+
+#[test]
+fn maintenance_delay_only_for_a_down_outage() {
+    let m = err(
+        "[project.p]\n\n[[project.p.outage]]\nstart = 0\nduration = 10\nkind = \"unreachable\"\nmaintenance_delay = 60\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:7:1",
+            "`project.p.outage.0.maintenance_delay`",
+            "expected kind = \"down\"",
+        ],
+    );
+}
+
+#[test]
+fn negative_maintenance_delay() {
+    let m = err("[project.p.config]\nmaintenance_delay = -5\n");
+    has(
+        &m,
+        &[
+            "bad.toml:2:1",
+            "`project.p.config.maintenance_delay`",
+            "expected a duration >= 0",
+        ],
+    );
+}
+
+#[test]
+fn reply_deadlines_one_per_job() {
+    let m = err(&format!(
+        "{HOSTS}\n[[expect]]\nhost = \"H1\"\nreply = {{ jobs = [\"wu1_0\"], deadlines = [1, 2] }}\n"
+    ));
+    has(
+        &m,
+        &[
+            "bad.toml:11:",
+            "`expect.0.reply.deadlines`",
+            "2 deadlines for 1 jobs; expected one deadline per job",
+        ],
+    );
+}
+
+#[test]
+fn reply_is_a_host_field() {
+    let m = err(&format!(
+        "{HOSTS}\n[[expect]]\nworkunit = \"wu1\"\nreply = {{ request_delay = 0.0 }}\n"
+    ));
+    has(
+        &m,
+        &[
+            "bad.toml:11:1",
+            "`expect.0.reply`",
+            "`reply` is a host field but this expect names a workunit",
+        ],
+    );
+}
+
+#[test]
+fn reply_names_results() {
+    let m = err(&format!(
+        "{HOSTS}\n[[expect]]\nhost = \"H1\"\nreply = {{ acks = [\"wu1\"] }}\n"
+    ));
+    has(
+        &m,
+        &[
+            "bad.toml:11:",
+            "`expect.0.reply.acks.0`",
+            "`wu1` is not a result name",
+        ],
+    );
+}

@@ -195,6 +195,12 @@ fn failed_expectation_exits_1_and_leaves_no_output_folder() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("expected 4/0/0/0"));
+    // The failure names the `[[expect]]` entry's place in the file.
+    assert!(
+        stderr(&o).contains("s1-single-success.toml:78:1: expect[0]"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!out.exists(), "a failed run left an output folder");
     let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(leftovers.is_empty(), "temporary folder left behind");
@@ -212,6 +218,12 @@ fn worked_example_runs_from_the_cli_with_invariants() {
         "--check-invariants",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // s7 has 17 `[[expect]]` entries; a scripted run says how many it checked.
+    assert!(
+        stderr(&o).contains("checked 17 expectations"),
+        "{}",
+        stderr(&o)
+    );
     let tr = std::fs::read_to_string(out.join("transitions.csv")).unwrap();
     // The validator bumps target_nresults from 2 to 3 at t=602 (spec §4 S7).
     assert!(

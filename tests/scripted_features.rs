@@ -127,8 +127,10 @@ state = "5/7/0/0"
     run_ok("detach-seed.toml", &seed);
 }
 
+/// A resent job is sent as a first send (spec backend §2.4.5, corrected 2026-11-23):
+/// told 100 + 1000 = 1100 (grace 0), while `tt` keeps the earlier 1010.
 #[test]
-fn lost_job_is_resent_with_its_old_deadline() {
+fn lost_job_is_resent_as_a_first_send() {
     let script = r#"
 [[event]]
 at = 100
@@ -141,8 +143,18 @@ at = 100
 result = "wu1_0"
 state = "4/0/0/0"
 sent_time = 100
-report_deadline = 1010
+report_deadline = 1100
 hostid = "H1"
+
+[[expect]]
+at = 100
+workunit = "wu1"
+transition_time = 1010
+
+[[expect]]
+at = 100
+host = "H1"
+reply = { jobs = ["wu1_0"], deadlines = [1100], messages = ["Resent lost task wu1_0"] }
 
 [[expect]]
 at = 100
@@ -180,6 +192,11 @@ report_deadline = 99
 at = 100
 workunit = "wu1"
 transition_time = 99
+
+[[expect]]
+at = 100
+host = "H1"
+reply = { jobs = [], messages = ["Didn't resend lost task wu1_0 (expired)"] }
 
 [[expect]]
 at = 101
@@ -359,4 +376,106 @@ transition_time = 1010
             "name = \"H1\"\nhav = { consecutive_valid = 20 }\n",
         );
     run_ok("ar-trusted.toml", &text);
+}
+
+/// The unscripted handler answers (spec backend §2.6), drawn with probability 1 so
+/// that the outcome is exact: a handler error ends the pass at the first READY
+/// workunit (it stays READY, counted once; the second is not offered); a deferral
+/// puts every workunit back to INIT, and the transitioner offers it again.
+#[test]
+fn assimilator_probabilities_give_errors_and_deferrals() {
+    let script = r#"
+[[event]]
+at = 11
+host = "H2"
+request = 1
+
+[[event]]
+at = 100
+host = "H1"
+report = [{ result = "wu1_0", outcome = "success", value = 1.0 }]
+
+[[event]]
+at = 100
+host = "H2"
+report = [{ result = "wu2_0", outcome = "success", value = 1.0 }]
+
+[[event]]
+at = 101
+daemon = "transitioner"
+
+[[event]]
+at = 102
+daemon = "validator"
+
+[[event]]
+at = 103
+daemon = "assimilator"
+
+[[event]]
+at = 104
+daemon = "transitioner"
+
+[[expect]]
+at = 103
+workunit = "wu1"
+assimilate_state = 1
+assimilate_count = 1
+
+[[expect]]
+at = 103
+workunit = "wu2"
+assimilate_state = 1
+assimilate_count = 0
+"#;
+    let two_wus = |s: String| s.replace("create_workunits = 1", "create_workunits = 2");
+    let text = two_wus(base("rsc_fpops_est = 1e11", script))
+        + "\n[project.main.pin]\nslot_offset = 0\n\n[project.main.assimilator]\nerror_prob = 1.0\n";
+    run_ok("assimilator-error.toml", &text);
+
+    let deferred = script
+        .replace(
+            "assimilate_state = 1\nassimilate_count = 1",
+            "assimilate_state = 0\nassimilate_count = 1\ntransition_time = 103",
+        )
+        .replace(
+            "assimilate_state = 1\nassimilate_count = 0",
+            "assimilate_state = 0\nassimilate_count = 1\ntransition_time = 103",
+        )
+        + r#"
+[[expect]]
+at = 104
+workunit = "wu1"
+assimilate_state = 1
+"#;
+    let text = two_wus(base("rsc_fpops_est = 1e11", &deferred))
+        + "\n[project.main.pin]\nslot_offset = 0\n\n[project.main.assimilator]\ndefer_prob = 1.0\n";
+    run_ok("assimilator-defer.toml", &text);
+}
+
+/// A failed expectation names its entry's file, line and column.
+#[test]
+fn failed_expectation_names_its_place() {
+    let script = r#"
+[[expect]]
+at = 10
+host = "H1"
+reply = { jobs = ["wu1_1"] }
+"#;
+    let text = base("", script);
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("reply ="))
+        .expect("the reply line")
+        - 2; // the `[[expect]]` header, 1-based
+    let loaded = load_str(&text, "place.toml", &[], None).unwrap();
+    let err = World::new(loaded.file, &RunOptions::CHECKED, None)
+        .run()
+        .err()
+        .expect("the expectation must fail")
+        .to_string();
+    assert!(
+        err.contains(&format!("place.toml:{line}:1: expect[0] at t=10: host H1: reply.jobs = [\"wu1_0\"], expected [\"wu1_1\"]")),
+        "{err}"
+    );
 }

@@ -57,6 +57,36 @@ fn s7_quorum_two_tie_broken_by_third_instance() {
     run_spec("s7-quorum2-tiebreak.toml");
 }
 
+#[test]
+fn issue11_deleted_canonical_output_is_a_validate_error() {
+    run_spec("server-deleted-canonical-output.toml");
+}
+
+#[test]
+fn issue11_deleted_own_output_is_a_validate_error() {
+    run_spec("server-deleted-output-q2.toml");
+}
+
+#[test]
+fn issue11_lost_result_resends_follow_head() {
+    run_spec("server-resend-lost.toml");
+}
+
+#[test]
+fn issue11_assimilation_handler_answers_are_scriptable() {
+    run_spec("server-assimilate-defer.toml");
+}
+
+#[test]
+fn issue11_down_scheduler_sends_maintenance_delay() {
+    run_spec("server-maintenance-delay.toml");
+}
+
+#[test]
+fn issue11_clients_honour_maintenance_delay() {
+    run_spec("client-maintenance-delay.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

@@ -41,6 +41,8 @@ pub enum StreamKind {
     /// runs with the same seed share their hosts' availability whatever the project
     /// settings (common random numbers in sweeps, `docs/sweep.md`).
     HostAvailability = 10,
+    /// A project's assimilation handler answers (spec backend §2.6).
+    Assimilator = 9,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

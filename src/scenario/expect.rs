@@ -154,6 +154,12 @@ pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Str
         cmp_i(&mut errs, "min_quorum", ex.min_quorum, w.min_quorum as i64);
         cmp_i(&mut errs, "hr_class", ex.hr_class, w.hr_class as i64);
         cmp_i(&mut errs, "nresults", ex.nresults, w.results.len() as i64);
+        cmp_i(
+            &mut errs,
+            "assimilate_count",
+            ex.assimilate_count,
+            w.assimilate_count as i64,
+        );
         if let Some(c) = &ex.canonical {
             let got = if w.canonical_resultid == 0 {
                 "none".to_string()
@@ -176,6 +182,9 @@ pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Str
         };
         let subject = format!("host {name}");
         let row = p.db.host(h.hostid);
+        if let Some(want) = &ex.reply {
+            super::expect_reply::check(&mut errs, want, h, p);
+        }
         cmp_f(&mut errs, "total_credit", ex.total_credit, row.total_credit);
         let hav = row.hav(crate::server::APP_VERSION_ID);
         if ex.consecutive_valid.is_some()

@@ -268,6 +268,12 @@ pub fn load_str(
                 .collect()
         })
         .unwrap_or_default();
+
+    // Each expectation remembers its place, so that a failure names it.
+    for (i, ex) in file.expect.iter_mut().enumerate() {
+        ex.origin = Some(ctx.place(&["expect".to_owned(), i.to_string()]));
+    }
+
     let hash = format!("{:016x}", fnv1a64(source_text.as_bytes()));
     Ok(Loaded {
         file,
@@ -456,6 +462,25 @@ impl Ctx<'_> {
             .as_ref()
             .and_then(|o| position_in_original(doc.as_item(), o.as_item(), &path, span.start));
         ScenarioError::Invalid(Box::new(self.located(offset, Some(key), message)))
+    }
+
+    /// `origin:line:column` of the key path `segs`, or `origin: --set ARG` when a
+    /// `--set` created it.
+    fn place(&self, segs: &[String]) -> String {
+        if let Some(arg) = self.blame(segs) {
+            return format!("{}: --set `{arg}`", self.origin);
+        }
+        match self
+            .orig_doc
+            .as_ref()
+            .and_then(|d| locate(d.as_item(), segs))
+        {
+            Some(r) => {
+                let (l, c) = line_col(self.original, r.start);
+                format!("{}:{l}:{c}", self.origin)
+            }
+            None => self.origin.to_owned(),
+        }
     }
 
     /// A [`Problem`] from [`validate`], located by its key path.

@@ -9,6 +9,7 @@
 pub mod capacity;
 pub mod dist;
 pub mod expect;
+pub mod expect_reply;
 pub mod load;
 pub mod schema;
 pub mod units;

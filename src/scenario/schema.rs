@@ -404,6 +404,10 @@ pub struct ScriptEvent {
     /// Cancel these workunits (names `wu<id>`).
     #[serde(default)]
     pub cancel: Vec<String>,
+    /// With `daemon = "assimilator"`: the handler's answer (`"ok"`, `"defer"`,
+    /// `"error"`) for the named workunits in this pass, e.g. `{ wu1 = "defer" }`.
+    #[serde(default)]
+    pub assimilate: std::collections::BTreeMap<String, crate::server::assimilator::HandlerResult>,
 }
 
 fn yes() -> bool {
@@ -482,6 +486,39 @@ pub struct Expect {
     pub running: Option<String>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,
+    // --- server-side observables (see `scenario::expect_reply`) ---
+    /// Handler calls the assimilator made for the workunit (a deferred workunit is
+    /// offered, and counted, again).
+    pub assimilate_count: Option<i64>,
+    /// With `host`: the reply to the host's last scheduler RPC.
+    pub reply: Option<ReplyExpect>,
+    /// Where the entry is in the scenario (`file:line:column`), filled in by the
+    /// loader so that a failed expectation names its place.
+    #[serde(skip)]
+    pub origin: Option<String>,
+}
+
+/// What the reply to a named host's last scheduler RPC contained (spec backend
+/// §2.4.1 step 12). Every list is compared in full and in order.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplyExpect {
+    /// Result names of the jobs sent (new sends and resends), in reply order.
+    pub jobs: Option<Vec<String>>,
+    /// The deadline told to the client for each job of `jobs`, in the same order.
+    pub deadlines: Option<Vec<i64>>,
+    /// Result names acknowledged (`result_ack`).
+    pub acks: Option<Vec<String>>,
+    /// Result names to abort (`result_abort`).
+    pub aborts: Option<Vec<String>>,
+    /// Result names to abort if not started (`result_abort_if_not_started`).
+    pub aborts_if_not_started: Option<Vec<String>>,
+    /// Seconds (0 = none sent).
+    pub request_delay: Option<f64>,
+    /// User messages, in order, as the client shows them.
+    pub messages: Option<Vec<String>>,
+    /// `<project_is_down/>`.
+    pub project_is_down: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

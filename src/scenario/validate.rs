@@ -140,6 +140,7 @@ const WORKUNIT_ONLY: &[&str] = &[
     "min_quorum",
     "hr_class",
     "nresults",
+    "assimilate_count",
 ];
 /// Workunits have a `file_delete_state` too (spec backend §1.1), and
 /// `scenario::expect` compares it for both.
@@ -149,6 +150,7 @@ const HOST_ONLY: &[&str] = &[
     "max_jobs_per_day",
     "n_jobs_today",
     "total_credit",
+    "reply",
 ];
 /// Client state of a simulated host (spec client §1.1, §2.3, §2.8).
 pub(crate) const CLIENT_ONLY: &[&str] = &[
@@ -510,6 +512,17 @@ impl Checker<'_> {
         for (k, o) in p.outage.iter().enumerate() {
             self.duration_non_negative(&format!("{prefix}.outage.{k}.start"), o.start);
             self.duration_positive(&format!("{prefix}.outage.{k}.duration"), o.duration);
+            if let Some(d) = o.maintenance_delay {
+                let path = format!("{prefix}.outage.{k}.maintenance_delay");
+                self.duration_non_negative(&path, d);
+                if o.kind != crate::server::config::OutageKind::Down {
+                    self.push(
+                        path,
+                        "maintenance_delay is the reply of a down scheduler; expected \
+                         kind = \"down\" (an unreachable server sends no reply)",
+                    );
+                }
+            }
         }
         self.workunit(&format!("{prefix}.workunit"), &p.workunit);
 
@@ -521,6 +534,7 @@ impl Checker<'_> {
             ("min_sendwork_interval", c.min_sendwork_interval),
             ("reliable_max_avg_turnaround", c.reliable_max_avg_turnaround),
             ("next_rpc_delay", c.next_rpc_delay),
+            ("maintenance_delay", c.maintenance_delay),
         ] {
             self.duration_non_negative(&format!("{pc}.{key}"), d);
         }
@@ -615,6 +629,20 @@ impl Checker<'_> {
             &format!("{prefix}.file_deleter.failure_prob"),
             p.file_deleter.failure_prob,
         );
+        let a = &p.assimilator;
+        let pa = format!("{prefix}.assimilator");
+        self.probability(&format!("{pa}.defer_prob"), a.defer_prob);
+        self.probability(&format!("{pa}.error_prob"), a.error_prob);
+        if a.defer_prob + a.error_prob > 1.0 {
+            self.push(
+                format!("{pa}.error_prob"),
+                format!(
+                    "defer_prob + error_prob = {} exceeds 1; expected the two \
+                     probabilities of one handler call to sum to at most 1",
+                    a.defer_prob + a.error_prob
+                ),
+            );
+        }
         self.duration_non_negative(&format!("{prefix}.db_purge.min_age"), p.db_purge.min_age);
 
         let pin = &p.pin;
@@ -952,6 +980,15 @@ impl Checker<'_> {
         for (j, name) in e.cancel.iter().enumerate() {
             self.wu_name(&format!("{prefix}.cancel.{j}"), name);
         }
+        if !e.assimilate.is_empty() && e.daemon != Some(Daemon::Assimilator) {
+            self.push(
+                at("assimilate"),
+                "`assimilate` gives the assimilation handler's answers; expected it only with `daemon = \"assimilator\"`",
+            );
+        }
+        for name in e.assimilate.keys() {
+            self.wu_name(&format!("{prefix}.assimilate.{name}"), name);
+        }
 
         match &e.host {
             Some(h) => self.host_ref(&at("host"), "event", h, project.as_deref()),
@@ -988,6 +1025,35 @@ impl Checker<'_> {
         }
         for (j, name) in e.lost.iter().enumerate() {
             self.result_name(&format!("{prefix}.lost.{j}"), name);
+        }
+    }
+
+    /// `[[expect]] reply`: result names, and one deadline per job.
+    fn reply_expect(&mut self, prefix: &str, r: &super::schema::ReplyExpect) {
+        for (key, names) in [
+            ("jobs", &r.jobs),
+            ("acks", &r.acks),
+            ("aborts", &r.aborts),
+            ("aborts_if_not_started", &r.aborts_if_not_started),
+        ] {
+            for (j, name) in names.iter().flatten().enumerate() {
+                self.result_name(&format!("{prefix}.{key}.{j}"), name);
+            }
+        }
+        if let (Some(d), Some(j)) = (&r.deadlines, &r.jobs)
+            && d.len() != j.len()
+        {
+            self.push(
+                format!("{prefix}.deadlines"),
+                format!(
+                    "{} deadlines for {} jobs; expected one deadline per job of `jobs`",
+                    d.len(),
+                    j.len()
+                ),
+            );
+        }
+        if let Some(x) = r.request_delay {
+            self.non_negative(&format!("{prefix}.request_delay"), x);
         }
     }
 
@@ -1141,6 +1207,9 @@ impl Checker<'_> {
         if let Some(s) = &x.state {
             self.state_shorthand(&at("state"), s);
         }
+        if let Some(r) = &x.reply {
+            self.reply_expect(&at("reply"), r);
+        }
         let ranges: [RangeCheck; 7] = [
             (
                 "server_state",
@@ -1259,7 +1328,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 38] = [
+    let opts: [(&'static str, bool); 40] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -1301,6 +1370,8 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("rpcs", x.rpcs.is_some()),
         ("cpu_backoff_interval", x.cpu_backoff_interval.is_some()),
         ("running", x.running.is_some()),
+        ("assimilate_count", x.assimilate_count.is_some()),
+        ("reply", x.reply.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }

@@ -57,6 +57,9 @@ pub struct SchedConfig {
     pub report_max: u32,
     /// Seconds a client is asked to wait before the next RPC (0 = not sent).
     pub next_rpc_delay: Duration,
+    /// `request_delay` of the reply a down scheduler sends (`maintenance_delay`,
+    /// spec backend §2.9; BOINC's default 3600 s). An outage can override it.
+    pub maintenance_delay: Duration,
 }
 
 impl Default for SchedConfig {
@@ -83,6 +86,7 @@ impl Default for SchedConfig {
             ignore_delay_bound: false,
             report_max: 0,
             next_rpc_delay: Duration(0),
+            maintenance_delay: Duration(3600),
         }
     }
 }
@@ -499,10 +503,22 @@ pub struct Outage {
     pub duration: Duration,
     #[serde(default)]
     pub kind: OutageKind,
+    /// `kind = "down"`: the reply's `request_delay`, if not the project's
+    /// `config.maintenance_delay`.
+    #[serde(default)]
+    pub maintenance_delay: Option<Duration>,
 }
 
 impl Outage {
     pub fn covers(&self, t: Time) -> bool {
         t >= self.start.get() && t < self.start.get() + self.duration.get()
+    }
+
+    /// The `request_delay` a down scheduler sends: the outage's own
+    /// `maintenance_delay`, else the project's (spec backend §2.9).
+    pub fn maintenance_delay(&self, cfg: &SchedConfig) -> f64 {
+        self.maintenance_delay
+            .unwrap_or(cfg.maintenance_delay)
+            .get() as f64
     }
 }

@@ -489,9 +489,13 @@ impl InvariantChecker {
             }
             // Narrowed: with quirk Q6 switched off (`keep_files_of_unused = false`)
             // the transitioner also deletes the files of NO_REPLY, DIDNT_NEED,
-            // VALIDATE_ERROR and CLIENT_DETACHED results (spec backend §5 Q6).
+            // VALIDATE_ERROR and CLIENT_DETACHED results (spec backend §5 Q6). And a
+            // SUCCESS result whose files were flagged can still reach the validator
+            // (quirk Q2: `need_validate` set before the error branch); if its output
+            // is gone, or unreadable, `init_result` fails permanently and it becomes
+            // VALIDATE_ERROR after the fact (spec backend §2.5).
             let outcome_ok = match outcome {
-                O::ClientError | O::Success => true,
+                O::ClientError | O::Success | O::ValidateError => true,
                 O::Init | O::CouldntSend => false,
                 _ => !p.sw.keep_files_of_unused,
             };
@@ -747,10 +751,11 @@ fn first_unfinished<'a>(p: &'a Project, wu: &WorkunitRow) -> Option<&'a ResultRo
 ///   §5 row 12: `tt = max(tt, now + delay_bound)` exceeds deadlines on purpose);
 /// * a `transition_time ≤ now` is accepted: the WU is already due, which is what a
 ///   report, assimilation or IMMEDIATE validator action writes while an overdue result
-///   waits for the next T-pass to time it out;
-/// * with the grace period in the deadline, `tt` may exceed the DB deadline by
-///   `report_grace_period`: an unresendable lost result gets DB deadline
-///   `now − 1 + grace` but WU `tt = min(tt, now − 1 + 2×grace)` (spec backend §2.4.5).
+///   waits for the next T-pass to time it out.
+///
+/// No slack for the grace period: every write of a DB deadline `d` comes with
+/// `tt = min(tt, d)` (first sends, resends and unresendable lost results alike, spec
+/// backend §2.4.4–2.4.5 at BOINC HEAD).
 fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
     let tt = wu.transition_time;
     if wu.canonical_resultid != 0
@@ -761,13 +766,8 @@ fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(),
     {
         return Ok(());
     }
-    let slack = if p.sw.grace_in_deadline {
-        p.cfg.config.report_grace_period.get()
-    } else {
-        0
-    };
     for r in wu.results.iter().filter_map(|&rid| p.db.results.get(rid)) {
-        if r.server_state == ServerState::InProgress && tt > r.report_deadline + slack {
+        if r.server_state == ServerState::InProgress && tt > r.report_deadline {
             let (id, name, deadline) =
                 (r.id, result_name(r.workunitid, r.suffix), r.report_deadline);
             fail!(
@@ -897,7 +897,9 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
 /// * 18: every result OVER; every WU `need_validate = 0`, assimilated, tt = INT_MAX.
 /// * 19: file deletion finished: the WU and the results whose files the transitioner
 ///   flags (CLIENT_ERROR; SUCCESS once validated, only VALID/INVALID in the seed
-///   variant; with Q6 off also the other reported outcomes) are DONE, the others INIT.
+///   variant; with Q6 off also the other reported outcomes) are DONE, the others INIT
+///   (or DONE for a VALIDATE_ERROR result whose output was deleted before the
+///   validator read it, quirk Q2).
 ///   ERROR is accepted when deletion failures are injected
 ///   (`file_deleter.failure_prob > 0`), READY when the file deleter has no periodic
 ///   pass. With db_purge on, no WU with `file_delete_state = DONE` remains (so, without
@@ -953,10 +955,14 @@ pub fn check_quiescent(p: &Project) -> Result<(), Violation> {
                 fail!(18, now, wu: wu, "transition_time = {} at quiescence", wu.transition_time);
             }
             for r in results() {
+                // A result whose output was deleted before the validator read it
+                // became VALIDATE_ERROR afterwards (quirk Q2, spec backend §2.5).
+                let validated_too_late = r.outcome == Outcome::ValidateError
+                    && r.file_delete_state == FileDeleteState::Done;
                 let ok = if flagged(r) {
                     fd_final(r.file_delete_state)
                 } else {
-                    r.file_delete_state == FileDeleteState::Init
+                    r.file_delete_state == FileDeleteState::Init || validated_too_late
                 };
                 if !ok {
                     let (fd, o, v) = (
@@ -1419,6 +1425,13 @@ mod tests {
         // The transitioner forgets the deadline.
         p.db.now = 20;
         p.db.set_transition_time(T, w, 20 + 864_000);
+        let v = step(&mut c, &mut p, T).unwrap_err();
+        assert_eq!((v.rule, v.entity), (11, WORKUNIT));
+        // No slack for the grace period (spec backend §2.4.5 at HEAD): with
+        // `report_grace_period = 100`, a `tt` one second past the DB deadline
+        // 1010 still fails (the earlier `now − 1 + 2×grace` needed that slack).
+        p.cfg.config.report_grace_period = crate::scenario::units::Duration(100);
+        p.db.set_transition_time(T, w, 1011);
         let v = step(&mut c, &mut p, T).unwrap_err();
         assert_eq!((v.rule, v.entity), (11, WORKUNIT));
         // A due WU (tt ≤ now) is fine, and so is a WU with an error.

@@ -45,6 +45,8 @@ pub struct ProjectConfig {
     pub daemons: DaemonPeriods,
     pub validator: ValidatorConfig,
     pub file_deleter: FileDeleterConfig,
+    /// The assimilation handler's answers in unscripted passes (spec backend §2.6).
+    pub assimilator: assimilator::AssimilatorConfig,
     pub db_purge: DbPurgeConfig,
     /// Pinned values of random draws.
     pub pin: PinnedDraws,
@@ -78,6 +80,9 @@ pub struct Project {
     /// `app.min_avg_pfc` as maintained by the feeder's `update_av_scales`.
     pub min_avg_pfc: f64,
     pub rng: SimRng,
+    /// Draws of the assimilation handler's answers (its own stream, so that enabling
+    /// them changes no other draw).
+    pub assimilator_rng: SimRng,
     pub work_generator: work_generator::State,
     /// Rows removed by db_purge, waiting to be written to the outputs.
     pub purged: Vec<(WorkunitRow, Vec<ResultRow>)>,
@@ -102,6 +107,7 @@ impl Project {
             app_version: AppVersionStats::default(),
             min_avg_pfc,
             rng: stream(seed, StreamKind::Project, index as u64),
+            assimilator_rng: stream(seed, StreamKind::Assimilator, index as u64),
             work_generator: work_generator::State::new(seed, index),
             purged: Vec::new(),
             fatal: None,

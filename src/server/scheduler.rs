@@ -74,6 +74,29 @@ pub struct Job {
     pub resend: bool,
 }
 
+/// A user message of a reply (`g_reply->insert_message`). Kept as a code rather than
+/// text so that a reply allocates nothing for it; [`Message::text`] gives BOINC's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// "Resent lost task NAME" (spec backend §2.4.5).
+    ResentLost(ResultId),
+    /// "Didn't resend lost task NAME (expired)" (spec backend §2.4.5).
+    DidntResendLost(ResultId),
+    /// "Project is temporarily shut down for maintenance" (`sched_main.cpp`).
+    Maintenance,
+}
+
+impl Message {
+    /// The message as the client shows it; `name` gives a result's name.
+    pub fn text(&self, name: impl Fn(ResultId) -> String) -> String {
+        match *self {
+            Message::ResentLost(r) => format!("Resent lost task {}", name(r)),
+            Message::DidntResendLost(r) => format!("Didn't resend lost task {} (expired)", name(r)),
+            Message::Maintenance => "Project is temporarily shut down for maintenance".into(),
+        }
+    }
+}
+
 /// A scheduler reply. Reused across RPCs to avoid allocating per event.
 #[derive(Clone, Debug, Default)]
 pub struct Reply {
@@ -81,12 +104,16 @@ pub struct Reply {
     pub acks: Vec<ResultId>,
     pub aborts: Vec<ResultId>,
     pub aborts_if_not_started: Vec<ResultId>,
+    /// User messages, in the order the scheduler inserted them.
+    pub messages: Vec<Message>,
     /// Seconds the client must wait before its next RPC (0 = none).
     pub request_delay: f64,
     /// The request asked for work and none was sent.
     pub no_work: bool,
     /// The host is blacklisted ("Not accepting requests from this host").
     pub refused: bool,
+    /// `<project_is_down/>`: the scheduler is shut down for maintenance.
+    pub project_is_down: bool,
 }
 
 impl Reply {
@@ -95,9 +122,22 @@ impl Reply {
         self.acks.clear();
         self.aborts.clear();
         self.aborts_if_not_started.clear();
+        self.messages.clear();
         self.request_delay = 0.0;
         self.no_work = false;
         self.refused = false;
+        self.project_is_down = false;
+    }
+
+    /// The reply of a scheduler shut down for maintenance (`sched_main.cpp`
+    /// `send_message`; spec backend §2.9 `maintenance_delay`, client §4.2): the request
+    /// is not read, so nothing is acked or sent; only `project_is_down`, the message
+    /// and `request_delay = maintenance_delay`.
+    pub fn maintenance(&mut self, maintenance_delay: f64) {
+        self.clear();
+        self.project_is_down = true;
+        self.messages.push(Message::Maintenance);
+        self.request_delay = maintenance_delay;
     }
 }
 
@@ -645,13 +685,15 @@ fn add_result_to_reply(
     let (userid, p_fpops) = (host.userid, host.p_fpops);
     let r = p.db.result(rid);
     let wuid = r.workunitid;
-    let old_db_deadline = r.report_deadline;
-    // The deadline told to the client, and the one stored in the DB.
-    let (client_deadline, db_deadline) = if resend {
-        let regrace = if p.sw.resend_regrace { grace } else { 0 };
-        (old_db_deadline, old_db_deadline + regrace)
+    // The deadline told to the client, and the one stored in the DB. A resend is
+    // sent exactly as a first send (spec backend §2.4.5, BOINC HEAD `sched_send.cpp`:
+    // `report_deadline = sent_time + wu.delay_bound`). Only with
+    // `resend_regrace = false` does a resend's DB deadline go without the grace period.
+    let client_deadline = now + delay_bound;
+    let db_deadline = if resend && !p.sw.resend_regrace {
+        client_deadline
     } else {
-        (now + delay_bound, now + delay_bound + grace)
+        client_deadline + grace
     };
     // Step 2: WU update.
     let wu = p.db.wu(wuid);
@@ -749,23 +791,33 @@ fn resend_lost_work(
             }
         }
         if resendable {
-            let d = (now + (rd - sent) / 2)
-                .max(rd)
-                .min(now + bound.max(rd - now));
+            // `possibly_give_result_new_deadline`: capped at `now + delay_bound`
+            // with the bound `wu_is_infeasible_fast` wrote into `wu.delay_bound`.
+            let d = (now + (rd - sent) / 2).max(rd).min(now + bound);
             if est_dur(p, hostid, wu.rsc_fpops_est) > (d - now) as f64 {
                 resendable = false;
             }
         }
         if resendable {
-            add_result_to_reply(p, now, hostid, rid, bound, true, reply, st);
+            // The new deadline `d` only decided that the job can be resent; it is then
+            // sent exactly as a first send, with the workunit's `delay_bound` (spec
+            // backend §2.4.5 as corrected on 2026-11-23; see docs/fidelity.md §3.4).
+            let delay_bound = p.db.wu(wuid).delay_bound;
+            add_result_to_reply(p, now, hostid, rid, delay_bound, true, reply, st);
+            reply.messages.push(Message::ResentLost(rid));
             st.sent_any_resend = true;
             if reply.jobs.len() >= max {
                 break;
             }
         } else {
-            p.db.set_report_deadline(ACTOR, rid, now - 1 + grace);
-            let tt = p.db.wu(wuid).transition_time.min(now - 1 + 2 * grace);
+            // Time it out at the next T-pass: DB deadline `now − 1 + grace`
+            // (`mark_as_sent` adds the grace), WU `tt = min(tt, now − 1 + grace)`
+            // (`update_wu_on_send` with `report_deadline + grace`).
+            let deadline = now - 1 + grace;
+            p.db.set_report_deadline(ACTOR, rid, deadline);
+            let tt = p.db.wu(wuid).transition_time.min(deadline);
             p.db.set_transition_time(ACTOR, wuid, tt);
+            reply.messages.push(Message::DidntResendLost(rid));
         }
     }
 }

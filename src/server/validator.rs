@@ -11,7 +11,7 @@
 use super::Project;
 use super::config::{Comparison, CreditScheme};
 use super::credit::{self, COBBLESTONE_SCALE, PfcMode};
-use super::db::OutputStatus;
+use super::db::{OutputStatus, ResultRow};
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
 
@@ -37,8 +37,15 @@ enum InitResult {
     Permanent,
 }
 
-fn init_result(status: OutputStatus, now: Time) -> InitResult {
-    match status {
+/// `init_result` of one result's output. Once the file deleter has deleted the output
+/// (`file_delete_state = DONE`) there is nothing left to read: a permanent error, so
+/// the result becomes VALIDATE_ERROR (spec backend §2.5 `init_result`, §2.7). This is
+/// what makes the order of file-deleter and validator passes matter (quirk Q2).
+fn init_result(r: &ResultRow, now: Time) -> InitResult {
+    if r.file_delete_state == FileDeleteState::Done {
+        return InitResult::Permanent;
+    }
+    match r.output_status {
         OutputStatus::Ok => InitResult::Ok,
         OutputStatus::Unreadable => InitResult::Permanent,
         OutputStatus::TransientUntil(t) if now < t => InitResult::Transient,
@@ -108,9 +115,9 @@ fn check_against_canonical(
     let mut action = TtAction::NoChange;
     let results = p.db.wu(wuid).results.clone();
     let can = p.db.result(canonical);
-    let (can_output, can_status, can_files_gone, can_credit) = (
+    let (can_output, can_init, can_files_gone, can_credit) = (
         can.output,
-        can.output_status,
+        init_result(can, now),
         can.file_delete_state == FileDeleteState::Done,
         can.granted_credit,
     );
@@ -131,10 +138,7 @@ fn check_against_canonical(
             action = TtAction::Immediate;
             continue;
         }
-        let verdict = match (
-            init_result(r.output_status, now),
-            init_result(can_status, now),
-        ) {
+        let verdict = match (init_result(r, now), can_init) {
             // check_pair inits the new result first: its error wins.
             (InitResult::Transient, _) => {
                 action = TtAction::Delayed;
@@ -272,7 +276,7 @@ fn check_set(p: &mut Project, now: Time, viable: &[ResultId], min_quorum: i32) -
             p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
             continue;
         }
-        match init_result(r.output_status, now) {
+        match init_result(r, now) {
             InitResult::Ok => good.push(rid),
             InitResult::Transient => retry = true,
             InitResult::Permanent => {
