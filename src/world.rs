@@ -96,13 +96,20 @@ pub struct RunCounters {
     /// Scheduler RPCs that failed because of an outage.
     pub rpcs_failed: u64,
     pub daemon_passes: u64,
+    /// `[[expect]]` entries checked (each once, at its time or at the end).
+    pub expectations_checked: u64,
 }
 
 /// Why a run failed.
 #[derive(Debug)]
 pub enum RunError {
     Invariant(Violation),
-    Expectations(Vec<String>),
+    /// Some `[[expect]]` entries failed: one message per failure, each starting
+    /// with the entry's `file:line:column`, and how many entries were checked.
+    Expectations {
+        failed: Vec<String>,
+        checked: u64,
+    },
     Fatal(String),
     /// A client-side invariant failed (`--check-invariants`).
     Client(String),
@@ -113,9 +120,13 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Invariant(v) => write!(f, "{v}"),
-            RunError::Expectations(v) => {
-                write!(f, "{} expectation(s) failed:", v.len())?;
-                for m in v {
+            RunError::Expectations { failed, checked } => {
+                write!(
+                    f,
+                    "{} of {checked} expectation(s) checked failed:",
+                    failed.len()
+                )?;
+                for m in failed {
                     write!(f, "\n  {m}")?;
                 }
                 Ok(())
@@ -462,9 +473,10 @@ impl World {
             }
         }
         if !self.expect_failures.is_empty() {
-            return Err(RunError::Expectations(std::mem::take(
-                &mut self.expect_failures,
-            )));
+            return Err(RunError::Expectations {
+                failed: std::mem::take(&mut self.expect_failures),
+                checked: self.counters.expectations_checked,
+            });
         }
         // Rows still live at the end, in id order.
         for (p, tally) in self.projects.iter().zip(self.tallies.iter_mut()) {
@@ -829,6 +841,7 @@ impl World {
     // ----- expectations -------------------------------------------------------
 
     fn check_expect(&mut self, i: usize) {
+        self.counters.expectations_checked += 1;
         let ex = &self.scenario.expect[i];
         let pi = self.project_of(&ex.project);
         let p = &self.projects[pi];
@@ -853,8 +866,9 @@ impl World {
             let at = ex
                 .at
                 .map_or("end".to_string(), |t| format!("t={}", t.get()));
+            let place = ex.source.0.as_deref().unwrap_or("scenario");
             self.expect_failures
-                .push(format!("expect[{i}] at {at}: {msg}"));
+                .push(format!("{place}: expect[{i}] at {at}: {msg}"));
         }
     }
 }
