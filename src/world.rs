@@ -284,13 +284,13 @@ impl World {
         for (gi, g) in scenario.host_group.iter().enumerate() {
             let cfg = ClientConfig::resolve(&scenario.client, g.policy);
             let ctx = Arc::new(GroupCtx {
+                avail: avail_spec(g, cfg.policy),
                 cfg,
                 behaviour: HostBehaviour {
                     error_prob: g.error_prob,
                     wrong_result_prob: g.wrong_result_prob,
                     detach_prob: g.detach_prob,
                 },
-                avail: avail_spec(g),
             });
             // Attached projects in project (name) order, as the client lists them.
             let attached: Vec<(u16, f64)> = if g.shares.is_empty() {
@@ -922,8 +922,9 @@ fn script_class(ev: &ScriptEvent, tie: &[u8; 8]) -> u8 {
 }
 
 /// The availability model of a host group (spec client §3.5, §5.3): a trace, explicit
-/// on/off periods, or the emulator's alternating process driven by `on_frac`.
-fn avail_spec(g: &crate::scenario::HostGroup) -> AvailSpec {
+/// on/off periods, or the emulator's alternating process driven by `on_frac`; the
+/// time statistics are kept by the rule of the group's client `policy`.
+fn avail_spec(g: &crate::scenario::HostGroup, policy: crate::client::config::Policy) -> AvailSpec {
     use crate::client::availability::OnOff;
     let on_off = if let Some(t) = &g.trace_data.0 {
         OnOff::Trace(Arc::clone(t))
@@ -941,7 +942,7 @@ fn avail_spec(g: &crate::scenario::HostGroup) -> AvailSpec {
         on_off,
         active: (g.active_frac, g.active_lambda.get() as f64),
         connected: (g.connected_frac, g.connected_lambda.get() as f64),
-        ..AvailSpec::default()
+        time_stats: crate::client::availability::TimeStatsRule::of(policy),
     }
 }
 
