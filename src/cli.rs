@@ -388,6 +388,10 @@ fn run(a: RunArgs) -> ExitCode {
             wall,
             out_dir.display()
         );
+        let checked = finished.counters.expectations_checked;
+        if checked > 0 {
+            eprintln!("  checked {checked} expectation(s): all met");
+        }
         for (p, t) in finished.projects.iter().zip(&finished.tallies) {
             eprintln!(
                 "  project {}: {} workunits ({} with canonical result, {} with error), {} results, {:.1} credit granted",

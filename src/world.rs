@@ -106,7 +106,12 @@ pub struct RunCounters {
 #[derive(Debug)]
 pub enum RunError {
     Invariant(Violation),
-    Expectations(Vec<String>),
+    /// Some `[[expect]]` entries failed: one message per failure, each starting
+    /// with the entry's `file:line:column`, and how many entries were checked.
+    Expectations {
+        failed: Vec<String>,
+        checked: u64,
+    },
     Fatal(String),
     /// A client-side invariant failed (`--check-invariants`).
     Client(String),
@@ -117,9 +122,13 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Invariant(v) => write!(f, "{v}"),
-            RunError::Expectations(v) => {
-                write!(f, "{} expectation(s) failed:", v.len())?;
-                for m in v {
+            RunError::Expectations { failed, checked } => {
+                write!(
+                    f,
+                    "{} of {checked} expectation(s) checked failed:",
+                    failed.len()
+                )?;
+                for m in failed {
                     write!(f, "\n  {m}")?;
                 }
                 Ok(())
@@ -280,12 +289,12 @@ impl World {
         for (gi, g) in scenario.host_group.iter().enumerate() {
             let cfg = ClientConfig::resolve(&scenario.client, g.policy);
             let ctx = Arc::new(GroupCtx {
+                avail: avail_spec(g, cfg.policy),
                 cfg,
                 behaviour: HostBehaviour {
                     outputs: outputs.clone(),
                     detach_prob: g.detach_prob,
                 },
-                avail: avail_spec(g),
             });
             // Attached projects in project (name) order, as the client lists them.
             let attached: Vec<(u16, f64)> = if g.shares.is_empty() {
@@ -475,9 +484,10 @@ impl World {
             }
         }
         if !self.expect_failures.is_empty() {
-            return Err(RunError::Expectations(std::mem::take(
-                &mut self.expect_failures,
-            )));
+            return Err(RunError::Expectations {
+                failed: std::mem::take(&mut self.expect_failures),
+                checked: self.counters.expectations_checked,
+            });
         }
         // Rows still live at the end, in id order.
         for (p, tally) in self.projects.iter().zip(self.tallies.iter_mut()) {
@@ -898,12 +908,9 @@ impl World {
             let at = ex
                 .at
                 .map_or("end".to_string(), |t| format!("t={}", t.get()));
-            let place = ex
-                .origin
-                .as_deref()
-                .map_or(String::new(), |o| format!("{o}: "));
+            let place = ex.source.0.as_deref().unwrap_or("scenario");
             self.expect_failures
-                .push(format!("{place}expect[{i}] at {at}: {msg}"));
+                .push(format!("{place}: expect[{i}] at {at}: {msg}"));
         }
     }
 }
@@ -957,8 +964,9 @@ fn script_class(ev: &ScriptEvent, tie: &[u8; 8]) -> u8 {
 }
 
 /// The availability model of a host group (spec client §3.5, §5.3): a trace, explicit
-/// on/off periods, or the emulator's alternating process driven by `on_frac`.
-fn avail_spec(g: &crate::scenario::HostGroup) -> AvailSpec {
+/// on/off periods, or the emulator's alternating process driven by `on_frac`; the
+/// time statistics are kept by the rule of the group's client `policy`.
+fn avail_spec(g: &crate::scenario::HostGroup, policy: crate::client::config::Policy) -> AvailSpec {
     use crate::client::availability::OnOff;
     let on_off = if let Some(t) = &g.trace_data.0 {
         OnOff::Trace(Arc::clone(t))
@@ -976,7 +984,7 @@ fn avail_spec(g: &crate::scenario::HostGroup) -> AvailSpec {
         on_off,
         active: (g.active_frac, g.active_lambda.get() as f64),
         connected: (g.connected_frac, g.connected_lambda.get() as f64),
-        ..AvailSpec::default()
+        time_stats: crate::client::availability::TimeStatsRule::of(policy),
     }
 }
 

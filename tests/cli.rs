@@ -195,15 +195,33 @@ fn failed_expectation_exits_1_and_leaves_no_output_folder() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("expected 4/0/0/0"));
-    // The failure names the `[[expect]]` entry's place in the file.
-    assert!(
-        stderr(&o).contains("s1-single-success.toml:78:1: expect[0]"),
-        "{}",
-        stderr(&o)
-    );
+    // The failure names the entry's header in the file, and the count checked.
+    let path = scenario("spec/s1-single-success.toml");
+    let place = format!("{}:78:1: expect[0] at t=1:", path.display());
+    assert!(stderr(&o).contains(&place), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 of 14 expectation(s) checked failed"));
     assert!(!out.exists(), "a failed run left an output folder");
     let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(leftovers.is_empty(), "temporary folder left behind");
+}
+
+/// A scripted run says how many expectations it checked.
+#[test]
+fn scripted_run_prints_how_many_expectations_it_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = run(&[
+        "run",
+        scenario("spec/s1-single-success.toml").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("checked 14 expectation(s): all met"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -338,7 +338,7 @@ os_name = "Microsoft Windows"
 }
 
 /// A per-project client expectation on a project the host is not attached to fails
-/// with that reason; `running`, which is about the whole host, does not need one.
+/// with that reason, at the entry's place in the file; `running`, which is about the whole host, does not need one.
 #[test]
 fn client_expectation_on_an_unattached_project_fails() {
     let text = "[simulation]\nduration = \"1h\"\n[project.a]\n[project.b]\n[[host_group]]\nname = \"h\"\ncount = 1\nproject = \"a\"\n[[expect]]\nclient = \"h\"\nproject = \"b\"\nrec = 0.0\n[[expect]]\nclient = \"h\"\nproject = \"b\"\nrunning = \"\"\n";
@@ -348,9 +348,13 @@ fn client_expectation_on_an_unattached_project_fails() {
         .err()
         .expect("the run must fail")
         .to_string();
-    assert!(err.contains("1 expectation(s) failed"), "{err}");
     assert!(
-        err.contains("expect[0] at end: the host is not attached to this project"),
+        err.contains("1 of 2 expectation(s) checked failed"),
+        "{err}"
+    );
+    // The failure names the entry's `[[expect]]` header: line 9, column 1.
+    assert!(
+        err.contains("na.toml:9:1: expect[0] at end: the host is not attached to this project"),
         "{err}"
     );
 }

@@ -85,8 +85,9 @@ pub struct ClientSection {
     /// Keep computing while the host is off or inactive, as the BOINC emulator does
     /// (spec client §5.3).
     pub bce_compat_compute_when_off: bool,
-    /// Order the RR simulation's project "heap" by list order, like upstream's
-    /// comparator-less `make_heap` (spec client §2.5), instead of by priority.
+    /// Order the RR simulation's project "heap" like upstream's comparator-less
+    /// `make_heap` over project pointers (spec client §2.5): highest address first,
+    /// i.e. the last project in list order, instead of by priority.
     pub rrsim_pointer_heap_order: bool,
     /// A report RPC whose piggy-backed request got nothing backs the resource off, as
     /// in the emulator (spec client §2.7); off = the real client.

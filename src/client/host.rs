@@ -237,7 +237,7 @@ pub struct GroupCtx {
 /// The time-statistics the client keeps and sends to the server (spec client §1.11,
 /// §3.5), as exponential moving averages over the host's real on/active/connected
 /// intervals.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimeStats {
     pub on_frac: f64,
     pub active_frac: f64,
@@ -323,6 +323,9 @@ pub struct ClientHost {
     // --- modern client cadence (§2.9, §3.1) ---
     pub last_work_fetch_check: f64,
     pub must_check_work_fetch: bool,
+    /// The RPC poll does not act before this time: the last scheduler operation plus
+    /// `SCHEDULER_RPC_POLL_PERIOD` (spec client §2.1, §2.9).
+    pub next_rpc_poll: f64,
     pub last_schedule: f64,
     pub must_schedule_cpus: bool,
     pub rec_interval_start: f64,
@@ -368,6 +371,7 @@ impl ClientHost {
             leave_at: Time::MAX,
             gone: false,
             last_work_fetch_check: f64::NEG_INFINITY,
+            next_rpc_poll: 0.0,
             must_check_work_fetch: true,
             last_schedule: f64::NEG_INFINITY,
             must_schedule_cpus: true,

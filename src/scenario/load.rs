@@ -269,11 +269,7 @@ pub fn load_str(
         })
         .unwrap_or_default();
 
-    // Each expectation remembers its place, so that a failure names it.
-    for (i, ex) in file.expect.iter_mut().enumerate() {
-        ex.origin = Some(ctx.place(&["expect".to_owned(), i.to_string()]));
-    }
-
+    locate_expectations(&mut file, &ctx);
     let hash = format!("{:016x}", fnv1a64(source_text.as_bytes()));
     Ok(Loaded {
         file,
@@ -282,6 +278,26 @@ pub fn load_str(
         hash,
         warnings,
     })
+}
+
+/// Gives every `[[expect]]` entry its `file:line:column` (the entry's header in the
+/// original file; an entry added by `--set` names only the file).
+fn locate_expectations(file: &mut ScenarioFile, ctx: &Ctx<'_>) {
+    for (i, ex) in file.expect.iter_mut().enumerate() {
+        let segs = ["expect".to_owned(), i.to_string()];
+        let at = ctx
+            .orig_doc
+            .as_ref()
+            .and_then(|d| match walk(d.as_item(), &segs) {
+                (Some(s), true) => s.best(),
+                _ => None,
+            })
+            .map(|r| line_col(ctx.original, r.start));
+        ex.source.0 = Some(match at {
+            Some((l, c)) => format!("{}:{l}:{c}", ctx.origin),
+            None => ctx.origin.to_owned(),
+        });
+    }
 }
 
 /// A TOML file other than a scenario (a sweep file), read with the same

@@ -492,10 +492,10 @@ pub struct Expect {
     pub assimilate_count: Option<i64>,
     /// With `host`: the reply to the host's last scheduler RPC.
     pub reply: Option<ReplyExpect>,
-    /// Where the entry is in the scenario (`file:line:column`), filled in by the
-    /// loader so that a failed expectation names its place.
+    /// Where the entry is written (`file:line:column`), set by the loader so that a
+    /// failed expectation points at its source like a scenario error does.
     #[serde(skip)]
-    pub origin: Option<String>,
+    pub source: SourcePos,
 }
 
 /// What the reply to a named host's last scheduler RPC contained (spec backend
@@ -519,6 +519,18 @@ pub struct ReplyExpect {
     pub messages: Option<Vec<String>>,
     /// `<project_is_down/>`.
     pub project_is_down: Option<bool>,
+}
+
+/// A `file:line:column` place in a scenario file, for messages only: two places
+/// always compare equal, so that where an entry is written never changes what a
+/// scenario means.
+#[derive(Clone, Debug, Default)]
+pub struct SourcePos(pub Option<String>);
+
+impl PartialEq for SourcePos {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

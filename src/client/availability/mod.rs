@@ -31,8 +31,45 @@ use std::sync::Arc;
 
 /// The emulator's default `lambda` (mean on-time) of every process, seconds.
 pub const DEFAULT_LAMBDA: f64 = 3600.0;
-/// The time-statistics averaging constant, seconds (`ALPHA`, 10 days, spec §3.5).
+/// The modern client's time-statistics averaging constant, seconds (`ALPHA`, 10
+/// days, spec client §3.5).
 pub const DEFAULT_ALPHA: f64 = 864_000.0;
+/// The seed client's averaging constant, seconds (`ALPHA`, 30 days, spec client §1.11).
+pub const SEED_ALPHA: f64 = 2_592_000.0;
+/// A gap longer than this (14 days) between two updates of the time statistics is
+/// taken as `dt = 0`: the averages are left unchanged (spec client §3.5).
+pub const MAX_GAP: Time = 14 * 86_400;
+
+/// How a client keeps its time statistics (`CLIENT_TIME_STATS::update`), per policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeStatsRule {
+    /// EMA constant, seconds.
+    pub alpha: f64,
+    /// The first update after the client starts decays every fraction over the gap
+    /// while it was off (seed, spec client §1.11), not only `on_frac` (modern, §3.5).
+    pub restart_decays_all: bool,
+}
+
+impl TimeStatsRule {
+    /// The modern client's rule (spec client §3.5).
+    pub const MODERN: TimeStatsRule = TimeStatsRule {
+        alpha: DEFAULT_ALPHA,
+        restart_decays_all: false,
+    };
+    /// The seed client's rule (spec client §1.11).
+    pub const SEED: TimeStatsRule = TimeStatsRule {
+        alpha: SEED_ALPHA,
+        restart_decays_all: true,
+    };
+
+    /// The rule of a client policy.
+    pub fn of(policy: crate::client::config::Policy) -> Self {
+        match policy {
+            crate::client::config::Policy::SeedDebt => Self::SEED,
+            crate::client::config::Policy::ModernRec => Self::MODERN,
+        }
+    }
+}
 
 /// "No toggle pending".
 const NEVER: Time = Time::MAX;
@@ -70,9 +107,8 @@ pub struct AvailSpec {
     /// Network available while on: `RANDOM_PROCESS (frac, lambda)`; `frac >= 1`:
     /// always.
     pub connected: (f64, f64),
-    /// Time-statistics EMA constant, seconds (spec §3.5: 864000; the seed era used 30
-    /// days, §1.11).
-    pub alpha: f64,
+    /// How the time statistics are kept: the client policy's `ALPHA` and restart rule.
+    pub time_stats: TimeStatsRule,
 }
 
 impl Default for AvailSpec {
@@ -82,7 +118,7 @@ impl Default for AvailSpec {
             on_off: OnOff::Always,
             active: (1.0, DEFAULT_LAMBDA),
             connected: (1.0, DEFAULT_LAMBDA),
-            alpha: DEFAULT_ALPHA,
+            time_stats: TimeStatsRule::MODERN,
         }
     }
 }
@@ -297,9 +333,13 @@ impl Availability {
             if t > now {
                 break;
             }
-            self.integrate(t, spec.alpha);
+            self.integrate(t, spec.time_stats.alpha);
             if self.on.next == t {
+                let was_on = self.on.on;
                 self.flip_on(spec, rng);
+                if !was_on && self.on.on {
+                    self.client_start(t, spec.time_stats);
+                }
             }
             if self.active.next == t {
                 rp_flip(&mut self.active, spec.active.0, spec.active.1, rng);
@@ -308,7 +348,7 @@ impl Availability {
                 rp_flip(&mut self.connected, spec.connected.0, spec.connected.1, rng);
             }
         }
-        self.integrate(now, spec.alpha);
+        self.integrate(now, spec.time_stats.alpha);
     }
 
     /// The on/off toggle due at `self.on.next`.
@@ -340,13 +380,14 @@ impl Availability {
         }
     }
 
-    /// Integrates the statistics from `self.last` to `t` under the current states:
-    /// `frac = frac*w2 + w1*state`, `w1 = 1 - exp(-dt/alpha)`. The active and
-    /// connected fractions move only while the host is on (the client is not running
-    /// otherwise).
+    /// Integrates the statistics from `self.last` to `t` while the host is on:
+    /// `frac = frac*w2 + w1*state`, `w1 = 1 - exp(-dt/alpha)` (spec client §3.5,
+    /// §1.11). While the host is off the client is not running, so nothing moves: the
+    /// statistics stay as the client last wrote them, and `self.last` stays at the
+    /// time it stopped, for [`Self::client_start`].
     fn integrate(&mut self, t: Time, alpha: f64) {
         let dt = t - self.last;
-        if dt <= 0 {
+        if dt <= 0 || !self.on.on {
             return;
         }
         self.last = t;
@@ -355,10 +396,27 @@ impl Availability {
         let w1 = -x.exp_m1();
         let s = &mut self.stats;
         let ema = |f: f64, state: bool| f * w2 + if state { w1 } else { 0.0 };
-        s.on_frac = ema(s.on_frac, self.on.on);
-        if self.on.on {
-            s.active_frac = ema(s.active_frac, self.active.on);
-            s.connected_frac = ema(s.connected_frac, self.connected.on);
+        s.on_frac = ema(s.on_frac, true);
+        s.active_frac = ema(s.active_frac, self.active.on);
+        s.connected_frac = ema(s.connected_frac, self.connected.on);
+    }
+
+    /// The first update after the client starts again at `t`, covering the gap since
+    /// it stopped: `on_frac *= w2` (and, in the seed client, `active_frac` and
+    /// `connected_frac` too), except that a gap of more than [`MAX_GAP`] counts as
+    /// `dt = 0` and leaves the averages unchanged (spec client §3.5, §1.11).
+    fn client_start(&mut self, t: Time, rule: TimeStatsRule) {
+        let gap = t - self.last;
+        self.last = t;
+        if gap <= 0 || gap > MAX_GAP {
+            return;
+        }
+        let w2 = (-(gap as f64) / rule.alpha).exp();
+        let s = &mut self.stats;
+        s.on_frac *= w2;
+        if rule.restart_decays_all {
+            s.active_frac *= w2;
+            s.connected_frac *= w2;
         }
     }
 

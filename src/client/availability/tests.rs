@@ -377,20 +377,60 @@ fn ema_constant_on_for_alpha() {
     assert!((ts.connected_frac - want).abs() < 1e-14);
 }
 
+/// Off for 2 days, then on again: while off nothing moves; at the restart the modern
+/// client decays only `on_frac` by `w2 = exp(-2·86400/864000)`, the seed client all
+/// three by `exp(-2·86400/2592000)` (spec client §3.5, §1.11).
 #[test]
-fn ema_off_decays_only_on_frac() {
-    let spec = process(0.0, 3600.0);
-    let mut r = rng(11);
-    let mut a = Availability::new(&spec, 0, 0, &mut r);
-    a.set_time_stats(TimeStats {
+fn restart_decays_over_the_gap_by_policy() {
+    let init = TimeStats {
         on_frac: 1.0,
         active_frac: 0.7,
         connected_frac: 0.4,
-    });
-    a.update(2 * 864_000, &spec, &mut r);
-    let ts = a.time_stats();
-    assert!((ts.on_frac - (-2.0f64).exp()).abs() < 1e-14);
-    assert_eq!((ts.active_frac, ts.connected_frac), (0.7, 0.4));
+    };
+    for (rule, all) in [(TimeStatsRule::MODERN, false), (TimeStatsRule::SEED, true)] {
+        let mut spec = trace_spec(vec![vec![(2 * DAY, 3 * DAY)]]);
+        spec.time_stats = rule;
+        let mut r = rng(11);
+        let mut a = Availability::new(&spec, 0, 0, &mut r);
+        a.set_time_stats(init);
+        a.update(DAY, &spec, &mut r);
+        assert_eq!(a.time_stats(), init, "frozen while off");
+        a.update(2 * DAY, &spec, &mut r);
+        let w2 = (-(2.0 * DAY as f64) / rule.alpha).exp();
+        let ts = a.time_stats();
+        assert!((ts.on_frac - w2).abs() < 1e-14);
+        let (af, cf) = if all {
+            (0.7 * w2, 0.4 * w2)
+        } else {
+            (0.7, 0.4)
+        };
+        assert!((ts.active_frac - af).abs() < 1e-14, "{ts:?}");
+        assert!((ts.connected_frac - cf).abs() < 1e-14, "{ts:?}");
+    }
+}
+
+/// A gap of exactly 14 days still decays; one second more leaves the averages
+/// unchanged (`dt > 14 days` → `dt = 0`, spec client §3.5).
+#[test]
+fn restart_after_more_than_14_days_leaves_the_averages() {
+    for (gap, decays) in [(MAX_GAP, true), (MAX_GAP + 1, false)] {
+        let spec = trace_spec(vec![vec![(gap, gap + DAY)]]);
+        let mut r = rng(11);
+        let mut a = Availability::new(&spec, 0, 0, &mut r);
+        a.set_time_stats(TimeStats {
+            on_frac: 0.5,
+            active_frac: 0.5,
+            connected_frac: 0.5,
+        });
+        a.update(gap, &spec, &mut r);
+        let want = if decays { 0.5 * (-1.4f64).exp() } else { 0.5 };
+        assert!((a.time_stats().on_frac - want).abs() < 1e-14, "gap {gap}");
+        // Then on for a day: the ordinary EMA towards 1.
+        a.update(gap + DAY, &spec, &mut r);
+        let w2 = (-0.1f64).exp();
+        let want = want * w2 + (1.0 - w2);
+        assert!((a.time_stats().on_frac - want).abs() < 1e-14, "gap {gap}");
+    }
 }
 
 #[test]
@@ -427,7 +467,7 @@ fn ema_many_short_intervals_equal_one_long() {
         },
         active: (0.5, 2000.0),
         connected: (0.9, 8000.0),
-        alpha: 864_000.0,
+        time_stats: TimeStatsRule::MODERN,
     };
     let (mut r1, mut r2) = (rng(13), rng(13));
     let mut one = Availability::new(&spec, 0, 0, &mut r1);
@@ -459,7 +499,7 @@ fn ema_tracks_the_long_run_fractions() {
         },
         active: (0.5, 3600.0),
         connected: (0.8, 3600.0),
-        alpha: 864_000.0,
+        time_stats: TimeStatsRule::MODERN,
     };
     let mut r = rng(14);
     let mut a = Availability::new(&spec, 0, 0, &mut r);
@@ -484,7 +524,7 @@ fn same_seed_same_sequence() {
         },
         active: (0.7, 1800.0),
         connected: (0.9, 7200.0),
-        alpha: 864_000.0,
+        time_stats: TimeStatsRule::MODERN,
     };
     let (l1, _) = run(&spec, 0, 10, 20 * DAY, &mut rng(15));
     let (l2, _) = run(&spec, 0, 10, 20 * DAY, &mut rng(15));

@@ -11,8 +11,10 @@
 //! still change is the phase of the 60-s grid, which decides when the next one
 //! happens; [`sync_schedule`] and [`sync_work_fetch`] replay it. While computing was
 //! suspended the client did not reschedule, and while it was disconnected it did not
-//! poll, so the grid does not advance over such intervals. The 5-s RPC poll and the
-//! 1-s main loop are treated as continuous (every integer second).
+//! poll, so the grid does not advance over such intervals. The 1-s main loop is
+//! treated as continuous (every integer second), and so is the 5-s RPC poll while it
+//! is idle; after a poll that started an operation the next one waits
+//! `SCHEDULER_RPC_POLL_PERIOD` (`ClientHost::next_rpc_poll`).
 
 use super::buf::SmallBuf;
 use super::cpu_sched;
@@ -171,7 +173,8 @@ pub fn next_wake(
         }
     }
     if rpc_allowed(host) {
-        next = next.min(rpc_wake(host, t, cfg, cache, computing));
+        // Nothing the poll would do can happen before the poll period allows it.
+        next = next.min(rpc_wake(host, t, cfg, cache, computing).max(host.next_rpc_poll));
     }
     let next = if next.is_finite() && next < (Time::MAX / 2) as f64 {
         next.ceil() as Time

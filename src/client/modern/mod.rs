@@ -36,8 +36,13 @@ use scheduler_op::Round;
 
 /// One host event at `now` (spec client §2.9, §3.1, §7); returns the next event time
 /// (`Time::MAX`: none). Order, as in the emulator's poll loop: integrate and apply
-/// availability, account REC, collect finished tasks, then repeat {CPU scheduling if
-/// due, one RPC-poll round if connected} while a round starts an operation.
+/// availability, account REC, collect finished tasks, CPU scheduling if due, one
+/// RPC-poll round if connected and the poll period allows it, then CPU scheduling
+/// again if the reply asked for it. A round that starts an operation (a scheduler RPC
+/// or a master fetch) sets the next poll `SCHEDULER_RPC_POLL_PERIOD` later, as
+/// `scheduler_rpc_poll` does with `last_time = now`: a chain of RPCs at start-up
+/// (initial RPC, then work fetch while the buffer is short) is spaced 5 s apart and
+/// ends by the work-fetch and backoff rules alone.
 pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
     let cfg = &g.cfg;
     let t = now as f64;
@@ -67,21 +72,18 @@ pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn Ser
         host.must_schedule_cpus = true; // resume_tasks → request_schedule_cpus
     }
     let connected = cadence::rpc_allowed(host);
-    let mut sched_due = computing && cadence::sync_schedule(host, t, was_computing);
+    let sched_due = computing && cadence::sync_schedule(host, t, was_computing);
     let mut gate = connected && cadence::sync_work_fetch(host, t, prev, was_connected);
 
     let mut cache = rr_sim::RrCache::default();
-    let max_rounds = 8 + 4 * host.projects.len();
-    for _ in 0..max_rounds {
-        if computing && (sched_due || host.must_schedule_cpus) {
-            cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
-            sched_due = false;
-        }
-        if !connected
-            || scheduler_op::poll_round(host, now, g, server, &mut cache, &mut gate) == Round::Idle
-        {
-            break;
-        }
+    if computing && (sched_due || host.must_schedule_cpus) {
+        cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
+    }
+    if connected
+        && t >= host.next_rpc_poll
+        && scheduler_op::poll_round(host, now, g, server, &mut cache, &mut gate) == Round::Operation
+    {
+        host.next_rpc_poll = t + scheduler_op::SCHEDULER_RPC_POLL_PERIOD;
     }
     if computing && host.must_schedule_cpus {
         cpu_sched::schedule_cpus(host, t, cfg, &mut cache);

@@ -20,11 +20,13 @@
 //!
 //! *Upstream quirk* (`rrsim_pointer_heap_order`): the project "heap" is built with
 //! `std::make_heap` on `vector<PROJECT*>` without a comparator, so it is ordered by
-//! pointer value, not by `sched_priority`: in practice by allocation order, and the
-//! top project keeps the CPUs until its pending jobs run out. With the switch on we
-//! reproduce that with plain list order (the first project with pending jobs wins);
-//! off (default) we use the intended order: decreasing priority, ties to the earlier
-//! project.
+//! pointer value, not by `sched_priority`. `make_heap` without a comparator is a
+//! max-heap under `operator<`, so its top is the *highest* address; projects are
+//! allocated in the order of the state file, so that is the *last* project in list
+//! order, and the top project keeps the CPUs until its pending jobs run out. With the
+//! switch on we reproduce that with reverse list order (the last project with pending
+//! jobs wins); off (default) we use the intended order: decreasing priority, ties to
+//! the earlier project.
 
 use super::buf::SmallBuf;
 use super::rec::PrioCtx;
@@ -127,7 +129,7 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
     // project_priority_init(false): participants have a runnable job.
     let ctx = PrioCtx::new(&host.projects, |p| p.n_runnable_jobs > 0, nf);
     let inc = ctx.rec_increment();
-    let list_order = cfg.rrsim_pointer_heap_order;
+    let pointer_order = cfg.rrsim_pointer_heap_order;
     let mut nact: SmallBuf<u32, 16> = SmallBuf::filled(np, 0);
     // Active jobs: (job index, rrsim_flops_left), in activation order.
     let mut active: SmallBuf<(u32, f64), 64> = SmallBuf::new();
@@ -135,13 +137,14 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
 
     // The project whose next pending job the pick step activates.
     let pick = |host: &ClientHost, next: &[u32], nact: &[u32]| -> Option<usize> {
+        if pointer_order {
+            // The heap's top: the highest address, i.e. the last project allocated.
+            return (0..host.projects.len()).rev().find(|&q| next[q] != NONE);
+        }
         let mut best: Option<(usize, f64)> = None;
         for (q, p) in host.projects.iter().enumerate() {
             if next[q] == NONE {
                 continue;
-            }
-            if list_order {
-                return Some(q);
             }
             let prio = ctx.priority(p.rec + nact[q] as f64 * inc, p.resource_share);
             if best.is_none_or(|(_, b)| prio > b) {
@@ -318,11 +321,20 @@ mod tests {
         // B (index 1) runs first and meets 60000−8640; A finishes at 100000: miss.
         assert!(h.jobs[0].rr_sim_misses_deadline);
         assert!(!h.jobs[1].rr_sim_misses_deadline);
-        // Pointer (list) order: A first, so B misses instead.
+        // Pointer order: the last project (B) is the heap's top, so B first again.
         let mut g2 = g.clone();
         g2.cfg.rrsim_pointer_heap_order = true;
         rr_simulation(&mut h, 0.0, &g2.cfg);
+        assert!(h.jobs[0].rr_sim_misses_deadline);
+        assert!(!h.jobs[1].rr_sim_misses_deadline);
+        // ... even when A has the higher priority: A misses, B meets its deadline.
+        h.projects[0].rec = 0.0;
+        h.projects[1].rec = 10.0;
+        rr_simulation(&mut h, 0.0, &g.cfg);
         assert!(!h.jobs[0].rr_sim_misses_deadline);
         assert!(h.jobs[1].rr_sim_misses_deadline);
+        rr_simulation(&mut h, 0.0, &g2.cfg);
+        assert!(h.jobs[0].rr_sim_misses_deadline);
+        assert!(!h.jobs[1].rr_sim_misses_deadline);
     }
 }

@@ -1,8 +1,10 @@
 //! One round of the RPC poll (`CLIENT_STATE::scheduler_rpc_poll` of
 //! `client/cs_scheduler.cpp`, `find_project_with_overdue_results`, and the reply
 //! handling of `SCHEDULER_OP::poll` / `handle_scheduler_reply`; spec client §2.8,
-//! §2.9, §4.2). An operation takes no simulated time here, so the caller repeats
-//! rounds at the same `now` while one of them starts an operation.
+//! §2.9, §4.2). An operation takes no simulated time here. The real client starts at
+//! most one operation per poll and polls again only [`SCHEDULER_RPC_POLL_PERIOD`]
+//! after the last poll that acted (`last_time = now` while an operation runs), so the
+//! caller runs one round per wake and the next round no earlier than that.
 
 use super::backoff::{project_rpc_backoff, set_min_rpc_time};
 use super::buf::SmallBuf;
@@ -12,6 +14,9 @@ use crate::client::config::ClientConfig;
 use crate::client::host::{ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, WorkRequest};
 use crate::engine::Time;
 
+/// `SCHEDULER_RPC_POLL_PERIOD` (§2.1): seconds between two polls of
+/// `scheduler_rpc_poll` that may start an operation.
+pub const SCHEDULER_RPC_POLL_PERIOD: f64 = 5.0;
 /// `RESULT_REPORT_IF_AT_LEAST_N` (§2.1).
 pub const RESULT_REPORT_IF_AT_LEAST_N: u32 = 64;
 /// `MAX_REPORT_DELAY` (§2.1).

@@ -104,9 +104,13 @@ fn s5_rec_long_run_split() {
     assert_eq!(cpu, [6.0, 18.0, 42.0, 126.0]);
     assert!((rec[0] - 2.2481).abs() < 5e-5, "{rec:?}");
     assert!((rec[1] - 6.7835).abs() < 5e-5, "{rec:?}");
+    // Equal shares: A's initial RPC is at 0 and B's at 5 (one operation per 5-s
+    // poll), so A has run 10 s when the first work fetch, at 10, asks the project of
+    // higher priority, B, for the whole buffer; A then has no job at 7200 and B runs
+    // two hours in a row once. The split is still exact.
     let (seq, cpu, _) = s5(100.0, 100.0);
-    assert_eq!(seq, "ABABABABABABABAB");
-    assert_eq!(&cpu[..2], &[12.0, 12.0]);
+    assert_eq!(seq, "ABBABABABABABABA");
+    assert_eq!(cpu, [12.0, 12.0, 84.0, 84.0]);
 }
 
 #[test]
@@ -126,25 +130,26 @@ fn s1_backoff_through_wake_and_master_fetch_cycle() {
     assert_eq!((p.master_fetch_failures, p.nrpc_failures), (1, 1));
     assert_eq!(p.min_rpc_time, 29_220.0 + 60.0);
     // The master fetch happens when that backoff ends and succeeds; the forced check
-    // that follows retries the RPC at once, which fails again (failure count 2).
-    drive(&mut h, &g, &mut srv, 29_221, 29_280, |_, _| {});
+    // that follows retries the RPC at the next poll that may act, 5 s later
+    // (SCHEDULER_RPC_POLL_PERIOD), which fails again (failure count 2).
+    drive(&mut h, &g, &mut srv, 29_221, 29_285, |_, _| {});
     assert_eq!(srv.master_calls, [29_280]);
     let p = &h.projects[0];
     assert!(!p.master_url_fetch_pending);
     assert_eq!(p.master_fetch_failures, 0);
-    assert_eq!(srv.calls.last().unwrap().now, 29_280);
+    assert_eq!(srv.calls.last().unwrap().now, 29_285);
     assert_eq!(p.nrpc_failures, 2);
-    assert_eq!(p.min_rpc_time, 29_280.0 + 120.0);
+    assert_eq!(p.min_rpc_time, 29_285.0 + 120.0);
     // A failed master fetch counts towards the cap and backs off like an RPC.
     srv.master_ok = false;
     h.projects[0].master_url_fetch_pending = true;
     h.projects[0].master_fetch_failures = 2;
-    drive(&mut h, &g, &mut srv, 29_281, 29_400, |_, _| {});
+    drive(&mut h, &g, &mut srv, 29_286, 29_405, |_, _| {});
     let p = &h.projects[0];
-    assert_eq!(srv.master_calls, [29_280, 29_400]);
+    assert_eq!(srv.master_calls, [29_280, 29_405]);
     assert_eq!(p.master_fetch_failures, 3);
     assert!(p.master_url_fetch_pending);
-    assert_eq!(p.min_rpc_time, 29_400.0 + 86_400.0);
+    assert_eq!(p.min_rpc_time, 29_405.0 + 86_400.0);
 }
 
 #[test]
@@ -161,18 +166,31 @@ fn idle_host_with_failed_project_sleeps_until_the_backoff_ends() {
     assert_eq!(next, 100 + 86_400);
 }
 
+/// A new host's first minutes: one operation per poll, polls that act 5 s apart
+/// (`SCHEDULER_RPC_POLL_PERIOD`, spec client §2.1, §2.9): the initial RPC of each
+/// project (1 s asked), then one work fetch for the whole shortfall, then nothing
+/// until the buffer drains; no cap on rounds is involved.
 #[test]
 fn initial_rpc_asks_one_second_per_project() {
     let (mut h, g) = host_and_ctx(2, &[100.0, 100.0], |_| {});
     let mut srv = MockServer::new(3600.0);
-    h.wake(0, &g, &mut srv);
+    assert_eq!(h.wake(0, &g, &mut srv), 5);
+    assert_eq!(srv.calls.len(), 1);
     assert_eq!(srv.calls[0].hostid, 0);
     assert_eq!(srv.calls[0].work.req_secs, 1.0);
+    assert_eq!(h.wake(5, &g, &mut srv), 10);
     assert_eq!(srv.calls[1].project, 1);
     assert_eq!(srv.calls[1].work.req_secs, 1.0);
-    // Then a real work fetch for the whole shortfall.
-    assert_eq!(srv.calls[2].work.req_secs, 2.0 * 51_840.0 - 2.0 * 3600.0);
+    // Then a real work fetch for the whole shortfall (less what the two jobs, each
+    // 3600 s and run from 0 and 5, still need).
+    let next = h.wake(10, &g, &mut srv);
+    assert_eq!(srv.calls.len(), 3);
+    assert_eq!(
+        srv.calls[2].work.req_secs,
+        2.0 * 51_840.0 - (3600.0 - 10.0) - (3600.0 - 5.0)
+    );
     assert!(h.jobs.iter().filter(|j| j.is_running()).count() == 2);
+    assert!(next > 15, "no further RPC right after the fetch: {next}");
 }
 
 #[test]

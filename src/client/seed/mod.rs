@@ -33,13 +33,6 @@ use crate::engine::Time;
 /// `SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT` = 6 h (spec client §1.8).
 pub const SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT: f64 = 21_600.0;
 
-/// Sessions one event may start. RPCs take no simulated time here, so a server that
-/// keeps answering with a few (or zero-sized) jobs while the buffer stays below the
-/// low water mark could otherwise be polled forever within one instant. When the cap
-/// is hit the next event is due at once (the caller makes it `now + 1`), as if the
-/// sessions had taken a second.
-pub const MAX_SESSIONS_PER_EVENT: u32 = 32;
-
 /// Handles one host event at `now` and returns the time of the host's next event
 /// (`Time::MAX`: nothing can happen; the caller takes the minimum with the next
 /// availability change and makes it at least `now + 1`).
@@ -48,8 +41,13 @@ pub const MAX_SESSIONS_PER_EVENT: u32 = 32;
 /// 2. Finished tasks credit `exp_avg_cpu` (decay, then add the CPU time; §1.2).
 /// 3. CPU scheduling (§1.10).
 /// 4. While connected, `scheduler_rpc_poll` (§1.5) until no session is due: sessions
-///    take no simulated time, so the real client's back-to-back polls collapse into
-///    this loop.
+///    take no simulated time, and the 2003 main loop polls again at once after an
+///    iteration that did something, so the real client's back-to-back polls collapse
+///    into this loop. It ends by the poll rules alone: every session reports results,
+///    clears a pending request or master fetch, adds work to the buffer (estimates
+///    are > 0) or backs a project off past `now`. A session that changes none of
+///    these would start again forever: that is a violated invariant, reported
+///    loudly, never a silent cap.
 /// 5. CPU scheduling again, for the new jobs.
 /// 6. [`next_wake`].
 pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
@@ -61,14 +59,15 @@ pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn Ser
         debt::credit_finished(ps, t, job.cpu_time, sign_bug);
     });
     schedule_cpus(host, now, cfg);
-    let mut sessions = 0;
     if host.avail.connected() {
-        while sessions < MAX_SESSIONS_PER_EVENT {
-            let Some(session) = due_session(host, t, cfg) else {
-                break;
-            };
+        while let Some(session) = due_session(host, t, cfg) {
+            let before = poll_state(host);
             run_session(host, session, now, g, server);
-            sessions += 1;
+            assert!(
+                poll_state(host) != before,
+                "client invariant violated: host {} at t={now}: a {session:?} session changed nothing the poll looks at and would start again forever",
+                host.index
+            );
         }
         // New jobs may fill idle slots (spec client §1.10: whenever a slot is free).
         schedule_cpus(host, now, cfg);
@@ -112,6 +111,24 @@ fn edf_pick(host: &ClientHost, want: impl Fn(TaskState) -> bool) -> Option<usize
         }
     }
     best
+}
+
+/// A fingerprint of everything [`due_session`] looks at: the buffer, the jobs held,
+/// and each project's backoff and pending flags (not counters such as `nrpcs`, which
+/// change without progress).
+fn poll_state(host: &ClientHost) -> u64 {
+    let mut h = crate::scenario::load::fnv1a64(&host.unfinished_secs().to_le_bytes());
+    let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
+    mix(host.jobs.len() as u64);
+    for j in &host.jobs {
+        mix(j.ready_to_report() as u64);
+    }
+    for p in &host.projects {
+        mix(p.min_rpc_time.to_bits());
+        mix(p.master_url_fetch_pending as u64);
+        mix(p.sched_rpc_pending as u64);
+    }
+    h
 }
 
 /// A session the poll logic starts (spec client §1.5).
@@ -248,8 +265,9 @@ fn first_time_after(x: f64) -> Time {
 /// completion event recomputes it). Every condition is monotone in time between
 /// events, so the earliest time a combination holds is the latest of its parts.
 /// While disconnected no session can start and the availability change that
-/// reconnects the host wakes it. A result `<= now` means a session is due now (only
-/// after [`MAX_SESSIONS_PER_EVENT`]); the caller makes that `now + 1`.
+/// reconnects the host wakes it. [`wake`] runs every session due now, so a result
+/// `<= now` cannot come from a due session; the caller makes any result at least
+/// `now + 1`.
 pub fn next_wake(host: &ClientHost, now: Time, cfg: &ClientConfig) -> Time {
     let mut next = host.next_completion(cfg);
     if !host.avail.connected() {
