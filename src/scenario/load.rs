@@ -480,25 +480,6 @@ impl Ctx<'_> {
         ScenarioError::Invalid(Box::new(self.located(offset, Some(key), message)))
     }
 
-    /// `origin:line:column` of the key path `segs`, or `origin: --set ARG` when a
-    /// `--set` created it.
-    fn place(&self, segs: &[String]) -> String {
-        if let Some(arg) = self.blame(segs) {
-            return format!("{}: --set `{arg}`", self.origin);
-        }
-        match self
-            .orig_doc
-            .as_ref()
-            .and_then(|d| locate(d.as_item(), segs))
-        {
-            Some(r) => {
-                let (l, c) = line_col(self.original, r.start);
-                format!("{}:{l}:{c}", self.origin)
-            }
-            None => self.origin.to_owned(),
-        }
-    }
-
     /// A [`Problem`] from [`validate`], located by its key path.
     fn problem(&self, p: &Problem) -> Diagnostic {
         let segs: Vec<String> = p.path.split('.').map(str::to_owned).collect();
