@@ -525,7 +525,9 @@ mod tests {
             out.dir()
                 .ends_with(format!("s1.tmp-{}", std::process::id()))
         );
-        let (wu, r) = sample_rows();
+        let (mut wu, mut r) = sample_rows();
+        wu.canonical_correct = Some(false);
+        r.output_correct = Some(true);
         out.write_workunit("main", &wu, true).unwrap();
         out.write_result("main", &r, false).unwrap();
         let t = Transition {
@@ -550,14 +552,14 @@ mod tests {
         assert_eq!(wus[0], WORKUNIT_COLUMNS.join(","));
         assert_eq!(
             wus[1],
-            "main,1,wu1,1,0,0,1000,3600000000000.0,1,1,1,2,1,0,0,0.0,,0,0,0,0,1,,,0,,1"
+            "main,1,wu1,1,0,0,1000,3600000000000.0,1,1,1,2,1,0,0,0.0,,0,0,0,0,1,,,0,,1,0"
         );
         assert_eq!(wus.len(), 2);
         let rs = lines(&dir.join(RESULTS_CSV));
         assert_eq!(rs[0], RESULT_COLUMNS.join(","));
         assert_eq!(
             rs[1],
-            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0"
+            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0,1"
         );
         let ts = lines(&dir.join(TRANSITIONS_CSV));
         assert_eq!(
@@ -594,7 +596,7 @@ mod tests {
         assert_eq!(entries(&dir), [RESULTS_CSV, SUMMARY_JSON, WORKUNITS_CSV]);
         assert_eq!(
             lines(&dir.join(RESULTS_CSV))[1],
-            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1"
+            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1,"
         );
         assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 1);
     }
