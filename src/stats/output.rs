@@ -515,7 +515,8 @@ mod tests {
             out.dir()
                 .ends_with(format!("s1.tmp-{}", std::process::id()))
         );
-        let (wu, r) = sample_rows();
+        let (mut wu, r) = sample_rows();
+        wu.true_fpops = 7.2e12;
         out.write_workunit("main", &wu, true).unwrap();
         out.write_result("main", &r, false).unwrap();
         let t = Transition {
@@ -540,7 +541,7 @@ mod tests {
         assert_eq!(wus[0], WORKUNIT_COLUMNS.join(","));
         assert_eq!(
             wus[1],
-            "main,1,wu1,1,0,0,1000,3600000000000.0,1,1,1,2,1,0,0,0.0,,0,0,0,0,1,,,0,,1"
+            "main,1,wu1,1,0,0,1000,3600000000000.0,7200000000000.0,1,1,1,2,1,0,0,0.0,,0,0,0,0,1,,,0,,1"
         );
         assert_eq!(wus.len(), 2);
         let rs = lines(&dir.join(RESULTS_CSV));
