@@ -461,8 +461,9 @@ impl ClientHost {
                 let remaining = j.flops_left / speed;
                 let to_limit = j.max_elapsed_time - j.cpu_time;
                 let secs = if to_limit < remaining && to_limit <= dt {
-                    // Runs into its time limit before it finishes (spec client
-                    // §3.6): it stops there, and `finish_tasks` aborts it.
+                    // Runs into its time limit before it finishes (spec backend
+                    // §1.2 `rsc_fpops_bound`): it stops there, and `finish_tasks`
+                    // aborts it.
                     let secs = to_limit.max(0.0);
                     j.flops_left -= secs * speed;
                     j.time_limit_exceeded = true;
@@ -888,7 +889,7 @@ impl ClientHost {
     }
 
     /// The time-limit invariant: no job computes past its `max_elapsed_time`
-    /// (`rsc_fpops_bound / flops`, spec client §3.6): one that reaches it is
+    /// (`rsc_fpops_bound / flops`, spec backend §1.2): one that reaches it is
     /// aborted there. `None` when the invariant holds.
     pub fn time_limit_violation(&self) -> Option<String> {
         self.jobs

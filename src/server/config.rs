@@ -142,7 +142,7 @@ pub struct WuTemplate {
     /// Estimated FLOPs of one instance.
     pub rsc_fpops_est: f64,
     /// FLOP cap; credit is capped at it, and the client aborts a job that runs
-    /// past `rsc_fpops_bound / flops` seconds (spec backend §1.2, client §3.6).
+    /// past `rsc_fpops_bound / flops` seconds (spec backend §1.2; BOINC's `app_start`).
     pub rsc_fpops_bound: f64,
     /// Bytes of RAM a host must have.
     pub rsc_memory_bound: f64,

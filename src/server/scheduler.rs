@@ -63,8 +63,8 @@ pub struct Job {
     pub rsc_fpops_bound: f64,
     /// The app version's `flops` in the reply: the server's projected speed of this
     /// host for the app (§2.4.4 step 4). The modern client's runtime estimate is
-    /// `rsc_fpops_est / flops` and its time limit `rsc_fpops_bound / flops` (spec
-    /// client §3.6).
+    /// `rsc_fpops_est / flops` (spec client §3.6) and its time limit
+    /// `rsc_fpops_bound / flops` (§1.2).
     pub flops: f64,
     /// Simulator-only: the FLOPs the job really takes (`wu.true_fpops`). The client
     /// computes it; nothing it estimates may read it.

@@ -621,6 +621,7 @@ mod tests {
         let (mut wu, mut r) = sample_rows();
         wu.canonical_correct = Some(false);
         r.output_correct = Some(true);
+        wu.true_fpops = 7.2e12;
         out.write_workunit("main", &wu, true).unwrap();
         out.write_result("main", &r, false).unwrap();
         let t = Transition {
@@ -651,7 +652,7 @@ mod tests {
         assert_eq!(wus[0], WORKUNIT_COLUMNS.join(","));
         assert_eq!(
             wus[1],
-            "main,1,wu1,1,0,0,1000,3600000000000.0,3600000000000.0,1,1,1,2,1,0,0,0.0,,0,0,0,0,1,,,0,,1,0"
+            "main,1,wu1,1,0,0,1000,3600000000000.0,7200000000000.0,1,1,1,2,1,0,0,0.0,,0,0,0,0,1,,,0,,1,0"
         );
         assert_eq!(wus.len(), 2);
         let rs = lines(&dir.join(RESULTS_CSV));
