@@ -445,11 +445,7 @@ pub fn check_complete(plan: &Plan, records: &Records) -> Result<(), SweepError> 
 
 /// Writes the tables (and, through `plots`, the charts) of a complete sweep into
 /// `dir`. Returns the objective's verdict (empty without an objective).
-pub fn finish(
-    dir: &Path,
-    plan: &Plan,
-    records: &Records,
-) -> Result<aggregate::Choice, SweepError> {
+pub fn finish(dir: &Path, plan: &Plan, records: &Records) -> Result<aggregate::Choice, SweepError> {
     check_complete(plan, records)?;
     aggregate::write_all(dir, plan, records).map_err(|e| io_failed("write the tables in", dir, e))
 }
