@@ -542,11 +542,13 @@ pub fn verdict(plan: &Plan, choice: &aggregate::Choice) -> String {
     let Some(b) = choice.best else {
         return "no point meets the objective's constraints (best.json)".into();
     };
+    // Parameters by the short names the charts use (`delay_bound`).
+    let names = crate::plot::sweep::short_names(&plan.params);
     let values = |p: usize| {
-        plan.params
+        names
             .iter()
             .zip(&plan.points[p])
-            .map(|(k, v)| format!("{} = {v}", k.rsplit('.').next().unwrap_or(k)))
+            .map(|(k, v)| format!("{k} = {v}"))
             .collect::<Vec<_>>()
             .join(", ")
     };
