@@ -567,6 +567,11 @@ fn sweep(a: SweepArgs) -> ExitCode {
         let s = sweep::spec::read(&a.sweep)?;
         let planned = sweep::plan(&s)?;
         let plan = &planned.plan;
+        if !a.quiet {
+            for w in &plan.warnings {
+                eprintln!("warning: {w}");
+            }
+        }
         if let Some(dir) = &a.emit_slurm {
             let (path, n) = sweep::slurm::emit(plan, &a.sweep, dir, a.shards, a.cpus_per_task)?;
             if !a.quiet {
@@ -586,11 +591,6 @@ fn sweep(a: SweepArgs) -> ExitCode {
             .out
             .clone()
             .unwrap_or_else(|| Path::new("output").join("sweeps").join(&plan.name));
-        if !a.quiet {
-            for w in &plan.warnings {
-                eprintln!("warning: {w}");
-            }
-        }
         sweep::claim_dir(&dir, plan)?;
         let runs_dir = match a.shard {
             Some(sh) => dir.join(sh.dir_name()).join(sweep::RUNS_DIR),

@@ -256,7 +256,12 @@ impl SweepLines {
         st.last_line = now;
         st.last_tenth = tenth;
         let elapsed = now.duration_since(st.start).as_secs_f64();
-        Some(sweep_line(done, total, done - st.resumed.min(done), elapsed))
+        Some(sweep_line(
+            done,
+            total,
+            done - st.resumed.min(done),
+            elapsed,
+        ))
     }
 }
 

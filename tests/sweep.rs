@@ -147,8 +147,14 @@ fn one_and_four_threads_give_identical_files_and_sensible_tables() {
     );
     let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     assert_eq!(rows.len(), 4 * 3);
-    assert_eq!((&rows[0][3], &rows[0][4], &rows[0][5]), ("1d", "86400", "1"));
-    assert_eq!((&rows[11][3], &rows[11][4], &rows[11][5]), ("3d", "259200", "2"));
+    assert_eq!(
+        (&rows[0][3], &rows[0][4], &rows[0][5]),
+        ("1d", "86400", "1")
+    );
+    assert_eq!(
+        (&rows[11][3], &rows[11][4], &rows[11][5]),
+        ("3d", "259200", "2")
+    );
     // Common random numbers: replication r has the same seed at every point, and
     // the replications have different seeds.
     for (i, r) in rows.iter().enumerate() {
@@ -592,5 +598,9 @@ fn a_logged_sweep_prints_progress_lines_warnings_and_the_points_within_the_noise
     }
     // --quiet: nothing at all.
     let o = sweep(&file, &tmp.path().join("quiet"), &[]);
-    assert!(o.status.success() && o.stderr.is_empty(), "{}", text(&o.stderr));
+    assert!(
+        o.status.success() && o.stderr.is_empty(),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -95,7 +95,8 @@ impl ColorScale {
 
 /// One heatmap cell: the unit square centred on (`x`, `y`), coloured by `value`
 /// (NaN: no value, grey), with `text` written in it, and with a dark frame inside
-/// its edge when `outlined` (cells that meet a sweep's constraints).
+/// its edge when `outlined` (cells that meet a sweep's constraints; white on dark
+/// cells).
 #[derive(Clone, Debug)]
 pub struct Tile {
     pub x: f64,
@@ -942,6 +943,8 @@ fn draw_panel<DB: DrawingBackend>(
                             Rectangle::new(corners, WHITE.stroke_width(2)),
                         ])
                         .map_err(err)?;
+                    // Dark cells get white text and frames.
+                    let ink = if luminance(fill) < 0.5 { WHITE } else { INK };
                     if t.outlined {
                         // A closed path: plotters draws rectangles' strokes 1 px wide.
                         let (a, b) = (0.44, 0.44);
@@ -953,7 +956,7 @@ fn draw_panel<DB: DrawingBackend>(
                             (t.x - a, t.y - b),
                         ];
                         chart
-                            .draw_series([PathElement::new(frame, INK.stroke_width(OUTLINE_PX))])
+                            .draw_series([PathElement::new(frame, ink.stroke_width(OUTLINE_PX))])
                             .map_err(err)?;
                     }
                     let (a, b) = (
@@ -971,7 +974,6 @@ fn draw_panel<DB: DrawingBackend>(
                     if t.text.is_empty() || size < 11.0 {
                         continue;
                     }
-                    let ink = if luminance(fill) < 0.5 { WHITE } else { INK };
                     let style = TextStyle::from((FAMILY, size).into_font())
                         .color(&ink)
                         .pos(Pos::new(HPos::Center, VPos::Center));
@@ -1237,8 +1239,8 @@ mod tests {
         ] {
             assert!(svg.contains(&format!("\n{text}\n")), "no `{text}`");
         }
-        // The one outlined tile (x = 0) has its frame.
-        let frame = format!("stroke=\"#1E1E1E\" stroke-width=\"{OUTLINE_PX}\"");
+        // The one outlined tile (x = 0, dark: a white frame) has its frame.
+        let frame = format!("stroke=\"#FFFFFF\" stroke-width=\"{OUTLINE_PX}\"");
         assert_eq!(svg.matches(&frame).count(), 1, "{svg}");
     }
 

@@ -847,41 +847,39 @@ impl Sweep {
         let mut values = Vec::new();
         // Per cell: its mark before the number and whether it is outlined.
         let mut marks: Vec<(&str, bool)> = Vec::new();
-        let layer_of = |scale: ColorScale,
-                        values: &[f64],
-                        cells: &[(f64, f64)],
-                        marks: &[(&str, bool)]| {
-            if grid {
-                Layer::Tiles {
-                    scale,
-                    tiles: cells
-                        .iter()
-                        .zip(values)
-                        .zip(marks)
-                        .map(|((&(x, y), &v), &(mark, outlined))| Tile {
-                            x,
-                            y,
-                            value: v,
-                            text: if mark.is_empty() {
-                                unit.cell(v)
-                            } else {
-                                format!("{mark} {}", unit.cell(v))
-                            },
-                            outlined,
-                        })
-                        .collect(),
+        let layer_of =
+            |scale: ColorScale, values: &[f64], cells: &[(f64, f64)], marks: &[(&str, bool)]| {
+                if grid {
+                    Layer::Tiles {
+                        scale,
+                        tiles: cells
+                            .iter()
+                            .zip(values)
+                            .zip(marks)
+                            .map(|((&(x, y), &v), &(mark, outlined))| Tile {
+                                x,
+                                y,
+                                value: v,
+                                text: if mark.is_empty() {
+                                    unit.cell(v)
+                                } else {
+                                    format!("{mark} {}", unit.cell(v))
+                                },
+                                outlined,
+                            })
+                            .collect(),
+                    }
+                } else {
+                    Layer::Dots {
+                        scale,
+                        points: cells
+                            .iter()
+                            .zip(values)
+                            .map(|(&(x, y), &v)| (x, y, v))
+                            .collect(),
+                    }
                 }
-            } else {
-                Layer::Dots {
-                    scale,
-                    points: cells
-                        .iter()
-                        .zip(values)
-                        .map(|(&(x, y), &v)| (x, y, v))
-                        .collect(),
-                }
-            }
-        };
+            };
         let mut cells = Vec::new();
         if grid {
             for i in 0..pa.values.len() {
@@ -979,7 +977,11 @@ impl Sweep {
         let caption = format!(
             "{what} over two swept parameters. {how} {scale_words}.{} {}. From \
              sweep-summary.csv column `{metric}_mean`.",
-            if grid { self.marks.caption(!rest.is_empty()) } else { String::new() },
+            if grid {
+                self.marks.caption(!rest.is_empty())
+            } else {
+                String::new()
+            },
             capitalise(&self.replications()),
         );
         Figure::new(name, &title, &caption, vec![panel])
@@ -1064,7 +1066,10 @@ impl Marks {
             ));
         }
         if self.feasible.is_some() {
-            s.push_str(" Cells framed in black meet every constraint (on the means).");
+            s.push_str(
+                " Framed cells (a black or white frame inside the edge) meet every \
+                 constraint (on the means).",
+            );
         }
         if averaged && !s.is_empty() {
             s.push_str(" A cell holding several points carries a mark if one of them has it.");
@@ -1585,8 +1590,16 @@ mod tests {
             panic!("tiles")
         };
         assert_eq!((scale.lo, scale.hi), (0.0, 100.0));
-        assert!(tiles.iter().all(|t| !t.outlined && !t.text.contains(BEST_MARK)));
-        assert!(fig.caption.contains("fixed from 0 to 100 %"), "{}", fig.caption);
+        assert!(
+            tiles
+                .iter()
+                .all(|t| !t.outlined && !t.text.contains(BEST_MARK))
+        );
+        assert!(
+            fig.caption.contains("fixed from 0 to 100 %"),
+            "{}",
+            fig.caption
+        );
         // Points in grid order: (1d, 1) = 0, (1d, 2) = 1, (3d, 1) = 2, ...
         s.marks = Marks {
             best: Some(2),
@@ -1607,7 +1620,7 @@ mod tests {
         assert_eq!(framed, [false, false, true, true, true, true]);
         // Throughput is not a fraction: its scale spans its values.
         assert_eq!(scale.hi.round(), 4457.0);
-        for words in ["★ marks the best point", "≈ the points", "framed in black"] {
+        for words in ["★ marks the best point", "≈ the points", "Framed cells"] {
             assert!(fig.caption.contains(words), "no `{words}`: {}", fig.caption);
         }
         // The miss rate: 0 to the constraint's limit, 5 %.
@@ -1616,7 +1629,11 @@ mod tests {
             panic!("tiles")
         };
         assert_eq!((scale.lo, scale.hi), (0.0, 5.0));
-        assert!(fig.caption.contains("constraint's limit (5 %)"), "{}", fig.caption);
+        assert!(
+            fig.caption.contains("constraint's limit (5 %)"),
+            "{}",
+            fig.caption
+        );
         super::super::font::register().unwrap();
         let svg = fig.to_svg().unwrap();
         assert!(svg.contains("★ 4.56 %"), "the best cell's mark is drawn");
@@ -1653,8 +1670,14 @@ mod tests {
             if let Some(t) = text {
                 fs::write(&path, t).unwrap();
             }
-            let e = write_sweep_plots(&path, tmp.path(), &strings(&[DB, Q]), &strings(&[MISS]), &Marks::default())
-                .unwrap_err();
+            let e = write_sweep_plots(
+                &path,
+                tmp.path(),
+                &strings(&[DB, Q]),
+                &strings(&[MISS]),
+                &Marks::default(),
+            )
+            .unwrap_err();
             assert!(matches!(e, PlotError::BadInput(_)), "{e}");
             assert!(e.to_string().contains("sweep-summary.csv"), "{e}");
             e.to_string()

@@ -563,8 +563,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_all(dir.path(), &p, &runs).unwrap();
         let best: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.path().join(BEST_JSON)).unwrap())
-                .unwrap();
+            serde_json::from_slice(&std::fs::read(dir.path().join(BEST_JSON)).unwrap()).unwrap();
         assert_eq!(best["best"]["point"], 0);
         assert_eq!(best["within_noise"][0]["point"], 1);
         assert_eq!(best["within_noise"][0]["rule"], "paired");

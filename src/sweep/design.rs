@@ -19,9 +19,7 @@ fn grid_values(r: &Range) -> Vec<toml::Value> {
     let (from, to) = (number(&r.from).unwrap_or(0.0), number(&r.to).unwrap_or(0.0));
     let step = r.step.as_ref().and_then(|s| number(s).ok()).unwrap_or(1.0);
     let n = ((to - from) / step + 1e-9).floor() as usize + 1;
-    (0..n)
-        .map(|k| value(from + k as f64 * step, r))
-        .collect()
+    (0..n).map(|k| value(from + k as f64 * step, r)).collect()
 }
 
 /// Whether a range's values are whole numbers: integer or duration bounds and step.

@@ -445,11 +445,7 @@ pub fn check_complete(plan: &Plan, records: &Records) -> Result<(), SweepError> 
 
 /// Writes the tables (and, through `plots`, the charts) of a complete sweep into
 /// `dir`. Returns the objective's verdict (empty without an objective).
-pub fn finish(
-    dir: &Path,
-    plan: &Plan,
-    records: &Records,
-) -> Result<aggregate::Choice, SweepError> {
+pub fn finish(dir: &Path, plan: &Plan, records: &Records) -> Result<aggregate::Choice, SweepError> {
     check_complete(plan, records)?;
     aggregate::write_all(dir, plan, records).map_err(|e| io_failed("write the tables in", dir, e))
 }
@@ -547,11 +543,13 @@ pub fn verdict(plan: &Plan, choice: &aggregate::Choice) -> String {
     let Some(b) = choice.best else {
         return "no point meets the objective's constraints (best.json)".into();
     };
+    // Parameters by the short names the charts use (`delay_bound`).
+    let names = crate::plot::sweep::short_names(&plan.params);
     let values = |p: usize| {
-        plan.params
+        names
             .iter()
             .zip(&plan.points[p])
-            .map(|(k, v)| format!("{} = {v}", k.rsplit('.').next().unwrap_or(k)))
+            .map(|(k, v)| format!("{k} = {v}"))
             .collect::<Vec<_>>()
             .join(", ")
     };
