@@ -1337,6 +1337,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 38);
+        assert_eq!(n, 46);
     }
 }
