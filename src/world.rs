@@ -897,7 +897,15 @@ impl World {
                 Some((g, h)) => {
                     let pos = h.projects.iter().position(|q| q.project as usize == pi);
                     let names: Vec<String> = self.projects.iter().map(|p| p.name.clone()).collect();
-                    crate::scenario::expect::check_client(ex, h, pos, now, &g.ctx.cfg, &names)
+                    crate::scenario::expect::check_client(
+                        ex,
+                        h,
+                        pos,
+                        now,
+                        &g.ctx.cfg,
+                        &names,
+                        &g.ctx.avail,
+                    )
                 }
                 None => Err(format!("no simulated host `{c}`")),
             }

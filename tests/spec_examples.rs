@@ -87,6 +87,20 @@ fn issue11_clients_honour_maintenance_delay() {
     run_spec("client-maintenance-delay.toml");
 }
 
+/// Issue 11 item 5: time statistics by policy, frozen while off, restart decay, and
+/// the 14-day gap rule.
+#[test]
+fn client_time_statistics_as_boinc_keeps_them() {
+    run_spec("client-time-stats.toml");
+}
+
+/// Issue 11 item 7: a new host's initial RPC and first work fetch, 5 s apart, with
+/// the work request of each.
+#[test]
+fn client_first_minutes_one_operation_per_poll() {
+    run_spec("client-first-minutes.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

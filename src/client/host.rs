@@ -69,6 +69,9 @@ pub struct ProjectState {
     /// Instance-seconds of CPU since the start of the REC interval.
     pub secs_this_rec_interval: f64,
     pub sched_priority: f64,
+    /// The work request of the project's last scheduler RPC (`req_secs`,
+    /// `req_instances`, `estimated_delay`), kept for scripted expectations.
+    pub last_request: WorkRequest,
     pub cpu_backoff_interval: f64,
     pub cpu_backoff_time: f64,
     pub sched_req_no_work: bool,
@@ -85,9 +88,8 @@ pub struct ProjectState {
     /// Peak FLOPs of results reported after their deadline (§5.7).
     pub flops_wasted: f64,
     /// Seconds since a task of this project last ran, and its running sum of squares
-    /// weighted as the emulator does (§5.4).
-    pub idle_time: f64,
-    pub idle_time_sumsq: f64,
+    /// weighted as the emulator does, on its global step grid (§5.4).
+    pub idle: super::merit::IdleRun,
     /// Jobs received from the project.
     pub njobs: u64,
     /// RPCs that reached an up server.
@@ -495,16 +497,13 @@ impl ClientHost {
         // A project "ran" in the interval if one of its tasks executed (§5.4).
         let step = cfg.merit_step;
         let jobs = &self.jobs;
+        let from = self.last_advance as f64;
         for (k, p) in self.projects.iter_mut().enumerate() {
             let ran = computing
                 && jobs
                     .iter()
                     .any(|j| j.is_running() && j.project as usize == k);
-            if ran {
-                p.idle_time = 0.0;
-            } else {
-                super::merit::add_idle(&mut p.idle_time, &mut p.idle_time_sumsq, dt, step);
-            }
+            p.idle.advance(from, now as f64, ran, step);
         }
         self.last_advance = now;
     }
@@ -703,6 +702,7 @@ impl ClientHost {
         };
         let (status, hostid) = server.rpc(now, &call, &mut jobs);
         let p = &mut self.projects[pi];
+        p.last_request = work;
         match status {
             RpcStatus::Failed | RpcStatus::Down { .. } => {
                 p.nrpc_failed += 1;

@@ -1,10 +1,12 @@
 //! The BOINC client emulator's figures of merit (spec client §5.4, §5.7), accumulated
 //! per host as the host's intervals are integrated.
 //!
-//! The emulator accumulates in fixed steps of `delta` (60 s). Our hosts are
-//! event-driven, so the per-step sums are evaluated in closed form over each interval;
-//! with `merit_step = 60` they equal the emulator's sums on step boundaries (the
-//! monotony example of spec S20 depends on that discretisation).
+//! The emulator accumulates in fixed steps of `delta` (60 s) on one global grid from
+//! the start of the run (`t = k·delta`). Our hosts are event-driven, so the per-step
+//! sums are evaluated in closed form over each interval between host events, on that
+//! same global grid ([`IdleRun::advance`]); with `merit_step = 60` they equal the
+//! emulator's sums (the monotony example of spec S20 depends on that
+//! discretisation).
 
 /// Host-level accumulators.
 #[derive(Clone, Debug, Default)]
@@ -35,6 +37,79 @@ impl HostMerit {
             self.available_time += dt;
             self.flops_available += peak * dt;
         }
+    }
+}
+
+/// A project's idle run as the emulator measures it (spec client §5.4): at the end of
+/// every step of the global grid, if no task of the project executed in the step,
+/// `idle_time += step` and `idle_time_sumsq += step·idle_time²`, otherwise
+/// `idle_time = 0`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IdleRun {
+    pub idle_time: f64,
+    pub idle_time_sumsq: f64,
+    /// Whether a task of the project executed in the grid step under way.
+    pub ran_in_step: bool,
+}
+
+impl IdleRun {
+    /// Accounts the interval `(from, to]`, over which a task of the project executed
+    /// throughout (`ran`) or not at all, closing every step of the grid
+    /// `k·step` that ends in it. A step counts as run if the project executed at any
+    /// moment of it. `step <= 0` is the continuous limit (no grid).
+    pub fn advance(&mut self, from: f64, to: f64, ran: bool, step: f64) {
+        if to <= from {
+            return;
+        }
+        if step <= 0.0 {
+            if ran {
+                self.idle_time = 0.0;
+            } else {
+                add_idle(
+                    &mut self.idle_time,
+                    &mut self.idle_time_sumsq,
+                    to - from,
+                    0.0,
+                );
+            }
+            return;
+        }
+        self.ran_in_step |= ran;
+        // Step boundaries in (from, to]: first and last.
+        let first = ((from / step).floor() + 1.0) * step;
+        if first > to {
+            return;
+        }
+        let last = (to / step).floor() * step;
+        // The step under way at `from` ends at `first`.
+        self.close_step(step);
+        // The whole steps between `first` and `last` had the interval's state.
+        let whole = ((last - first) / step).round();
+        if whole > 0.0 {
+            if ran {
+                self.idle_time = 0.0;
+            } else {
+                add_idle(
+                    &mut self.idle_time,
+                    &mut self.idle_time_sumsq,
+                    whole * step,
+                    step,
+                );
+            }
+        }
+        // The step now under way started at `last`.
+        self.ran_in_step = ran && to > last;
+    }
+
+    /// The end of a grid step: the emulator's per-step update.
+    fn close_step(&mut self, step: f64) {
+        if self.ran_in_step {
+            self.idle_time = 0.0;
+        } else {
+            self.idle_time += step;
+            self.idle_time_sumsq += step * self.idle_time * self.idle_time;
+        }
+        self.ran_in_step = false;
     }
 }
 
@@ -194,6 +269,76 @@ mod tests {
         let x = f.monotony / (1.0 - f.monotony);
         assert!((x - 0.2067).abs() < 5e-4, "x = {x}");
         assert_eq!(f.share_violation, 0.0);
+    }
+
+    /// The emulator's loop, second by second: a step counts as run if the project
+    /// executed in any of its seconds.
+    fn brute(runs: &[(f64, f64, bool)], step: f64) -> (f64, f64) {
+        let (mut idle, mut sumsq, mut ran) = (0.0, 0.0, false);
+        for &(from, to, r) in runs {
+            let mut t = from;
+            while t < to {
+                t += 1.0;
+                ran |= r;
+                if t % step == 0.0 {
+                    if ran {
+                        idle = 0.0;
+                    } else {
+                        idle += step;
+                        sumsq += step * idle * idle;
+                    }
+                    ran = false;
+                }
+            }
+        }
+        (idle, sumsq)
+    }
+
+    /// Events closer than a step, and intervals crossing many steps, give the sums of
+    /// the one global grid, whatever the event times.
+    #[test]
+    fn idle_run_uses_the_global_grid() {
+        let runs = [
+            (0.0, 30.0, false),
+            (30.0, 45.0, true),
+            (45.0, 100.0, false),
+            (100.0, 130.0, false),
+            (130.0, 131.0, true),
+            (131.0, 1000.0, false),
+            (1000.0, 1290.0, true),
+            (1290.0, 1300.0, false),
+            (1300.0, 5000.0, false),
+        ];
+        let mut r = IdleRun::default();
+        for &(from, to, ran) in &runs {
+            r.advance(from, to, ran, 60.0);
+        }
+        let (idle, sumsq) = brute(&runs, 60.0);
+        assert_eq!(r.idle_time, idle);
+        assert!(
+            (r.idle_time_sumsq - sumsq).abs() <= 1e-9 * sumsq,
+            "{r:?} vs {sumsq}"
+        );
+        // Splitting an interval at arbitrary points changes nothing.
+        let mut s = IdleRun::default();
+        for &(from, to, ran) in &runs {
+            let mid = (from + to) / 2.0;
+            s.advance(from, mid.floor(), ran, 60.0);
+            s.advance(mid.floor(), to, ran, 60.0);
+        }
+        assert_eq!(s.idle_time, r.idle_time);
+        assert!((s.idle_time_sumsq - r.idle_time_sumsq).abs() <= 1e-9 * sumsq);
+        // By hand: (0, 60] ran (30..45), (60, 120] idle, (120, 180] ran (130..131),
+        // (180, 960] idle (13 steps), (960, 1320] ran (1000..1290), then (1320, 4980]
+        // idle: 61 steps. The partial step (4980, 5000] is not closed.
+        assert_eq!(r.idle_time, 61.0 * 60.0);
+        let run = |n: u32| {
+            (1..=n)
+                .map(|k| 60.0 * (60.0 * k as f64).powi(2))
+                .sum::<f64>()
+        };
+        let want = run(1) + run(13) + run(61);
+        assert!((r.idle_time_sumsq - want).abs() <= 1e-9 * want);
     }
 
     #[test]

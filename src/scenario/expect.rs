@@ -239,6 +239,7 @@ pub fn check_client(
     now: crate::engine::Time,
     cfg: &crate::client::config::ClientConfig,
     project_names: &[String],
+    avail: &crate::client::availability::AvailSpec,
 ) -> Result<(), String> {
     let mut errs = Vec::new();
     let tol = ex.tolerance.unwrap_or(1e-6);
@@ -265,10 +266,21 @@ pub fn check_client(
             errs.push(format!("running = \"{got}\", expected \"{want}\""));
         }
     }
-    // Every client field but `running` is about one attached project.
-    let per_project = super::validate::given_fields(ex)
-        .iter()
-        .any(|f| *f != "running" && super::validate::CLIENT_ONLY.contains(f));
+    if ex.on_frac.is_some() || ex.active_frac.is_some() || ex.connected_frac.is_some() {
+        let ts = h.avail.time_stats_at(now.max(h.last_advance), avail);
+        cmp(&mut errs, "on_frac", ex.on_frac, ts.on_frac);
+        cmp(&mut errs, "active_frac", ex.active_frac, ts.active_frac);
+        cmp(
+            &mut errs,
+            "connected_frac",
+            ex.connected_frac,
+            ts.connected_frac,
+        );
+    }
+    // Every other client field is about one attached project.
+    let per_project = super::validate::given_fields(ex).iter().any(|f| {
+        !super::validate::CLIENT_HOST_LEVEL.contains(f) && super::validate::CLIENT_ONLY.contains(f)
+    });
     if per_project {
         let Some(k) = pos else {
             return Err("the host is not attached to this project".into());
@@ -326,6 +338,32 @@ pub fn check_client(
             "cpu_backoff_interval",
             ex.cpu_backoff_interval,
             p.cpu_backoff_interval,
+        );
+        cmp(
+            &mut errs,
+            "cpu_backoff_time",
+            ex.cpu_backoff_time,
+            p.cpu_backoff_time,
+        );
+        cmp(
+            &mut errs,
+            "sched_priority",
+            ex.sched_priority,
+            p.sched_priority,
+        );
+        let w = p.last_request;
+        cmp(&mut errs, "req_secs", ex.req_secs, w.req_secs);
+        cmp(
+            &mut errs,
+            "req_instances",
+            ex.req_instances,
+            w.req_instances,
+        );
+        cmp(
+            &mut errs,
+            "estimated_delay",
+            ex.estimated_delay,
+            w.estimated_delay,
         );
     }
     if errs.is_empty() {

@@ -484,6 +484,20 @@ pub struct Expect {
     pub cpu_backoff_interval: Option<f64>,
     /// Projects whose task runs now, comma-separated in CPU order, or `""` if idle.
     pub running: Option<String>,
+    // --- client values the policies compute (with `client`) ---
+    /// Host time statistics at `at` (spec client §1.11, §3.5).
+    pub on_frac: Option<f64>,
+    pub active_frac: Option<f64>,
+    pub connected_frac: Option<f64>,
+    /// Scheduling priority as the modern client last computed it (spec client §2.4).
+    pub sched_priority: Option<f64>,
+    /// The work request of the project's last scheduler RPC: CPU seconds, CPU
+    /// instances, and the `estimated_delay` sent with it (spec client §2.6).
+    pub req_secs: Option<f64>,
+    pub req_instances: Option<f64>,
+    pub estimated_delay: Option<f64>,
+    /// When the CPU work-fetch backoff ends, seconds (modern, spec client §2.7).
+    pub cpu_backoff_time: Option<f64>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,
     // --- server-side observables (see `scenario::expect_reply`) ---

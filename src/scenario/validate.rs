@@ -168,7 +168,19 @@ pub(crate) const CLIENT_ONLY: &[&str] = &[
     "rpcs",
     "cpu_backoff_interval",
     "running",
+    "on_frac",
+    "active_frac",
+    "connected_frac",
+    "sched_priority",
+    "req_secs",
+    "req_instances",
+    "estimated_delay",
+    "cpu_backoff_time",
 ];
+
+/// Client fields about the whole host rather than one attached project.
+pub(crate) const CLIENT_HOST_LEVEL: &[&str] =
+    &["running", "on_frac", "active_frac", "connected_frac"];
 
 /// A BOINC-numbered field of `[[expect]]`: key, value, allowed values, test.
 type RangeCheck<'a> = (&'a str, Option<i64>, &'a str, fn(i64) -> bool);
@@ -1328,7 +1340,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 40] = [
+    let opts: [(&'static str, bool); 48] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -1372,6 +1384,14 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("running", x.running.is_some()),
         ("assimilate_count", x.assimilate_count.is_some()),
         ("reply", x.reply.is_some()),
+        ("on_frac", x.on_frac.is_some()),
+        ("active_frac", x.active_frac.is_some()),
+        ("connected_frac", x.connected_frac.is_some()),
+        ("sched_priority", x.sched_priority.is_some()),
+        ("req_secs", x.req_secs.is_some()),
+        ("req_instances", x.req_instances.is_some()),
+        ("estimated_delay", x.estimated_delay.is_some()),
+        ("cpu_backoff_time", x.cpu_backoff_time.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }
@@ -1422,6 +1442,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 40);
+        assert_eq!(n, 48);
     }
 }

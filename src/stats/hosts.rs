@@ -30,7 +30,7 @@ fn project_figures(p: &crate::client::host::ProjectState) -> ProjectFigures {
         resource_share: p.resource_share,
         flops_used: p.flops_used,
         flops_wasted: p.flops_wasted,
-        idle_time_sumsq: p.idle_time_sumsq,
+        idle_time_sumsq: p.idle.idle_time_sumsq,
         nrpcs: p.nrpcs,
         njobs: p.njobs,
     }

@@ -451,6 +451,15 @@ impl Availability {
         self.stats
     }
 
+    /// The time statistics as the client would have them at `now` (≥ the last
+    /// `update`), without changing the state: valid because the host is woken at
+    /// every change of its on/active/connected states, so none lies in between.
+    pub fn time_stats_at(&self, now: Time, spec: &AvailSpec) -> TimeStats {
+        let mut a = self.clone();
+        a.integrate(now, spec.time_stats.alpha);
+        a.stats
+    }
+
     /// Overrides the time statistics (for example with values from a client state
     /// file).
     pub fn set_time_stats(&mut self, stats: TimeStats) {
