@@ -1388,6 +1388,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 38);
+        assert_eq!(n, 40);
     }
 }
