@@ -105,7 +105,8 @@ pub struct RunCounters {
 #[derive(Debug)]
 pub enum RunError {
     Invariant(Violation),
-    Expectations(Vec<String>),
+    /// The failed expectations' messages, and how many were checked in all.
+    Expectations(Vec<String>, u64),
     Fatal(String),
     /// A client-side invariant failed (`--check-invariants`).
     Client(String),
@@ -116,8 +117,12 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Invariant(v) => write!(f, "{v}"),
-            RunError::Expectations(v) => {
-                write!(f, "{} expectation(s) failed:", v.len())?;
+            RunError::Expectations(v, checked) => {
+                write!(
+                    f,
+                    "{} expectation(s) failed (checked {checked} expectations):",
+                    v.len()
+                )?;
                 for m in v {
                     write!(f, "\n  {m}")?;
                 }
@@ -466,9 +471,10 @@ impl World {
             }
         }
         if !self.expect_failures.is_empty() {
-            return Err(RunError::Expectations(std::mem::take(
-                &mut self.expect_failures,
-            )));
+            return Err(RunError::Expectations(
+                std::mem::take(&mut self.expect_failures),
+                self.counters.expectations_checked,
+            ));
         }
         // Rows still live at the end, in id order.
         for (p, tally) in self.projects.iter().zip(self.tallies.iter_mut()) {
