@@ -403,12 +403,6 @@ fn run(a: RunArgs) -> ExitCode {
                 t.granted_credit_total
             );
         }
-        if !loaded.file.expect.is_empty() {
-            eprintln!(
-                "  checked {} expectations",
-                finished.counters.expectations_checked
-            );
-        }
         if let Some(n) = plotted {
             print_plotted(&out_dir, n);
         }

@@ -790,6 +790,11 @@ impl World {
         };
         let pi = self.named[ni].project as usize;
         let hostid = self.named[ni].hostid;
+        // A lost job is gone from the client whether or not the RPC gets through.
+        for lost in &ev.lost {
+            let rid = lookup_result(&self.projects[pi], lost);
+            self.named[ni].holds.retain(|&h| h != rid);
+        }
         // During an outage the request never reaches the scheduler: a down one answers
         // with the maintenance reply (spec backend §2.9), an unreachable one not at all.
         if let Some(o) = self.projects[pi].cfg.outage.iter().find(|o| o.covers(now)) {
@@ -842,10 +847,6 @@ impl World {
                 output_correct: rep.correct,
                 output_status,
             });
-        }
-        for lost in &ev.lost {
-            let rid = lookup_result(p, lost);
-            self.named[ni].holds.retain(|&h| h != rid);
         }
         if ev.detach {
             self.named[ni].holds.clear();

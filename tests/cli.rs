@@ -238,7 +238,7 @@ fn worked_example_runs_from_the_cli_with_invariants() {
     assert!(o.status.success(), "{}", stderr(&o));
     // s7 has 17 `[[expect]]` entries; a scripted run says how many it checked.
     assert!(
-        stderr(&o).contains("checked 17 expectations"),
+        stderr(&o).contains("checked 17 expectation(s): all met"),
         "{}",
         stderr(&o)
     );

@@ -478,4 +478,8 @@ reply = { jobs = ["wu1_1"] }
         err.contains(&format!("place.toml:{line}:1: expect[0] at t=10: host H1: reply.jobs = [\"wu1_0\"], expected [\"wu1_1\"]")),
         "{err}"
     );
+    assert!(
+        err.contains("1 of 1 expectation(s) checked failed"),
+        "{err}"
+    );
 }

@@ -905,8 +905,10 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
 ///   pass. With db_purge on, no WU with `file_delete_state = DONE` remains (so, without
 ///   injected errors, no rows remain).
 /// * 20: each WU assimilated exactly once; twice is accepted for quirk Q2 (error
-///   first, canonical later). A handler that returned `DEFER_ASSIMILATION` also
-///   counts in `assimilate_count`, so scenarios that defer must not rely on this rule.
+///   first, canonical later). A handler call that returned `DEFER_ASSIMILATION` or
+///   an error also counts in `assimilate_count`, so scenarios whose handler defers
+///   or fails (`[project.NAME.assimilator]`, `[[event]] assimilate`) must not rely on
+///   this rule.
 /// * 21: no SUCCESS result with `validate_state = INIT`.
 ///
 /// `TRANSITION_NONE` workunits are skipped by the workunit parts of 18–20 as by 17.
