@@ -1,8 +1,9 @@
 //! The command line: `run`, `check`, `bench`, `compare` and `plot`.
 //!
 //! Exit codes: 0 success; 1 run failure (invariant violation, failed expectation,
-//! unwritable output); 2 bad input (scenario, flag). Errors are printed as one
-//! message, never as a panic or a backtrace.
+//! unwritable output); 2 bad input (scenario, flag, an output folder boinc-sim did
+//! not write); 130/143 interrupted by SIGINT/SIGTERM (`stats::outdir`). Errors are
+//! printed as one message, never as a panic or a backtrace.
 
 use crate::progress::RunProgress;
 use crate::scenario::load::{Loaded, load};
@@ -23,7 +24,9 @@ use std::time::Instant;
 A scenario (TOML) describes one or more projects' server back ends, a population of \
 volunteer hosts and, optionally, scripted events and expected states. See \
 docs/scenario.md for every key and docs/outputs.md for the output files.",
-    after_help = "Exit codes: 0 success, 1 run failure or invariant violation, 2 bad input.\n\
+    after_help = "Exit codes: 0 success, 1 run failure or invariant violation, 2 bad input \
+(also: an output folder boinc-sim did not write, without --force), 130/143 interrupted \
+by SIGINT/SIGTERM (the unfinished output is removed).\n\
 Examples:\n  boinc-sim run scenarios/quickstart.toml\n  \
 boinc-sim run scenarios/quickstart.toml --set project.main.workunit.delay_bound=3d --out output/db3\n  \
 boinc-sim compare output/db3 output/db7\n  \

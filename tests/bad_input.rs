@@ -85,7 +85,7 @@ fn wrong_type() {
         &[
             "bad.toml:2:14",
             "`project.main.workunit.min_quorum`",
-            "invalid type: string \"two\", expected i32",
+            "got string \"two\"; expected a whole number from -2,147,483,648 to 2,147,483,647",
         ],
     );
 }
@@ -656,7 +656,7 @@ fn set_with_wrong_type() {
         &[
             "from --set `project.main.workunit.min_quorum=two`",
             "`project.main.workunit.min_quorum`",
-            "invalid type: string \"two\", expected i32",
+            "got string \"two\"; expected a whole number from -2,147,483,648 to 2,147,483,647",
         ],
     );
 }

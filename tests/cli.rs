@@ -87,12 +87,12 @@ fn run_small(dir: &Path, name: &str) -> PathBuf {
 #[test]
 fn same_scenario_and_seed_give_byte_identical_outputs() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = run_small_with(tmp.path(), "a", &["--check-invariants"]);
-    let b = run_small_with(tmp.path(), "b", &["--check-invariants"]);
+    let a = run_small_with(tmp.path(), "a", &["--check-invariants", "--audit"]);
+    let b = run_small_with(tmp.path(), "b", &["--check-invariants", "--audit"]);
     for f in [
         "workunits.csv",
         "results.csv",
-        "transitions.csv",
+        "transitions.csv.gz",
         "hosts.csv",
         "timeseries.csv",
         "histograms.csv",

@@ -27,10 +27,15 @@ fn text(b: &[u8]) -> String {
 
 /// Runs the quickstart cut to 50 hosts and 2 days with `delay_bound` set, into `out`.
 fn run_quickstart(out: &Path, delay_bound: &str, extra: &[&str]) {
+    run_scenario("scenarios/quickstart.toml", out, delay_bound, extra);
+}
+
+/// [`run_quickstart`] of another scenario file.
+fn run_scenario(scenario: &str, out: &Path, delay_bound: &str, extra: &[&str]) {
     let set = format!("project.main.workunit.delay_bound={delay_bound}");
     let mut args = vec![
         "run",
-        "scenarios/quickstart.toml",
+        scenario,
         "--set",
         "simulation.duration=2d",
         "--set",
@@ -191,7 +196,11 @@ fn compare_shows_the_changed_key_and_every_runs_own_values() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    let mut want = vec!["compare.csv".to_string(), "config_diff.csv".to_string()];
+    let mut want = vec![
+        ".boinc-sim".to_string(),
+        "compare.csv".to_string(),
+        "config_diff.csv".to_string(),
+    ];
     for chart in ["deadlines", "rpcs", "server", "throughput", "turnaround"] {
         for ext in ["png", "svg"] {
             want.push(format!("compare_{chart}.{ext}"));
@@ -335,15 +344,20 @@ fn runs_with_different_projects_compare_the_shared_ones_and_list_the_others() {
     let (a, _) = runs();
     let tmp = tempfile::tempdir().unwrap();
     let two = tmp.path().join("two-projects");
-    run_quickstart(
+    // A `--set` cannot add a project (a misspelling must not make one): the
+    // quickstart with a second project, as a file.
+    let quickstart = std::fs::read_to_string(root().join("scenarios/quickstart.toml")).unwrap();
+    let file = tmp.path().join("two.toml");
+    std::fs::write(
+        &file,
+        format!("{quickstart}\n[project.extra.workunit]\ndelay_bound = \"1d\"\n"),
+    )
+    .unwrap();
+    run_scenario(
+        file.to_str().unwrap(),
         &two,
         "3d",
-        &[
-            "--set",
-            "project.extra.workunit.delay_bound=1d",
-            "--set",
-            "host_group.0.project=main",
-        ],
+        &["--set", "host_group.0.project=main"],
     );
     let out = tmp.path().join("cmp");
     let stdout = compare_into(a, &two, &out);

@@ -36,10 +36,11 @@ fn run_multi(out: &Path, extra: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Every file under `dir/plots`, by name.
+/// Every chart file under `dir/plots`, by name (not the `.boinc-sim` marker).
 fn plots(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fs::read_dir(dir.join("plots"))
         .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name() != ".boinc-sim")
         .map(|e| {
             let e = e.unwrap();
             (

@@ -525,6 +525,8 @@ fn in_words(m: &str) -> String {
         format!("{v} is out of range")
     } else if let Some(v) = head.strip_prefix("invalid type: floating point ") {
         format!("{v} is not a whole number")
+    } else if let Some(v) = head.strip_prefix("invalid type: ") {
+        format!("got {v}")
     } else {
         head.to_owned()
     };
@@ -1035,7 +1037,7 @@ mod tests {
         );
         assert_eq!(
             in_words("invalid type: string \"x\", expected f64"),
-            "invalid type: string \"x\"; expected a number"
+            "got string \"x\"; expected a number"
         );
         assert_eq!(in_words("missing field `count`"), "missing field `count`");
     }
