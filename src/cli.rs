@@ -347,8 +347,10 @@ fn run(a: RunArgs) -> ExitCode {
     let end = loaded.file.simulation.duration.get();
     let headlines = crate::stats::headline::headlines(&finished, end as f64);
     let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
-    for w in crate::stats::summary::censoring_warnings(&finished) {
-        eprintln!("warning: {w}");
+    if !a.quiet {
+        for w in crate::stats::summary::censoring_warnings(&finished) {
+            eprintln!("warning: {w}");
+        }
     }
     let Some(output) = finished.output.take() else {
         return ExitCode::from(1);

@@ -9,7 +9,7 @@
 
 use super::calc;
 use super::data::{Bin, RunData};
-use super::figure::{BLUE, Figure, GREEN, INK, Layer, ORANGE, PURPLE, Panel, RED};
+use super::figure::{BLUE, Figure, GREEN, GREY, INK, Layer, ORANGE, PURPLE, Panel, RED};
 use super::format;
 use plotters::style::RGBColor;
 
@@ -167,6 +167,23 @@ pub fn turnaround(d: &RunData, project: &str, name: &str) -> Figure {
     )
 }
 
+/// The legend entry of the results that never came back (no slack to draw): the
+/// `summary.csv` counts of results never reported and lost with a detached host;
+/// none for a run folder without them.
+fn never_came_back(d: &RunData, project: &str) -> Option<Layer> {
+    let no_reply = d.summary_value(project, "results_deadline_no_reply")?;
+    let detached = d.summary_value(project, "results_deadline_detached")?;
+    Some(Layer::Key {
+        label: format!(
+            "never came back: {} results ({} no reply, {} with a detached host)",
+            format::number(no_reply + detached),
+            format::number(no_reply),
+            format::number(detached)
+        ),
+        color: GREY,
+    })
+}
+
 /// Slack (deadline − report time): how early results came back, late ones in red.
 pub fn slack(d: &RunData, project: &str, name: &str) -> Figure {
     let several = d.projects.len() > 1;
@@ -229,6 +246,9 @@ pub fn slack(d: &RunData, project: &str, name: &str) -> Figure {
         });
         p.y_label = format!("results per {} bin", format::round_duration(width));
     }
+    if let Some(key) = never_came_back(d, project) {
+        p.layers.push(key);
+    }
     Figure::new(
         name,
         &title_for(
@@ -239,8 +259,57 @@ pub fn slack(d: &RunData, project: &str, name: &str) -> Figure {
         "Slack is the deadline minus the time the result was reported: positive (blue) means it \
          came back that many hours early, negative (red) that it was late. The dashed line at 0 \
          is the deadline. A wide blue mass far to the right means the `delay_bound` leaves much \
-         unused time; a red tail shows the hosts a tighter deadline would lose. From \
-         histograms.csv `result_slack_s`.",
+         unused time; a red tail shows the hosts a tighter deadline would lose. The jobs \
+         that never came back have no slack: the legend counts them (never reported, and lost \
+         with a detached host, after the warm-up). From histograms.csv `result_slack_s` and \
+         summary.csv `results_deadline_no_reply`, `results_deadline_detached`.",
         vec![p],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::data::SummaryTable;
+
+    fn legend_of(f: &Figure) -> Vec<String> {
+        f.panels[0]
+            .layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Key { label, .. } => Some(label.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The slack chart's legend counts the results that never came back, which
+    /// have no slack to draw; a folder without those columns gets no such entry.
+    #[test]
+    fn slack_legend_counts_the_jobs_that_never_came_back() {
+        let mut d = RunData {
+            projects: vec!["main".into()],
+            ..RunData::default()
+        };
+        assert!(legend_of(&slack(&d, "main", "slack")).is_empty());
+        d.summary = Some(SummaryTable {
+            columns: vec![
+                "project".into(),
+                "results_deadline_no_reply".into(),
+                "results_deadline_detached".into(),
+            ],
+            rows: vec![vec!["main".into(), "1200.0".into(), "34.0".into()]],
+        });
+        let f = slack(&d, "main", "slack");
+        assert_eq!(
+            legend_of(&f),
+            [format!(
+                "never came back: {} results ({} no reply, 34 with a detached host)",
+                format::number(1234.0),
+                format::number(1200.0)
+            )]
+        );
+        // A count alone is not data: the panel still says it has none.
+        assert!(!f.panels[0].has_data());
+    }
 }

@@ -150,6 +150,9 @@ pub enum Layer {
         color: RGBColor,
         points: Vec<(f64, f64, f64)>,
     },
+    /// A legend entry with nothing drawn: a count the panel's axes cannot show (the
+    /// results that never came back have no slack).
+    Key { label: String, color: RGBColor },
     /// A heatmap: unit squares coloured by value on `scale`, each with its text.
     Tiles { scale: ColorScale, tiles: Vec<Tile> },
     /// Dots at `(x, y)` coloured by `value` on `scale` (a heatmap of points that do
@@ -192,6 +195,7 @@ impl Layer {
                 }
             }
             Layer::VLine { x, .. } => xs.push(*x),
+            Layer::Key { .. } => {}
             Layer::Band { points, .. } => {
                 for &(x, lo, hi) in points {
                     if x.is_finite() && lo.is_finite() && hi.is_finite() {
@@ -228,7 +232,7 @@ impl Layer {
     fn is_blank(&self) -> bool {
         match self {
             Layer::Line { points, .. } => points.iter().all(|p| !p.1.is_finite() || p.1 == 0.0),
-            Layer::VLine { .. } => true,
+            Layer::VLine { .. } | Layer::Key { .. } => true,
             _ => !self.has_data(),
         }
     }
@@ -239,7 +243,7 @@ impl Layer {
             Layer::Line { points, .. } => points.iter().any(|p| p.1.is_finite()),
             Layer::Stack { xs, layers } => !xs.is_empty() && !layers.is_empty(),
             Layer::Bars { bins, .. } => !bins.is_empty(),
-            Layer::VLine { .. } => false,
+            Layer::VLine { .. } | Layer::Key { .. } => false,
             Layer::Band { points, .. } => points.iter().any(|p| p.1.is_finite() && p.2.is_finite()),
             Layer::Tiles { tiles, .. } => tiles.iter().any(|t| t.value.is_finite()),
             Layer::Dots { points, .. } => points.iter().any(|p| p.2.is_finite()),
@@ -440,6 +444,7 @@ impl Figure {
                         add(label, *color, Sample::Fill)
                     }
                     Layer::Bars { .. } => {}
+                    Layer::Key { label, color } => add(label, *color, Sample::Fill),
                     Layer::VLine {
                         label,
                         color,
@@ -986,7 +991,7 @@ fn draw_panel<DB: DrawingBackend>(
                         .map_err(err)?;
                 }
             }
-            Layer::Line { .. } | Layer::VLine { .. } | Layer::Dots { .. } => {}
+            Layer::Line { .. } | Layer::VLine { .. } | Layer::Dots { .. } | Layer::Key { .. } => {}
         }
     }
     // Lines and markers over areas and bars.

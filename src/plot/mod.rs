@@ -10,7 +10,8 @@
 //! * [`timeline`], [`distribution`] and [`credit`] decide what each chart shows, as
 //!   a [`figure::Figure`]; [`figure`] alone decides how charts look and renders
 //!   them; [`font`] embeds the font, so no system font library is needed.
-//! * [`report`] writes the page; [`format`] formats numbers for charts and page.
+//! * [`report`] writes the page; [`format`] formats numbers for charts and page;
+//!   [`summary_groups`] names and groups the figures of the page's summary table.
 //! * [`overlay`] draws several runs on one chart for `boinc-sim compare`
 //!   ([`write_overlays`]).
 //! * [`sweep`] draws a parameter sweep's `sweep-summary.csv`: each metric against
@@ -30,6 +31,7 @@ pub mod font;
 pub mod format;
 pub mod overlay;
 mod report;
+pub mod summary_groups;
 pub mod sweep;
 mod timeline;
 

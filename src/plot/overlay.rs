@@ -149,17 +149,17 @@ impl<'a> Overlay<'a> {
         vec![
             Figure::new(
                 &format!("compare_throughput{suffix}"),
-                &format!("Throughput per day, run by run{of}"),
+                &format!("Throughput (valid workunits) per day, run by run{of}"),
                 &format!(
-                    "Workunits assimilated with a valid result (top) and results reported \
-                     (bottom) per simulated day, one line per run ({runs}). From each run's \
+                    "The throughput, workunits assimilated as valid work (top), and results \
+                     reported (bottom) per simulated day, one line per run ({runs}). From each run's \
                      timeseries.csv `workunits_assimilated_valid` and `results_reported`."
                 ),
                 vec![
                     self.rate_panel(
                         project,
                         "workunits_assimilated_valid",
-                        "Workunits assimilated with a valid result",
+                        "Throughput: workunits assimilated as valid work",
                         "workunits per day",
                         false,
                     ),

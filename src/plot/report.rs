@@ -13,6 +13,7 @@
 use super::Chart;
 use super::data::RunData;
 use super::format::{self, html_escape as esc};
+use super::summary_groups;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -32,6 +33,8 @@ table.summary th, table.summary td { border: 1px solid #ddd; padding: 3px 10px; 
 table.summary td { text-align: right; font-variant-numeric: tabular-nums; }
 table.summary th[scope=row] { text-align: left; font-weight: normal; font-family: monospace; }
 table.summary tr:nth-child(even) { background: #f7f9fc; }
+table.summary tr.group th { text-align: left; font-family: inherit; font-weight: bold; background: #e8eef7; }
+table.summary th .unit { color: #666; }
 figure.chart { margin: 24px 0; padding: 8px; border: 1px solid #e3e3e3; border-radius: 4px; }
 figure.chart svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { max-width: 1000px; margin: 8px auto 0; }
@@ -200,31 +203,61 @@ fn summary_table(d: &RunData, out: &mut String) {
     } = table;
     let _ = writeln!(
         out,
-        "<p class=\"note\">From {}; one column per project. Units follow the column names: \
-         <code>_s</code> durations, <code>_frac</code> fractions (shown as %), \
-         <code>_flops</code> floating-point operations. Hover a cell for the exact value.</p>",
+        "<p class=\"note\">From {}; one column per project, figures grouped by what they \
+         measure, each with its unit (definitions: docs/outputs.md). Hover a name for its \
+         column, a cell for the exact value.</p>",
         esc(source)
     );
     out.push_str(
-        "<table class=\"summary\" id=\"summary-table\">\n<thead><tr><th scope=\"col\">metric</th>",
+        "<table class=\"summary\" id=\"summary-table\">\n<thead><tr><th scope=\"col\">figure</th>",
     );
     for p in &projects {
         let _ = write!(out, "<th scope=\"col\">{}</th>", esc(p));
     }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for (name, cells) in rows {
-        let _ = write!(out, "<tr><th scope=\"row\">{}</th>", esc(&name));
-        for raw in cells {
-            let _ = write!(
-                out,
-                "<td title=\"{}\">{}</td>",
-                esc(&raw),
-                esc(&format::cell(&name, &raw))
-            );
+    out.push_str("</tr></thead>\n");
+    for (group, rows) in summary_groups::group(rows) {
+        let _ = writeln!(
+            out,
+            "<tbody><tr class=\"group\"><th scope=\"rowgroup\" colspan=\"{}\">{}</th></tr>",
+            projects.len() + 1,
+            esc(group)
+        );
+        for (name, cells) in rows {
+            match summary_groups::describe(&name).1 {
+                Some((readable, unit)) if !unit.is_empty() => {
+                    let _ = write!(
+                        out,
+                        "<tr><th scope=\"row\" title=\"{}\">{} <span class=\"unit\">({})</span></th>",
+                        esc(&name),
+                        esc(readable),
+                        esc(unit)
+                    );
+                }
+                Some((readable, _)) => {
+                    let _ = write!(
+                        out,
+                        "<tr><th scope=\"row\" title=\"{}\">{}</th>",
+                        esc(&name),
+                        esc(readable)
+                    );
+                }
+                None => {
+                    let _ = write!(out, "<tr><th scope=\"row\">{}</th>", esc(&name));
+                }
+            }
+            for raw in cells {
+                let _ = write!(
+                    out,
+                    "<td title=\"{}\">{}</td>",
+                    esc(&raw),
+                    esc(&format::cell(&name, &raw))
+                );
+            }
+            out.push_str("</tr>\n");
         }
-        out.push_str("</tr>\n");
+        out.push_str("</tbody>\n");
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</table>\n");
 }
 
 /// Text between backticks as `<code>` (captions name CSV columns that way).
@@ -408,6 +441,18 @@ mod tests {
         assert!(h.contains("data-charts-expected=\"1\""));
         assert!(h.contains("<th scope=\"col\">p&lt;1&gt;</th>"));
         assert!(h.contains("<td title=\"1234\">1,234</td>"));
+        // Grouped, with readable names and units; the raw column in the tooltip.
+        let throughput = h.find("<th scope=\"rowgroup\" colspan=\"2\">Throughput</th>");
+        let waste = h.find("<th scope=\"rowgroup\" colspan=\"2\">Waste</th>");
+        assert!(
+            throughput.is_some() && waste.is_some() && throughput < waste,
+            "{h}"
+        );
+        assert!(h.contains(
+            "<th scope=\"row\" title=\"error_frac\">Client errors: share of results \
+             <span class=\"unit\">(%)</span></th>"
+        ));
+        assert!(h.contains("<th scope=\"row\" title=\"results_reported\">Results reported</th>"));
         assert!(h.contains("<td title=\"0.05\">5 %</td>"));
         assert!(h.contains("seed: <code>7</code>"));
         assert!(

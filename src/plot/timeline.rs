@@ -136,14 +136,15 @@ fn line(label: String, color: RGBColor, points: Vec<(f64, f64)>) -> Layer {
     }
 }
 
-/// Throughput: workunits assimilated (valid, in error) and results reported, per day.
+/// Throughput (valid workunits per day), with the workunits lost to errors and the
+/// results reported beside it, never added to it.
 pub fn throughput(d: &RunData) -> Figure {
     let w = calc::day_window(d.duration_s, d.interval_s);
     let panels = vec![
         rate_panel(
             d,
             "workunits_assimilated_valid",
-            "Workunits assimilated with a valid (canonical) result",
+            "Throughput: workunits assimilated as valid work (canonical result, no error)",
             "workunits per day",
             w,
             DAY as f64,
@@ -151,7 +152,7 @@ pub fn throughput(d: &RunData) -> Figure {
         rate_panel(
             d,
             "workunits_assimilated_error",
-            "Workunits assimilated in error (no canonical result)",
+            "Not throughput: workunits assimilated in error (work lost)",
             "workunits per day",
             w,
             DAY as f64,
@@ -167,13 +168,15 @@ pub fn throughput(d: &RunData) -> Figure {
     ];
     Figure::new(
         "throughput",
-        "Throughput: workunits done and results reported per day",
+        "Throughput (valid workunits per day), work lost to errors, and results reported",
         &format!(
-            "How much science comes out over time. Top: workunits the assimilator finished with a \
-             valid canonical result; middle: workunits that ended in error; bottom: results \
-             reported by hosts (success or error). One colour per project. {} A rising start is \
-             the pipeline filling (hosts joining, first deadlines); a flat curve is the steady \
-             state. From timeseries.csv `workunits_assimilated_valid`, \
+            "How much science comes out over time. Top, the throughput: workunits the \
+             assimilator finished as valid work (a canonical result and no error bit); middle: \
+             workunits that ended in error, work lost and not part of the throughput; bottom: \
+             results reported by hosts (success or error), the load on the server. One colour \
+             per project. {} A rising start is the pipeline filling (hosts joining, first \
+             deadlines); a flat curve is the steady state, whose level is summary.csv \
+             `workunits_valid_per_day`. From timeseries.csv `workunits_assimilated_valid`, \
              `workunits_assimilated_error`, `results_reported`.",
             per_day_note(w)
         ),
@@ -219,7 +222,10 @@ pub fn deadlines(d: &RunData) -> Figure {
              before their deadline; middle: reported after it (the work may be wasted if a \
              replacement already finished); bottom: results whose deadline passed without a \
              report (counted at the deadline; the server sends a replacement). A shorter \
-             `delay_bound` moves results from the top panel to the others. {} From \
+             `delay_bound` moves results from the top panel to the others. Results lost with \
+             a detached host are not drawn: summary.csv `results_deadline_detached` counts \
+             them, and `deadline_fail_frac` counts all the jobs that did not come back in \
+             time. {} From \
              timeseries.csv `results_deadline_met`, `results_deadline_missed`, `results_no_reply`.",
             per_day_note(w)
         ),
