@@ -295,8 +295,26 @@ pub const FIGURES: &[(&str, &str, &str, &str)] = &[
     (
         "wrong_canonical_frac",
         "Science error",
-        "Wrong canonical results: share of canonical",
+        "Wrong canonical results: share of canonical (whole run)",
         "%",
+    ),
+    (
+        "workunits_wrong_canonical",
+        "Science error",
+        "Workunits whose canonical result is wrong (whole run)",
+        "",
+    ),
+    (
+        "results_wrong_valid",
+        "Science error",
+        "Wrong results judged VALID (whole run)",
+        "",
+    ),
+    (
+        "results_correct_invalid",
+        "Science error",
+        "Correct results judged INVALID (whole run)",
+        "",
     ),
     (
         "scheduler_requests",
