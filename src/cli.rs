@@ -347,11 +347,6 @@ fn run(a: RunArgs) -> ExitCode {
     let end = loaded.file.simulation.duration.get();
     let headlines = crate::stats::headline::headlines(&finished, end as f64);
     let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
-    if !a.quiet {
-        for w in crate::stats::summary::censoring_warnings(&finished) {
-            eprintln!("warning: {w}");
-        }
-    }
     let Some(output) = finished.output.take() else {
         return ExitCode::from(1);
     };
@@ -407,6 +402,9 @@ fn run(a: RunArgs) -> ExitCode {
                 t.results,
                 t.granted_credit_total
             );
+        }
+        for w in crate::stats::summary::censoring_warnings(&finished) {
+            eprintln!("warning: {w}");
         }
         if let Some(n) = plotted {
             print_plotted(&out_dir, n);
