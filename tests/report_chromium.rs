@@ -86,6 +86,13 @@ fn report_renders_every_chart_in_headless_chromium() {
             "host_group.0.count=150",
             "--set",
             "output.transitions=false",
+            // Wrong results that collide, so that every chart, the science error
+            // chart too, has data to draw (a chart whose panels are all blank
+            // shrinks to strips).
+            "--set",
+            "host_group.0.wrong_result_prob=0.05",
+            "--set",
+            "project.main.app.wrong_output_collision_frac=1.0",
         ])
         .output()
         .unwrap();
