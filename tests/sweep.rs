@@ -37,7 +37,7 @@ name = "small"
 scenario = "{}"
 seed = 5
 replications = {reps}
-metrics = ["workunits_assimilated_per_day", "deadline_miss_frac", "turnaround_p90_s"]
+metrics = ["workunits_valid_per_day", "deadline_miss_frac", "turnaround_p90_s"]
 
 [sweep.set]
 "simulation.duration" = "2d"
@@ -63,7 +63,7 @@ values = [1, 2]
 const TABLES: [&str; 3] = ["sweep.csv", "sweep-summary.csv", "best.json"];
 const OBJECTIVE: &str = r#"
 [objective]
-maximize = "workunits_assimilated_per_day"
+maximize = "workunits_valid_per_day"
 subject_to = ["deadline_miss_frac < 0.5"]
 "#;
 
@@ -141,7 +141,7 @@ fn one_and_four_threads_give_identical_files_and_sensible_tables() {
             "project.main.workunit.delay_bound",
             "project.main.workunit.delay_bound_s",
             "project.main.workunit.min_quorum",
-            "workunits_assimilated_per_day",
+            "workunits_valid_per_day",
             "deadline_miss_frac",
             "turnaround_p90_s"
         ]
@@ -179,16 +179,10 @@ fn one_and_four_threads_give_identical_files_and_sensible_tables() {
             .map(|r| r[6].parse().unwrap())
             .collect();
         let mean = xs.iter().sum::<f64>() / 3.0;
-        let got: f64 = s[col("workunits_assimilated_per_day_mean")]
-            .parse()
-            .unwrap();
+        let got: f64 = s[col("workunits_valid_per_day_mean")].parse().unwrap();
         assert!((got - mean).abs() < 1e-9 * mean.max(1.0), "point {p}");
-        let lo: f64 = s[col("workunits_assimilated_per_day_ci95_low")]
-            .parse()
-            .unwrap();
-        let hi: f64 = s[col("workunits_assimilated_per_day_ci95_high")]
-            .parse()
-            .unwrap();
+        let lo: f64 = s[col("workunits_valid_per_day_ci95_low")].parse().unwrap();
+        let hi: f64 = s[col("workunits_valid_per_day_ci95_high")].parse().unwrap();
         assert!(lo <= mean && mean <= hi && (mean - lo - (hi - mean)).abs() < 1e-6);
     }
     // Quorum 2 halves throughput: the objective picks a quorum-1 point.
@@ -349,7 +343,7 @@ fn sampled_designs_have_the_requested_points() {
 scenario = "{}"
 design = "lhs"
 points = 5
-metrics = ["workunits_assimilated_per_day"]
+metrics = ["workunits_valid_per_day"]
 [sweep.set]
 "simulation.duration" = "1d"
 "host_group.0.count" = 20

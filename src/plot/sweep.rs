@@ -289,7 +289,7 @@ pub struct MetricUnit {
     /// Values are multiplied by this before drawing (100 for percentages, 1/3600
     /// for hours).
     pub factor: f64,
-    /// The metric in words, without its unit suffix (`deadline miss`).
+    /// The metric in words, without its unit suffix (`deadline fail`).
     pub words: String,
     /// The unit for the axis label (`%`, `hours`, `PFLOP`, `credit`), or empty.
     pub unit: String,
@@ -334,7 +334,7 @@ impl MetricUnit {
         }
     }
 
-    /// The axis label: `deadline miss (%)`, `workunits assimilated per day`.
+    /// The axis label: `deadline fail (%)`, `workunits valid per day`.
     pub fn label(&self) -> String {
         if self.unit.is_empty() {
             self.words.clone()
@@ -344,7 +344,7 @@ impl MetricUnit {
     }
 
     /// The metric's column and the unit it is drawn in, for captions:
-    /// `` `deadline_miss_frac` in % ``.
+    /// `` `deadline_fail_frac` in % ``.
     pub fn described(&self, metric: &str) -> String {
         if self.unit.is_empty() {
             format!("`{metric}`")
@@ -372,9 +372,15 @@ impl MetricUnit {
 /// the others their name without the unit suffix, capitalised.
 fn metric_title(metric: &str) -> String {
     let known = match metric {
-        "workunits_assimilated_per_day" => Some("Throughput"),
+        // Throughput is valid work only (docs/outputs.md, "The figures a designer
+        // compares"); the sum with error workunits is never called that.
+        "workunits_valid_per_day" => Some("Throughput"),
+        "workunits_error_per_day" => Some("Workunits in error per day"),
+        "workunits_assimilated_per_day" => Some("Valid + error workunits per day"),
         "results_reported_per_day" => Some("Results reported per day"),
-        "deadline_miss_frac" => Some("Deadline miss rate"),
+        "deadline_fail_frac" => Some("Deadline failures"),
+        "deadline_miss_frac" => Some("Late share of reported results"),
+        "wrong_canonical_frac" => Some("Science error rate"),
         "credit_per_host_gini" => Some("Credit inequality (Gini)"),
         "wasted_cpu_frac" => Some("Wasted CPU share"),
         "hosts_idle_frac" => Some("Idle host capacity"),
@@ -1185,8 +1191,8 @@ mod tests {
 
     const DB: &str = "project.main.workunit.delay_bound";
     const Q: &str = "project.main.workunit.min_quorum";
-    const THROUGHPUT: &str = "workunits_assimilated_per_day";
-    const MISS: &str = "deadline_miss_frac";
+    const THROUGHPUT: &str = "workunits_valid_per_day";
+    const MISS: &str = "deadline_fail_frac";
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -1366,11 +1372,11 @@ mod tests {
         let u = MetricUnit::of(MISS, 0.2);
         assert_eq!(
             (u.label(), u.factor),
-            ("deadline miss (%)".to_string(), 100.0)
+            ("deadline fail (%)".to_string(), 100.0)
         );
         assert_eq!(u.cell(1.23), "1.23 %");
         let u = MetricUnit::of(THROUGHPUT, 4512.3);
-        assert_eq!(u.label(), "workunits assimilated per day");
+        assert_eq!(u.label(), "workunits valid per day");
         assert_eq!(
             (u.cell(4512.3), u.cell(0.012345), u.cell(f64::NAN)),
             ("4,512".into(), "0.0123".into(), "–".into())
@@ -1692,14 +1698,14 @@ mod tests {
                 .map(|r| (r.0.clone(), r.1, vec![r.2[1]]))
                 .collect::<Vec<_>>(),
         );
-        let no_high = good.replace("deadline_miss_frac_ci95_high", "x");
-        assert!(err(Some(&no_high)).contains("line 1: no column `deadline_miss_frac_ci95_high`"));
+        let no_high = good.replace("deadline_fail_frac_ci95_high", "x");
+        assert!(err(Some(&no_high)).contains("line 1: no column `deadline_fail_frac_ci95_high`"));
         let mut lines: Vec<String> = good.lines().map(String::from).collect();
         lines[2] = lines[2].replacen(",5,", ",5,oops,", 1);
         lines[2] = lines[2].rsplit_once(',').unwrap().0.to_string();
         let e = err(Some(&(lines.join("\n") + "\n")));
         assert!(
-            e.contains("line 3: `deadline_miss_frac_mean` is not a number: `oops`"),
+            e.contains("line 3: `deadline_fail_frac_mean` is not a number: `oops`"),
             "{e}"
         );
         assert!(err(Some(&good.replace("\n1,1d,2,", "\nx,1d,2,"))).contains("line 3: `point`"));
@@ -1725,12 +1731,12 @@ mod tests {
         assert_eq!(
             names,
             [
-                "workunits_assimilated_per_day_vs_delay_bound",
-                "workunits_assimilated_per_day_vs_min_quorum",
-                "heatmap_workunits_assimilated_per_day_delay_bound_min_quorum",
-                "deadline_miss_frac_vs_delay_bound",
-                "deadline_miss_frac_vs_min_quorum",
-                "heatmap_deadline_miss_frac_delay_bound_min_quorum",
+                "workunits_valid_per_day_vs_delay_bound",
+                "workunits_valid_per_day_vs_min_quorum",
+                "heatmap_workunits_valid_per_day_delay_bound_min_quorum",
+                "deadline_fail_frac_vs_delay_bound",
+                "deadline_fail_frac_vs_min_quorum",
+                "heatmap_deadline_fail_frac_delay_bound_min_quorum",
             ]
         );
         let svg = |n: &str| fs::read_to_string(out.join(format!("{n}.svg"))).unwrap();
@@ -1740,7 +1746,7 @@ mod tests {
                 &[
                     "Throughput vs delay_bound, by min_quorum",
                     "delay_bound (days)",
-                    "workunits assimilated per day",
+                    "workunits valid per day",
                     "min_quorum = 1",
                     "min_quorum = 2",
                     "95% confidence interval",
@@ -1766,32 +1772,32 @@ mod tests {
                     "4,457",
                     "2,109",
                     "yellow = high",
-                    "workunits assimilated per day, mean",
+                    "workunits valid per day, mean",
                 ],
             ),
             (
                 &names[3],
                 &[
-                    "Deadline miss rate vs delay_bound, by min_quorum",
-                    "deadline miss (%)",
+                    "Deadline failures vs delay_bound, by min_quorum",
+                    "deadline fail (%)",
                     "lines drawn on top of each other: min_quorum = 1 and 2",
                 ],
             ),
             (
                 &names[4],
                 &[
-                    "Deadline miss rate vs min_quorum, by delay_bound",
+                    "Deadline failures vs min_quorum, by delay_bound",
                     "delay_bound = 3d",
                 ],
             ),
             (
                 &names[5],
                 &[
-                    "Deadline miss rate by delay_bound and min_quorum",
+                    "Deadline failures by delay_bound and min_quorum",
                     "12.5 %",
                     "4.56 %",
                     "1.23 %",
-                    "deadline miss (%), mean",
+                    "deadline fail (%), mean",
                 ],
             ),
         ];

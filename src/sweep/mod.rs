@@ -534,7 +534,7 @@ pub fn plots(
 }
 
 /// The objective's verdict in a sentence for the terminal: `best: point 4
-/// (delay_bound = 3d, min_quorum = 1), workunits_assimilated_per_day 1959.3
+/// (delay_bound = 3d, min_quorum = 1), workunits_valid_per_day 1959.3
 /// [1940.2, 1978.4]; 7 other points are within the noise (best.json)`.
 pub fn verdict(plan: &Plan, choice: &aggregate::Choice) -> String {
     let Some(goal) = &plan.goal else {

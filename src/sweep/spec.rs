@@ -76,8 +76,9 @@ fn one() -> u32 {
 
 fn default_metrics() -> Vec<String> {
     [
-        "workunits_assimilated_per_day",
-        "deadline_miss_frac",
+        "workunits_valid_per_day",
+        "deadline_fail_frac",
+        "wrong_canonical_frac",
         "turnaround_p90_s",
         "wasted_cpu_frac",
         "credit_per_host_gini",
