@@ -62,16 +62,7 @@ impl IdleRun {
             return;
         }
         if step <= 0.0 {
-            if ran {
-                self.idle_time = 0.0;
-            } else {
-                add_idle(
-                    &mut self.idle_time,
-                    &mut self.idle_time_sumsq,
-                    to - from,
-                    0.0,
-                );
-            }
+            self.span(ran, to - from, 0.0);
             return;
         }
         self.ran_in_step |= ran;
@@ -86,19 +77,20 @@ impl IdleRun {
         // The whole steps between `first` and `last` had the interval's state.
         let whole = ((last - first) / step).round();
         if whole > 0.0 {
-            if ran {
-                self.idle_time = 0.0;
-            } else {
-                add_idle(
-                    &mut self.idle_time,
-                    &mut self.idle_time_sumsq,
-                    whole * step,
-                    step,
-                );
-            }
+            self.span(ran, whole * step, step);
         }
         // The step now under way started at `last`.
         self.ran_in_step = ran && to > last;
+    }
+
+    /// `dt` seconds all run (the idle run ends) or all idle (it grows as
+    /// [`add_idle`] says).
+    fn span(&mut self, ran: bool, dt: f64, step: f64) {
+        if ran {
+            self.idle_time = 0.0;
+        } else {
+            add_idle(&mut self.idle_time, &mut self.idle_time_sumsq, dt, step);
+        }
     }
 
     /// The end of a grid step: the emulator's per-step update.
