@@ -101,6 +101,11 @@ fn client_first_minutes_one_operation_per_poll() {
     run_spec("client-first-minutes.toml");
 }
 
+#[test]
+fn client_start_state_sets_rec_debts_backoff_and_time_stats() {
+    run_spec("client-start-state.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

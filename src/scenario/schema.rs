@@ -229,6 +229,9 @@ with_host_attrs! {
         /// How long each host stays before leaving for good (default: forever).
         #[serde(default)]
         pub lifetime: Option<Dist>,
+        /// Each host's client state when it joins (`[host_group.start]`).
+        #[serde(default)]
+        pub start: Option<super::start::ClientStart>,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,
