@@ -106,6 +106,11 @@ fn client_start_state_sets_rec_debts_backoff_and_time_stats() {
     run_spec("client-start-state.toml");
 }
 
+#[test]
+fn client_monotony_on_the_global_grid() {
+    run_spec("client-monotony.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

@@ -501,6 +501,11 @@ pub struct Expect {
     pub estimated_delay: Option<f64>,
     /// When the CPU work-fetch backoff ends, seconds (modern, spec client §2.7).
     pub cpu_backoff_time: Option<f64>,
+    /// The project's idle run on the emulator's global `merit_step` grid at `at`:
+    /// `idle_time` and `idle_time_sumsq` (spec client §5.4), from which monotony
+    /// follows.
+    pub idle_time: Option<f64>,
+    pub idle_time_sumsq: Option<f64>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,
     // --- server-side observables (see `scenario::expect_reply`) ---

@@ -185,6 +185,8 @@ pub(crate) const CLIENT_ONLY: &[&str] = &[
     "req_instances",
     "estimated_delay",
     "cpu_backoff_time",
+    "idle_time",
+    "idle_time_sumsq",
 ];
 
 /// Client fields about the whole host rather than one attached project.
@@ -1429,7 +1431,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 48] = [
+    let opts: [(&'static str, bool); 50] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -1481,6 +1483,8 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("req_instances", x.req_instances.is_some()),
         ("estimated_delay", x.estimated_delay.is_some()),
         ("cpu_backoff_time", x.cpu_backoff_time.is_some()),
+        ("idle_time", x.idle_time.is_some()),
+        ("idle_time_sumsq", x.idle_time_sumsq.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }
@@ -1531,6 +1535,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 48);
+        assert_eq!(n, 50);
     }
 }
