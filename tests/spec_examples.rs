@@ -111,6 +111,16 @@ fn client_monotony_on_the_global_grid() {
     run_spec("client-monotony.toml");
 }
 
+#[test]
+fn client_rrsim_pointer_heap_order_takes_the_last_project() {
+    run_spec("client-rrsim-order.toml");
+}
+
+#[test]
+fn client_rrsim_default_order_is_by_priority() {
+    run_spec("client-rrsim-priority-order.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

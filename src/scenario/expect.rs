@@ -349,6 +349,12 @@ pub fn check_client(
         cmp_i(&mut errs, "jobs", ex.jobs, held as i64);
         cmp_i(&mut errs, "jobs_received", ex.jobs_received, p.njobs as i64);
         cmp_i(&mut errs, "rpcs", ex.rpcs, p.nrpcs as i64);
+        cmp_i(
+            &mut errs,
+            "deadlines_missed",
+            ex.deadlines_missed,
+            p.deadlines_missed as i64,
+        );
         cmp(
             &mut errs,
             "cpu_backoff_interval",

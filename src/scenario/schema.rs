@@ -506,6 +506,9 @@ pub struct Expect {
     /// follows.
     pub idle_time: Option<f64>,
     pub idle_time_sumsq: Option<f64>,
+    /// The project's CPU jobs the last RR simulation projected to miss their
+    /// deadlines (`rsc_pwf.deadlines_missed`, modern, spec client §2.5 step 5).
+    pub deadlines_missed: Option<i64>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,
     // --- server-side observables (see `scenario::expect_reply`) ---

@@ -187,6 +187,7 @@ pub(crate) const CLIENT_ONLY: &[&str] = &[
     "cpu_backoff_time",
     "idle_time",
     "idle_time_sumsq",
+    "deadlines_missed",
 ];
 
 /// Client fields about the whole host rather than one attached project.
@@ -1431,7 +1432,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 50] = [
+    let opts: [(&'static str, bool); 51] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -1485,6 +1486,7 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("cpu_backoff_time", x.cpu_backoff_time.is_some()),
         ("idle_time", x.idle_time.is_some()),
         ("idle_time_sumsq", x.idle_time_sumsq.is_some()),
+        ("deadlines_missed", x.deadlines_missed.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }
@@ -1535,6 +1537,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 50);
+        assert_eq!(n, 51);
     }
 }
