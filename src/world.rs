@@ -369,6 +369,25 @@ impl World {
                         );
                     }
                     start.apply(&mut host, joined as f64, project_index);
+                    for sj in &start.job {
+                        let pw = project_index(if sj.project.is_empty() {
+                            &g.project
+                        } else {
+                            &sj.project
+                        });
+                        let Some(pi) = host.projects.iter().position(|ps| ps.project == pw) else {
+                            continue;
+                        };
+                        let p = &mut projects[pw as usize];
+                        let deadline = sj.report_deadline.get();
+                        let job = scheduler::sent_before_start(
+                            p,
+                            joined,
+                            host.projects[pi].hostid,
+                            deadline,
+                        );
+                        sj.enqueue(&mut host, pi, &job, joined, ctx.cfg.policy);
+                    }
                 }
                 hosts.push(host);
             }

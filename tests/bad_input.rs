@@ -1300,3 +1300,25 @@ fn start_negative_rec_and_unknown_key() {
         &["bad.toml:6:1", "unknown field `on_fraction`", "`on_frac`"],
     );
 }
+
+#[test]
+fn start_job_of_another_project_and_bad_progress() {
+    let m = err(
+        "[project.a]\n[project.b]\n\n[[host_group]]\ncount = 1\nproject = \"a\"\n[[host_group.start.job]]\nproject = \"b\"\nreport_deadline = \"1d\"\nfraction_done = 1.0\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:8:1",
+            "`host_group.0.start.job.0.project`",
+            "project `b` is not one this host group attaches to; expected `a`",
+            "bad.toml:10:1",
+            "`host_group.0.start.job.0.fraction_done`",
+            "fraction_done = 1; expected a fraction in [0, 1)",
+        ],
+    );
+    let m = err(
+        "[project.a]\n\n[[host_group]]\ncount = 1\n[[host_group.start.job]]\nfraction_done = 0.5\n",
+    );
+    has(&m, &["bad.toml:5", "missing field `report_deadline`"]);
+}

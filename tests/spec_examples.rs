@@ -121,6 +121,11 @@ fn client_rrsim_default_order_is_by_priority() {
     run_spec("client-rrsim-priority-order.toml");
 }
 
+#[test]
+fn client_start_jobs_are_in_progress_on_the_server() {
+    run_spec("client-start-jobs.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

@@ -3,7 +3,9 @@
 //! up a situation exactly.
 //!
 //! Every key is optional; a key left out keeps what a newly attached client has (the
-//! time statistics of the availability model, REC 0, no backoff). Names and units are
+//! time statistics of the availability model, REC 0, no backoff, an empty queue).
+//! Jobs already in the queue (`[[host_group.start.job]]`) are results the project's
+//! server holds as sent to the host (`scheduler::sent_before_start`). Names and units are
 //! those of the spec: time statistics (spec client §1.11, §3.5), per-project REC
 //! (modern, §2.3), `exp_avg_cpu` (seed, from which the resource debt is computed,
 //! §1.2–1.3), the project RPC backoff `min_rpc_time` / `nrpc_failures` (§1.9, §2.8)
@@ -12,7 +14,9 @@
 //! expectation's `at`.
 
 use super::units::Duration;
-use crate::client::host::{ClientHost, TimeStats};
+use crate::client::config::Policy;
+use crate::client::host::{ClientHost, TaskState, TimeStats};
+use crate::server::scheduler::Job;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -28,6 +32,24 @@ pub struct ClientStart {
     pub connected_frac: Option<f64>,
     /// Per attached project, by project name.
     pub project: BTreeMap<String, ProjectStart>,
+    /// Jobs in the client's queue when it joins, in queue (arrival) order.
+    pub job: Vec<StartJob>,
+}
+
+/// `[[host_group.start.job]]`: a job the project sent before the host joined. It is
+/// a workunit of the project's template; the project's database holds its result
+/// as IN_PROGRESS on this host, sent at the join time.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StartJob {
+    /// The project (default: the group's only project).
+    #[serde(default)]
+    pub project: String,
+    /// The report deadline the client was told (absolute time, after the join time).
+    pub report_deadline: Duration,
+    /// Fraction of the job computed up to its last checkpoint, in [0, 1).
+    #[serde(default)]
+    pub fraction_done: f64,
 }
 
 /// `[host_group.start.project.NAME]`: one attached project's client state.
@@ -89,6 +111,27 @@ impl ClientStart {
             if let Some(t) = s.cpu_backoff_interval {
                 p.cpu_backoff_interval = t.get() as f64;
             }
+        }
+    }
+}
+
+impl StartJob {
+    /// Puts `job`, which project `pi` sent at `now`, in `host`'s queue with this
+    /// job's progress: computed up to its last checkpoint and out of memory (the
+    /// client was not running), so it resumes from there (spec client §3.4).
+    pub fn enqueue(&self, host: &mut ClientHost, pi: usize, job: &Job, now: i64, policy: Policy) {
+        host.receive(pi, job, now, policy);
+        let Some(j) = host.jobs.last_mut() else {
+            return;
+        };
+        let f = self.fraction_done;
+        if f > 0.0 {
+            j.flops_left = j.true_fpops * (1.0 - f);
+            j.checkpoint_flops_left = j.flops_left;
+            j.cpu_time = j.true_fpops * f / host.p_fpops;
+            j.checkpoint_cpu_time = j.cpu_time;
+            j.peak_flop_count = j.true_fpops * f;
+            j.state = TaskState::Quit;
         }
     }
 }

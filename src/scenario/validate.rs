@@ -812,6 +812,46 @@ impl Checker<'_> {
                 self.push(path, format!("{key} = {x}; expected a fraction in (0, 1]"));
             }
         }
+        for (k, j) in s.job.iter().enumerate() {
+            let path = format!("{prefix}.job.{k}");
+            // The group's project when it has no shares (its only project if unnamed).
+            let only = (self.file.project.len() == 1)
+                .then(|| self.file.project.keys().next())
+                .flatten()
+                .map_or("", |n| n.as_str());
+            let group_project = if g.project.is_empty() {
+                only
+            } else {
+                g.project.as_str()
+            };
+            let name = if j.project.is_empty() {
+                group_project
+            } else {
+                j.project.as_str()
+            };
+            if g.shares.is_empty() && name != group_project {
+                self.push(
+                    format!("{path}.project"),
+                    format!("project `{name}` is not one this host group attaches to; expected `{group_project}`"),
+                );
+            } else if !g.shares.is_empty() && !g.shares.contains_key(name) {
+                self.push(
+                    format!("{path}.project"),
+                    format!("project `{name}` is not one this host group attaches to; expected one of its `shares`"),
+                );
+            }
+            self.duration_non_negative(&format!("{path}.report_deadline"), j.report_deadline);
+            let fp = format!("{path}.fraction_done");
+            if self.finite(&fp, j.fraction_done) && !(0.0..1.0).contains(&j.fraction_done) {
+                self.push(
+                    fp,
+                    format!(
+                        "fraction_done = {}; expected a fraction in [0, 1)",
+                        j.fraction_done
+                    ),
+                );
+            }
+        }
         let policy = g.policy.unwrap_or(self.file.client.policy);
         for (name, p) in &s.project {
             let path = format!("{prefix}.project.{name}");
