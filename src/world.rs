@@ -332,7 +332,7 @@ impl World {
                 // not shift with what it draws for its jobs.
                 let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
                 let avail = Availability::new(&ctx.avail, slot, joined, &mut arng);
-                let projects = attached
+                let states = attached
                     .iter()
                     .map(|&(project, share)| ProjectState {
                         project,
@@ -348,12 +348,47 @@ impl World {
                     p_fpops,
                     hrng,
                     arng,
-                    projects,
+                    states,
                     avail,
                     joined,
                 );
                 host.leave_at = leave_at;
                 host.truth = truth::host_truth(seed, index, g, classes[gi]);
+                if let Some(start) = &g.start {
+                    // A client with a state has contacted its projects before: each
+                    // knows it (no initial RPC, spec client §2.9 step 3).
+                    for ps in &mut host.projects {
+                        let p = &mut projects[ps.project as usize];
+                        ps.hostid = first_contact(
+                            p,
+                            row.clone(),
+                            seed,
+                            index as u64,
+                            ps.project as usize,
+                            p_fpops,
+                        );
+                    }
+                    start.apply(&mut host, joined as f64, project_index);
+                    for sj in &start.job {
+                        let pw = project_index(if sj.project.is_empty() {
+                            &g.project
+                        } else {
+                            &sj.project
+                        });
+                        let Some(pi) = host.projects.iter().position(|ps| ps.project == pw) else {
+                            continue;
+                        };
+                        let p = &mut projects[pw as usize];
+                        let deadline = sj.report_deadline.get();
+                        let job = scheduler::sent_before_start(
+                            p,
+                            joined,
+                            host.projects[pi].hostid,
+                            deadline,
+                        );
+                        sj.enqueue(&mut host, pi, &job, joined, ctx.cfg.policy);
+                    }
+                }
                 hosts.push(host);
             }
             groups.push(HostGroupRt {
@@ -924,6 +959,26 @@ impl World {
     }
 }
 
+/// The host record the server creates at a simulated host's first contact (spec
+/// backend §2.4.2): the group's attributes with the client's speed, the host's own
+/// day offset (from its (host, project) stream unless pinned) and a user of its own.
+fn first_contact(
+    p: &mut Project,
+    mut row: HostRow,
+    seed: u64,
+    hi: u64,
+    pi: usize,
+    p_fpops: f64,
+) -> HostId {
+    let day = p.cfg.pin.day_offset.unwrap_or_else(|| {
+        rng::stream(seed, StreamKind::HostProject, hi << 16 | pi as u64).random()
+    });
+    row.p_fpops = p_fpops;
+    let hostid = add_host(p, row, day);
+    p.db.host_mut(hostid).userid = hostid;
+    hostid
+}
+
 fn add_host(p: &mut Project, mut row: HostRow, day_offset: f64) -> HostId {
     let id = p.db.hosts.next_id();
     row.id = id;
@@ -1047,18 +1102,15 @@ impl ServerLink for World {
         let mut hostid = call.hostid;
         if hostid == 0 {
             // First contact: the server creates the host record (spec backend §2.4.2).
-            let mut row = self.groups[gi].row.clone();
-            let day = p.cfg.pin.day_offset.unwrap_or_else(|| {
-                rng::stream(
-                    self.scenario.simulation.seed,
-                    StreamKind::HostProject,
-                    (hi as u64) << 16 | pi as u64,
-                )
-                .random()
-            });
-            row.p_fpops = call.p_fpops;
-            hostid = add_host(p, row, day);
-            p.db.host_mut(hostid).userid = hostid;
+            let row = self.groups[gi].row.clone();
+            hostid = first_contact(
+                p,
+                row,
+                self.scenario.simulation.seed,
+                hi as u64,
+                pi,
+                call.p_fpops,
+            );
         }
         {
             // The request's host_info and time_stats update the host row, so the

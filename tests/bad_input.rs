@@ -1220,3 +1220,105 @@ fn reply_names_results() {
         ],
     );
 }
+
+// ----- a client's starting state ([host_group.start]) ---------------------------------
+
+#[test]
+fn start_time_stat_outside_a_fraction() {
+    let m = err("[project.a]\n\n[[host_group]]\ncount = 1\n[host_group.start]\non_frac = 1.5\n");
+    has(
+        &m,
+        &[
+            "bad.toml:6:1",
+            "`host_group.0.start.on_frac`",
+            "on_frac = 1.5; expected a fraction in (0, 1]",
+        ],
+    );
+}
+
+#[test]
+fn start_project_not_attached() {
+    let m = err(
+        "[project.a]\n[project.b]\n\n[[host_group]]\ncount = 1\nproject = \"a\"\n[host_group.start.project.b]\nnrpc_failures = 1\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:7:1",
+            "`host_group.0.start.project.b`",
+            "project `b` is not one this host group attaches to",
+        ],
+    );
+}
+
+#[test]
+fn start_credit_average_of_the_other_policy() {
+    // The default policy is seed_debt: REC is the modern policy's.
+    let m =
+        err("[project.a]\n\n[[host_group]]\ncount = 1\n[host_group.start.project.a]\nrec = 5.0\n");
+    has(
+        &m,
+        &[
+            "bad.toml:6:1",
+            "`host_group.0.start.project.a.rec`",
+            "rec is kept only by the modern_rec policy; this group runs seed_debt",
+        ],
+    );
+    let m = err(
+        "[client]\npolicy = \"modern_rec\"\n[project.a]\n\n[[host_group]]\ncount = 1\n[host_group.start.project.a]\nexp_avg_cpu = 5.0\ncpu_backoff_time = -3\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:8:1",
+            "`host_group.0.start.project.a.exp_avg_cpu`",
+            "kept only by the seed_debt policy; this group runs modern_rec",
+            "bad.toml:9:1",
+            "`host_group.0.start.project.a.cpu_backoff_time`",
+            "cpu_backoff_time = -3 s is negative",
+        ],
+    );
+}
+
+#[test]
+fn start_negative_rec_and_unknown_key() {
+    let m = err(
+        "[client]\npolicy = \"modern_rec\"\n[project.a]\n\n[[host_group]]\ncount = 1\n[host_group.start.project.a]\nrec = -1.0\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:8:1",
+            "`host_group.0.start.project.a.rec`",
+            "rec = -1 is negative; expected a number >= 0",
+        ],
+    );
+    let m =
+        err("[project.a]\n\n[[host_group]]\ncount = 1\n[host_group.start]\non_fraction = 0.5\n");
+    has(
+        &m,
+        &["bad.toml:6:1", "unknown field `on_fraction`", "`on_frac`"],
+    );
+}
+
+#[test]
+fn start_job_of_another_project_and_bad_progress() {
+    let m = err(
+        "[project.a]\n[project.b]\n\n[[host_group]]\ncount = 1\nproject = \"a\"\n[[host_group.start.job]]\nproject = \"b\"\nreport_deadline = \"1d\"\nfraction_done = 1.0\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:8:1",
+            "`host_group.0.start.job.0.project`",
+            "project `b` is not one this host group attaches to; expected `a`",
+            "bad.toml:10:1",
+            "`host_group.0.start.job.0.fraction_done`",
+            "fraction_done = 1; expected a fraction in [0, 1)",
+        ],
+    );
+    let m = err(
+        "[project.a]\n\n[[host_group]]\ncount = 1\n[[host_group.start.job]]\nfraction_done = 0.5\n",
+    );
+    has(&m, &["bad.toml:5", "missing field `report_deadline`"]);
+}

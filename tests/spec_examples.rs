@@ -101,6 +101,31 @@ fn client_first_minutes_one_operation_per_poll() {
     run_spec("client-first-minutes.toml");
 }
 
+#[test]
+fn client_start_state_sets_rec_debts_backoff_and_time_stats() {
+    run_spec("client-start-state.toml");
+}
+
+#[test]
+fn client_monotony_on_the_global_grid() {
+    run_spec("client-monotony.toml");
+}
+
+#[test]
+fn client_rrsim_pointer_heap_order_takes_the_last_project() {
+    run_spec("client-rrsim-order.toml");
+}
+
+#[test]
+fn client_rrsim_default_order_is_by_priority() {
+    run_spec("client-rrsim-priority-order.toml");
+}
+
+#[test]
+fn client_start_jobs_are_in_progress_on_the_server() {
+    run_spec("client-start-jobs.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

@@ -758,22 +758,7 @@ impl ClientHost {
                         j.report_deadline = job.report_deadline;
                         continue;
                     }
-                    let mut new = ClientJob {
-                        project: pi as u8,
-                        result_id: job.result_id,
-                        workunit_id: job.workunit_id,
-                        received_time: now,
-                        report_deadline: job.report_deadline,
-                        ..ClientJob::sized(
-                            job.rsc_fpops_est,
-                            job.true_fpops,
-                            job.flops,
-                            job.rsc_fpops_bound,
-                        )
-                    };
-                    new.max_elapsed_time =
-                        estimate::max_elapsed_time(&new, self.p_fpops, cfg.policy);
-                    self.jobs.push(new);
+                    self.receive(pi, job, now, cfg.policy);
                 }
             }
         }
@@ -781,6 +766,26 @@ impl ClientHost {
         self.scratch_other = other;
         self.scratch_jobs = jobs;
         status
+    }
+
+    /// Adds a job the project `pi` sent at `now` to the queue, with its time limit
+    /// for this client (spec client §4.2).
+    pub fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
+        let mut new = ClientJob {
+            project: pi as u8,
+            result_id: job.result_id,
+            workunit_id: job.workunit_id,
+            received_time: now,
+            report_deadline: job.report_deadline,
+            ..ClientJob::sized(
+                job.rsc_fpops_est,
+                job.true_fpops,
+                job.flops,
+                job.rsc_fpops_bound,
+            )
+        };
+        new.max_elapsed_time = estimate::max_elapsed_time(&new, self.p_fpops, policy);
+        self.jobs.push(new);
     }
 
     /// The client's estimate of job `j`'s remaining work, FLOPs at `p_fpops`

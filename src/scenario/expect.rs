@@ -329,10 +329,32 @@ pub fn check_client(
             }
         }
         cmp(&mut errs, "cpu_time", ex.cpu_time, cpu);
+        // The idle run closed up to `now` on the global grid, without touching the
+        // host: a task of the project executes throughout `(last_advance, now]` or
+        // not at all, since the host is woken at every change.
+        let mut idle = p.idle;
+        let ran = h.computing(cfg)
+            && h.jobs
+                .iter()
+                .any(|j| j.is_running() && j.project as usize == k);
+        idle.advance(h.last_advance as f64, now as f64, ran, cfg.merit_step);
+        cmp(&mut errs, "idle_time", ex.idle_time, idle.idle_time);
+        cmp(
+            &mut errs,
+            "idle_time_sumsq",
+            ex.idle_time_sumsq,
+            idle.idle_time_sumsq,
+        );
         let held = h.jobs.iter().filter(|j| j.project as usize == k).count();
         cmp_i(&mut errs, "jobs", ex.jobs, held as i64);
         cmp_i(&mut errs, "jobs_received", ex.jobs_received, p.njobs as i64);
         cmp_i(&mut errs, "rpcs", ex.rpcs, p.nrpcs as i64);
+        cmp_i(
+            &mut errs,
+            "deadlines_missed",
+            ex.deadlines_missed,
+            p.deadlines_missed as i64,
+        );
         cmp(
             &mut errs,
             "cpu_backoff_interval",

@@ -12,6 +12,7 @@ pub mod expect;
 pub mod expect_reply;
 pub mod load;
 pub mod schema;
+pub mod start;
 pub mod units;
 pub mod validate;
 

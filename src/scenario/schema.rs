@@ -229,6 +229,9 @@ with_host_attrs! {
         /// How long each host stays before leaving for good (default: forever).
         #[serde(default)]
         pub lifetime: Option<Dist>,
+        /// Each host's client state when it joins (`[host_group.start]`).
+        #[serde(default)]
+        pub start: Option<super::start::ClientStart>,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,
@@ -498,6 +501,14 @@ pub struct Expect {
     pub estimated_delay: Option<f64>,
     /// When the CPU work-fetch backoff ends, seconds (modern, spec client §2.7).
     pub cpu_backoff_time: Option<f64>,
+    /// The project's idle run on the emulator's global `merit_step` grid at `at`:
+    /// `idle_time` and `idle_time_sumsq` (spec client §5.4), from which monotony
+    /// follows.
+    pub idle_time: Option<f64>,
+    pub idle_time_sumsq: Option<f64>,
+    /// The project's CPU jobs the last RR simulation projected to miss their
+    /// deadlines (`rsc_pwf.deadlines_missed`, modern, spec client §2.5 step 5).
+    pub deadlines_missed: Option<i64>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,
     // --- server-side observables (see `scenario::expect_reply`) ---

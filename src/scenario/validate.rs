@@ -12,6 +12,7 @@
 //! order of sections (simulation, projects, host groups, hosts, events, expects).
 
 use super::schema::*;
+use crate::client::config::Policy;
 use crate::server::ProjectConfig;
 use crate::server::config::{WorkGenMode, WuTemplate};
 use crate::server::db::parse_result_name;
@@ -50,6 +51,14 @@ pub fn validate(file: &ScenarioFile) -> Vec<Problem> {
     c.duration_positive("output.histogram_bin", file.output.histogram_bin);
     c.warmup();
     c.out
+}
+
+/// A policy's name as the scenario writes it.
+fn policy_name(p: Policy) -> &'static str {
+    match p {
+        Policy::SeedDebt => "seed_debt",
+        Policy::ModernRec => "modern_rec",
+    }
 }
 
 /// Parses a workunit name `wu<id>`, the form [`crate::server::db::result_name`]
@@ -176,6 +185,9 @@ pub(crate) const CLIENT_ONLY: &[&str] = &[
     "req_instances",
     "estimated_delay",
     "cpu_backoff_time",
+    "idle_time",
+    "idle_time_sumsq",
+    "deadlines_missed",
 ];
 
 /// Client fields about the whole host rather than one attached project.
@@ -784,6 +796,123 @@ impl Checker<'_> {
         }
     }
 
+    /// `[host_group.start]`: fractions in (0, 1], projects the group attaches to,
+    /// each policy's own credit average, non-negative amounts and times.
+    fn client_start(&mut self, prefix: &str, g: &HostGroup, s: &super::start::ClientStart) {
+        for (key, x) in [
+            ("on_frac", s.on_frac),
+            ("active_frac", s.active_frac),
+            ("connected_frac", s.connected_frac),
+        ] {
+            let path = format!("{prefix}.{key}");
+            if let Some(x) = x
+                && self.finite(&path, x)
+                && !(x > 0.0 && x <= 1.0)
+            {
+                self.push(path, format!("{key} = {x}; expected a fraction in (0, 1]"));
+            }
+        }
+        for (k, j) in s.job.iter().enumerate() {
+            let path = format!("{prefix}.job.{k}");
+            // The group's project when it has no shares (its only project if unnamed).
+            let only = (self.file.project.len() == 1)
+                .then(|| self.file.project.keys().next())
+                .flatten()
+                .map_or("", |n| n.as_str());
+            let group_project = if g.project.is_empty() {
+                only
+            } else {
+                g.project.as_str()
+            };
+            let name = if j.project.is_empty() {
+                group_project
+            } else {
+                j.project.as_str()
+            };
+            if g.shares.is_empty() && name != group_project {
+                self.push(
+                    format!("{path}.project"),
+                    format!("project `{name}` is not one this host group attaches to; expected `{group_project}`"),
+                );
+            } else if !g.shares.is_empty() && !g.shares.contains_key(name) {
+                self.push(
+                    format!("{path}.project"),
+                    format!("project `{name}` is not one this host group attaches to; expected one of its `shares`"),
+                );
+            }
+            self.duration_non_negative(&format!("{path}.report_deadline"), j.report_deadline);
+            let fp = format!("{path}.fraction_done");
+            if self.finite(&fp, j.fraction_done) && !(0.0..1.0).contains(&j.fraction_done) {
+                self.push(
+                    fp,
+                    format!(
+                        "fraction_done = {}; expected a fraction in [0, 1)",
+                        j.fraction_done
+                    ),
+                );
+            }
+        }
+        let policy = g.policy.unwrap_or(self.file.client.policy);
+        for (name, p) in &s.project {
+            let path = format!("{prefix}.project.{name}");
+            let attached = if g.shares.is_empty() {
+                let only = (self.file.project.len() == 1)
+                    .then(|| self.file.project.keys().next())
+                    .flatten();
+                g.project == *name || (g.project.is_empty() && only == Some(name))
+            } else {
+                g.shares.contains_key(name)
+            };
+            if !attached {
+                self.push(
+                    path.clone(),
+                    format!("project `{name}` is not one this host group attaches to; expected a project of its `project` or `shares`"),
+                );
+            }
+            for (key, x, wanted) in [
+                ("rec", p.rec, Policy::ModernRec),
+                ("exp_avg_cpu", p.exp_avg_cpu, Policy::SeedDebt),
+            ] {
+                let Some(x) = x else { continue };
+                let kp = format!("{path}.{key}");
+                if policy != wanted {
+                    self.push(
+                        kp,
+                        format!(
+                            "{key} is kept only by the {} policy; this group runs {}",
+                            policy_name(wanted),
+                            policy_name(policy)
+                        ),
+                    );
+                } else {
+                    self.non_negative(&kp, x);
+                }
+            }
+            for (key, d) in [
+                ("min_rpc_time", p.min_rpc_time),
+                ("cpu_backoff_time", p.cpu_backoff_time),
+                ("cpu_backoff_interval", p.cpu_backoff_interval),
+            ] {
+                if let Some(d) = d {
+                    self.duration_non_negative(&format!("{path}.{key}"), d);
+                }
+            }
+            if policy == Policy::SeedDebt {
+                for (key, given) in [
+                    ("cpu_backoff_time", p.cpu_backoff_time.is_some()),
+                    ("cpu_backoff_interval", p.cpu_backoff_interval.is_some()),
+                ] {
+                    if given {
+                        self.push(
+                            format!("{path}.{key}"),
+                            format!("{key} is kept only by the modern_rec policy; this group runs seed_debt"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     fn host_attrs(&mut self, prefix: &str, a: HostAttrs) {
         self.min_int(&format!("{prefix}.p_ncpus"), a.p_ncpus.into(), 1);
         self.positive(&format!("{prefix}.p_fpops"), a.p_fpops);
@@ -800,6 +929,9 @@ impl Checker<'_> {
 
     fn host_group(&mut self, i: usize, g: &HostGroup) {
         let prefix = format!("host_group.{i}");
+        if let Some(start) = &g.start {
+            self.client_start(&format!("{prefix}.start"), g, start);
+        }
         if g.count < 1 {
             self.push(
                 format!("{prefix}.count"),
@@ -1340,7 +1472,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 48] = [
+    let opts: [(&'static str, bool); 51] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -1392,6 +1524,9 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("req_instances", x.req_instances.is_some()),
         ("estimated_delay", x.estimated_delay.is_some()),
         ("cpu_backoff_time", x.cpu_backoff_time.is_some()),
+        ("idle_time", x.idle_time.is_some()),
+        ("idle_time_sumsq", x.idle_time_sumsq.is_some()),
+        ("deadlines_missed", x.deadlines_missed.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }
@@ -1442,6 +1577,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 48);
+        assert_eq!(n, 51);
     }
 }

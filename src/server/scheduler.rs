@@ -556,6 +556,41 @@ fn infeasible_fast(
     Err(Infeasible::Deadline)
 }
 
+/// A job the project sent to `hostid` before the simulated history began (a client's
+/// starting state, `[[host_group.start.job]]`): a new workunit of the project's
+/// template whose first result was sent at `now` exactly as a first send
+/// ([`add_result_to_reply`], spec backend §2.4.4), with the client deadline
+/// `deadline` (the database deadline adds the grace period). Further results the
+/// workunit needs are the transitioner's, as for any workunit.
+pub fn sent_before_start(p: &mut Project, now: Time, hostid: HostId, deadline: Time) -> Job {
+    let wuid = super::work_generator::create_work(p, now, ACTOR);
+    let r = super::db::ResultRow::new(wuid, 0, now, 0, 0, ServerState::Unsent);
+    let rid = p.db.insert_result(ACTOR, r);
+    let mut reply = Reply::default();
+    let mut st = RpcState {
+        reliable: false,
+        trusted: false,
+        hr_class: None,
+        ncpus: 1,
+        work_req: 0.0,
+        max_jobs: 0,
+        estimated_delay: 0.0,
+        resend_lost: false,
+        sent_any_resend: false,
+    };
+    add_result_to_reply(
+        p,
+        now,
+        hostid,
+        rid,
+        deadline - now,
+        false,
+        &mut reply,
+        &mut st,
+    );
+    reply.jobs.swap_remove(0)
+}
+
 /// `send_work_score` (spec backend §2.4.4).
 fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: &mut RpcState) {
     let cfg = p.cfg.config.clone();
