@@ -229,8 +229,10 @@ with_host_attrs! {
         /// How long each host stays before leaving for good (default: forever).
         #[serde(default)]
         pub lifetime: Option<Dist>,
-        /// Each host's client state when it joins (`[host_group.start]`).
-        #[serde(default)]
+        /// Each host's client state when it joins (`[host_group.start]`). Left out of
+        /// the echoed configuration when absent, so runs without it write what they
+        /// wrote before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub start: Option<super::start::ClientStart>,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
