@@ -832,7 +832,7 @@ impl World {
         }
         // During an outage the request never reaches the scheduler: a down one answers
         // with the maintenance reply (spec backend §2.9), an unreachable one not at all.
-        if let Some(o) = self.projects[pi].cfg.outage.iter().find(|o| o.covers(now)) {
+        if let Some(o) = self.projects[pi].cfg.outage_at(now) {
             self.counters.rpcs_failed += 1;
             self.named[ni].last_reply = match o.kind {
                 OutageKind::Down => {
@@ -1080,7 +1080,7 @@ impl ServerLink for World {
         jobs: &mut Vec<crate::server::scheduler::Job>,
     ) -> (RpcStatus, HostId) {
         let pi = call.project as usize;
-        if let Some(o) = self.projects[pi].cfg.outage.iter().find(|o| o.covers(now)) {
+        if let Some(o) = self.projects[pi].cfg.outage_at(now) {
             self.counters.rpcs_failed += 1;
             self.tallies[pi].metrics.note_rpc(now, false);
             return match o.kind {

@@ -54,6 +54,14 @@ pub struct ProjectConfig {
     pub outage: Vec<Outage>,
 }
 
+impl ProjectConfig {
+    /// The outage in force at `now`, if any: what a client reaching the scheduler
+    /// then meets (spec client §2.8, §4.2).
+    pub fn outage_at(&self, now: Time) -> Option<&Outage> {
+        self.outage.iter().find(|o| o.covers(now))
+    }
+}
+
 /// The app version every host runs (one CPU version per app in this model).
 pub const APP_VERSION_ID: u32 = 1;
 
