@@ -518,6 +518,16 @@ fn bench(a: BenchArgs) -> ExitCode {
     println!("scheduler RPCs      {}", finished.counters.rpcs);
     println!("daemon passes       {}", finished.counters.daemon_passes);
     println!("results created     {results}");
+    for p in &finished.projects {
+        println!(
+            "peak rows           {}: {} workunits live (window {}), {} results live (window {})",
+            p.name,
+            p.db.workunits.peak_live,
+            p.db.workunits.peak_window,
+            p.db.results.peak_live,
+            p.db.results.peak_window
+        );
+    }
     if let Some(kib) = peak_rss_kib() {
         println!("peak RSS MiB        {:.1}", kib as f64 / 1024.0);
     }

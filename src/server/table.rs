@@ -12,6 +12,9 @@ pub struct Table<T> {
     base: u32,
     rows: VecDeque<Option<T>>,
     live: usize,
+    /// High-water marks of `live` and of the id window, for `bench`.
+    pub peak_live: usize,
+    pub peak_window: usize,
 }
 
 impl<T> Default for Table<T> {
@@ -20,6 +23,8 @@ impl<T> Default for Table<T> {
             base: 1,
             rows: VecDeque::new(),
             live: 0,
+            peak_live: 0,
+            peak_window: 0,
         }
     }
 }
@@ -35,6 +40,8 @@ impl<T> Table<T> {
         let id = self.next_id();
         self.rows.push_back(Some(row));
         self.live += 1;
+        self.peak_live = self.peak_live.max(self.live);
+        self.peak_window = self.peak_window.max(self.rows.len());
         id
     }
 
