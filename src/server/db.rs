@@ -11,9 +11,9 @@
 
 use super::credit::{Average, AverageVar};
 use super::table::Table;
+use super::transition_index::TransitionIndex;
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
-use priority_queue::PriorityQueue;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -64,6 +64,9 @@ pub struct WorkunitRow {
     pub app_version_id: u32,
     /// 0 normal, 1 `TRANSITION_NONE`, 2 `TRANSITION_NO_NEW_RESULTS`.
     pub transitioner_flags: u8,
+    /// Simulator bookkeeping, not a BOINC column: whether the transitioner's index
+    /// holds this workunit at its `transition_time` (see [`TransitionIndex`]).
+    pub in_transition_index: bool,
     /// −1 = no size classes.
     pub size_class: i8,
     /// The WU's results, ascending id (the DB's join order).
@@ -154,6 +157,7 @@ impl WorkunitRow {
             hr_class: 0,
             app_version_id: 0,
             transitioner_flags: 0,
+            in_transition_index: false,
             size_class: -1,
             results: Vec::new(),
             canonical_found_time: 0,
@@ -365,7 +369,7 @@ pub struct Db {
     pub results: Table<ResultRow>,
     pub hosts: Table<HostRow>,
     /// Transitioner index: WUs with `transition_time < INT_MAX`, by time then id.
-    transition_index: PriorityQueue<WuId, Reverse<(Time, WuId)>>,
+    transition_index: TransitionIndex,
     /// Validator work list: `need_validate > 0`.
     pub need_validate: BTreeSet<WuId>,
     /// Assimilator work list: `assimilate_state = READY`.
@@ -442,6 +446,7 @@ impl Db {
         let id = self.workunits.next_id();
         wu.id = id;
         let tt = wu.transition_time;
+        wu.in_transition_index = tt < INT_MAX;
         self.workunits.insert(wu);
         self.workunits_live += 1;
         audit!(self, actor, Entity::Workunit, id, Field::Row, 0, 1);
@@ -455,7 +460,7 @@ impl Db {
             tt
         );
         if tt < INT_MAX {
-            self.transition_index.push(id, Reverse((tt, id)));
+            self.transition_index.push(tt, id);
         }
         id
     }
@@ -489,7 +494,7 @@ impl Db {
     pub fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
         let wu = self.workunits.remove(wuid).expect("workunit exists");
         self.workunits_live -= 1;
-        self.transition_index.remove(&wuid);
+        // Its index entry, if any, is stale now that the row is gone.
         self.need_validate.remove(&wuid);
         self.assimilate_ready.remove(&wuid);
         self.fd_ready_wus.remove(&wuid);
@@ -545,19 +550,25 @@ impl Db {
     /// (the transitioner's snapshot, spec backend §2.0, §2.2).
     pub fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
         out.clear();
-        while let Some((_, Reverse((tt, _)))) = self.transition_index.peek() {
-            if *tt >= now {
-                break;
-            }
-            let (id, _) = self.transition_index.pop().expect("peeked");
-            out.push(id);
-        }
+        let rows = &mut self.workunits;
+        self.transition_index
+            .pop_due(now, out, |id, tt| match rows.get_mut(id) {
+                Some(wu) if wu.in_transition_index && wu.transition_time == tt => {
+                    wu.in_transition_index = false;
+                    true
+                }
+                _ => false,
+            });
         out.sort_unstable();
     }
 
     /// Earliest `transition_time` in the index, if any.
-    pub fn next_transition_time(&self) -> Option<Time> {
-        self.transition_index.peek().map(|(_, Reverse((t, _)))| *t)
+    pub fn next_transition_time(&mut self) -> Option<Time> {
+        let rows = &self.workunits;
+        self.transition_index.peek(|id, tt| {
+            rows.get(id)
+                .is_some_and(|wu| wu.in_transition_index && wu.transition_time == tt)
+        })
     }
 
     // ----- workunit setters -----------------------------------------------------
@@ -565,12 +576,13 @@ impl Db {
     pub fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
         let wu = self.wu_mut(id);
         let old = wu.transition_time;
+        let was_indexed = wu.in_transition_index;
         wu.transition_time = tt;
-        // The index may have popped this WU for a pass; always re-sync it.
-        if tt < INT_MAX {
-            self.transition_index.push(id, Reverse((tt, id)));
-        } else {
-            self.transition_index.remove(&id);
+        // The index may have popped this WU for a pass; always re-sync it. An entry
+        // already current at this time is not pushed twice.
+        wu.in_transition_index = tt < INT_MAX;
+        if tt < INT_MAX && !(was_indexed && old == tt) {
+            self.transition_index.push(tt, id);
         }
         if old != tt {
             audit!(

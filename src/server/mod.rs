@@ -16,6 +16,7 @@ pub mod hr;
 pub mod invariants;
 pub mod scheduler;
 pub mod table;
+pub mod transition_index;
 pub mod transitioner;
 pub mod types;
 pub mod validator;
