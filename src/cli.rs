@@ -520,12 +520,8 @@ fn bench(a: BenchArgs) -> ExitCode {
     println!("results created     {results}");
     for p in &finished.projects {
         println!(
-            "peak rows           {}: {} workunits live (window {}), {} results live (window {})",
-            p.name,
-            p.db.workunits.peak_live,
-            p.db.workunits.peak_window,
-            p.db.results.peak_live,
-            p.db.results.peak_window
+            "peak rows           {}: {} workunits, {} results live",
+            p.name, p.db.workunits.peak_live, p.db.results.peak_live,
         );
     }
     if let Some(kib) = peak_rss_kib() {
