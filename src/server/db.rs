@@ -370,6 +370,8 @@ pub struct Db {
     pub hosts: Table<HostRow>,
     /// Transitioner index: WUs with `transition_time < INT_MAX`, by time then id.
     transition_index: TransitionIndex,
+    /// Workunits with `in_transition_index` set.
+    transition_indexed: usize,
     /// Validator work list: `need_validate > 0`.
     pub need_validate: BTreeSet<WuId>,
     /// Assimilator work list: `assimilate_state = READY`.
@@ -461,6 +463,7 @@ impl Db {
         );
         if tt < INT_MAX {
             self.transition_index.push(tt, id);
+            self.transition_indexed += 1;
         }
         id
     }
@@ -495,6 +498,9 @@ impl Db {
         let wu = self.workunits.remove(wuid).expect("workunit exists");
         self.workunits_live -= 1;
         // Its index entry, if any, is stale now that the row is gone.
+        if wu.in_transition_index {
+            self.transition_indexed -= 1;
+        }
         self.need_validate.remove(&wuid);
         self.assimilate_ready.remove(&wuid);
         self.fd_ready_wus.remove(&wuid);
@@ -551,10 +557,12 @@ impl Db {
     pub fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
         out.clear();
         let rows = &mut self.workunits;
+        let indexed = &mut self.transition_indexed;
         self.transition_index
             .pop_due(now, out, |id, tt| match rows.get_mut(id) {
                 Some(wu) if wu.in_transition_index && wu.transition_time == tt => {
                     wu.in_transition_index = false;
+                    *indexed -= 1;
                     true
                 }
                 _ => false,
@@ -565,10 +573,8 @@ impl Db {
     /// Earliest `transition_time` in the index, if any.
     pub fn next_transition_time(&mut self) -> Option<Time> {
         let rows = &self.workunits;
-        self.transition_index.peek(|id, tt| {
-            rows.get(id)
-                .is_some_and(|wu| wu.in_transition_index && wu.transition_time == tt)
-        })
+        self.transition_index
+            .peek(|id, tt| transition_entry_current(rows, id, tt))
     }
 
     // ----- workunit setters -----------------------------------------------------
@@ -581,8 +587,15 @@ impl Db {
         // The index may have popped this WU for a pass; always re-sync it. An entry
         // already current at this time is not pushed twice.
         wu.in_transition_index = tt < INT_MAX;
+        self.transition_indexed =
+            self.transition_indexed + usize::from(tt < INT_MAX) - usize::from(was_indexed);
         if tt < INT_MAX && !(was_indexed && old == tt) {
             self.transition_index.push(tt, id);
+            let rows = &self.workunits;
+            self.transition_index
+                .compact_if_sparse(self.transition_indexed, |id, tt| {
+                    transition_entry_current(rows, id, tt)
+                });
         }
         if old != tt {
             audit!(
@@ -986,6 +999,13 @@ impl Db {
 }
 
 /// A result's BOINC name, `wu<id>_<suffix>`.
+/// Whether the transitioner index's entry `(tt, id)` is the workunit's current one
+/// ([`TransitionIndex`]).
+fn transition_entry_current(rows: &Table<WorkunitRow>, id: WuId, tt: Time) -> bool {
+    rows.get(id)
+        .is_some_and(|wu| wu.in_transition_index && wu.transition_time == tt)
+}
+
 pub fn result_name(wuid: WuId, suffix: u16) -> String {
     format!("wu{wuid}_{suffix}")
 }

@@ -13,7 +13,9 @@
 //!   (`WorkunitRow::in_transition_index`) and its `transition_time` equals the
 //!   entry's;
 //! - stale entries (moved, popped or purged workunits) are dropped when they reach
-//!   the top.
+//!   the top, and all at once when they outnumber the current ones (an entry left
+//!   at a far-future time would otherwise stay for the whole run, and memory would
+//!   grow with the workunits ever created instead of the live ones).
 //!
 //! The workunits a pass sees, and their order, are exactly those of an exact index:
 //! an entry is current only if the row still holds that time, and two current entries
@@ -31,11 +33,28 @@ pub struct TransitionIndex {
     heap: BinaryHeap<Reverse<(Time, WuId)>>,
 }
 
+/// Entries held below which the index is never compacted.
+const COMPACT_MIN: usize = 4096;
+
 impl TransitionIndex {
     /// Records that workunit `id` is due at `tt`. The caller marks the row as
     /// indexed with this time.
     pub fn push(&mut self, tt: Time, id: WuId) {
         self.heap.push(Reverse((tt, id)));
+    }
+
+    /// Drops every stale entry once the heap holds more than twice `current`
+    /// entries (the workunits indexed now): the heap stays within twice the live
+    /// index, at an amortised cost of O(1) per push. Which entries are current is
+    /// unchanged, so passes are too.
+    pub fn compact_if_sparse(
+        &mut self,
+        current: usize,
+        mut is_current: impl FnMut(WuId, Time) -> bool,
+    ) {
+        if self.heap.len() > COMPACT_MIN.max(2 * current) {
+            self.heap.retain(|&Reverse((tt, id))| is_current(id, tt));
+        }
     }
 
     /// Pops every current entry with time `< now` into `out` (unsorted), calling
@@ -110,8 +129,21 @@ mod tests {
                         rows.remove(&id);
                         exact.remove(&id);
                     }
+                    7 => {
+                        let before = idx.len();
+                        idx.compact_if_sparse(0, |id, tt| rows.get(&id) == Some(&(true, tt)));
+                        assert!(idx.len() <= before);
+                    }
                     _ => {
                         now += rng.random_range(0..8);
+                        if rng.random_range(0..4) == 0 {
+                            // Compacting keeps every current entry.
+                            let mut all = TransitionIndex::default();
+                            std::mem::swap(&mut all, &mut idx);
+                            let mut heap = all.heap;
+                            heap.retain(|&Reverse((tt, id))| rows.get(&id) == Some(&(true, tt)));
+                            idx.heap = heap;
+                        }
                         let mut got = Vec::new();
                         idx.pop_due(now, &mut got, |id, tt| match rows.get_mut(&id) {
                             Some(r) if r.0 && r.1 == tt => {

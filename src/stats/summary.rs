@@ -17,10 +17,11 @@ pub struct Tally {
     pub workunits_with_error: u64,
     pub workunits_assimilated: u64,
     pub workunits_purged: u64,
-    /// Results by BOINC outcome name (`success`, `client_error`, ...).
-    pub results_by_outcome: BTreeMap<String, u64>,
+    /// Results by BOINC outcome name (`success`, `client_error`, ...). Static keys:
+    /// counting a result allocates nothing.
+    pub results_by_outcome: BTreeMap<&'static str, u64>,
     /// Results by validate state name.
-    pub results_by_validate_state: BTreeMap<String, u64>,
+    pub results_by_validate_state: BTreeMap<&'static str, u64>,
     pub results_sent: u64,
     /// Reported results whose report came after the deadline told to the client.
     pub results_reported_late: u64,
@@ -119,11 +120,11 @@ impl Tally {
         self.results += 1;
         *self
             .results_by_outcome
-            .entry(outcome_name(r.outcome).into())
+            .entry(outcome_name(r.outcome))
             .or_default() += 1;
         *self
             .results_by_validate_state
-            .entry(validate_name(r.validate_state).into())
+            .entry(validate_name(r.validate_state))
             .or_default() += 1;
         if r.sent_time != 0 {
             self.results_sent += 1;
