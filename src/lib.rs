@@ -20,13 +20,16 @@
 //! - [`sweep`]: runs a scenario over a grid of parameters (`boinc-sim sweep`).
 //! - [`cli`]: the `boinc-sim` command line; [`progress`] its progress bar.
 //!
-//! Dependencies point down this list and never up, so data flows one way:
-//! `engine` ← `server`, `client`, `scenario` ← `world` ← `stats` ← `plot`,
-//! `compare`, `sweep`, `cli`. The world knows nothing of the outputs: the command
-//! line (or a sweep, or a test) wires a [`stats::recorder::StatsRecorder`] to it,
-//! and stats reads the world's [`world::Finished`] state. (`server`, `client` and
-//! `scenario` share configuration types with each other: the scenario's units and
-//! distributions, the projects' and clients' configuration sections.)
+//! Dependencies point down this list, never up: `engine` ← `server`, `client`,
+//! `scenario` ← `world` ← `stats` ← `plot`, `compare`, `sweep`, `cli`. The three
+//! models in the middle are one layer: they share configuration types (the
+//! scenario's units and distributions, the projects' and clients' configuration
+//! sections). The world knows nothing of the outputs: the command line (or a sweep,
+//! or a test) wires a [`stats::recorder::StatsRecorder`] to it, and stats reads the
+//! world's [`world::Finished`] state. Inside [`client`], each policy (`seed`,
+//! `modern`) depends on the host and the host on neither; [`client::policy`]
+//! dispatches a host event to its group's policy.
+//! `tests/layering.rs` fails if a module names one it must not.
 
 pub mod cli;
 pub mod client;
