@@ -1,12 +1,12 @@
 //! What the world tells whoever records a run, as the run goes.
 //!
 //! Data flows one way: the world runs the projects and hosts and hands what it sees
-//! to a [`Recorder`]; it never reads anything back. The recorder of a real run is
-//! [`crate::stats::recorder::StatsRecorder`] (the tallies of `summary.json` and
-//! `summary.csv`, the time series, the run folder's tables), which depends on the
-//! world, never the reverse: the world does not name `crate::stats` at all, so the
-//! simulation can change without touching the outputs and the outputs without
-//! touching the simulation.
+//! to a [`Recorder`]; all it asks back, once, is whether the audit trail is wanted.
+//! The recorder of a real run is [`crate::stats::recorder::StatsRecorder`] (the
+//! tallies of `summary.json` and `summary.csv`, the time series, the run folder's
+//! tables), which depends on the world, never the reverse: the world's code does not
+//! name `crate::stats`, so the simulation can change without touching the outputs
+//! and the outputs without touching the simulation.
 //!
 //! Every call is made at a fixed point of the event loop, in event order, so what a
 //! recorder sees is as deterministic as the run.
