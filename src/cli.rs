@@ -9,6 +9,7 @@ use crate::progress::RunProgress;
 use crate::scenario::load::{Loaded, load};
 use crate::stats::outdir::{self, Target};
 use crate::stats::output::{AuditTrail, RunOutput};
+use crate::stats::recorder::StatsRecorder;
 use crate::world::{Finished, RunError, RunOptions, World};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -333,7 +334,7 @@ fn run(a: RunArgs) -> ExitCode {
         no_metrics: false,
     };
     let started = Instant::now();
-    let world = World::new(loaded.file.clone(), &opts, Some(output));
+    let world = StatsRecorder::world(loaded.file.clone(), &opts, Some(output));
     let bar = RunProgress::stderr(world.end, !a.quiet && !a.no_progress);
     // The bar is cleared before anything else is printed.
     let mut finished = match run_world(world, bar) {
@@ -347,11 +348,16 @@ fn run(a: RunArgs) -> ExitCode {
     let end = loaded.file.simulation.duration.get();
     let headlines = crate::stats::headline::headlines(&finished, end as f64);
     let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
-    let Some(output) = finished.output.take() else {
+    let Some(output) = finished.recorder.output.take() else {
         return ExitCode::from(1);
     };
     let names: Vec<&str> = finished.projects.iter().map(|p| p.name.as_str()).collect();
-    let metrics: Vec<_> = finished.tallies.iter().map(|t| &t.metrics).collect();
+    let metrics: Vec<_> = finished
+        .recorder
+        .tallies
+        .iter()
+        .map(|t| &t.metrics)
+        .collect();
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
         .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
@@ -392,7 +398,7 @@ fn run(a: RunArgs) -> ExitCode {
         if checked > 0 {
             eprintln!("  checked {checked} expectation(s): all met");
         }
-        for (p, t) in finished.projects.iter().zip(&finished.tallies) {
+        for (p, t) in finished.projects.iter().zip(&finished.recorder.tallies) {
             eprintln!(
                 "  project {}: {} workunits ({} with canonical result, {} with error), {} results, {:.1} credit granted",
                 p.name,
@@ -466,7 +472,10 @@ fn plot(a: PlotArgs) -> ExitCode {
 }
 
 /// Runs `world` to the end, moving `bar` as it goes, and clears the bar.
-fn run_world(world: World, bar: Option<RunProgress>) -> Result<Finished, RunError> {
+fn run_world(
+    world: World<StatsRecorder>,
+    bar: Option<RunProgress>,
+) -> Result<Finished<StatsRecorder>, RunError> {
     match bar {
         Some(mut bar) => world.run_with(&mut |p| bar.update(p)),
         None => world.run(),
@@ -490,7 +499,7 @@ fn bench(a: BenchArgs) -> ExitCode {
         no_metrics: a.no_metrics,
     };
     let t0 = Instant::now();
-    let world = World::new(loaded.file.clone(), &opts, None);
+    let world = StatsRecorder::world(loaded.file.clone(), &opts, None);
     let setup = t0.elapsed().as_secs_f64();
     let hosts = world.hosts.len() + world.named.len();
     let bar = RunProgress::stderr(world.end, !a.no_progress);
@@ -504,7 +513,7 @@ fn bench(a: BenchArgs) -> ExitCode {
     };
     let wall = t1.elapsed().as_secs_f64();
     let ev = finished.counters.events;
-    let results: u64 = finished.tallies.iter().map(|t| t.results).sum();
+    let results: u64 = finished.recorder.tallies.iter().map(|t| t.results).sum();
     println!("scenario            {}", loaded.file.simulation.name);
     println!("hosts               {hosts}");
     println!(

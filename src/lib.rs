@@ -3,18 +3,33 @@
 //! A virtual-clock event queue ([`engine`]) drives simulated volunteer hosts
 //! ([`client`]) against faithful models of BOINC's server daemons ([`server`]), as
 //! described by a TOML [`scenario`]. [`world`] owns them all and dispatches events;
-//! [`stats`] writes the run folder, and [`plot`] draws it.
+//! [`stats`] records the run and writes the run folder, and [`plot`] draws it.
 //!
-//! Module map:
+//! Module map, from the bottom up:
 //! - [`engine`]: clock, event queue, seeded random streams.
 //! - [`server`]: the in-memory BOINC database and one module per daemon
 //!   (spec backend §2).
 //! - [`client`]: host models behind the scheduler request/reply interface.
 //! - [`scenario`]: scenario files, validation with precise errors, expectations.
-//! - [`stats`]: output files.
+//! - [`world`]: runs the projects and hosts of a scenario, telling a
+//!   [`world::Recorder`] what happens, and hands back its final state.
+//! - [`stats`]: the recorder of a run (tallies, time series, the row tables) and the
+//!   files made from the final state.
 //! - [`plot`]: charts (PNG, SVG) and the HTML report of a run folder.
 //! - [`compare`]: puts run folders side by side (`boinc-sim compare`).
+//! - [`sweep`]: runs a scenario over a grid of parameters (`boinc-sim sweep`).
 //! - [`cli`]: the `boinc-sim` command line; [`progress`] its progress bar.
+//!
+//! Dependencies point down this list, never up: `engine` ← `server`, `client`,
+//! `scenario` ← `world` ← `stats` ← `plot`, `compare`, `sweep`, `cli`. The three
+//! models in the middle are one layer: they share configuration types (the
+//! scenario's units and distributions, the projects' and clients' configuration
+//! sections). The world knows nothing of the outputs: the command line (or a sweep,
+//! or a test) wires a [`stats::recorder::StatsRecorder`] to it, and stats reads the
+//! world's [`world::Finished`] state. Inside [`client`], each policy (`seed`,
+//! `modern`) depends on the host and the host on neither; [`client::policy`]
+//! dispatches a host event to its group's policy.
+//! `tests/layering.rs` fails if a module names one it must not.
 
 pub mod cli;
 pub mod client;

@@ -4,6 +4,13 @@
 //! Events are a closed enum (no boxing, no allocation per event). Ties at one
 //! timestamp are broken by the scenario's `tie_order` (spec backend §2.0), then by
 //! insertion order, so a run is a pure function of the scenario and its seed.
+//!
+//! The world knows nothing of the outputs: it hands every final row, audit row, RPC
+//! outcome and gauge sample to a [`Recorder`], which [`crate::stats`] implements.
+
+mod recorder;
+
+pub use recorder::Recorder;
 
 use crate::client::availability::{AvailSpec, Availability};
 use crate::client::config::ClientConfig;
@@ -17,16 +24,14 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::validate::parse_wu_name;
 use crate::scenario::{Daemon, ReportOutcome, ScenarioFile, ScriptEvent};
 use crate::server::config::OutageKind;
-use crate::server::db::{HavRow, HostRow, OutputStatus, parse_result_name};
+use crate::server::db::{HavRow, HostRow, OutputStatus};
 use crate::server::invariants::{InvariantChecker, Violation};
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
 use crate::server::types::*;
 use crate::server::{
-    APP_VERSION_ID, Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator,
-    work_generator,
+    APP_VERSION_ID, Project, assimilator, db_purge, feeder, file_deleter, lookup_result,
+    transitioner, validator, work_generator,
 };
-use crate::stats::output::RunOutput;
-use crate::stats::summary::Tally;
 use rand::RngExt;
 use std::sync::Arc;
 
@@ -146,7 +151,7 @@ impl From<std::io::Error> for RunError {
     }
 }
 
-pub struct World {
+pub struct World<R> {
     pub scenario: ScenarioFile,
     pub projects: Vec<Project>,
     pub queue: EventQueue<Event>,
@@ -166,13 +171,12 @@ pub struct World {
     tie_class: [u8; 8],
     fd_state: Vec<file_deleter::State>,
     checkers: Option<Vec<InvariantChecker>>,
-    output: Option<RunOutput>,
     expect_failures: Vec<String>,
     reply: Reply,
     reports: Vec<ReportedJob>,
     other: Vec<ResultId>,
-    /// Headline figures per project, tallied as rows are finalised.
-    pub tallies: Vec<Tally>,
+    /// Hears of every row finalised, RPC and gauge sample.
+    pub recorder: R,
 }
 
 /// A host group at run time: what its hosts share.
@@ -185,14 +189,14 @@ pub struct HostGroupRt {
     pub first: usize,
 }
 
-/// What a finished run hands back.
-pub struct Finished {
+/// What a finished run hands back: its final state, and the recorder that heard
+/// the run.
+pub struct Finished<R> {
     pub counters: RunCounters,
     pub hosts: Vec<ClientHost>,
     pub groups: Vec<HostGroupRt>,
     pub projects: Vec<Project>,
-    pub tallies: Vec<Tally>,
-    pub output: Option<RunOutput>,
+    pub recorder: R,
 }
 
 fn daemon_index(d: Daemon) -> usize {
@@ -212,13 +216,12 @@ fn actor_of(d: Daemon) -> Actor {
     }
 }
 
-impl World {
-    /// Builds the world of a validated scenario. `output`, if given, receives every
-    /// row as the run goes.
-    pub fn new(scenario: ScenarioFile, opts: &RunOptions, output: Option<RunOutput>) -> Self {
+impl<R: Recorder> World<R> {
+    /// Builds the world of a validated scenario. `recorder` hears of every row
+    /// finalised as the run goes.
+    pub fn new(scenario: ScenarioFile, opts: &RunOptions, recorder: R) -> Self {
         let seed = scenario.simulation.seed;
-        let audit =
-            output.as_ref().is_some_and(|o| o.transitions_enabled()) || opts.check_invariants;
+        let audit = recorder.wants_transitions() || opts.check_invariants;
         let names: Vec<String> = scenario.project.keys().cloned().collect();
         let project_index = |name: &str| -> u16 {
             if name.is_empty() {
@@ -448,23 +451,6 @@ impl World {
                 .collect()
         });
         let nprojects = projects.len();
-        // Latencies never exceed the run, so the histograms span it.
-        let out = &scenario.output;
-        let tallies = (0..nprojects)
-            .map(|_| {
-                let metrics = if opts.no_metrics {
-                    crate::stats::metrics::ProjectMetrics::off()
-                } else {
-                    crate::stats::metrics::ProjectMetrics::new(
-                        out.interval.get(),
-                        out.histogram_bin.get(),
-                        end.max(1),
-                    )
-                };
-                let warmup = out.warmup.get();
-                Tally::new(metrics, crate::stats::window::Window { warmup, end })
-            })
-            .collect();
         Self {
             scenario,
             projects,
@@ -481,17 +467,16 @@ impl World {
             tie_class,
             fd_state: vec![file_deleter::State::default(); nprojects],
             checkers,
-            output,
             expect_failures: Vec::new(),
             reply: Reply::default(),
             reports: Vec::new(),
             other: Vec::new(),
-            tallies,
+            recorder,
         }
     }
 
     /// Runs to the end of the scenario, then writes the rows still in the database.
-    pub fn run(self) -> Result<Finished, RunError> {
+    pub fn run(self) -> Result<Finished<R>, RunError> {
         self.run_with(&mut |_| {})
     }
 
@@ -500,7 +485,7 @@ impl World {
     /// [`Progress`] copy, so the run and its outputs are the same with or without
     /// one; the event loop knows nothing of how progress is shown (the command line
     /// draws a bar, [`crate::progress`]).
-    pub fn run_with(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Finished, RunError> {
+    pub fn run_with(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Finished<R>, RunError> {
         self.run_until_with(self.end, progress)?;
         progress(Progress {
             now: self.end,
@@ -525,18 +510,12 @@ impl World {
             });
         }
         // Rows still live at the end, in id order.
-        for (p, tally) in self.projects.iter().zip(self.tallies.iter_mut()) {
+        for (pi, p) in self.projects.iter().enumerate() {
             for (_, wu) in p.db.workunits.iter() {
-                tally.add_workunit(wu, false);
-                if let Some(out) = &mut self.output {
-                    out.write_workunit(&p.name, wu, false)?;
-                }
+                self.recorder.workunit(pi, &p.name, wu, false)?;
             }
             for (_, r) in p.db.results.iter() {
-                tally.add_result(r);
-                if let Some(out) = &mut self.output {
-                    out.write_result(&p.name, r, false)?;
-                }
+                self.recorder.result(pi, &p.name, r, false)?;
             }
         }
         // Close every host's accounting at the end of the run.
@@ -552,8 +531,7 @@ impl World {
             hosts: self.hosts,
             groups: self.groups,
             projects: self.projects,
-            tallies: self.tallies,
-            output: self.output,
+            recorder: self.recorder,
         })
     }
 
@@ -639,9 +617,8 @@ impl World {
                         }
                     }
                 }
-                for (p, t) in self.projects.iter().zip(self.tallies.iter_mut()) {
-                    t.metrics
-                        .sample(k as usize, crate::stats::metrics::gauges(&p.db));
+                for (pi, p) in self.projects.iter().enumerate() {
+                    self.recorder.sample(pi, k as usize, &p.db);
                 }
                 let next = (k as Time + 1) * self.scenario.output.interval.get().max(1);
                 if next <= self.end {
@@ -697,20 +674,12 @@ impl World {
                 .check_after_step(p, now, &p.db.audit, actor)
                 .map_err(RunError::Invariant)?;
         }
-        let tally = &mut self.tallies[pi];
-        if let Some(out) = &mut self.output {
-            out.write_transitions(&p.name, &p.db.audit)?;
-        }
+        let rec = &mut self.recorder;
+        rec.transitions(pi, &p.name, &p.db.audit)?;
         for (wu, results) in p.purged.drain(..) {
-            tally.add_workunit(&wu, true);
-            if let Some(out) = &mut self.output {
-                out.write_workunit(&p.name, &wu, true)?;
-            }
+            rec.workunit(pi, &p.name, &wu, true)?;
             for r in &results {
-                tally.add_result(r);
-                if let Some(out) = &mut self.output {
-                    out.write_result(&p.name, r, true)?;
-                }
+                rec.result(pi, &p.name, r, true)?;
             }
         }
         p.db.audit.clear();
@@ -738,7 +707,8 @@ impl World {
             h.wake(now, &ctx, self).min(h.leave_at)
         };
         for p in h.projects.iter_mut().filter(|p| p.backoffs_pending > 0) {
-            self.tallies[p.project as usize].metrics.note_backoffs(
+            self.recorder.backoffs(
+                p.project as usize,
                 now,
                 p.backoffs_pending,
                 p.backoff_pending_s,
@@ -986,21 +956,6 @@ fn add_host(p: &mut Project, mut row: HostRow, day_offset: f64) -> HostId {
     p.db.hosts.insert(row)
 }
 
-/// Result id of a result name; 0 (never a valid id) if unknown or purged.
-pub fn lookup_result(p: &Project, name: &str) -> ResultId {
-    let Some((wuid, suffix)) = parse_result_name(name) else {
-        return 0;
-    };
-    let Some(wu) = p.db.workunits.get(wuid) else {
-        return 0;
-    };
-    wu.results
-        .iter()
-        .copied()
-        .find(|&r| p.db.result(r).suffix == suffix)
-        .unwrap_or(0)
-}
-
 fn period_of(p: &Project, d: Daemon) -> Time {
     let x = &p.cfg.daemons;
     match d {
@@ -1070,7 +1025,7 @@ fn placeholder_host() -> ClientHost {
     h
 }
 
-impl ServerLink for World {
+impl<R: Recorder> ServerLink for World<R> {
     /// A scheduler RPC from the current host (spec backend §2.4, client §4). During an
     /// outage the RPC fails as the outage's kind says and never reaches the server.
     fn rpc(
@@ -1082,7 +1037,7 @@ impl ServerLink for World {
         let pi = call.project as usize;
         if let Some(o) = self.projects[pi].cfg.outage_at(now) {
             self.counters.rpcs_failed += 1;
-            self.tallies[pi].metrics.note_rpc(now, false);
+            self.recorder.rpc(pi, now, false);
             return match o.kind {
                 // The maintenance reply's `request_delay` (spec backend §2.9); the
                 // client applies it as spec client §1.7 / §4.2 say.
@@ -1095,7 +1050,7 @@ impl ServerLink for World {
                 OutageKind::Unreachable => (RpcStatus::Failed, call.hostid),
             };
         }
-        self.tallies[pi].metrics.note_rpc(now, true);
+        self.recorder.rpc(pi, now, true);
         let (hi, gi) = (self.current_host, self.current_group);
         let p = &mut self.projects[pi];
         p.db.now = now;

@@ -5,7 +5,8 @@
 
 use boinc_sim::scenario::load::{Loaded, load};
 use boinc_sim::stats::output::RunOutput;
-use boinc_sim::world::{Finished, PROGRESS_EVERY, Progress, RunOptions, World};
+use boinc_sim::stats::recorder::StatsRecorder;
+use boinc_sim::world::{Finished, PROGRESS_EVERY, Progress, RunOptions};
 use std::path::Path;
 use std::process::Command;
 
@@ -30,13 +31,13 @@ fn quickstart() -> Loaded {
 
 /// Writes every file the run folder gets from a finished run, as the command line
 /// does.
-fn write_folder(loaded: &Loaded, mut f: Finished) {
+fn write_folder(loaded: &Loaded, mut f: Finished<StatsRecorder>) {
     let end = loaded.file.simulation.duration.get();
     let headlines = boinc_sim::stats::headline::headlines(&f, end as f64);
     let summary = boinc_sim::stats::summary::summary_json(loaded, &f, &headlines);
-    let out = f.output.take().expect("the run had an output");
+    let out = f.recorder.output.take().expect("the run had an output");
     let names: Vec<&str> = f.projects.iter().map(|p| p.name.as_str()).collect();
-    let metrics: Vec<_> = f.tallies.iter().map(|t| &t.metrics).collect();
+    let metrics: Vec<_> = f.recorder.tallies.iter().map(|t| &t.metrics).collect();
     boinc_sim::stats::hosts::write_hosts_csv(out.dir(), &f).unwrap();
     boinc_sim::stats::headline::write_csv(out.dir(), &headlines).unwrap();
     boinc_sim::stats::metrics::write(out.dir(), &names, &metrics, end).unwrap();
@@ -66,7 +67,7 @@ fn an_observed_run_writes_the_same_folder_and_is_told_every_progress_every_event
     let (plain, observed) = (tmp.path().join("plain"), tmp.path().join("observed"));
 
     let out = RunOutput::create(&plain, true).unwrap();
-    let f = World::new(loaded.file.clone(), &RunOptions::default(), Some(out))
+    let f = StatsRecorder::world(loaded.file.clone(), &RunOptions::default(), Some(out))
         .run()
         .unwrap();
     let events = f.counters.events;
@@ -74,7 +75,7 @@ fn an_observed_run_writes_the_same_folder_and_is_told_every_progress_every_event
 
     let mut calls: Vec<Progress> = Vec::new();
     let out = RunOutput::create(&observed, true).unwrap();
-    let f = World::new(loaded.file.clone(), &RunOptions::default(), Some(out))
+    let f = StatsRecorder::world(loaded.file.clone(), &RunOptions::default(), Some(out))
         .run_with(&mut |p| calls.push(p))
         .unwrap();
     assert_eq!(f.counters.events, events);

@@ -4,7 +4,8 @@
 
 use boinc_sim::scenario::load::load_str;
 use boinc_sim::server::invariants::check_quiescent;
-use boinc_sim::world::{RunOptions, World};
+use boinc_sim::stats::recorder::StatsRecorder;
+use boinc_sim::world::RunOptions;
 use proptest::prelude::*;
 
 #[allow(clippy::too_many_arguments)]
@@ -92,9 +93,9 @@ proptest! {
         let errors = errors.min(q + extra_target + 1 + extra_total);
         let text = scenario(q, extra_target, extra_total, errors, err_p, wrong_p, drop_p, grace, seed_variant, classic, seed);
         let loaded = load_str(&text, "prop.toml", &[], None).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let world = World::new(loaded.file, &RunOptions::CHECKED, None);
+        let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
         let finished = world.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let t = &finished.tallies[0];
+        let t = &finished.recorder.tallies[0];
         prop_assert!(t.workunits > 0, "no workunit was created");
         prop_assert!(t.results >= t.workunits, "fewer results than workunits");
     }
@@ -109,7 +110,7 @@ fn eventual_invariants_hold_at_quiescence() {
             .replace("duration = \"4d\"", "duration = \"40d\"")
             .replace("db_purge = \"1h\"", "db_purge = 0");
         let loaded = load_str(&text, "q.toml", &[], None).unwrap();
-        let world = World::new(loaded.file, &RunOptions::CHECKED, None);
+        let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
         let finished = world.run().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let p = &finished.projects[0];
         assert_eq!(p.db.workunits.len(), 60);

@@ -4,18 +4,19 @@
 //! outputs); wrong outputs that do not collide never agree.
 
 use boinc_sim::scenario::load::load_str;
+use boinc_sim::stats::recorder::StatsRecorder;
 use boinc_sim::stats::science::Counts;
-use boinc_sim::world::{Finished, RunOptions, World};
+use boinc_sim::world::{Finished, RunOptions};
 
-fn run(name: &str, text: &str) -> Finished {
+fn run(name: &str, text: &str) -> Finished<StatsRecorder> {
     let loaded = load_str(text, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
-    World::new(loaded.file, &RunOptions::CHECKED, None)
+    StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None)
         .run()
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-fn science(f: &Finished) -> Counts {
-    f.tallies[0].metrics.science.total()
+fn science(f: &Finished<StatsRecorder>) -> Counts {
+    f.recorder.tallies[0].metrics.science.total()
 }
 
 /// Two named hosts with quorum 2; every daemon is scripted.
@@ -216,7 +217,7 @@ fn wrong_outputs_that_never_collide_never_make_a_canonical_result() {
         "never.toml",
         &always_wrong("wrong_output_collision_frac = 0.0", ONE_GROUP),
     );
-    let t = &f.tallies[0];
+    let t = &f.recorder.tallies[0];
     // Every pair of outputs disagrees: inconclusive, never a canonical result.
     assert!(t.validate_count("inconclusive") > 100);
     assert_eq!(t.validate_count("valid"), 0);
@@ -232,7 +233,10 @@ fn wrong_outputs_of_one_class_that_always_collide_make_every_canonical_result_wr
     );
     let c = science(&f);
     assert!(c.canonical_known > 50, "{c:?}");
-    assert_eq!(c.canonical_known, f.tallies[0].workunits_with_canonical);
+    assert_eq!(
+        c.canonical_known,
+        f.recorder.tallies[0].workunits_with_canonical
+    );
     assert_eq!(c.wrong_canonical, c.canonical_known);
     assert_eq!(c.wrong_canonical_frac(), Some(1.0));
     assert_eq!(c.correct_invalid, 0);
@@ -268,7 +272,7 @@ wrong_result_prob = 1.0
     // Own classes: only pairs from one group agree; a shared class: every pair does.
     assert!(o.canonical_known > 0 && s.canonical_known > 0);
     assert!(o.canonical_known < s.canonical_known, "{o:?} vs {s:?}");
-    assert!(own.tallies[0].workunits_with_error > 0);
+    assert!(own.recorder.tallies[0].workunits_with_error > 0);
     assert_eq!(s.wrong_canonical, s.canonical_known);
     assert_eq!(o.wrong_canonical, o.canonical_known);
 }
@@ -315,7 +319,10 @@ fn no_wrong_results_means_no_science_error() {
     let f = run("zero.toml", &drawn("0.0"));
     let c = science(&f);
     assert!(c.canonical_known > 50);
-    assert_eq!(c.canonical_known, f.tallies[0].workunits_with_canonical);
+    assert_eq!(
+        c.canonical_known,
+        f.recorder.tallies[0].workunits_with_canonical
+    );
     assert_eq!(
         (c.wrong_canonical, c.wrong_valid, c.correct_invalid),
         (0, 0, 0)
@@ -345,7 +352,7 @@ fn per_host_draws_leave_every_other_draw_alone_and_are_deterministic() {
     // The same scenario and seed give the same truth and the same figures.
     assert_eq!(science(&b), science(&c));
     assert!(science(&b).wrong_canonical > 0, "{:?}", science(&b));
-    let rows = |f: &Finished| -> Vec<(u32, Option<bool>, u64)> {
+    let rows = |f: &Finished<StatsRecorder>| -> Vec<(u32, Option<bool>, u64)> {
         f.projects[0]
             .db
             .results

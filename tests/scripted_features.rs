@@ -5,7 +5,8 @@
 //! hand and stated in the scenario's `[[expect]]` entries.
 
 use boinc_sim::scenario::load::load_str;
-use boinc_sim::world::{RunOptions, World};
+use boinc_sim::stats::recorder::StatsRecorder;
+use boinc_sim::world::RunOptions;
 
 /// Common setup of spec §4 with P(1,1,1,2,1) and two named hosts.
 fn base(extra: &str, script: &str) -> String {
@@ -65,7 +66,7 @@ request = 1
 fn run_ok(name: &str, text: &str) {
     let loaded = load_str(text, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(!loaded.file.expect.is_empty());
-    let world = World::new(loaded.file, &RunOptions::CHECKED, None);
+    let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
     if let Err(e) = world.run() {
         panic!("{name}: {e}");
     }
@@ -469,7 +470,7 @@ reply = { jobs = ["wu1_1"] }
         .expect("the reply line")
         - 2; // the `[[expect]]` header, 1-based
     let loaded = load_str(&text, "place.toml", &[], None).unwrap();
-    let err = World::new(loaded.file, &RunOptions::CHECKED, None)
+    let err = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None)
         .run()
         .err()
         .expect("the expectation must fail")

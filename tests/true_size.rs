@@ -14,7 +14,8 @@ use boinc_sim::client::config::Policy;
 use boinc_sim::scenario::load::load_str;
 use boinc_sim::server::db::ResultRow;
 use boinc_sim::server::types::{Outcome, client_state, exit_status};
-use boinc_sim::world::{Finished, RunOptions, World};
+use boinc_sim::stats::recorder::StatsRecorder;
+use boinc_sim::world::{Finished, RunOptions};
 use proptest::prelude::*;
 
 /// One project of jobs estimated at 3.6e12 FLOPs (bound `bound` × the estimate,
@@ -50,16 +51,16 @@ p_fpops = {p_fpops:e}
     )
 }
 
-fn run(text: &str, options: &RunOptions) -> Finished {
+fn run(text: &str, options: &RunOptions) -> Finished<StatsRecorder> {
     let loaded = load_str(text, "true_size.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let world = World::new(loaded.file, options, None);
+    let world = StatsRecorder::world(loaded.file, options, None);
     world
         .run()
         .unwrap_or_else(|e| panic!("{e}\n--- scenario ---\n{text}"))
 }
 
 /// Every reported result (the scenarios switch db_purge off, so all rows stay).
-fn reported(f: &Finished) -> Vec<ResultRow> {
+fn reported(f: &Finished<StatsRecorder>) -> Vec<ResultRow> {
     let mut out = Vec::new();
     for p in &f.projects {
         out.extend(p.db.results.iter().map(|(_, r)| r.clone()));

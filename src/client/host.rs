@@ -10,6 +10,10 @@
 //! water mark, a time slice ending, an availability change), and the world schedules
 //! exactly one event for it. A host therefore never has more than one pending event,
 //! and the queue needs no cancellation for hosts.
+//!
+//! The host knows no policy: each policy (`seed`, `modern`) drives a host through
+//! what this module offers, and the dispatch of a host event to its group's policy
+//! ([`ClientHost::wake`]) is in [`super::policy`].
 
 use super::availability::{AvailSpec, Availability};
 use super::config::{ClientConfig, Policy};
@@ -906,16 +910,6 @@ impl ClientHost {
                     self.index, j.result_id, j.cpu_time, j.max_elapsed_time
                 )
             })
-    }
-
-    /// Policy dispatch: runs one host event at `now` and returns the time of the
-    /// host's next event (`Time::MAX`: none).
-    pub fn wake(&mut self, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
-        let next = match g.cfg.policy {
-            Policy::SeedDebt => super::seed::wake(self, now, g, server),
-            Policy::ModernRec => super::modern::wake(self, now, g, server),
-        };
-        next.min(self.avail.next_change()).max(now + 1)
     }
 }
 

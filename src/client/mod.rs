@@ -7,6 +7,9 @@
 //! - [`estimate`]: the client's runtime estimates and DCF (spec client §1.4, §3.6);
 //! - [`seed`]: the seed resource-debt policy (spec client §1);
 //! - [`modern`]: the modern REC policy (spec client §2–3);
+//! - [`policy`]: runs a host event under its group's policy ([`host::ClientHost::wake`]);
+//!   it depends on the host and both policies, each policy on the host, and the host
+//!   on neither;
 //! - [`availability`]: on/active/connected processes and traces;
 //! - [`merit`]: the emulator's figures of merit (spec client §5.7);
 //! - [`truth`]: whether an output is right, and how wrong outputs collide.
@@ -17,6 +20,7 @@ pub mod estimate;
 pub mod host;
 pub mod merit;
 pub mod modern;
+pub mod policy;
 pub mod scripted;
 pub mod seed;
 pub mod truth;

@@ -4,9 +4,8 @@
 
 use super::schema::Expect;
 use crate::client::scripted::ScriptedHost;
-use crate::server::Project;
 use crate::server::db::result_name;
-use crate::world::lookup_result;
+use crate::server::{Project, lookup_result};
 
 /// Tolerance of credit comparisons.
 const CREDIT_EPS: f64 = 1e-6;

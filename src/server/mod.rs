@@ -144,3 +144,20 @@ impl Project {
         }
     }
 }
+
+/// Result id of a result name (`wu<id>_<suffix>`, [`db::result_name`]); 0 (never a
+/// valid id) if unknown or purged. Scripted reports and expectations name results
+/// this way.
+pub fn lookup_result(p: &Project, name: &str) -> types::ResultId {
+    let Some((wuid, suffix)) = db::parse_result_name(name) else {
+        return 0;
+    };
+    let Some(wu) = p.db.workunits.get(wuid) else {
+        return 0;
+    };
+    wu.results
+        .iter()
+        .copied()
+        .find(|&r| p.db.result(r).suffix == suffix)
+        .unwrap_or(0)
+}

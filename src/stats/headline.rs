@@ -7,6 +7,7 @@
 //! their exact definitions are documented in `docs/outputs.md` (`summary.csv`).
 
 use super::metrics::{self, Hist, ProjectMetrics};
+use super::recorder::StatsRecorder;
 use super::summary::Tally;
 use crate::world::Finished;
 use std::io;
@@ -142,7 +143,7 @@ struct HostSide {
     flops_used: f64,
 }
 
-fn host_side(f: &Finished, pi: usize) -> HostSide {
+fn host_side(f: &Finished<StatsRecorder>, pi: usize) -> HostSide {
     let mut s = HostSide::default();
     for h in &f.hosts {
         let Some(p) = h.projects.iter().find(|p| p.project as usize == pi) else {
@@ -157,9 +158,9 @@ fn host_side(f: &Finished, pi: usize) -> HostSide {
 }
 
 /// The headline row of project `pi`.
-fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
+fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline {
     let p = &f.projects[pi];
-    let t: &Tally = &f.tallies[pi];
+    let t: &Tally = &f.recorder.tallies[pi];
     let m: &ProjectMetrics = &t.metrics;
     let days = duration_s / 86_400.0;
     let hours = duration_s / 3_600.0;
@@ -269,7 +270,7 @@ fn headline(f: &Finished, pi: usize, duration_s: f64) -> Headline {
 }
 
 /// The headline rows of every project, in scenario order.
-pub fn headlines(f: &Finished, duration_s: f64) -> Vec<Headline> {
+pub fn headlines(f: &Finished<StatsRecorder>, duration_s: f64) -> Vec<Headline> {
     (0..f.projects.len())
         .map(|pi| headline(f, pi, duration_s))
         .collect()

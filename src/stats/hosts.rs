@@ -1,6 +1,9 @@
 //! `hosts.csv` and the `clients` part of `summary.json`: the BOINC client emulator's
 //! figures of merit (spec client §5.7) per host and over all hosts, and each host's
 //! CPU time and credit per project.
+//!
+//! They come from the hosts and the projects' host rows alone, so they take the final
+//! state of a run whatever its recorder.
 
 use crate::client::host::ClientHost;
 use crate::client::merit::{Figures, ProjectFigures, figures};
@@ -37,7 +40,7 @@ fn project_figures(p: &crate::client::host::ProjectState) -> ProjectFigures {
 }
 
 /// Credit granted to a host by project `pi` (its host row's `total_credit`).
-pub(crate) fn credit(f: &Finished, pi: usize, hostid: u32) -> f64 {
+pub(crate) fn credit<R>(f: &Finished<R>, pi: usize, hostid: u32) -> f64 {
     if hostid == 0 {
         return 0.0;
     }
@@ -50,7 +53,7 @@ pub(crate) fn credit(f: &Finished, pi: usize, hostid: u32) -> f64 {
 
 /// Writes `hosts.csv`: one row per host, its figures of merit and, per project, its
 /// share, CPU time, credit, jobs and deadlines (columns in `docs/outputs.md`).
-pub fn write_hosts_csv(dir: &Path, f: &Finished) -> io::Result<()> {
+pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
     let mut w = csv::Writer::from_path(dir.join(HOSTS_CSV))?;
     let names: Vec<&str> = f.projects.iter().map(|p| p.name.as_str()).collect();
     let mut header: Vec<String> = [
@@ -191,7 +194,7 @@ pub struct ClientSummary {
     pub projects: BTreeMap<String, ClientProjectTotals>,
 }
 
-pub fn client_summary(f: &Finished) -> ClientSummary {
+pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
     let mut s = ClientSummary::default();
     let (mut total, mut used, mut avail, mut wasted) = (0.0, 0.0, 0.0, 0.0);
     let (mut sv, mut m) = (0.0, 0.0);

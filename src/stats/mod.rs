@@ -1,5 +1,11 @@
 //! What a run leaves behind: the run folder of CSV tables and `summary.json`.
 //!
+//! Stats depends on the world and the world never on stats: [`recorder`] implements
+//! the world's [`Recorder`](crate::world::Recorder), hears the run as it goes, and
+//! the rest reads the world's final state ([`Finished`](crate::world::Finished)).
+//!
+//! * [`recorder`] is the world's recorder: the tallies below, fed from every final
+//!   row, and the run folder's tables, written as rows become final.
 //! * [`output`] writes the folder: `workunits.csv` and `results.csv` (one row per row
 //!   ever created, purged ones included), `transitions.csv` (the audit trail of every
 //!   state change) and `summary.json`, into a temporary folder that replaces the final
@@ -26,6 +32,7 @@ pub mod manifest;
 pub mod metrics;
 pub mod outdir;
 pub mod output;
+pub mod recorder;
 pub mod science;
 pub mod summary;
 pub mod window;

@@ -2,9 +2,11 @@
 //! result (purged rows when they are purged, live rows at the end), so they agree
 //! exactly with `workunits.csv` and `results.csv`.
 
+use super::recorder::StatsRecorder;
 use super::window::{self, DeadlineCounts, Window};
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::*;
+use crate::world::Finished;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -168,10 +170,10 @@ impl Tally {
 
 /// The censoring warnings of a run, one per project whose `delay_bound` exceeds a
 /// third of the measured window ([`window::censoring_warning`]), in scenario order.
-pub fn censoring_warnings(f: &crate::world::Finished) -> Vec<String> {
+pub fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
     f.projects
         .iter()
-        .zip(&f.tallies)
+        .zip(&f.recorder.tallies)
         .filter_map(|(p, t)| {
             let delay_bound = p.cfg.workunit.delay_bound.get();
             window::censoring_warning(&p.name, delay_bound, t.window, t.deadline.censored)
@@ -186,11 +188,11 @@ pub fn censoring_warnings(f: &crate::world::Finished) -> Vec<String> {
 /// `summary.csv` row.
 pub fn summary_json(
     loaded: &crate::scenario::load::Loaded,
-    f: &crate::world::Finished,
+    f: &Finished<StatsRecorder>,
     headlines: &[super::headline::Headline],
 ) -> serde_json::Value {
     let mut projects = serde_json::Map::new();
-    for ((p, t), h) in f.projects.iter().zip(&f.tallies).zip(headlines) {
+    for ((p, t), h) in f.projects.iter().zip(&f.recorder.tallies).zip(headlines) {
         let mut v = serde_json::to_value(t).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
             o.insert("headline".into(), super::headline::to_json(h));

@@ -26,7 +26,8 @@ pub mod spec;
 use crate::engine::time::format_duration;
 use crate::scenario::load::{ScenarioError, fnv1a64, load};
 use crate::scenario::schema::ScenarioFile;
-use crate::world::{RunOptions, World};
+use crate::stats::recorder::StatsRecorder;
+use crate::world::RunOptions;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -395,7 +396,7 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
     let seed = design::run_seed(plan.seed, rep);
     file.simulation.seed = seed;
     let duration = file.simulation.duration.get() as f64;
-    let finished = World::new(file, &RunOptions::default(), None)
+    let finished = StatsRecorder::world(file, &RunOptions::default(), None)
         .run()
         .map_err(|e| {
             SweepError::Failed(format!("point {p}, replication {rep}: run failed: {e}"))

@@ -1,0 +1,109 @@
+//! The stats side of a run: the [`Recorder`] the world reports to.
+//!
+//! [`StatsRecorder`] tallies every final row into each project's [`Tally`] (and its
+//! time series and histograms) and, for `boinc-sim run`, writes the rows to the run
+//! folder as they become final. It depends on the world, never the reverse
+//! ([`crate::world::Recorder`]): the world runs and hands over what happened, and what
+//! is left at the end ([`Finished`](crate::world::Finished)) is read by
+//! [`super::headline`], [`super::summary`] and [`super::hosts`].
+
+use super::metrics::{self, ProjectMetrics};
+use super::output::RunOutput;
+use super::summary::Tally;
+use super::window::Window;
+use crate::engine::Time;
+use crate::scenario::ScenarioFile;
+use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
+use crate::world::{Recorder, RunOptions, World};
+use std::io;
+
+/// Per-project tallies, and the run folder's tables if the run writes one.
+pub struct StatsRecorder {
+    /// Headline figures per project (scenario order), tallied as rows are finalised.
+    pub tallies: Vec<Tally>,
+    /// Receives every row as the run goes (`None`: no run folder, e.g. a sweep run).
+    pub output: Option<RunOutput>,
+}
+
+impl StatsRecorder {
+    /// Empty tallies for the projects of `scenario`: series of `[output] interval`
+    /// (none with `opts.no_metrics`), histograms spanning the run, and the headline
+    /// window from `[output] warmup` to the end.
+    pub fn new(scenario: &ScenarioFile, opts: &RunOptions, output: Option<RunOutput>) -> Self {
+        let end = scenario.simulation.duration.get();
+        // Latencies never exceed the run, so the histograms span it.
+        let out = &scenario.output;
+        let tallies = (0..scenario.project.len())
+            .map(|_| {
+                let metrics = if opts.no_metrics {
+                    ProjectMetrics::off()
+                } else {
+                    ProjectMetrics::new(out.interval.get(), out.histogram_bin.get(), end.max(1))
+                };
+                let warmup = out.warmup.get();
+                Tally::new(metrics, Window { warmup, end })
+            })
+            .collect();
+        Self { tallies, output }
+    }
+
+    /// The world of `scenario` with a recorder of its own: the usual way to start a
+    /// run whose figures are wanted.
+    pub fn world(
+        scenario: ScenarioFile,
+        opts: &RunOptions,
+        output: Option<RunOutput>,
+    ) -> World<Self> {
+        let recorder = Self::new(&scenario, opts, output);
+        World::new(scenario, opts, recorder)
+    }
+}
+
+impl Recorder for StatsRecorder {
+    fn wants_transitions(&self) -> bool {
+        self.output
+            .as_ref()
+            .is_some_and(|o| o.transitions_enabled())
+    }
+
+    fn transitions(&mut self, _pi: usize, project: &str, rows: &[Transition]) -> io::Result<()> {
+        match &mut self.output {
+            Some(out) => out.write_transitions(project, rows),
+            None => Ok(()),
+        }
+    }
+
+    fn workunit(
+        &mut self,
+        pi: usize,
+        project: &str,
+        wu: &WorkunitRow,
+        purged: bool,
+    ) -> io::Result<()> {
+        self.tallies[pi].add_workunit(wu, purged);
+        match &mut self.output {
+            Some(out) => out.write_workunit(project, wu, purged),
+            None => Ok(()),
+        }
+    }
+
+    fn result(&mut self, pi: usize, project: &str, r: &ResultRow, purged: bool) -> io::Result<()> {
+        self.tallies[pi].add_result(r);
+        match &mut self.output {
+            Some(out) => out.write_result(project, r, purged),
+            None => Ok(()),
+        }
+    }
+
+    fn rpc(&mut self, pi: usize, now: Time, reached: bool) {
+        self.tallies[pi].metrics.note_rpc(now, reached);
+    }
+
+    fn backoffs(&mut self, pi: usize, now: Time, n: u32, secs: f64) {
+        self.tallies[pi].metrics.note_backoffs(now, n, secs);
+    }
+
+    fn sample(&mut self, pi: usize, k: usize, db: &Db) {
+        self.tallies[pi].metrics.sample(k, metrics::gauges(db));
+    }
+}

@@ -1,0 +1,55 @@
+//! What the world tells whoever records a run, as the run goes.
+//!
+//! Data flows one way: the world runs the projects and hosts and hands what it sees
+//! to a [`Recorder`]; all it asks back, once, is whether the audit trail is wanted.
+//! The recorder of a real run is [`crate::stats::recorder::StatsRecorder`] (the
+//! tallies of `summary.json` and `summary.csv`, the time series, the run folder's
+//! tables), which depends on the world, never the reverse: the world's code does not
+//! name `crate::stats`, so the simulation can change without touching the outputs
+//! and the outputs without touching the simulation.
+//!
+//! Every call is made at a fixed point of the event loop, in event order, so what a
+//! recorder sees is as deterministic as the run.
+
+use crate::engine::Time;
+use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
+use std::io;
+
+/// The run's observer, wired to the world by whoever starts the run (the command
+/// line, a sweep, a test). Project `pi` is the index in
+/// [`World::projects`](super::World::projects), `project` its name.
+pub trait Recorder {
+    /// Whether the audit trail (`transitions.csv`) is wanted: the databases keep the
+    /// rows of each step only if so (or if the invariants are checked).
+    fn wants_transitions(&self) -> bool;
+
+    /// The audit rows of one step of project `pi` (spec backend §2: every state
+    /// change a daemon or the scheduler made), in the order they were made.
+    fn transitions(&mut self, pi: usize, project: &str, rows: &[Transition]) -> io::Result<()>;
+
+    /// A workunit row is final: purged by db_purge (`purged`, spec backend §2.8) or
+    /// still live at the end of the run.
+    fn workunit(
+        &mut self,
+        pi: usize,
+        project: &str,
+        wu: &WorkunitRow,
+        purged: bool,
+    ) -> io::Result<()>;
+
+    /// A result row is final, as [`Self::workunit`]; a purged workunit's results
+    /// follow it.
+    fn result(&mut self, pi: usize, project: &str, r: &ResultRow, purged: bool) -> io::Result<()>;
+
+    /// A simulated host's scheduler RPC to project `pi` at `now`: `reached` is false
+    /// when an outage refused it (spec backend §2.9).
+    fn rpc(&mut self, pi: usize, now: Time, reached: bool);
+
+    /// A host started `n` project RPC backoffs with project `pi` during its event at
+    /// `now`, `secs` seconds in all (spec client §1.9, §2.8).
+    fn backoffs(&mut self, pi: usize, now: Time, n: u32, secs: f64);
+
+    /// Bucket `k` of the time series: project `pi`'s server state at the bucket's
+    /// start, after every actor at that time.
+    fn sample(&mut self, pi: usize, k: usize, db: &Db);
+}

@@ -1,0 +1,200 @@
+//! The crate's layering: which module may name which (the module map of `src/lib.rs`).
+//!
+//! Data flows one way. The engine is at the bottom; the server, the client and the
+//! scenario sit on it; the world runs them and tells a recorder what happens; stats
+//! is that recorder and reads the world's final state; the command line, sweeps,
+//! plots and comparisons sit on top. Inside the client, each policy depends on the
+//! host and the host on no policy. An import against that direction makes a cycle:
+//! the two modules can then only be understood, tested and changed together. These
+//! tests read the sources, so a cycle fails `cargo test` the day it is written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The code of `path` (a file, or every `.rs` file under a folder) without its
+/// comment lines.
+fn code(path: &Path) -> String {
+    let mut files = Vec::new();
+    collect(path, &mut files);
+    assert!(!files.is_empty(), "no source under {}", path.display());
+    let mut out = String::new();
+    for f in files {
+        let text = fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for line in text.lines() {
+            if !line.trim_start().starts_with("//") {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn collect(path: &Path, files: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<_> = fs::read_dir(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .map(|e| e.expect("readable folder").path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            collect(&e, files);
+        }
+    } else if path.extension().is_some_and(|x| x == "rs") {
+        files.push(path.to_path_buf());
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The names `code` reaches right below `prefix`: `prefix::name` and every
+/// first-level name of a `prefix::{name, other::x}` group.
+fn children(code: &str, prefix: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let pat = format!("{prefix}::");
+    let mut from = 0;
+    while let Some(i) = code[from..].find(&pat) {
+        let start = from + i;
+        from = start + pat.len();
+        if code[..start].chars().next_back().is_some_and(is_ident) {
+            continue; // `xprefix::`, another name
+        }
+        let rest = &code[from..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0;
+            let mut item = String::new();
+            let mut first = true;
+            for c in group.chars() {
+                match c {
+                    c if c.is_whitespace() => {}
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        names.push(std::mem::take(&mut item));
+                        first = true;
+                        continue;
+                    }
+                    c if first && is_ident(c) => item.push(c),
+                    _ => first = false,
+                }
+            }
+            names.push(item);
+        } else {
+            names.push(rest.chars().take_while(|&c| is_ident(c)).collect());
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn src(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(rel)
+}
+
+/// Fails with `why` if the code at `paths` names any of `forbidden` below `prefix`.
+fn assert_never_names(paths: &[&str], prefix: &str, forbidden: &[&str], why: &str) {
+    for p in paths {
+        let path = src(p);
+        if !path.exists() {
+            continue; // `src/world/` exists only once the world has submodules
+        }
+        let named: Vec<String> = children(&code(&path), prefix)
+            .into_iter()
+            .filter(|n| forbidden.contains(&n.as_str()))
+            .collect();
+        assert!(
+            named.is_empty(),
+            "src/{p} names {prefix}::{{{}}}: {why}",
+            named.join(", ")
+        );
+    }
+}
+
+/// The helper finds what it must: plain paths, groups over several lines, nested
+/// groups; and not what it must not: comments, longer names.
+#[test]
+fn children_reads_paths_and_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.rs");
+    fs::write(
+        &f,
+        "//! crate::comment\nuse crate::world::Finished;\nuse crate::{\n    stats::x,\n    server::{a, b},\n    engine,\n};\nfn f() { mycrate::no; crate::plot::draw(); }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        children(&code(&f), "crate"),
+        ["engine", "plot", "server", "stats", "world"]
+    );
+    assert_eq!(children(&code(&f), "server"), ["a", "b"]);
+}
+
+/// Modules above each layer, which it must never name.
+#[test]
+fn lower_layers_never_name_higher_ones() {
+    const TOP: [&str; 5] = ["cli", "sweep", "plot", "compare", "progress"];
+    let above_world: Vec<&str> = TOP.iter().copied().chain(["stats"]).collect();
+    let above_models: Vec<&str> = above_world.iter().copied().chain(["world"]).collect();
+    let above_engine: Vec<&str> = above_models
+        .iter()
+        .copied()
+        .chain(["server", "client", "scenario"])
+        .collect();
+    assert_never_names(
+        &["engine"],
+        "crate",
+        &above_engine,
+        "the engine (clock, queue, random streams) serves every other module",
+    );
+    assert_never_names(
+        &["server", "client", "scenario"],
+        "crate",
+        &above_models,
+        "the server, client and scenario models are run by the world, so they cannot \
+         depend on it or on the outputs",
+    );
+    assert_never_names(
+        &["world.rs", "world"],
+        "crate",
+        &above_world,
+        "the world hands what happens to a `world::Recorder` and its final state to \
+         whoever started the run; stats implements the recorder and reads that state, \
+         so stats depends on the world and never the reverse",
+    );
+    assert_never_names(
+        &["stats"],
+        "crate",
+        &TOP,
+        "stats writes the run folder; the command line, sweeps, plots and comparisons \
+         read it",
+    );
+}
+
+/// The host is the state and mechanics both client policies share; each policy
+/// drives a host, and `client::policy` is the one place that names both.
+#[test]
+fn the_client_host_names_no_policy() {
+    let policies = ["seed", "modern", "policy"];
+    let why = "each policy depends on the host, not the reverse: the dispatch of a host \
+               event to its policy is in src/client/policy.rs";
+    // Nor does a policy name the other one: they are alternatives, not layers.
+    for prefix in ["super", "client"] {
+        assert_never_names(&["client/host.rs"], prefix, &policies, why);
+        assert_never_names(
+            &["client/seed"],
+            prefix,
+            &["modern", "policy"],
+            "the seed policy stands on the host alone",
+        );
+        assert_never_names(
+            &["client/modern"],
+            prefix,
+            &["seed", "policy"],
+            "the modern policy stands on the host alone",
+        );
+    }
+}
