@@ -15,7 +15,7 @@ pub use recorder::Recorder;
 use crate::client::availability::{AvailSpec, Availability};
 use crate::client::config::ClientConfig;
 use crate::client::host::{
-    ClientHost, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcStatus, ServerLink,
+    ClientHost, GroupCtx, HostBehaviour, ProjectState, RpcCall, RpcScratch, RpcStatus, ServerLink,
 };
 use crate::client::scripted::ScriptedHost;
 use crate::client::truth;
@@ -175,6 +175,8 @@ pub struct World<R> {
     reply: Reply,
     reports: Vec<ReportedJob>,
     other: Vec<ResultId>,
+    /// The buffers every host's RPC is built in ([`ServerLink::take_scratch`]).
+    rpc_scratch: RpcScratch,
     /// Hears of every row finalised, RPC and gauge sample.
     pub recorder: R,
 }
@@ -471,6 +473,7 @@ impl<R: Recorder> World<R> {
             reply: Reply::default(),
             reports: Vec::new(),
             other: Vec::new(),
+            rpc_scratch: RpcScratch::default(),
             recorder,
         }
     }
@@ -1105,6 +1108,14 @@ impl<R: Recorder> ServerLink for World<R> {
             self.pending_error = Some(e);
         }
         (status, hostid)
+    }
+
+    fn take_scratch(&mut self) -> RpcScratch {
+        std::mem::take(&mut self.rpc_scratch)
+    }
+
+    fn return_scratch(&mut self, scratch: RpcScratch) {
+        self.rpc_scratch = scratch;
     }
 
     fn last_aborts(&mut self, out: &mut Vec<(ResultId, bool)>) {

@@ -299,6 +299,22 @@ pub trait ServerLink {
     /// The last reply's `result_abort` (false) and `result_abort_if_not_started`
     /// (true) entries, appended to `out` (spec client §4.2).
     fn last_aborts(&mut self, _out: &mut Vec<(ResultId, bool)>) {}
+    /// Lends the buffers an RPC is built in, to be handed back with
+    /// [`Self::return_scratch`]. The world keeps one set for every host, so a host
+    /// holds no buffers between its RPCs and an RPC allocates nothing (issue 12).
+    fn take_scratch(&mut self) -> RpcScratch {
+        RpcScratch::default()
+    }
+    fn return_scratch(&mut self, _scratch: RpcScratch) {}
+}
+
+/// Buffers of one scheduler RPC: the reported results, the other results listed, and
+/// the jobs of the reply.
+#[derive(Debug, Default)]
+pub struct RpcScratch {
+    pub reports: Vec<ReportedJob>,
+    pub other: Vec<ResultId>,
+    pub jobs: Vec<Job>,
 }
 
 /// One simulated host.
@@ -339,10 +355,6 @@ pub struct ClientHost {
     /// The host's own error and wrong-result probabilities, error class and truth
     /// stream (a reliable host until the world sets them).
     pub truth: HostTruth,
-    /// Scratch buffers reused across RPCs.
-    pub scratch_reports: Vec<ReportedJob>,
-    pub scratch_other: Vec<ResultId>,
-    pub scratch_jobs: Vec<Job>,
 }
 
 impl ClientHost {
@@ -388,9 +400,6 @@ impl ClientHost {
                 crate::engine::rng::StreamKind::HostTruth,
                 index as u64,
             )),
-            scratch_reports: Vec::new(),
-            scratch_other: Vec::new(),
-            scratch_jobs: Vec::new(),
         }
     }
 
@@ -666,9 +675,11 @@ impl ClientHost {
             self.jobs.retain(|j| j.project as usize != pi);
             self.merit.detaches += 1;
         }
-        let mut reports = std::mem::take(&mut self.scratch_reports);
-        let mut other = std::mem::take(&mut self.scratch_other);
-        let mut jobs = std::mem::take(&mut self.scratch_jobs);
+        let RpcScratch {
+            mut reports,
+            mut other,
+            mut jobs,
+        } = server.take_scratch();
         reports.clear();
         other.clear();
         jobs.clear();
@@ -766,9 +777,11 @@ impl ClientHost {
                 }
             }
         }
-        self.scratch_reports = reports;
-        self.scratch_other = other;
-        self.scratch_jobs = jobs;
+        server.return_scratch(RpcScratch {
+            reports,
+            other,
+            jobs,
+        });
         status
     }
 
