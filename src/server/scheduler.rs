@@ -592,14 +592,35 @@ pub fn sent_before_start(p: &mut Project, now: Time, hostid: HostId, deadline: T
 }
 
 /// `send_work_score` (spec backend §2.4.4).
+///
+/// BOINC scores every PRESENT slot from a random start slot, sorts the candidates by
+/// score (stable: ties keep the scan order) and tries them in that order. The cache's
+/// walk ([`super::job_cache::Scan`]) yields the same sequence lazily from its index of
+/// live slots, so a request touches only the slots it tries. Stale slots (result no
+/// longer UNSENT), which BOINC lists and then skips without a side effect, are left
+/// out of the walk; so are the `need_reliable` jobs a host that is not reliable
+/// cannot get, as in BOINC.
 fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: &mut RpcState) {
-    let cfg = p.cfg.config.clone();
+    let cfg = &p.cfg.config;
     let max_per_rpc = if cfg.max_wus_to_send == 0 {
         999_999
     } else {
         cfg.max_wus_to_send * st.ncpus
     } as usize;
-    let nslots = p.feeder.slots.len();
+    let max_in_progress = if cfg.max_wus_in_progress > 0 {
+        (cfg.max_wus_in_progress * st.ncpus) as usize
+    } else {
+        usize::MAX
+    };
+    let (one_per_user, one_per_host) = (
+        cfg.one_result_per_user_per_wu,
+        cfg.one_result_per_host_per_wu,
+    );
+    // Step 1: `need_reliable` jobs (priority ≥ `reliable_on_priority`) are dropped
+    // for a host whose version is not reliable.
+    let exclude_from = (p.sw.scheduler_features && cfg.reliable_on_priority != 0 && !st.reliable)
+        .then_some(cfg.reliable_on_priority);
+    let nslots = p.feeder.len();
     if nslots == 0 {
         return;
     }
@@ -607,38 +628,10 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         Some(o) => o as usize % nslots,
         None => p.rng.random_range(0..nslots),
     };
-    // Step 1: score every present slot.
-    let mut cands: Vec<(i64, usize, ResultId)> = Vec::with_capacity(nslots);
-    for k in 0..nslots {
-        let slot = (offset + k) % nslots;
-        let Some(rid) = p.feeder.slots[slot] else {
-            continue;
-        };
-        let r = p.db.result(rid);
-        let need_reliable = p.sw.scheduler_features
-            && cfg.reliable_on_priority != 0
-            && r.priority >= cfg.reliable_on_priority;
-        if need_reliable && !st.reliable {
-            continue;
-        }
-        let mut score = r.priority as i64;
-        if r.infeasible_count > 0 {
-            score += 1;
-        }
-        cands.push((score, k, rid));
-    }
-    // Stable order: score descending, then scan order. Most projects give every job
-    // the same score, and then the scan order already is the answer.
-    if cands.windows(2).any(|w| w[0].0 != w[1].0) {
-        cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    }
+    p.feeder.sync(&mut p.db);
     // Step 2: send in score order.
-    let max_in_progress = if cfg.max_wus_in_progress > 0 {
-        (cfg.max_wus_in_progress * st.ncpus) as usize
-    } else {
-        usize::MAX
-    };
-    for (_, k, rid) in cands {
+    let mut scan = p.feeder.scan(offset, exclude_from);
+    while let Some((slot, rid)) = p.feeder.next(&mut scan) {
         if st.work_req <= 0.0
             || reply.jobs.len() >= max_per_rpc
             || reply.jobs.len() as u32 >= st.max_jobs
@@ -651,9 +644,9 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         if quota_exceeded(p, hostid, st.ncpus) {
             break;
         }
-        let slot = (offset + k) % nslots;
-        if p.feeder.slots[slot] != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent
-        {
+        // Re-check that the slot still holds the same UNSENT result (always true in
+        // the simulator, where nothing runs between the walk and this check).
+        if p.feeder.get(slot) != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent {
             continue;
         }
         let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
@@ -662,7 +655,7 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
                 // Only the pre-2007 infeasible queue counted these (§5 row 4); in
                 // HEAD only the HR slow check below bumps the count.
                 if p.sw.legacy_couldnt_send {
-                    p.db.result_mut(rid).infeasible_count += 1;
+                    p.feeder.bump_infeasible(&mut p.db, slot);
                 }
                 continue;
             }
@@ -671,7 +664,7 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         let wuid = p.db.result(rid).workunitid;
         let wu = p.db.wu(wuid);
         let userid = p.db.host(hostid).userid;
-        if cfg.one_result_per_user_per_wu {
+        if one_per_user {
             let taken = wu.results.iter().any(|&o| {
                 let r = p.db.result(o);
                 r.hostid != 0 && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
@@ -679,26 +672,22 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
             if taken {
                 continue;
             }
-        } else if cfg.one_result_per_host_per_wu
-            && wu.results.iter().any(|&o| p.db.result(o).hostid == hostid)
-        {
+        } else if one_per_host && wu.results.iter().any(|&o| p.db.result(o).hostid == hostid) {
             continue;
         }
         if wu.error_mask != 0 {
-            p.feeder.slots[slot] = None;
-            p.db.result_mut(rid).in_cache = false;
+            p.feeder.empty(&mut p.db, slot);
             continue;
         }
         if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
             let c = st.hr_class.unwrap_or(0);
             if wu.hr_class != 0 && wu.hr_class != c {
-                p.db.result_mut(rid).infeasible_count += 1;
+                p.feeder.bump_infeasible(&mut p.db, slot);
                 continue;
             }
         }
         // Success: empty the slot, send.
-        p.feeder.slots[slot] = None;
-        p.db.result_mut(rid).in_cache = false;
+        p.feeder.empty(&mut p.db, slot);
         add_result_to_reply(p, now, hostid, rid, delay_bound, false, reply, st);
     }
 }
