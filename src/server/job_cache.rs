@@ -59,6 +59,7 @@ impl Bits {
             self.words[w] &= !b;
         }
     }
+    #[cfg(test)]
     fn get(&self, i: usize) -> bool {
         self.words[i / 64] & (1u64 << (i % 64)) != 0
     }

@@ -409,10 +409,9 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     let mut reliable = features;
     let tat = cfg.reliable_max_avg_turnaround.get() as f64;
     if tat != 0.0 && hav.turnaround.avg.n > 10 {
-        let os = host.os_name.to_ascii_lowercase();
-        let intel_mac =
-            os.contains("darwin") && host.p_vendor.to_ascii_lowercase().contains("intel");
-        let m = if os.contains("windows") || os.contains("linux") || intel_mac {
+        let os = &host.os_name;
+        let intel_mac = hr::has(os, "darwin") && hr::has(&host.p_vendor, "intel");
+        let m = if hr::has(os, "windows") || hr::has(os, "linux") || intel_mac {
             1.0
         } else {
             1.8
