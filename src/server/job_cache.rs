@@ -569,6 +569,38 @@ mod tests {
         assert_eq!(reference, [3, 4, 1, 0, 2]); // the stale slot 3 is then skipped
     }
 
+    #[test]
+    fn stale_and_purged_slots_become_fillable_without_a_walk() {
+        let fills = [Fill::Live(0, 0), Fill::Live(0, 0), Fill::Live(1, 0)];
+        let (mut db, mut cache) = build(&fills);
+        assert_eq!((cache.occupied(), cache.next_fillable(0)), (3, None));
+        let (r0, r2) = (cache.get(0).unwrap(), cache.get(2).unwrap());
+        // Sent elsewhere: logged by the database, stale after `sync`, still occupied.
+        db.set_server_state(Actor::Scheduler, r0, ServerState::InProgress);
+        assert_eq!(db.cache_moves, [r0]);
+        cache.sync(&mut db);
+        assert!(db.cache_moves.is_empty());
+        assert_eq!((cache.occupied(), cache.next_fillable(0)), (3, Some(0)));
+        cache.check_index(&db);
+        // Purged: the slot is emptied at once.
+        cache.forget(r2);
+        assert_eq!((cache.occupied(), cache.next_fillable(1)), (2, Some(2)));
+        cache.check_index(&db);
+        // The walk sees only the live slot 1; emptying it puts its result back on the
+        // feeder's list.
+        let mut scan = cache.scan(2, None);
+        assert_eq!(cache.next(&mut scan).map(|c| c.0), Some(1));
+        assert_eq!(cache.next(&mut scan), None);
+        let r1 = cache.get(1).unwrap();
+        assert!(db.feedable.iter().all(|k| k.2 != r1));
+        cache.empty(&mut db, 1);
+        assert!(!db.result(r1).in_cache);
+        assert!(db.feedable.iter().any(|k| k.2 == r1));
+        cache.empty(&mut db, 0);
+        assert_eq!(cache.occupied(), 0);
+        cache.check_index(&db);
+    }
+
     proptest! {
         /// For random fillings, start slots, scores and exclusions, and whatever the
         /// request does to each slot it visits (nothing, send or empty it, bump its
