@@ -22,6 +22,10 @@
 //! - in legacy mode, the slots whose result passed `MAX_INFEASIBLE_THRESHOLD`
 //!   (spec backend §2.3, §5 row 4), so the feeder finds them without a walk.
 //!
+//! The database's list of results to feed, `Db::feedable`, holds the UNSENT results
+//! that are *not* cached: BOINC's feeder skips cached ones as collisions, so leaving
+//! them out gives the same picks, and a pass does not walk past thousands of them.
+//!
 //! All index updates go through [`Cache::fill`], [`Cache::empty`], [`Cache::forget`],
 //! [`Cache::bump_infeasible`] and [`Cache::sync`]; the slots are read-only outside.
 
