@@ -383,8 +383,16 @@ pub struct Db {
     pub fd_error_wus: BTreeSet<WuId>,
     /// db_purge list: WUs with `file_delete_state = DONE`.
     pub purge_ready: BTreeSet<WuId>,
-    /// UNSENT results in feeder order: priority descending, WU id, result id.
-    pub unsent: BTreeSet<(Reverse<i32>, WuId, ResultId)>,
+    /// UNSENT results not in the job cache (`in_cache` false), in feeder order:
+    /// priority descending, WU id, result id (spec backend §2.3). The feeder skips
+    /// cached results anyway; leaving them out of its list spares each pass a walk
+    /// past every cached one. The job cache moves a result out when it fills a slot
+    /// and back when it empties one while the result is still UNSENT.
+    pub feedable: BTreeSet<(Reverse<i32>, WuId, ResultId)>,
+    /// Cached results (`in_cache`) that entered or left UNSENT since the job cache
+    /// last read this log: how the cache finds its stale slots without a walk
+    /// (`job_cache::Cache::sync`, spec backend §2.3).
+    pub cache_moves: Vec<ResultId>,
     /// Audit trail not yet written out; the world drains it after every event.
     pub audit: Vec<Transition>,
     /// Whether to record the audit trail at all.
@@ -487,7 +495,7 @@ impl Db {
             state.code()
         );
         if state == ServerState::Unsent {
-            self.unsent.insert((Reverse(prio), wuid, id));
+            self.feedable.insert((Reverse(prio), wuid, id));
         }
         id
     }
@@ -512,8 +520,8 @@ impl Db {
             self.result_state_counts[r.server_state.code() as usize] -= 1;
             self.fd_ready_results.remove(&rid);
             self.fd_error_results.remove(&rid);
-            if r.server_state == ServerState::Unsent {
-                self.unsent.remove(&(Reverse(r.priority), wuid, rid));
+            if r.server_state == ServerState::Unsent && !r.in_cache {
+                self.feedable.remove(&(Reverse(r.priority), wuid, rid));
             }
             if r.server_state == ServerState::InProgress {
                 self.detach_from_host(r.hostid, rid);
@@ -818,13 +826,15 @@ impl Db {
         }
         r.server_state = v;
         let (prio, wuid, hostid) = (r.priority, r.workunitid, r.hostid);
+        let cached = r.in_cache;
         self.result_state_counts[old.code() as usize] -= 1;
         self.result_state_counts[v.code() as usize] += 1;
-        if old == ServerState::Unsent {
-            self.unsent.remove(&(Reverse(prio), wuid, id));
-        }
-        if v == ServerState::Unsent {
-            self.unsent.insert((Reverse(prio), wuid, id));
+        if cached && (old == ServerState::Unsent || v == ServerState::Unsent) {
+            self.cache_moves.push(id);
+        } else if old == ServerState::Unsent {
+            self.feedable.remove(&(Reverse(prio), wuid, id));
+        } else if v == ServerState::Unsent {
+            self.feedable.insert((Reverse(prio), wuid, id));
         }
         if old == ServerState::InProgress {
             self.detach_from_host(hostid, id);

@@ -30,11 +30,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         // A deleted result must not stay in the feeder's cache: the scheduler would
         // find its slot pointing at nothing (BOINC's feeder re-reads and drops it).
         for r in rows.1.iter().filter(|r| r.in_cache) {
-            for slot in p.feeder.slots.iter_mut() {
-                if *slot == Some(r.id) {
-                    *slot = None;
-                }
-            }
+            p.feeder.forget(r.id);
         }
         p.purged.push(rows);
     }

@@ -555,7 +555,7 @@ impl InvariantChecker {
     /// `in_cache`; after a feeder step, every newly filled slot holds an UNSENT result
     /// (it was UNSENT when added). Slots whose result was purged are stale and allowed.
     fn check_cache(&mut self, p: &Project, now: Time, feeder_step: bool) -> Result<(), Violation> {
-        let slots = &p.feeder.slots;
+        let slots = p.feeder.slots();
         let compare = feeder_step && self.slots_seen && self.slots.len() == slots.len();
         // Most feeder passes change nothing: skip the scan then (the slots' results
         // were checked when they were added).
@@ -1102,13 +1102,11 @@ mod tests {
         step(&mut c, &mut p, T).unwrap();
 
         p.db.now = 5;
-        p.feeder.slots[0] = Some(rid);
-        p.db.result_mut(rid).in_cache = true;
+        p.feeder.fill(&mut p.db, 0, rid);
         step(&mut c, &mut p, Actor::Feeder).unwrap();
 
         send(&mut p, rid, h, 10);
-        p.feeder.slots[0] = None;
-        p.db.result_mut(rid).in_cache = false;
+        p.feeder.empty(&mut p.db, 0);
         step(&mut c, &mut p, Actor::Scheduler).unwrap();
         assert_eq!(p.db.wu(wuid).transition_time, 1010);
 
@@ -1499,25 +1497,24 @@ mod tests {
         let mut c = InvariantChecker::new();
         step(&mut c, &mut p, T).unwrap();
         for (slot, rid) in [(0, r0), (1, r1)] {
-            p.feeder.slots[slot] = Some(rid);
-            p.db.result_mut(rid).in_cache = true;
+            p.feeder.fill(&mut p.db, slot, rid);
         }
         step(&mut c, &mut p, Actor::Feeder).unwrap();
         // The same result in two slots.
-        p.feeder.slots[5] = Some(r0);
+        p.feeder.corrupt_slot(5, Some(r0));
         let v = step(&mut c, &mut p, Actor::Feeder).unwrap_err();
         assert_eq!((v.rule, v.entity, v.id), (13, CACHE, 5));
-        p.feeder.slots[5] = None;
+        p.feeder.corrupt_slot(5, None);
         // A slot whose result does not know it is cached.
         p.db.result_mut(r1).in_cache = false;
         assert_eq!(rule(c.check_all(&p, 0)), 13);
         p.db.result_mut(r1).in_cache = true;
         c.check_all(&p, 0).unwrap();
         // A slot filled with a result that is not UNSENT.
-        p.feeder.slots[1] = None;
+        p.feeder.empty(&mut p.db, 1);
         step(&mut c, &mut p, Actor::Feeder).unwrap();
         p.db.set_over(Actor::Feeder, r1, Outcome::DidntNeed);
-        p.feeder.slots[1] = Some(r1);
+        p.feeder.fill(&mut p.db, 1, r1);
         let v = step(&mut c, &mut p, Actor::Feeder).unwrap_err();
         assert_eq!((v.rule, v.id), (13, 1));
     }

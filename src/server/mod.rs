@@ -14,6 +14,7 @@ pub mod feeder;
 pub mod file_deleter;
 pub mod hr;
 pub mod invariants;
+pub mod job_cache;
 pub mod scheduler;
 pub mod table;
 pub mod transition_index;
@@ -84,7 +85,7 @@ pub struct Project {
     /// The resolved switches of `cfg.backend`.
     pub sw: Switches,
     pub db: Db,
-    pub feeder: feeder::Cache,
+    pub feeder: job_cache::Cache,
     pub app_version: AppVersionStats,
     /// `app.min_avg_pfc` as maintained by the feeder's `update_av_scales`.
     pub min_avg_pfc: f64,
@@ -105,7 +106,7 @@ pub struct Project {
 impl Project {
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
         let sw = cfg.backend.resolve();
-        let feeder = feeder::Cache::new(cfg.config.shmem_work_items as usize);
+        let feeder = job_cache::Cache::new(cfg.config.shmem_work_items as usize);
         let min_avg_pfc = cfg.app.min_avg_pfc;
         Self {
             index,

@@ -409,10 +409,9 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     let mut reliable = features;
     let tat = cfg.reliable_max_avg_turnaround.get() as f64;
     if tat != 0.0 && hav.turnaround.avg.n > 10 {
-        let os = host.os_name.to_ascii_lowercase();
-        let intel_mac =
-            os.contains("darwin") && host.p_vendor.to_ascii_lowercase().contains("intel");
-        let m = if os.contains("windows") || os.contains("linux") || intel_mac {
+        let os = &host.os_name;
+        let intel_mac = hr::has(os, "darwin") && hr::has(&host.p_vendor, "intel");
+        let m = if hr::has(os, "windows") || hr::has(os, "linux") || intel_mac {
             1.0
         } else {
             1.8
@@ -592,14 +591,35 @@ pub fn sent_before_start(p: &mut Project, now: Time, hostid: HostId, deadline: T
 }
 
 /// `send_work_score` (spec backend §2.4.4).
+///
+/// BOINC scores every PRESENT slot from a random start slot, sorts the candidates by
+/// score (stable: ties keep the scan order) and tries them in that order. The cache's
+/// walk ([`super::job_cache::Scan`]) yields the same sequence lazily from its index of
+/// live slots, so a request touches only the slots it tries. Stale slots (result no
+/// longer UNSENT), which BOINC lists and then skips without a side effect, are left
+/// out of the walk; so are the `need_reliable` jobs a host that is not reliable
+/// cannot get, as in BOINC.
 fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: &mut RpcState) {
-    let cfg = p.cfg.config.clone();
+    let cfg = &p.cfg.config;
     let max_per_rpc = if cfg.max_wus_to_send == 0 {
         999_999
     } else {
         cfg.max_wus_to_send * st.ncpus
     } as usize;
-    let nslots = p.feeder.slots.len();
+    let max_in_progress = if cfg.max_wus_in_progress > 0 {
+        (cfg.max_wus_in_progress * st.ncpus) as usize
+    } else {
+        usize::MAX
+    };
+    let (one_per_user, one_per_host) = (
+        cfg.one_result_per_user_per_wu,
+        cfg.one_result_per_host_per_wu,
+    );
+    // Step 1: `need_reliable` jobs (priority ≥ `reliable_on_priority`) are dropped
+    // for a host whose version is not reliable.
+    let exclude_from = (p.sw.scheduler_features && cfg.reliable_on_priority != 0 && !st.reliable)
+        .then_some(cfg.reliable_on_priority);
+    let nslots = p.feeder.len();
     if nslots == 0 {
         return;
     }
@@ -607,38 +627,10 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         Some(o) => o as usize % nslots,
         None => p.rng.random_range(0..nslots),
     };
-    // Step 1: score every present slot.
-    let mut cands: Vec<(i64, usize, ResultId)> = Vec::with_capacity(nslots);
-    for k in 0..nslots {
-        let slot = (offset + k) % nslots;
-        let Some(rid) = p.feeder.slots[slot] else {
-            continue;
-        };
-        let r = p.db.result(rid);
-        let need_reliable = p.sw.scheduler_features
-            && cfg.reliable_on_priority != 0
-            && r.priority >= cfg.reliable_on_priority;
-        if need_reliable && !st.reliable {
-            continue;
-        }
-        let mut score = r.priority as i64;
-        if r.infeasible_count > 0 {
-            score += 1;
-        }
-        cands.push((score, k, rid));
-    }
-    // Stable order: score descending, then scan order. Most projects give every job
-    // the same score, and then the scan order already is the answer.
-    if cands.windows(2).any(|w| w[0].0 != w[1].0) {
-        cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    }
+    p.feeder.sync(&mut p.db);
     // Step 2: send in score order.
-    let max_in_progress = if cfg.max_wus_in_progress > 0 {
-        (cfg.max_wus_in_progress * st.ncpus) as usize
-    } else {
-        usize::MAX
-    };
-    for (_, k, rid) in cands {
+    let mut scan = p.feeder.scan(offset, exclude_from);
+    while let Some((slot, rid)) = p.feeder.next(&mut scan) {
         if st.work_req <= 0.0
             || reply.jobs.len() >= max_per_rpc
             || reply.jobs.len() as u32 >= st.max_jobs
@@ -651,9 +643,9 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         if quota_exceeded(p, hostid, st.ncpus) {
             break;
         }
-        let slot = (offset + k) % nslots;
-        if p.feeder.slots[slot] != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent
-        {
+        // Re-check that the slot still holds the same UNSENT result (always true in
+        // the simulator, where nothing runs between the walk and this check).
+        if p.feeder.get(slot) != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent {
             continue;
         }
         let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
@@ -662,7 +654,7 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
                 // Only the pre-2007 infeasible queue counted these (§5 row 4); in
                 // HEAD only the HR slow check below bumps the count.
                 if p.sw.legacy_couldnt_send {
-                    p.db.result_mut(rid).infeasible_count += 1;
+                    p.feeder.bump_infeasible(&mut p.db, slot);
                 }
                 continue;
             }
@@ -671,7 +663,7 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         let wuid = p.db.result(rid).workunitid;
         let wu = p.db.wu(wuid);
         let userid = p.db.host(hostid).userid;
-        if cfg.one_result_per_user_per_wu {
+        if one_per_user {
             let taken = wu.results.iter().any(|&o| {
                 let r = p.db.result(o);
                 r.hostid != 0 && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
@@ -679,26 +671,22 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
             if taken {
                 continue;
             }
-        } else if cfg.one_result_per_host_per_wu
-            && wu.results.iter().any(|&o| p.db.result(o).hostid == hostid)
-        {
+        } else if one_per_host && wu.results.iter().any(|&o| p.db.result(o).hostid == hostid) {
             continue;
         }
         if wu.error_mask != 0 {
-            p.feeder.slots[slot] = None;
-            p.db.result_mut(rid).in_cache = false;
+            p.feeder.empty(&mut p.db, slot);
             continue;
         }
         if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
             let c = st.hr_class.unwrap_or(0);
             if wu.hr_class != 0 && wu.hr_class != c {
-                p.db.result_mut(rid).infeasible_count += 1;
+                p.feeder.bump_infeasible(&mut p.db, slot);
                 continue;
             }
         }
         // Success: empty the slot, send.
-        p.feeder.slots[slot] = None;
-        p.db.result_mut(rid).in_cache = false;
+        p.feeder.empty(&mut p.db, slot);
         add_result_to_reply(p, now, hostid, rid, delay_bound, false, reply, st);
     }
 }
@@ -876,6 +864,303 @@ fn result_aborts(p: &mut Project, hostid: HostId, client_has: &[ResultId], reply
             reply.aborts.push(rid);
         } else if wu.assimilate_state == AssimilateState::Done || no_reply {
             reply.aborts_if_not_started.push(rid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ProjectConfig;
+    use super::super::db::{HostRow, ResultRow};
+    use super::super::invariants::test_rows;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `send_work` as it was written before the cache had indexes: every occupied
+    /// slot scored into a list, sorted, then tried. The reference the indexed walk
+    /// is tested against; `slots` stands for the cache.
+    fn reference_send_work(
+        p: &mut Project,
+        slots: &mut [Option<ResultId>],
+        now: Time,
+        hostid: HostId,
+        reply: &mut Reply,
+        st: &mut RpcState,
+    ) {
+        let cfg = p.cfg.config.clone();
+        let max_per_rpc = if cfg.max_wus_to_send == 0 {
+            999_999
+        } else {
+            cfg.max_wus_to_send * st.ncpus
+        } as usize;
+        let nslots = slots.len();
+        if nslots == 0 {
+            return;
+        }
+        let offset = match p.cfg.pin.slot_offset {
+            Some(o) => o as usize % nslots,
+            None => p.rng.random_range(0..nslots),
+        };
+        // Step 1: score every present slot.
+        let mut cands: Vec<(i64, usize, ResultId)> = Vec::with_capacity(nslots);
+        for k in 0..nslots {
+            let slot = (offset + k) % nslots;
+            let Some(rid) = slots[slot] else {
+                continue;
+            };
+            let r = p.db.result(rid);
+            let need_reliable = p.sw.scheduler_features
+                && cfg.reliable_on_priority != 0
+                && r.priority >= cfg.reliable_on_priority;
+            if need_reliable && !st.reliable {
+                continue;
+            }
+            let mut score = r.priority as i64;
+            if r.infeasible_count > 0 {
+                score += 1;
+            }
+            cands.push((score, k, rid));
+        }
+        // Stable order: score descending, then scan order. Most projects give every job
+        // the same score, and then the scan order already is the answer.
+        if cands.windows(2).any(|w| w[0].0 != w[1].0) {
+            cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        }
+        // Step 2: send in score order.
+        let max_in_progress = if cfg.max_wus_in_progress > 0 {
+            (cfg.max_wus_in_progress * st.ncpus) as usize
+        } else {
+            usize::MAX
+        };
+        for (_, k, rid) in cands {
+            if st.work_req <= 0.0
+                || reply.jobs.len() >= max_per_rpc
+                || reply.jobs.len() as u32 >= st.max_jobs
+            {
+                break;
+            }
+            if p.db.host(hostid).in_progress.len() >= max_in_progress {
+                break;
+            }
+            if quota_exceeded(p, hostid, st.ncpus) {
+                break;
+            }
+            let slot = (offset + k) % nslots;
+            if slots[slot] != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent {
+                continue;
+            }
+            let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
+                Ok(d) => d,
+                Err(_) => {
+                    // Only the pre-2007 infeasible queue counted these (§5 row 4); in
+                    // HEAD only the HR slow check below bumps the count.
+                    if p.sw.legacy_couldnt_send {
+                        p.db.result_mut(rid).infeasible_count += 1;
+                    }
+                    continue;
+                }
+            };
+            // Slow checks.
+            let wuid = p.db.result(rid).workunitid;
+            let wu = p.db.wu(wuid);
+            let userid = p.db.host(hostid).userid;
+            if cfg.one_result_per_user_per_wu {
+                let taken = wu.results.iter().any(|&o| {
+                    let r = p.db.result(o);
+                    r.hostid != 0 && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
+                });
+                if taken {
+                    continue;
+                }
+            } else if cfg.one_result_per_host_per_wu
+                && wu.results.iter().any(|&o| p.db.result(o).hostid == hostid)
+            {
+                continue;
+            }
+            if wu.error_mask != 0 {
+                slots[slot] = None;
+                p.db.result_mut(rid).in_cache = false;
+                continue;
+            }
+            if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
+                let c = st.hr_class.unwrap_or(0);
+                if wu.hr_class != 0 && wu.hr_class != c {
+                    p.db.result_mut(rid).infeasible_count += 1;
+                    continue;
+                }
+            }
+            // Success: empty the slot, send.
+            slots[slot] = None;
+            p.db.result_mut(rid).in_cache = false;
+            add_result_to_reply(p, now, hostid, rid, delay_bound, false, reply, st);
+        }
+    }
+
+    /// A generated cache slot: empty, or a result with its priority, whether its
+    /// `infeasible_count` is positive, its WU's `hr_class` (0, Linux/Intel, Windows),
+    /// whether the WU has an error, is too big for the host, shares the previous
+    /// slot's WU, has another result on this host, and whether the result went stale.
+    type SlotSpec = Option<(i32, bool, u8, bool, bool, bool, bool, bool)>;
+
+    /// A generated configuration and request: `reliable_on_priority`,
+    /// `reliable_reduced_delay_bound`, one result per host / per user, `max_wus_to_send`,
+    /// `max_wus_in_progress`, HR type, legacy mode; and the RPC's reliability, HR
+    /// class, work request, job cap and estimated delay.
+    type Setup = (
+        (i32, f64, bool, bool, i32, i32, i32, bool),
+        (bool, bool, f64, u32, f64),
+    );
+
+    fn slot_spec() -> impl Strategy<Value = SlotSpec> {
+        prop::option::weighted(
+            0.7,
+            (
+                0..4i32,
+                any::<bool>(),
+                0..3u8,
+                prop::bool::weighted(0.1),
+                prop::bool::weighted(0.1),
+                prop::bool::weighted(0.2),
+                prop::bool::weighted(0.1),
+                prop::bool::weighted(0.15),
+            ),
+        )
+    }
+
+    fn setup() -> impl Strategy<Value = Setup> {
+        (
+            (
+                prop_oneof![Just(0), Just(2)],
+                prop_oneof![Just(0.0), Just(0.5)],
+                any::<bool>(),
+                any::<bool>(),
+                prop_oneof![Just(0), Just(1), Just(3)],
+                prop_oneof![Just(0), Just(4)],
+                prop_oneof![Just(0), Just(2)],
+                any::<bool>(),
+            ),
+            (
+                any::<bool>(),
+                any::<bool>(),
+                prop_oneof![Just(1e3), Just(2e4), Just(1e7)],
+                prop_oneof![Just(1u32), Just(4), Just(u32::MAX)],
+                prop_oneof![Just(0.0), Just(500.0)],
+            ),
+        )
+    }
+
+    /// A project with one Linux/Intel host and the cache `specs`; `indexed` fills the
+    /// job cache, otherwise the slots are returned plain for the reference.
+    fn build(specs: &[SlotSpec], s: &Setup, indexed: bool) -> (Project, Vec<Option<ResultId>>) {
+        let mut cfg = ProjectConfig::default();
+        cfg.config.reliable_on_priority = s.0.0;
+        cfg.config.reliable_reduced_delay_bound = s.0.1;
+        cfg.config.one_result_per_host_per_wu = s.0.2;
+        cfg.config.one_result_per_user_per_wu = s.0.3;
+        cfg.config.max_wus_to_send = s.0.4;
+        cfg.config.max_wus_in_progress = s.0.5;
+        cfg.config.shmem_work_items = specs.len() as u32;
+        cfg.app.homogeneous_redundancy = s.0.6;
+        let mut p = Project::new(0, "main", cfg, 7, true);
+        p.sw.legacy_couldnt_send = s.0.7;
+        p.sw.scheduler_features = true;
+        let host = p.db.hosts.next_id();
+        p.db.hosts.insert(HostRow {
+            id: host,
+            userid: 1,
+            p_ncpus: 1,
+            p_fpops: 1e9,
+            m_nbytes: 1e9,
+            d_free: 1e12,
+            on_frac: 1.0,
+            active_frac: 1.0,
+            os_name: "Linux".into(),
+            p_vendor: "GenuineIntel".into(),
+            ..Default::default()
+        });
+        let mut slots = vec![None; specs.len()];
+        let mut wuid = 0;
+        for (slot, spec) in specs.iter().enumerate() {
+            let Some((prio, infeasible, hr, error, big, same_wu, on_host, stale)) = *spec else {
+                continue;
+            };
+            if !same_wu || wuid == 0 {
+                let mut wu = test_rows::workunit();
+                wu.rsc_fpops_est = 1e12;
+                wu.hr_class = [0, 258, 386][hr as usize];
+                wu.error_mask = error as i32;
+                wu.rsc_memory_bound = if big { 2e9 } else { 1e6 };
+                wuid = p.db.insert_workunit(Actor::WorkGenerator, wu);
+            }
+            if on_host {
+                let other =
+                    p.db.insert_result(Actor::Transitioner, test_rows::result(wuid, 9));
+                p.db.set_hostid(Actor::Scheduler, other, host);
+                p.db.set_server_state(Actor::Scheduler, other, ServerState::InProgress);
+            }
+            let mut r = ResultRow::new(wuid, slot as u16, 0, prio, 0, ServerState::Unsent);
+            r.infeasible_count = infeasible as u32;
+            let rid = p.db.insert_result(Actor::Transitioner, r);
+            if indexed {
+                p.feeder.fill(&mut p.db, slot, rid);
+            } else {
+                slots[slot] = Some(rid);
+                p.db.result_mut(rid).in_cache = true;
+            }
+            if stale {
+                p.db.set_over(Actor::Transitioner, rid, Outcome::DidntNeed);
+            }
+        }
+        p.db.audit.clear();
+        (p, slots)
+    }
+
+    fn rpc_state(s: &Setup) -> RpcState {
+        RpcState {
+            reliable: s.1.0,
+            trusted: false,
+            hr_class: s.1.1.then_some(258),
+            ncpus: 1,
+            work_req: s.1.2,
+            max_jobs: s.1.3,
+            estimated_delay: s.1.4,
+            resend_lost: false,
+            sent_any_resend: false,
+        }
+    }
+
+    proptest! {
+        /// For random caches (scores, stale slots, errored, oversized and duplicate
+        /// workunits, HR classes) and random configurations and requests, the indexed
+        /// `send_work` sends the same jobs, empties the same slots, bumps the same
+        /// `infeasible_count`s, writes the same audit trail and draws the same random
+        /// numbers as BOINC's full scan.
+        #[test]
+        fn send_work_equals_reference_scan(
+            specs in prop::collection::vec(slot_spec(), 1..60),
+            s in setup(),
+        ) {
+            let host = 1;
+            let (mut a, _) = build(&specs, &s, true);
+            let (mut b, mut slots) = build(&specs, &s, false);
+            let (mut ra, mut rb) = (Reply::default(), Reply::default());
+            let (mut sa, mut sb) = (rpc_state(&s), rpc_state(&s));
+            send_work(&mut a, 100, host, &mut ra, &mut sa);
+            reference_send_work(&mut b, &mut slots, 100, host, &mut rb, &mut sb);
+            prop_assert_eq!(&ra.jobs, &rb.jobs);
+            prop_assert_eq!(a.feeder.slots(), &slots[..]);
+            prop_assert_eq!(&a.db.audit, &b.db.audit);
+            for id in 1..b.db.results.next_id() {
+                let (x, y) = (a.db.result(id), b.db.result(id));
+                prop_assert_eq!(
+                    (x.server_state, x.in_cache, x.infeasible_count, x.hostid),
+                    (y.server_state, y.in_cache, y.infeasible_count, y.hostid)
+                );
+            }
+            prop_assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
+            prop_assert_eq!(sa.work_req, sb.work_req);
+            a.feeder.sync(&mut a.db);
+            a.feeder.check_index(&a.db);
         }
     }
 }

@@ -105,7 +105,7 @@ fn cushion_want(p: &Project, cushion: u64, per_pass: u64) -> u64 {
             return 0;
         }
     }
-    let n = p.db.unsent.len() as u64;
+    let n = p.db.result_state_counts[ServerState::Unsent.code() as usize];
     if n > cushion {
         return 0;
     }
