@@ -360,7 +360,7 @@ macro_rules! switches {
         /// Every difference between the seed pseudocode and real BOINC that the
         /// simulator can reproduce (spec backend §5 rows and quirks Q1–Q6). `boinc` and
         /// `seed` set them all; any one can be overridden.
-        #[derive(Clone, Debug, Serialize, PartialEq)]
+        #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
         pub struct Switches { $($(#[$m])* pub $name: bool,)+ }
 
         /// The `[project.X.backend]` section: a variant and optional overrides.

@@ -69,8 +69,10 @@ pub struct WorkunitRow {
     pub in_transition_index: bool,
     /// −1 = no size classes.
     pub size_class: i8,
-    /// The WU's results, ascending id (the DB's join order).
-    pub results: Vec<ResultId>,
+    /// The WU's results, ascending id (the DB's join order). Inline up to four: a
+    /// workunit rarely has more, so most rows need no allocation of their own, and
+    /// the daemons' snapshot of the list copies without allocating (issue 12).
+    pub results: WuResults,
     /// When the validator found the canonical result (0 = not yet).
     pub canonical_found_time: Time,
     /// When the assimilator last marked it DONE (0 = never).
@@ -83,6 +85,9 @@ pub struct WorkunitRow {
     /// chosen (simulator truth; `None`: no canonical result, or unknown).
     pub canonical_correct: Option<bool>,
 }
+
+/// The result ids of one workunit.
+pub type WuResults = smallvec::SmallVec<[ResultId; 4]>;
 
 /// A RESULT row (spec backend §1.3). Its name is `wu<workunitid>_<suffix>`.
 #[derive(Clone, Debug)]
@@ -159,7 +164,7 @@ impl WorkunitRow {
             transitioner_flags: 0,
             in_transition_index: false,
             size_class: -1,
-            results: Vec::new(),
+            results: WuResults::new(),
             canonical_found_time: 0,
             assimilated_time: 0,
             assimilate_count: 0,

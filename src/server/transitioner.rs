@@ -48,7 +48,7 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     };
     let results = wu.results.clone();
     let canonical = wu.canonical_resultid;
-    let sw = p.sw.clone();
+    let sw = p.sw;
 
     // Step 1: canonical result and whether its files are gone.
     let canonical_files_deleted = canonical != 0
