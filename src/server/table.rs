@@ -160,15 +160,17 @@ impl<T> Table<T> {
         self.pages.iter().enumerate().flat_map(move |(pi, p)| {
             let base = (first + pi as u32) * PAGE;
             p.slots.iter().flat_map(move |slots| {
-                slots.iter().enumerate().filter_map(move |(k, &s)| {
-                    (s != NONE).then(|| {
+                slots
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &s)| s != NONE)
+                    .map(move |(k, &s)| {
                         let s = s as usize;
                         let row = self.chunks[s / CHUNK][s % CHUNK]
                             .as_ref()
                             .expect("an indexed slot holds a row");
                         (base + k as u32, row)
                     })
-                })
             })
         })
     }

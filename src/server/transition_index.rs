@@ -5,97 +5,159 @@
 //! `transition_time` moves on almost every event a workunit sees (a result sent,
 //! reported, timed out, validated), so the index is written far more often than it
 //! is read. A keyed priority queue with an exact `change_priority` cost about 30 % of
-//! a 100,000-host run (issue 12's profile); this index is a plain binary heap with
-//! lazy deletion instead, as the main event queue is (`engine::queue`):
-//! - every move pushes a new `(transition_time, id)` entry and leaves the old one in
-//!   the heap;
+//! a 100,000-host run (issue 12's profile), and a binary heap with lazy deletion
+//! still 10 %: millions of pops from a heap of millions. The transitioner needs no
+//! order among the due workunits, only their set (it sorts them by id itself), so
+//! this index is a calendar: entries are filed in buckets of `BUCKET` seconds of
+//! `transition_time`, a push appends to its bucket, and a pass takes the buckets
+//! before `now` whole and filters the one `now - 1` falls in.
+//!
+//! Deletion is lazy:
+//! - every move pushes a new `(transition_time, id)` entry and leaves the old one;
 //! - the workunit row says which entry is current: it is in the index
 //!   (`WorkunitRow::in_transition_index`) and its `transition_time` equals the
 //!   entry's;
-//! - stale entries (moved, popped or purged workunits) are dropped when they reach
-//!   the top, and all at once when they outnumber the current ones (an entry left
+//! - stale entries (moved, taken or purged workunits) are dropped when their bucket
+//!   is taken, and all at once when they outnumber the current ones (an entry left
 //!   at a far-future time would otherwise stay for the whole run, and memory would
 //!   grow with the workunits ever created instead of the live ones).
 //!
-//! The workunits a pass sees, and their order, are exactly those of an exact index:
-//! an entry is current only if the row still holds that time, and two current entries
-//! of one workunit (moved away and back to the same time) pop one after the other,
-//! the second being dropped because the first took the workunit out of the index.
+//! The workunits a pass sees are exactly those of an exact index: an entry is current
+//! only if the row still holds that time, and when two current entries of one
+//! workunit exist (moved away and back to the same time) the first taken takes the
+//! workunit out of the index, so the second is dropped.
 
 use super::types::WuId;
 use crate::engine::Time;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
-/// A lazily cleaned min-heap of `(transition_time, workunit id)`.
-#[derive(Debug, Default)]
-pub struct TransitionIndex {
-    heap: BinaryHeap<Reverse<(Time, WuId)>>,
-}
+/// Seconds of `transition_time` per bucket: a transitioner pass every few seconds
+/// refilters at most one bucket's worth of entries that are not due yet.
+const BUCKET: Time = 64;
 
 /// Entries held below which the index is never compacted.
 const COMPACT_MIN: usize = 4096;
+
+/// A lazily cleaned calendar of `(transition_time, workunit id)` entries.
+#[derive(Debug, Default)]
+pub struct TransitionIndex {
+    /// Entries by `transition_time.div_euclid(BUCKET)`.
+    buckets: BTreeMap<Time, Vec<(Time, WuId)>>,
+    /// Entries held, stale ones included.
+    len: usize,
+    /// Emptied bucket vectors kept for reuse, so a pass allocates nothing.
+    spare: Vec<Vec<(Time, WuId)>>,
+}
 
 impl TransitionIndex {
     /// Records that workunit `id` is due at `tt`. The caller marks the row as
     /// indexed with this time.
     pub fn push(&mut self, tt: Time, id: WuId) {
-        self.heap.push(Reverse((tt, id)));
+        let spare = &mut self.spare;
+        self.buckets
+            .entry(tt.div_euclid(BUCKET))
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push((tt, id));
+        self.len += 1;
     }
 
-    /// Drops every stale entry once the heap holds more than twice `current`
-    /// entries (the workunits indexed now): the heap stays within twice the live
-    /// index, at an amortised cost of O(1) per push. Which entries are current is
+    /// Drops every stale entry once the index holds more than twice `current`
+    /// entries (the workunits indexed now): it stays within twice the live index,
+    /// at an amortised cost of O(1) per push. Which entries are current is
     /// unchanged, so passes are too.
     pub fn compact_if_sparse(
         &mut self,
         current: usize,
-        mut is_current: impl FnMut(WuId, Time) -> bool,
+        is_current: impl FnMut(WuId, Time) -> bool,
     ) {
-        if self.heap.len() > COMPACT_MIN.max(2 * current) {
-            self.heap.retain(|&Reverse((tt, id))| is_current(id, tt));
+        if self.len > COMPACT_MIN.max(2 * current) {
+            self.compact(is_current);
         }
     }
 
-    /// Pops every current entry with time `< now` into `out` (unsorted), calling
-    /// `take(id, tt)` on each entry: it returns whether the entry is current, and if
-    /// so takes the workunit out of the index.
+    /// Drops every stale entry.
+    fn compact(&mut self, mut is_current: impl FnMut(WuId, Time) -> bool) {
+        self.len = 0;
+        let spare = &mut self.spare;
+        self.buckets.retain(|_, v| {
+            v.retain(|&(tt, id)| is_current(id, tt));
+            if v.is_empty() {
+                spare.push(std::mem::take(v));
+                return false;
+            }
+            true
+        });
+        self.len = self.buckets.values().map(Vec::len).sum();
+    }
+
+    /// Takes every current entry with time `< now` into `out` (in no particular
+    /// order), calling `take(id, tt)` on each entry with time `< now`: it returns
+    /// whether the entry is current, and if so takes the workunit out of the index.
     pub fn pop_due(
         &mut self,
         now: Time,
         out: &mut Vec<WuId>,
         mut take: impl FnMut(WuId, Time) -> bool,
     ) {
-        while let Some(&Reverse((tt, id))) = self.heap.peek() {
-            if tt >= now {
+        let last = (now - 1).div_euclid(BUCKET);
+        while let Some(mut entry) = self.buckets.first_entry() {
+            if *entry.key() > last {
                 break;
             }
-            self.heap.pop();
-            if take(id, tt) {
-                out.push(id);
+            let whole = *entry.key() < last;
+            let bucket = entry.get_mut();
+            let before = bucket.len();
+            if whole {
+                // Every entry is before `now`.
+                out.extend(
+                    bucket
+                        .drain(..)
+                        .filter(|&(tt, id)| take(id, tt))
+                        .map(|(_, id)| id),
+                );
+            } else {
+                // The bucket of `now - 1`: keep what is not due yet.
+                bucket.retain(|&(tt, id)| {
+                    if tt >= now {
+                        return true;
+                    }
+                    if take(id, tt) {
+                        out.push(id);
+                    }
+                    false
+                });
             }
+            self.len -= before - bucket.len();
+            if !bucket.is_empty() {
+                break;
+            }
+            self.spare.push(entry.remove());
         }
     }
 
-    /// The earliest current time, dropping stale entries on top; `current(id, tt)`
-    /// says whether an entry is current.
+    /// The earliest current time, dropping the stale entries of the buckets before
+    /// it; `current(id, tt)` says whether an entry is current.
     pub fn peek(&mut self, mut current: impl FnMut(WuId, Time) -> bool) -> Option<Time> {
-        while let Some(&Reverse((tt, id))) = self.heap.peek() {
-            if current(id, tt) {
-                return Some(tt);
+        while let Some(mut entry) = self.buckets.first_entry() {
+            let bucket = entry.get_mut();
+            let before = bucket.len();
+            bucket.retain(|&(tt, id)| current(id, tt));
+            self.len -= before - bucket.len();
+            if let Some(t) = bucket.iter().map(|e| e.0).min() {
+                return Some(t);
             }
-            self.heap.pop();
+            self.spare.push(entry.remove());
         }
         None
     }
 
     /// Entries held, stale ones included (for memory accounting).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -103,47 +165,42 @@ impl TransitionIndex {
 mod tests {
     use super::*;
     use rand::{RngExt, SeedableRng};
-    use std::collections::BTreeMap;
 
-    /// Random moves, removals and passes: the lazy index hands each pass exactly the
-    /// workunits an exact index (a map of current times) would.
+    /// Random moves, removals, compactions and passes over spans of several
+    /// buckets: the lazy calendar hands each pass exactly the workunits an exact
+    /// index (a map of current times) would.
     #[test]
     fn lazy_index_matches_an_exact_one() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(12);
-        for _ in 0..50 {
+        for _ in 0..60 {
             let mut idx = TransitionIndex::default();
             // Row state: (in index, transition_time).
             let mut rows: BTreeMap<WuId, (bool, Time)> = BTreeMap::new();
             let mut exact: BTreeMap<WuId, Time> = BTreeMap::new();
-            let mut now: Time = 0;
-            for _ in 0..400 {
-                let id = rng.random_range(1..30u32);
-                match rng.random_range(0..10) {
-                    0..=5 => {
-                        let tt = now + rng.random_range(0..20);
+            let mut now: Time = rng.random_range(-100..100);
+            for _ in 0..600 {
+                let id = rng.random_range(1..40u32);
+                match rng.random_range(0..12u32) {
+                    0..=6 => {
+                        let tt = now
+                            + [0, 1, 63, 64, 65, 300][rng.random_range(0..6usize)]
+                            + rng.random_range(0..3i64);
                         rows.insert(id, (true, tt));
                         exact.insert(id, tt);
                         idx.push(tt, id);
                     }
-                    6 => {
+                    7 => {
                         rows.remove(&id);
                         exact.remove(&id);
                     }
-                    7 => {
+                    8 => {
                         let before = idx.len();
-                        idx.compact_if_sparse(0, |id, tt| rows.get(&id) == Some(&(true, tt)));
+                        idx.compact(|id, tt| rows.get(&id) == Some(&(true, tt)));
                         assert!(idx.len() <= before);
+                        assert_eq!(idx.len(), idx.buckets.values().map(Vec::len).sum::<usize>());
                     }
                     _ => {
-                        now += rng.random_range(0..8);
-                        if rng.random_range(0..4) == 0 {
-                            // Compacting keeps every current entry.
-                            let mut all = TransitionIndex::default();
-                            std::mem::swap(&mut all, &mut idx);
-                            let mut heap = all.heap;
-                            heap.retain(|&Reverse((tt, id))| rows.get(&id) == Some(&(true, tt)));
-                            idx.heap = heap;
-                        }
+                        now += rng.random_range(0..90i64);
                         let mut got = Vec::new();
                         idx.pop_due(now, &mut got, |id, tt| match rows.get_mut(&id) {
                             Some(r) if r.0 && r.1 == tt => {
@@ -162,6 +219,7 @@ mod tests {
                             exact.remove(id);
                         }
                         assert_eq!(got, want);
+                        assert_eq!(idx.len(), idx.buckets.values().map(Vec::len).sum::<usize>());
                         let next = idx.peek(|id, tt| rows.get(&id) == Some(&(true, tt)));
                         assert_eq!(next, exact.values().min().copied());
                     }

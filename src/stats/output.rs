@@ -597,7 +597,7 @@ mod tests {
 
     fn sample_rows() -> (WorkunitRow, ResultRow) {
         let mut wu = test_rows::workunit();
-        (wu.id, wu.transition_time, wu.results) = (1, INT_MAX, vec![3]);
+        (wu.id, wu.transition_time, wu.results) = (1, INT_MAX, smallvec::smallvec![3]);
         let mut r = test_rows::result(1, 0);
         r.id = 3;
         r.server_state = ServerState::Over;
