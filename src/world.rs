@@ -287,7 +287,9 @@ impl<R: Recorder> World<R> {
 
         let end = scenario.simulation.duration.get();
         let mut queue = EventQueue::new();
-        let mut hosts = Vec::new();
+        // Sized once: a million hosts never pay for a doubled vector.
+        let mut hosts =
+            Vec::with_capacity(scenario.host_group.iter().map(|g| g.count as usize).sum());
         let mut groups = Vec::new();
         let outputs = truth::output_models(&scenario);
         let classes = truth::error_classes(&scenario.host_group);

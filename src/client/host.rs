@@ -802,6 +802,12 @@ impl ClientHost {
             )
         };
         new.max_elapsed_time = estimate::max_elapsed_time(&new, self.p_fpops, policy);
+        // Grow by a quarter, not by doubling: a host's queue hovers around its
+        // buffer's size, and with doubling a third of the job memory of a large run
+        // was unused capacity (issue 12, docs/performance.md).
+        if self.jobs.len() == self.jobs.capacity() {
+            self.jobs.reserve_exact((self.jobs.len() / 4).max(2));
+        }
         self.jobs.push(new);
     }
 

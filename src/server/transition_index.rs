@@ -38,26 +38,33 @@ const BUCKET: Time = 64;
 /// Entries held below which the index is never compacted.
 const COMPACT_MIN: usize = 4096;
 
+/// One entry: `transition_time` as BOINC stores it (an `int`, below `INT_MAX`),
+/// and the workunit id, in 8 bytes.
+type Entry = (i32, WuId);
+
 /// A lazily cleaned calendar of `(transition_time, workunit id)` entries.
 #[derive(Debug, Default)]
 pub struct TransitionIndex {
     /// Entries by `transition_time.div_euclid(BUCKET)`.
-    buckets: BTreeMap<Time, Vec<(Time, WuId)>>,
+    buckets: BTreeMap<Time, Vec<Entry>>,
     /// Entries held, stale ones included.
     len: usize,
     /// Emptied bucket vectors kept for reuse, so a pass allocates nothing.
-    spare: Vec<Vec<(Time, WuId)>>,
+    spare: Vec<Vec<Entry>>,
 }
 
 impl TransitionIndex {
     /// Records that workunit `id` is due at `tt`. The caller marks the row as
     /// indexed with this time.
     pub fn push(&mut self, tt: Time, id: WuId) {
+        // `transition_time` is an `int` in BOINC's schema; the index holds only
+        // times below `INT_MAX` (spec backend, "Conventions").
+        let t = i32::try_from(tt).expect("transition_time fits BOINC's int");
         let spare = &mut self.spare;
         self.buckets
             .entry(tt.div_euclid(BUCKET))
             .or_insert_with(|| spare.pop().unwrap_or_default())
-            .push((tt, id));
+            .push((t, id));
         self.len += 1;
     }
 
@@ -80,7 +87,7 @@ impl TransitionIndex {
         self.len = 0;
         let spare = &mut self.spare;
         self.buckets.retain(|_, v| {
-            v.retain(|&(tt, id)| is_current(id, tt));
+            v.retain(|&(tt, id)| is_current(id, tt.into()));
             if v.is_empty() {
                 spare.push(std::mem::take(v));
                 return false;
@@ -112,12 +119,13 @@ impl TransitionIndex {
                 out.extend(
                     bucket
                         .drain(..)
-                        .filter(|&(tt, id)| take(id, tt))
+                        .filter(|&(tt, id)| take(id, tt.into()))
                         .map(|(_, id)| id),
                 );
             } else {
                 // The bucket of `now - 1`: keep what is not due yet.
                 bucket.retain(|&(tt, id)| {
+                    let tt = Time::from(tt);
                     if tt >= now {
                         return true;
                     }
@@ -141,9 +149,9 @@ impl TransitionIndex {
         while let Some(mut entry) = self.buckets.first_entry() {
             let bucket = entry.get_mut();
             let before = bucket.len();
-            bucket.retain(|&(tt, id)| current(id, tt));
+            bucket.retain(|&(tt, id)| current(id, tt.into()));
             self.len -= before - bucket.len();
-            if let Some(t) = bucket.iter().map(|e| e.0).min() {
+            if let Some(t) = bucket.iter().map(|e| Time::from(e.0)).min() {
                 return Some(t);
             }
             self.spare.push(entry.remove());
