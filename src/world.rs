@@ -258,9 +258,9 @@ impl<R: Recorder> World<R> {
                 d_free: h.d_free,
                 on_frac: h.on_frac,
                 active_frac: h.active_frac,
-                os_name: h.os_name.clone(),
-                p_vendor: h.p_vendor.clone(),
-                p_model: h.p_model.clone(),
+                os_name: h.os_name.as_str().into(),
+                p_vendor: h.p_vendor.as_str().into(),
+                p_model: h.p_model.as_str().into(),
                 ..Default::default()
             };
             let day = h.day_offset.or(p.cfg.pin.day_offset).unwrap_or_else(|| {
@@ -319,9 +319,9 @@ impl<R: Recorder> World<R> {
                 d_free: g.d_free,
                 on_frac: g.on_frac,
                 active_frac: g.active_frac,
-                os_name: g.os_name.clone(),
-                p_vendor: g.p_vendor.clone(),
-                p_model: g.p_model.clone(),
+                os_name: g.os_name.as_str().into(),
+                p_vendor: g.p_vendor.as_str().into(),
+                p_model: g.p_model.as_str().into(),
                 ..Default::default()
             };
             let first = hosts.len();
@@ -844,7 +844,8 @@ impl<R: Recorder> World<R> {
                 crate::scenario::OutputRead::Unreadable => OutputStatus::Unreadable,
                 crate::scenario::OutputRead::Transient => OutputStatus::TransientUntil(
                     rep.transient_until
-                        .map_or(crate::engine::INT_MAX, |d| d.get()),
+                        .map_or(crate::engine::INT_MAX, |d| d.get())
+                        .clamp(0, crate::engine::INT_MAX) as i32,
                 ),
             };
             self.reports.push(ReportedJob {

@@ -15,6 +15,7 @@ use super::transition_index::TransitionIndex;
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
 use serde::Serialize;
+use std::sync::Arc;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
@@ -27,8 +28,10 @@ pub enum OutputStatus {
     Ok,
     /// Missing or corrupt: a permanent `init_result` error (→ VALIDATE_ERROR).
     Unreadable,
-    /// A transient error ("NFS down") until the given time, then readable.
-    TransientUntil(Time),
+    /// A transient error ("NFS down") until the given time, then readable. The
+    /// time is an `int`, as BOINC's times are: the status then takes 8 bytes of
+    /// every result row instead of 16.
+    TransientUntil(i32),
 }
 
 /// A WORKUNIT row (spec backend §1.2).
@@ -239,6 +242,7 @@ pub struct HavRow {
 }
 
 /// A HOST row (spec backend §1.4), with the attributes the scheduler screens on.
+/// The names are shared by every host of a group (`Arc<str>`), not copied per host.
 #[derive(Clone, Debug, Default)]
 pub struct HostRow {
     pub id: HostId,
@@ -260,11 +264,11 @@ pub struct HostRow {
     pub on_frac: f64,
     pub active_frac: f64,
     /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
-    pub os_name: String,
+    pub os_name: Arc<str>,
     /// CPU vendor (e.g. "GenuineIntel"), for HR.
-    pub p_vendor: String,
+    pub p_vendor: Arc<str>,
     /// CPU model (e.g. "Intel Core2"), for fine HR.
-    pub p_model: String,
+    pub p_model: Arc<str>,
     /// −1 = blacklisted.
     pub max_results_day: i32,
     /// The host's day offset `U(host.id)` in [0, 1) (spec backend §2.4.1 step 5).

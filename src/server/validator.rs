@@ -48,7 +48,7 @@ fn init_result(r: &ResultRow, now: Time) -> InitResult {
     match r.output_status {
         OutputStatus::Ok => InitResult::Ok,
         OutputStatus::Unreadable => InitResult::Permanent,
-        OutputStatus::TransientUntil(t) if now < t => InitResult::Transient,
+        OutputStatus::TransientUntil(t) if now < Time::from(t) => InitResult::Transient,
         OutputStatus::TransientUntil(_) => InitResult::Ok,
     }
 }
