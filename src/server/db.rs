@@ -15,9 +15,9 @@ use super::transition_index::TransitionIndex;
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
 use serde::Serialize;
-use std::sync::Arc;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// What the validator can read of a reported output (spec backend §2.5,
 /// `init_result`).
@@ -585,6 +585,33 @@ impl Db {
                 _ => false,
             });
         out.sort_unstable();
+    }
+
+    /// Whether the lazy transitioner index agrees with the rows (checked under
+    /// `--check-invariants`): every workunit marked indexed has a time below
+    /// `INT_MAX` and an entry at that time, and the count of marked workunits, which
+    /// sizes compaction, is right. `None` when it does; otherwise what is wrong.
+    pub fn transition_index_error(&self) -> Option<String> {
+        let mut marked = 0;
+        for (id, wu) in self.workunits.iter() {
+            if !wu.in_transition_index {
+                continue;
+            }
+            marked += 1;
+            if wu.transition_time >= INT_MAX || !self.transition_index.holds(wu.transition_time, id)
+            {
+                return Some(format!(
+                    "workunit {id} is marked in the transitioner index at {} but has no entry there",
+                    wu.transition_time
+                ));
+            }
+        }
+        (marked != self.transition_indexed).then(|| {
+            format!(
+                "{} workunits are marked in the transitioner index, the count says {}",
+                marked, self.transition_indexed
+            )
+        })
     }
 
     /// Earliest `transition_time` in the index, if any.

@@ -159,6 +159,15 @@ impl TransitionIndex {
         None
     }
 
+    /// Whether an entry `(tt, id)` is held (for the invariant checks).
+    pub fn holds(&self, tt: Time, id: WuId) -> bool {
+        i32::try_from(tt).is_ok_and(|t| {
+            self.buckets
+                .get(&tt.div_euclid(BUCKET))
+                .is_some_and(|b| b.contains(&(t, id)))
+        })
+    }
+
     /// Entries held, stale ones included (for memory accounting).
     pub fn len(&self) -> usize {
         self.len
@@ -228,6 +237,9 @@ mod tests {
                         }
                         assert_eq!(got, want);
                         assert_eq!(idx.len(), idx.buckets.values().map(Vec::len).sum::<usize>());
+                        for (id, &(indexed, tt)) in &rows {
+                            assert_eq!(indexed, idx.holds(tt, *id) && exact.get(id) == Some(&tt));
+                        }
                         let next = idx.peek(|id, tt| rows.get(&id) == Some(&(true, tt)));
                         assert_eq!(next, exact.values().min().copied());
                     }
