@@ -334,7 +334,12 @@ os_name = "Microsoft Windows"
         } else {
             "Microsoft Windows"
         };
-        assert_eq!(&*f.projects[0].db.host(id).os_name, want, "host {}", h.index);
+        assert_eq!(
+            &*f.projects[0].db.host(id).os_name,
+            want,
+            "host {}",
+            h.index
+        );
     }
 }
 

@@ -468,11 +468,15 @@ impl ClientHost {
         let ncpus = self.usable_cpus(cfg) as f64;
         let speed = self.p_fpops;
         let mut used_cpus = 0.0;
+        // Projects with a running task, noted in the same walk over the jobs (bit k:
+        // project k); hosts attached to more than 64 projects walk again below.
+        let mut ran_mask = 0u64;
         if computing {
             for j in &mut self.jobs {
                 if j.state != TaskState::Running {
                     continue;
                 }
+                ran_mask |= 1u64.checked_shl(u32::from(j.project)).unwrap_or(0);
                 let remaining = j.flops_left / speed;
                 let to_limit = j.max_elapsed_time - j.cpu_time;
                 let secs = if to_limit < remaining && to_limit <= dt {
@@ -513,9 +517,12 @@ impl ClientHost {
         let from = self.last_advance as f64;
         for (k, p) in self.projects.iter_mut().enumerate() {
             let ran = computing
-                && jobs
-                    .iter()
-                    .any(|j| j.is_running() && j.project as usize == k);
+                && if k < 64 {
+                    ran_mask & (1 << k) != 0
+                } else {
+                    jobs.iter()
+                        .any(|j| j.is_running() && j.project as usize == k)
+                };
             p.idle.advance(from, now as f64, ran, step);
         }
         self.last_advance = now;
