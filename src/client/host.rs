@@ -145,8 +145,6 @@ pub struct ClientJob {
     pub report_deadline: Time,
     /// `wu.rsc_fpops_est`: the client's estimate of the job's size.
     pub rsc_fpops_est: f64,
-    /// `wu.rsc_fpops_bound`: the FLOPs after which the job is aborted.
-    pub rsc_fpops_bound: f64,
     /// The app version's `flops` from the reply (the server's projected speed).
     pub app_flops: f64,
     /// Simulator-only: the job's true size. Only execution reads it; the client's
@@ -191,7 +189,6 @@ impl ClientJob {
     pub fn sized(rsc_fpops_est: f64, true_fpops: f64, flops: f64, rsc_fpops_bound: f64) -> Self {
         ClientJob {
             rsc_fpops_est,
-            rsc_fpops_bound,
             app_flops: flops,
             true_fpops,
             flops_left: true_fpops,
@@ -808,7 +805,8 @@ impl ClientHost {
                 job.rsc_fpops_bound,
             )
         };
-        new.max_elapsed_time = estimate::max_elapsed_time(&new, self.p_fpops, policy);
+        new.max_elapsed_time =
+            estimate::max_elapsed_time(job.rsc_fpops_bound, &new, self.p_fpops, policy);
         // Grow by a quarter, not by doubling: a host's queue hovers around its
         // buffer's size, and with doubling a third of the job memory of a large run
         // was unused capacity (issue 12, docs/performance.md).
