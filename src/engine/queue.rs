@@ -151,6 +151,19 @@ impl<E> EventQueue<E> {
         .map(time_of)
     }
 
+    /// The event [`pop`](Self::pop) returns next, without taking it. The world looks
+    /// at it while it still handles the current event, to bring the next host into
+    /// the cache early; taking the radix heap's front early only sends pushes below
+    /// it to `late`, so the order is unchanged.
+    pub fn peek_next(&mut self) -> Option<&E> {
+        self.fill_front();
+        match (&self.front, self.late.peek()) {
+            (Some(f), Some(l)) if l.key < f.key => Some(&l.event),
+            (Some(f), _) => Some(&f.event),
+            (None, l) => l.map(|e| &e.event),
+        }
+    }
+
     /// Pops the next event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(Time, E)> {
         self.fill_front();
