@@ -1,6 +1,10 @@
 //! A small buffer that lives on the stack up to `N` elements and spills to the heap
 //! beyond, so the per-event scratch of the policy (per-CPU, per-project and run-list
 //! arrays) costs no allocation on ordinary hosts and stays correct on huge ones.
+//!
+//! Hand-written because it measured faster than `smallvec::SmallVec` in its place
+//! (issue 12, bench-100k with the modern client: 31.5 s here, 35.5 s with
+//! `SmallVec`, whose every index first checks whether it spilled).
 
 use std::ops::{Deref, DerefMut};
 
