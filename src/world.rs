@@ -325,6 +325,7 @@ impl<R: Recorder> World<R> {
                 os_name: g.os_name.as_str().into(),
                 p_vendor: g.p_vendor.as_str().into(),
                 p_model: g.p_model.as_str().into(),
+                host_group: Some(gi as u32),
                 ..Default::default()
             };
             let first = hosts.len();
@@ -693,6 +694,8 @@ impl<R: Recorder> World<R> {
         }
         let rec = &mut self.recorder;
         rec.transitions(pi, &p.name, &p.db.audit)?;
+        rec.decided(pi, &p.name, &p.decided)?;
+        p.decided.clear();
         for (wu, results) in p.purged.drain(..) {
             rec.workunit(pi, &p.name, &wu, true)?;
             for r in &results {

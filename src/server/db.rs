@@ -278,6 +278,9 @@ pub struct HostRow {
     pub in_progress: Vec<ResultId>,
     /// Scheduler's estimate of queued work, seconds (§2.4.4 step 4).
     pub estimated_delay: f64,
+    /// Simulator bookkeeping, not a BOINC column: the scenario host group the host
+    /// belongs to (`None` for a named host), for the credit figures per group.
+    pub host_group: Option<u32>,
 }
 
 impl HostRow {

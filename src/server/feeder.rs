@@ -27,6 +27,8 @@ pub const MAX_INFEASIBLE: u32 = 500;
 /// [`super::job_cache`]) yields exactly the slots that scan would not skip, in the
 /// same order, so a pass costs the slots it frees and fills, not the cache size.
 pub fn pass(p: &mut Project, now: Time) -> usize {
+    // The master feeder's `update_av_scales`, every 600 s (spec backend §6.2).
+    p.credit.av_scales_if_due(now);
     p.feeder.sync(&mut p.db);
     // Legacy mode: a cached result nobody could take too often falls off the
     // infeasible queue as COULDNT_SEND (seed BackendLogic, §5 row 4). Only slots whose

@@ -8,6 +8,7 @@
 pub mod assimilator;
 pub mod config;
 pub mod credit;
+pub mod credit_new;
 pub mod db;
 pub mod db_purge;
 pub mod feeder;
@@ -15,6 +16,7 @@ pub mod file_deleter;
 pub mod hr;
 pub mod invariants;
 pub mod job_cache;
+pub mod job_log;
 pub mod scheduler;
 pub mod table;
 pub mod transition_index;
@@ -26,7 +28,6 @@ pub mod work_generator;
 use crate::engine::Time;
 use crate::engine::rng::{SimRng, StreamKind, stream};
 use config::*;
-use credit::Average;
 use db::{Db, ResultRow, WorkunitRow};
 use serde::{Deserialize, Serialize};
 
@@ -66,15 +67,8 @@ impl ProjectConfig {
 
 /// The app version every host runs (one CPU version per app in this model).
 pub const APP_VERSION_ID: u32 = 1;
-
-/// The APP_VERSION row's credit_new statistics (spec backend §1.4, §6.2).
-#[derive(Clone, Debug, Default)]
-pub struct AppVersionStats {
-    pub pfc: Average,
-    pub pfc_scale: f64,
-    pub expavg_credit: f64,
-    pub expavg_time: Time,
-}
+/// The id of the project's app (`workunit.appid`).
+pub const APP_ID: u32 = 1;
 
 /// One project: configuration, database, feeder cache, and its random stream.
 pub struct Project {
@@ -86,9 +80,11 @@ pub struct Project {
     pub sw: Switches,
     pub db: Db,
     pub feeder: job_cache::Cache,
-    pub app_version: AppVersionStats,
-    /// `app.min_avg_pfc` as maintained by the feeder's `update_av_scales`.
-    pub min_avg_pfc: f64,
+    /// credit_new's app version and app statistics (spec backend §6.2).
+    pub credit: credit_new::CreditNew,
+    /// Results the validator decided (VALID or INVALID) since the world last
+    /// collected them: the job log and the credit figures ([`job_log`]).
+    pub decided: Vec<job_log::DecidedResult>,
     pub rng: SimRng,
     /// Draws of the assimilation handler's answers (its own stream, so that enabling
     /// them changes no other draw).
@@ -107,15 +103,17 @@ impl Project {
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
         let sw = cfg.backend.resolve();
         let feeder = job_cache::Cache::new(cfg.config.shmem_work_items as usize);
-        let min_avg_pfc = cfg.app.min_avg_pfc;
+        let mut credit = credit_new::CreditNew::new();
+        credit.register_version(APP_ID, APP_VERSION_ID, false);
+        credit.set_min_avg_pfc(APP_ID, cfg.app.min_avg_pfc);
         Self {
             index,
             name: name.to_string(),
             sw,
             db: Db::new(audit),
             feeder,
-            app_version: AppVersionStats::default(),
-            min_avg_pfc,
+            credit,
+            decided: Vec::new(),
             rng: stream(seed, StreamKind::Project, index as u64),
             assimilator_rng: stream(seed, StreamKind::Assimilator, index as u64),
             work_generator: work_generator::State::new(seed, index),

@@ -464,11 +464,14 @@ fn quota_exceeded(p: &Project, hostid: HostId, ncpus: i32) -> bool {
 fn projected_flops(p: &Project, hostid: HostId) -> f64 {
     let host = p.db.host(hostid);
     let peak = host.p_fpops;
+    let av_pfc = p
+        .credit
+        .version(APP_VERSION_ID)
+        .map(|v| v.pfc)
+        .unwrap_or_default();
     match host.hav(APP_VERSION_ID) {
         Some(h) if h.et.avg.n > 10 && h.et.avg.avg > 0.0 => 1.0 / h.et.avg.avg,
-        _ if p.app_version.pfc.n > 100 && p.app_version.pfc.avg > 0.0 => {
-            peak / p.app_version.pfc.avg
-        }
+        _ if av_pfc.n > 100 && av_pfc.avg > 0.0 => peak / av_pfc.avg,
         _ => peak,
     }
 }

@@ -10,8 +10,10 @@
 
 use super::Project;
 use super::config::{Comparison, CreditScheme};
-use super::credit::{self, COBBLESTONE_SCALE, PfcMode};
+use super::credit::{self, PfcMode};
+use super::credit_new::{CreditNew, PfcInput, PfcSettings};
 use super::db::{OutputStatus, ResultRow};
+use super::job_log::DecidedResult;
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
 
@@ -78,14 +80,29 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
 pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     let canonical = p.db.wu(wuid).canonical_resultid;
     let mut action = TtAction::NoChange;
+    if canonical != 0 && p.db.results.get(canonical).is_none() {
+        // The canonical result is gone: return without any write (§2.5 A).
+        return;
+    }
+    // credit sees the app version scales of the feeder's 600-s schedule (§6.2).
+    p.credit.av_scales_if_due(now);
+    let before: smallvec::SmallVec<[(ResultId, ValidateState); 4]> =
+        p.db.wu(wuid)
+            .results
+            .iter()
+            .map(|&r| (r, p.db.result(r).validate_state))
+            .collect();
     if canonical != 0 {
-        if p.db.results.get(canonical).is_none() {
-            // The canonical result is gone: return without any write (§2.5 A).
-            return;
-        }
         action = check_against_canonical(p, now, wuid, canonical);
     } else {
         action = check_for_consensus(p, now, wuid, action);
+    }
+    for (rid, old) in before {
+        let r = p.db.result(rid);
+        if DecidedResult::decides(old, r.validate_state) {
+            let row = DecidedResult::new(p, r, now);
+            p.decided.push(row);
+        }
     }
     // Step 8: the WU write.
     p.db.set_need_validate(ACTOR, wuid, false);
@@ -332,111 +349,47 @@ fn set_credit(p: &mut Project, viable: &[ResultId]) -> f64 {
                 credit_new_pfc(p, r, &mut modes);
             }
             let wuid = p.db.result(valid[0]).workunitid;
-            let anchor = anchor(p, wuid);
-            let normal: Vec<f64> = modes
-                .iter()
-                .filter(|(m, _)| *m == PfcMode::Normal)
-                .map(|(_, v)| *v)
-                .collect();
-            let x = if normal.len() >= 2 {
-                credit::pegged_average(&normal, anchor)
-            } else {
-                let mut approx: Vec<f64> = modes
-                    .iter()
-                    .filter(|(m, _)| matches!(m, PfcMode::Approx | PfcMode::WuEstimate))
-                    .map(|(_, v)| *v)
-                    .collect();
-                if normal.len() == 1 {
-                    approx.push(normal[0]);
-                    approx.push(normal[0]);
-                }
-                if approx.is_empty() {
-                    anchor
-                } else {
-                    credit::pegged_average(&approx, anchor)
-                }
-            };
-            x * COBBLESTONE_SCALE
+            CreditNew::assign_credit_set(&modes, anchor(p, wuid))
         }
     };
     credit.min(p.cfg.validator.max_granted_credit)
 }
 
-/// credit_new's anchor `E = rsc_fpops_est × (min_avg_pfc or 1)`.
+/// credit_new's anchor `E = rsc_fpops_est × (min_avg_pfc or 1)` of the workunit's app.
 fn anchor(p: &Project, wuid: WuId) -> f64 {
-    let m = if p.min_avg_pfc != 0.0 {
-        p.min_avg_pfc
-    } else {
-        1.0
-    };
-    p.db.wu(wuid).rsc_fpops_est * m
+    let wu = p.db.wu(wuid);
+    p.credit.anchor(wu.appid, wu.rsc_fpops_est)
 }
 
-/// credit_new `get_pfc` for one VALID result (spec backend §6.2 steps 3–5), updating
-/// the host app version and app version statistics. Pushes `(mode, pfc)`.
+/// credit_new `get_pfc` for one VALID result (spec backend §6.2 steps 1–5) through
+/// the engine ([`CreditNew::get_pfc`]), with its version's scale and the host scale
+/// of its HAV. Pushes `(mode, pfc)`.
 fn credit_new_pfc(p: &mut Project, rid: ResultId, out: &mut Vec<(PfcMode, f64)>) {
     let r = p.db.result(rid);
-    let elapsed = if r.elapsed_time < 1e-6 {
-        r.cpu_time
-    } else {
-        r.elapsed_time
-    };
-    let mut outlier = r.runtime_outlier;
-    let mut flops = r.flops_estimate;
-    if flops <= 0.0 || flops == 1e9 {
-        flops = credit::AVG_CPU_FPOPS;
-        outlier = true;
-    }
-    let raw_pfc = elapsed * flops;
     let (hostid, av, wuid) = (r.hostid, r.app_version_id, r.workunitid);
-    let turnaround = (r.received_time - r.sent_time) as f64;
     let wu = p.db.wu(wuid);
-    let (est, bound) = (wu.rsc_fpops_est, wu.rsc_fpops_bound);
-    let host_scale_check = p.cfg.app.host_scale_check;
-    let av_stats = p.app_version.clone();
+    let job = PfcInput {
+        app_id: wu.appid,
+        app_version_id: av,
+        elapsed_time: r.elapsed_time,
+        cpu_time: r.cpu_time,
+        flops_estimate: r.flops_estimate,
+        runtime_outlier: r.runtime_outlier,
+        rsc_fpops_est: wu.rsc_fpops_est,
+        rsc_fpops_bound: wu.rsc_fpops_bound,
+        turnaround: (r.received_time - r.sent_time) as f64,
+    };
+    let settings = PfcSettings {
+        host_scale_check: p.cfg.app.host_scale_check,
+        max_granted_credit: p.cfg.validator.max_granted_credit,
+    };
     let Some(hav) = p.db.hosts.get_mut(hostid).and_then(|h| h.hav_mut(av)) else {
         out.push((PfcMode::WuEstimate, anchor(p, wuid)));
         return;
     };
-    let mut pfc = raw_pfc;
-    let scale_applied = av_stats.pfc_scale != 0.0;
-    if scale_applied {
-        pfc *= av_stats.pfc_scale;
-    }
-    let host_scaled = (!host_scale_check || hav.consecutive_valid >= credit::CONS_VALID_HOST_SCALE)
-        && hav.pfc.n >= credit::MIN_HOST_SAMPLES
-        && hav.pfc.avg != 0.0
-        && av_stats.pfc.n >= credit::MIN_VERSION_SAMPLES;
-    if host_scaled {
-        pfc *= (av_stats.pfc.avg / hav.pfc.avg).min(10.0);
-    }
-    let mut mode = if scale_applied && host_scaled {
-        PfcMode::Normal
-    } else {
-        PfcMode::Approx
-    };
-    if !outlier {
-        let x = raw_pfc / est;
-        if (1e-4..=1e4).contains(&x) {
-            let (t, w, l) = credit::HAV_AVG;
-            hav.pfc.update(x, t, w, l);
-            let (t, w, l) = credit::AV_AVG;
-            p.app_version.pfc.update(x, t, w, l);
-        }
-        let (t, w, l) = credit::HAV_AVG;
-        hav.et.update(elapsed / est, t, w, l);
-        hav.turnaround.update(turnaround, t, w, l);
-    }
-    p.db.result_mut(rid).runtime_outlier = outlier;
-    if pfc > bound {
-        pfc = bound;
-    }
-    let max = p.cfg.validator.max_granted_credit;
-    if pfc * COBBLESTONE_SCALE > max {
-        pfc = max / COBBLESTONE_SCALE;
-        mode = PfcMode::Invalid;
-    }
-    out.push((mode, pfc));
+    let pfc = p.credit.get_pfc(&job, hav, &settings);
+    p.db.result_mut(rid).runtime_outlier = pfc.runtime_outlier;
+    out.push((pfc.mode, pfc.pfc));
 }
 
 /// Grants credit to a VALID result and its host (spec backend §6.3).
@@ -452,7 +405,9 @@ fn grant(p: &mut Project, now: Time, rid: ResultId, credit: f64) {
     .min(p.cfg.validator.max_granted_credit);
     let r = p.db.result_mut(rid);
     r.granted_credit = credit;
-    let (hostid, sent) = (r.hostid, r.sent_time);
+    let (hostid, sent, av, wuid) = (r.hostid, r.sent_time, r.app_version_id, r.workunitid);
+    let app = p.db.wu(wuid).appid;
+    p.credit.note_credit(app, av, now, sent, credit);
     if let Some(h) = p.db.hosts.get_mut(hostid) {
         h.total_credit += credit;
         let (avg, t) = credit::update_average(

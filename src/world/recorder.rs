@@ -13,6 +13,7 @@
 
 use crate::engine::Time;
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
+use crate::server::job_log::DecidedResult;
 use std::io;
 
 /// The run's observer, wired to the world by whoever starts the run (the command
@@ -36,6 +37,14 @@ pub trait Recorder {
         wu: &WorkunitRow,
         purged: bool,
     ) -> io::Result<()>;
+
+    /// Results the validator of project `pi` decided (VALID or INVALID) during one
+    /// step, in the order it decided them (spec backend §2.5): the job log and the
+    /// credit figures. Ignored unless a recorder wants them.
+    fn decided(&mut self, pi: usize, project: &str, rows: &[DecidedResult]) -> io::Result<()> {
+        let _ = (pi, project, rows);
+        Ok(())
+    }
 
     /// A result row is final, as [`Self::workunit`]; a purged workunit's results
     /// follow it.

@@ -1,0 +1,322 @@
+//! The credit_new engine across app versions (spec backend §6.2): each app version's
+//! `pfc` average, `pfc_scale` and recent average credit, each app's `min_avg_pfc`,
+//! `get_pfc` for one VALID result, the combination of a validated set
+//! (`assign_credit_set`), and the feeder's `update_av_scales`.
+//!
+//! The API is pure arithmetic over this state and the host app version's averages:
+//! it reads no database row. The validator ([`super::validator`]) calls it for the
+//! simulated project, and `boinc-sim credit` replays a job log through that same
+//! validator, so a replay is the server's arithmetic, not a copy of it.
+//!
+//! App versions are registered with their app and whether they run on a GPU
+//! ([`CreditNew::register_version`]); BOINC knows this from the version's plan class
+//! (`plan_class_to_proc_type`).
+
+use super::credit::{self, Average, COBBLESTONE_SCALE, PfcMode};
+use super::db::HavRow;
+use crate::engine::Time;
+use std::collections::BTreeMap;
+
+/// How often the feeder runs `update_av_scales` (BOINC's master feeder: every 10
+/// minutes, spec backend §6.2).
+pub const AV_SCALES_PERIOD: Time = 600;
+
+/// The credit_new columns of one APP_VERSION row (spec backend §1.4, §6.2).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VersionStats {
+    /// The app the version belongs to (`app_version.appid`).
+    pub app_id: u32,
+    /// Whether the version uses a GPU (its plan class's processor type).
+    pub is_gpu: bool,
+    /// `pfc`: the average of `raw_pfc / rsc_fpops_est` over its VALID results.
+    pub pfc: Average,
+    /// `pfc_scale`: the factor bringing this version's `pfc` to the app's most
+    /// efficient one; 0 = not yet computed.
+    pub pfc_scale: f64,
+    /// Recent average credit of the version's results (credits per day).
+    pub expavg_credit: f64,
+    /// When `expavg_credit` was last updated (0 = never).
+    pub expavg_time: Time,
+}
+
+/// The credit_new column of one APP row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AppStats {
+    /// `app.min_avg_pfc`, maintained by `update_av_scales`; 0 = not yet computed.
+    pub min_avg_pfc: f64,
+}
+
+/// What `get_pfc` needs to know of one VALID result and its workunit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PfcInput {
+    pub app_id: u32,
+    pub app_version_id: u32,
+    pub elapsed_time: f64,
+    pub cpu_time: f64,
+    /// Peak FLOPS of the device(s) used, as the scheduler set it at send.
+    pub flops_estimate: f64,
+    pub runtime_outlier: bool,
+    pub rsc_fpops_est: f64,
+    pub rsc_fpops_bound: f64,
+    /// `received_time − sent_time`, seconds.
+    pub turnaround: f64,
+}
+
+/// `get_pfc`'s answer: the mode, the PFC, and whether the result is a runtime outlier
+/// (set when its flops estimate was unusable).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pfc {
+    pub mode: PfcMode,
+    pub pfc: f64,
+    pub runtime_outlier: bool,
+}
+
+/// The validator settings `get_pfc` reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PfcSettings {
+    /// `app.host_scale_check`: host scaling only after 10 consecutive valid results.
+    pub host_scale_check: bool,
+    /// `--max_granted_credit`.
+    pub max_granted_credit: f64,
+}
+
+/// The credit_new statistics of one project: every registered app version and app.
+#[derive(Clone, Debug, Default)]
+pub struct CreditNew {
+    versions: BTreeMap<u32, VersionStats>,
+    apps: BTreeMap<u32, AppStats>,
+    /// When `update_av_scales` is next due.
+    next_av_scales: Time,
+}
+
+impl CreditNew {
+    /// An engine with no versions; `update_av_scales` first due at time 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers app version `av_id` of app `app_id` (a GPU version if `is_gpu`).
+    /// Registering a known version again keeps its statistics and updates its app
+    /// and kind.
+    pub fn register_version(&mut self, app_id: u32, av_id: u32, is_gpu: bool) {
+        let v = self.versions.entry(av_id).or_default();
+        v.app_id = app_id;
+        v.is_gpu = is_gpu;
+        self.apps.entry(app_id).or_default();
+    }
+
+    /// Sets an app's `min_avg_pfc` (the value configured in the APP row before any
+    /// `update_av_scales`).
+    pub fn set_min_avg_pfc(&mut self, app_id: u32, v: f64) {
+        self.apps.entry(app_id).or_default().min_avg_pfc = v;
+    }
+
+    /// The statistics of app version `av_id`, if registered.
+    pub fn version(&self, av_id: u32) -> Option<&VersionStats> {
+        self.versions.get(&av_id)
+    }
+
+    /// Every registered version, ascending id.
+    pub fn versions(&self) -> impl Iterator<Item = (u32, &VersionStats)> {
+        self.versions.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// `app.min_avg_pfc` (0 for an unknown app).
+    pub fn min_avg_pfc(&self, app_id: u32) -> f64 {
+        self.apps.get(&app_id).map_or(0.0, |a| a.min_avg_pfc)
+    }
+
+    /// credit_new's anchor `E = rsc_fpops_est × (app.min_avg_pfc if non-zero else 1)`
+    /// (spec backend §6.2).
+    pub fn anchor(&self, app_id: u32, rsc_fpops_est: f64) -> f64 {
+        let m = self.min_avg_pfc(app_id);
+        rsc_fpops_est * if m != 0.0 { m } else { 1.0 }
+    }
+
+    /// The version of `j`, registered on first sight as a CPU version of its app
+    /// (what BOINC assumes of a plan class it does not know).
+    fn version_mut(&mut self, app_id: u32, av_id: u32) -> &mut VersionStats {
+        if !self.versions.contains_key(&av_id) {
+            self.register_version(app_id, av_id, false);
+        }
+        self.versions.get_mut(&av_id).expect("just registered")
+    }
+
+    /// credit_new `get_pfc` of one VALID result (spec backend §6.2 steps 3–5; the
+    /// caller handles step 1, no HAV): the PFC scaled by its version's `pfc_scale`
+    /// and by the host scale of `hav` against its version, and the statistics
+    /// updates of step 4 (`hav.pfc`, `hav.et`, `hav.turnaround`, the version's
+    /// `pfc`).
+    pub fn get_pfc(&mut self, j: &PfcInput, hav: &mut HavRow, s: &PfcSettings) -> Pfc {
+        let elapsed = if j.elapsed_time < 1e-6 {
+            j.cpu_time
+        } else {
+            j.elapsed_time
+        };
+        let mut outlier = j.runtime_outlier;
+        let mut flops = j.flops_estimate;
+        if flops <= 0.0 || flops == 1e9 {
+            flops = credit::AVG_CPU_FPOPS;
+            outlier = true;
+        }
+        let raw_pfc = elapsed * flops;
+        let av = self.version_mut(j.app_id, j.app_version_id);
+        let mut pfc = raw_pfc;
+        let scale_applied = av.pfc_scale != 0.0;
+        if scale_applied {
+            pfc *= av.pfc_scale;
+        }
+        let host_scaled = (!s.host_scale_check
+            || hav.consecutive_valid >= credit::CONS_VALID_HOST_SCALE)
+            && hav.pfc.n >= credit::MIN_HOST_SAMPLES
+            && hav.pfc.avg != 0.0
+            && av.pfc.n >= credit::MIN_VERSION_SAMPLES;
+        if host_scaled {
+            pfc *= (av.pfc.avg / hav.pfc.avg).min(10.0);
+        }
+        let mut mode = if scale_applied && host_scaled {
+            PfcMode::Normal
+        } else {
+            PfcMode::Approx
+        };
+        if !outlier {
+            let x = raw_pfc / j.rsc_fpops_est;
+            if (1e-4..=1e4).contains(&x) {
+                let (t, w, l) = credit::HAV_AVG;
+                hav.pfc.update(x, t, w, l);
+                let (t, w, l) = credit::AV_AVG;
+                av.pfc.update(x, t, w, l);
+            }
+            let (t, w, l) = credit::HAV_AVG;
+            hav.et.update(elapsed / j.rsc_fpops_est, t, w, l);
+            hav.turnaround.update(j.turnaround, t, w, l);
+        }
+        if pfc > j.rsc_fpops_bound {
+            pfc = j.rsc_fpops_bound;
+        }
+        if pfc * COBBLESTONE_SCALE > s.max_granted_credit {
+            pfc = s.max_granted_credit / COBBLESTONE_SCALE;
+            mode = PfcMode::Invalid;
+        }
+        Pfc {
+            mode,
+            pfc,
+            runtime_outlier: outlier,
+        }
+    }
+
+    /// Notes `credit` granted at `now` to a result of version `av_id` sent at
+    /// `sent`: the version's recent average credit (spec backend §6.2 step 4, with
+    /// the `update_average` of §6.3).
+    pub fn note_credit(&mut self, app_id: u32, av_id: u32, now: Time, sent: Time, credit: f64) {
+        let v = self.version_mut(app_id, av_id);
+        let last = (v.expavg_time != 0).then_some(v.expavg_time);
+        let (avg, t) = credit::update_average(
+            now,
+            sent,
+            credit,
+            credit::CREDIT_HALF_LIFE,
+            v.expavg_credit,
+            last,
+        );
+        v.expavg_credit = avg;
+        v.expavg_time = t;
+    }
+
+    /// Runs [`Self::update_av_scales`] if it is due at `now` (every
+    /// [`AV_SCALES_PERIOD`] seconds from time 0). The feeder calls it on each pass, as
+    /// BOINC's master feeder does; the validator calls it too before granting, so
+    /// credit sees the scales of the 600-s schedule whatever the order of daemon
+    /// passes (the update depends only on statistics the validator changes, so
+    /// running it late but before the next validation changes nothing). Returns
+    /// whether it ran.
+    pub fn av_scales_if_due(&mut self, now: Time) -> bool {
+        if now < self.next_av_scales {
+            return false;
+        }
+        self.update_av_scales();
+        self.next_av_scales = (now.div_euclid(AV_SCALES_PERIOD) + 1) * AV_SCALES_PERIOD;
+        true
+    }
+
+    /// `update_av_scales` (spec backend §6.2, "App-version normalisation"): per app,
+    /// the sample-weighted mean `pfc` of its CPU versions and of its GPU versions
+    /// with more than 100 samples; `min_avg_pfc` = the smaller mean if both kinds
+    /// qualify, else the CPU mean if at least two CPU versions do, else the GPU mean ×
+    /// 0.1 if a GPU version does (otherwise nothing changes); then every version of
+    /// the app with at least 100 samples gets `pfc_scale = min_avg_pfc / pfc.avg`.
+    pub fn update_av_scales(&mut self) {
+        for (&app_id, app) in self.apps.iter_mut() {
+            let (mut cpu, mut gpu) = (Mean::default(), Mean::default());
+            for v in self.versions.values().filter(|v| v.app_id == app_id) {
+                if v.pfc.n > credit::MIN_VERSION_SAMPLES {
+                    let m = if v.is_gpu { &mut gpu } else { &mut cpu };
+                    m.add(v.pfc.avg, v.pfc.n as f64);
+                }
+            }
+            let min_avg_pfc = match (cpu.mean(), gpu.mean()) {
+                (Some(c), Some(g)) => c.min(g),
+                (Some(c), None) if cpu.count >= 2 => c,
+                (_, Some(g)) => g * 0.1,
+                _ => continue,
+            };
+            app.min_avg_pfc = min_avg_pfc;
+            for v in self.versions.values_mut().filter(|v| v.app_id == app_id) {
+                if v.pfc.n >= credit::MIN_VERSION_SAMPLES && v.pfc.avg != 0.0 {
+                    v.pfc_scale = min_avg_pfc / v.pfc.avg;
+                }
+            }
+        }
+    }
+
+    /// credit_new's combination of a validated set (`assign_credit_set`, spec backend
+    /// §6.2): the pegged average of the NORMAL PFCs if at least two; else of the
+    /// APPROX and WU-estimate ones (a single NORMAL counted twice), or the anchor if
+    /// none; in credits.
+    pub fn assign_credit_set(pfcs: &[(PfcMode, f64)], anchor: f64) -> f64 {
+        let normal: Vec<f64> = pfcs
+            .iter()
+            .filter(|(m, _)| *m == PfcMode::Normal)
+            .map(|(_, v)| *v)
+            .collect();
+        let x = if normal.len() >= 2 {
+            credit::pegged_average(&normal, anchor)
+        } else {
+            let mut approx: Vec<f64> = pfcs
+                .iter()
+                .filter(|(m, _)| matches!(m, PfcMode::Approx | PfcMode::WuEstimate))
+                .map(|(_, v)| *v)
+                .collect();
+            if normal.len() == 1 {
+                approx.push(normal[0]);
+                approx.push(normal[0]);
+            }
+            if approx.is_empty() {
+                anchor
+            } else {
+                credit::pegged_average(&approx, anchor)
+            }
+        };
+        x * COBBLESTONE_SCALE
+    }
+}
+
+/// A sample-weighted mean of version averages (BOINC weighs each version by its
+/// number of samples).
+#[derive(Default)]
+struct Mean {
+    sum: f64,
+    weight: f64,
+    count: u32,
+}
+
+impl Mean {
+    fn add(&mut self, avg: f64, n: f64) {
+        self.sum += avg * n;
+        self.weight += n;
+        self.count += 1;
+    }
+    fn mean(&self) -> Option<f64> {
+        (self.count > 0 && self.weight > 0.0).then(|| self.sum / self.weight)
+    }
+}
