@@ -61,6 +61,43 @@ pub enum Command {
     /// Gather the shards of a sweep run as a Slurm job array into the same tables a
     /// local sweep writes (see docs/cluster.md).
     SweepMerge(SweepMergeArgs),
+    /// Replay a job log through the validator and credit_new (and classic credit,
+    /// for comparison): credit per result, host, app version and device, scales
+    /// over time and device neutrality (see docs/credit.md).
+    Credit(CreditArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Writes into --out (default output/credit-<log name>/): credit_results.csv, \
+credit_hosts.csv, credit_versions.csv, credit_devices.csv, credit_groups.csv, summary.txt, \
+summary.json and the chart credit_neutrality.svg/.png. See docs/credit.md.\n\
+Example:\n  boinc-sim credit scenarios/credit/jobs-sample.csv --hosts scenarios/credit/hosts-sample.csv"
+)]
+pub struct CreditArgs {
+    /// The job log (CSV, one row per result; columns in docs/credit.md).
+    pub jobs: PathBuf,
+    /// Hosts (CSV): `host_id`, optional `group`, `p_fpops`, `p_iops` (benchmarks,
+    /// for classic claimed credit).
+    #[arg(long)]
+    pub hosts: Option<PathBuf>,
+    /// Validator settings (TOML; defaults as the server's). `run --job-log` writes
+    /// one next to the log: `credit-<project>.toml`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The project to replay, when the log holds several (its `project` column).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Output folder (default `output/credit-<log name>/`). Written to a temporary
+    /// folder first and renamed when complete.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace the output folder even if boinc-sim did not write it.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug)]
@@ -156,6 +193,11 @@ pub struct RunArgs {
     /// everything in it). Never the current folder, a home folder or a root.
     #[arg(long)]
     pub force: bool,
+    /// Also write the job log `jobs.csv` (one row per validated or invalidated
+    /// result) and each project's validator settings `credit-<project>.toml`, the
+    /// input of `boinc-sim credit` (see docs/credit.md).
+    #[arg(long)]
+    pub job_log: bool,
 }
 
 #[derive(Args, Debug)]
@@ -222,9 +264,11 @@ pub fn main() -> ExitCode {
         }
     };
     match &cli.command {
-        Command::Run(_) | Command::Compare(_) | Command::Plot(_) | Command::Sweep(_) => {
-            crate::stats::outdir::install_signal_cleanup()
-        }
+        Command::Run(_)
+        | Command::Compare(_)
+        | Command::Plot(_)
+        | Command::Sweep(_)
+        | Command::Credit(_) => crate::stats::outdir::install_signal_cleanup(),
         _ => {}
     }
     match cli.command {
@@ -235,6 +279,39 @@ pub fn main() -> ExitCode {
         Command::Plot(a) => plot(a),
         Command::Sweep(a) => sweep(a),
         Command::SweepMerge(a) => sweep_merge(a),
+        Command::Credit(a) => credit(a),
+    }
+}
+
+fn credit(a: CreditArgs) -> ExitCode {
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::credit::log::default_out(&a.jobs));
+    let target = match check_out_dir(&out, a.force) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let args = crate::credit::ReplayArgs {
+        jobs: a.jobs,
+        hosts: a.hosts,
+        config: a.config,
+        project: a.project,
+        out: out.clone(),
+    };
+    match crate::credit::run(&args) {
+        Ok(text) => {
+            if !a.quiet {
+                print!("{text}");
+                print_replaced(&out, target);
+                eprintln!("replay outputs in {}", out.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
     }
 }
 
@@ -334,7 +411,13 @@ fn run(a: RunArgs) -> ExitCode {
         no_metrics: false,
     };
     let started = Instant::now();
-    let world = StatsRecorder::world(loaded.file.clone(), &opts, Some(output));
+    let mut world = StatsRecorder::world(loaded.file.clone(), &opts, Some(output));
+    if a.job_log
+        && let Err(e) = world.recorder.enable_job_log()
+    {
+        eprintln!("error: cannot write the job log: {e}");
+        return ExitCode::from(1);
+    }
     let bar = RunProgress::stderr(world.end, !a.quiet && !a.no_progress);
     // The bar is cleared before anything else is printed.
     let mut finished = match run_world(world, bar) {
@@ -362,6 +445,22 @@ fn run(a: RunArgs) -> ExitCode {
         .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
         .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
+        .and_then(|_| {
+            let credit: Vec<_> = names
+                .iter()
+                .zip(&finished.recorder.credit)
+                .map(|(n, c)| (*n, c))
+                .collect();
+            crate::credit::figures::write(output.dir(), &credit)
+        })
+        .and_then(|_| finished.recorder.finish_job_log())
+        .and_then(|_| {
+            if a.job_log {
+                crate::credit::write_run_configs(output.dir(), &finished.projects, &loaded.file)
+            } else {
+                Ok(())
+            }
+        })
     {
         eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
         return ExitCode::from(1);

@@ -34,6 +34,7 @@
 pub mod cli;
 pub mod client;
 pub mod compare;
+pub mod credit;
 pub mod engine;
 pub mod plot;
 pub mod progress;

@@ -2,7 +2,7 @@
 //! the Gini coefficient of each in the legend.
 
 use super::calc;
-use super::data::RunData;
+use super::data::{CreditVersionRow, RunData};
 use super::figure::{Figure, GREY, INK, Layer, Panel, color};
 use super::format;
 use super::timeline::project_label;
@@ -88,6 +88,114 @@ pub fn credit_per_host(d: &RunData) -> Figure {
          expected. From hosts.csv `<project>_credit` (summed over projects for \"all \
          projects\"; a project's own curve covers its attached hosts).",
         vec![p],
+    )
+}
+
+/// A series key of `credit_versions.csv`: project, app, version, device.
+type VersionKey = (String, String, String, String);
+
+/// Credit per GFLOP of real work per app version over time, and the device
+/// neutrality ratio of each app (highest / lowest credit per GFLOP across its
+/// versions, 1 = neutral), from `credit_versions.csv`.
+pub fn credit_neutrality(d: &RunData) -> Figure {
+    let days = |t: i64| t as f64 / 86_400.0;
+    let several = d
+        .credit_versions
+        .first()
+        .is_some_and(|f| d.credit_versions.iter().any(|r| r.project != f.project));
+    let label = |r: &CreditVersionRow, what: &str| {
+        let p = if several {
+            format!("{}: ", project_label(&r.project))
+        } else {
+            String::new()
+        };
+        format!("{p}app {}{what}", r.app_id)
+    };
+    let mut per_version: std::collections::BTreeMap<VersionKey, (String, Vec<(f64, f64)>)> =
+        Default::default();
+    let mut per_app: std::collections::BTreeMap<(String, String), (String, Vec<(f64, f64)>)> =
+        Default::default();
+    for r in &d.credit_versions {
+        let key = (
+            r.project.clone(),
+            r.app_id.clone(),
+            r.app_version_id.clone(),
+            r.device.clone(),
+        );
+        let what = format!(" version {} ({})", r.app_version_id, r.device);
+        let e = per_version
+            .entry(key)
+            .or_insert_with(|| (label(r, &what), Vec::new()));
+        if let Some(v) = r.credit_per_gflop {
+            e.1.push((days(r.time_s), v));
+        }
+        let e = per_app
+            .entry((r.project.clone(), r.app_id.clone()))
+            .or_insert_with(|| (label(r, ""), Vec::new()));
+        if let Some(v) = r.neutrality_ratio
+            && e.1.last().is_none_or(|l| l.0 != days(r.time_s))
+        {
+            e.1.push((days(r.time_s), v));
+        }
+    }
+    let mut top = Panel::new(
+        "credit per GFLOP of real work, per app version",
+        "simulated time (days)",
+        "credit per GFLOP",
+    );
+    top.no_data = "no data: no credit was granted (credit_versions.csv missing or empty)".into();
+    for (i, (_, (label, points))) in per_version.into_iter().enumerate() {
+        top.layers.push(Layer::Line {
+            label,
+            color: color(i),
+            points,
+            dashed: false,
+            markers: true,
+        });
+    }
+    let mut bottom = Panel::new(
+        "device neutrality: highest / lowest credit per GFLOP across an app's versions",
+        "simulated time (days)",
+        "ratio (1 = neutral)",
+    );
+    bottom.no_data = "no data: no app had two app versions with credit in the same bucket".into();
+    let apps: Vec<_> = per_app
+        .into_values()
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    if !apps.is_empty() {
+        let x_end = apps
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|q| q.0))
+            .fold(0.0, f64::max);
+        bottom.layers.push(Layer::Line {
+            label: "neutral (1)".into(),
+            color: GREY,
+            points: vec![(0.0, 1.0), (x_end, 1.0)],
+            dashed: true,
+            markers: false,
+        });
+    }
+    for (i, (label, points)) in apps.into_iter().enumerate() {
+        bottom.layers.push(Layer::Line {
+            label,
+            color: if i == 0 { INK } else { color(i) },
+            points,
+            dashed: false,
+            markers: true,
+        });
+    }
+    Figure::new(
+        super::super::credit::CHART,
+        "Credit per FLOP across app versions, and device neutrality (credit_new)",
+        "Top: credit granted per GFLOP of real work (the jobs' true size), per app version, \
+         in each time bucket of credit_versions.csv, plotted at the bucket's start. credit_new \
+         is meant to give every version of an app the same credit per FLOP; a version whose \
+         FLOPS estimate is wrong starts off and is pulled in by its pfc_scale once it has \
+         more than 100 validated samples. Bottom: per app, the highest over the lowest of \
+         its versions' credit per GFLOP in the bucket (1 = device neutral; only buckets \
+         where at least two versions were granted credit).",
+        vec![top, bottom],
     )
 }
 

@@ -58,6 +58,20 @@ pub struct RunData {
     pub summary: Option<SummaryTable>,
     /// Files the charts would have used but that are not in the folder.
     pub missing_files: Vec<&'static str>,
+    /// `credit_versions.csv`, in file order (empty when missing).
+    pub credit_versions: Vec<CreditVersionRow>,
+}
+
+/// One row of `credit_versions.csv` (what the credit chart draws).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CreditVersionRow {
+    pub project: String,
+    pub time_s: i64,
+    pub app_id: String,
+    pub app_version_id: String,
+    pub device: String,
+    pub credit_per_gflop: Option<f64>,
+    pub neutrality_ratio: Option<f64>,
 }
 
 pub const MANIFEST_JSON: &str = "manifest.json";
@@ -202,6 +216,7 @@ impl RunData {
         d.read_summary_csv()?;
         d.collect_projects();
         d.read_hosts()?;
+        d.read_credit_versions()?;
         d.scenario = d
             .manifest_str("scenario_name")
             .or_else(|| {
@@ -230,6 +245,39 @@ impl RunData {
     /// `manifest.json` `effective_config`, when present.
     pub fn effective_config(&self) -> Option<&Value> {
         self.manifest.as_ref()?.get("effective_config")
+    }
+
+    /// Reads `credit_versions.csv` if present (a run folder or a replay's folder).
+    pub fn read_credit_versions(&mut self) -> Result<(), PlotError> {
+        let Some(mut csv) = Csv::open(&self.dir, crate::credit::figures::VERSIONS_CSV)? else {
+            return Ok(());
+        };
+        let c: Vec<usize> = [
+            "project",
+            "time_s",
+            "app_id",
+            "app_version_id",
+            "device",
+            "credit_per_gflop",
+            "neutrality_ratio",
+        ]
+        .iter()
+        .map(|n| csv.column(n))
+        .collect::<Result<_, _>>()?;
+        let out = &mut self.credit_versions;
+        csv.rows(|r, _| {
+            let text = |i: usize| r.get(c[i]).unwrap_or("").to_string();
+            out.push(CreditVersionRow {
+                project: text(0),
+                time_s: req_f64(r, c[1], "time_s")? as i64,
+                app_id: text(2),
+                app_version_id: text(3),
+                device: text(4),
+                credit_per_gflop: opt_f64(r, c[5], "credit_per_gflop")?,
+                neutrality_ratio: opt_f64(r, c[6], "neutrality_ratio")?,
+            });
+            Ok(())
+        })
     }
 
     fn read_timeseries(&mut self) -> Result<(), PlotError> {

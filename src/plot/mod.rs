@@ -134,6 +134,7 @@ pub fn figures(d: &RunData) -> Vec<Figure> {
         out.push(distribution::slack(d, p, &name("slack", p)));
     }
     out.push(credit::credit_per_host(d));
+    out.push(credit::credit_neutrality(d));
     out.push(timeline::client_rpcs(d));
     out.push(timeline::flops(d));
     for p in &projects {
@@ -280,6 +281,18 @@ pub fn write_overlays(
     Ok(names)
 }
 
+/// Draws the credit chart of a folder holding `credit_versions.csv` (a replay's,
+/// `boinc-sim credit`) into that folder, as `<name>.svg` and `<name>.png`.
+pub fn write_credit_chart(dir: &Path) -> Result<(), PlotError> {
+    font::register().map_err(PlotError::Failed)?;
+    let mut d = RunData {
+        dir: dir.to_path_buf(),
+        ..RunData::default()
+    };
+    d.read_credit_versions()?;
+    write_figure(&credit::credit_neutrality(&d), dir)
+}
+
 /// Writes `fig` as `<name>.svg` and `<name>.png` into `dir`.
 fn write_figure(fig: &Figure, dir: &Path) -> Result<(), PlotError> {
     let svg = fig
@@ -322,7 +335,7 @@ mod tests {
         let charts = plot_run(tmp.path()).unwrap();
         assert_eq!(
             charts.len(),
-            6,
+            7,
             "no project: only the charts over all projects"
         );
         for c in &charts {
@@ -330,7 +343,7 @@ mod tests {
             assert!(c.svg.contains("no data"), "{}", c.name);
         }
         let page = fs::read_to_string(tmp.path().join(REPORT_HTML)).unwrap();
-        assert!(page.contains("data-charts-expected=\"6\""));
+        assert!(page.contains("data-charts-expected=\"7\""));
         // No temporary leftovers.
         let mut entries: Vec<String> = fs::read_dir(tmp.path())
             .unwrap()

@@ -17,7 +17,7 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 
 /// The columns of `summary.csv` after `project`, in order (fixed, so a sweep file
 /// can be checked against them before anything runs).
-pub const COLUMNS: [&str; 66] = [
+pub const COLUMNS: [&str; 67] = [
     "delay_bound_s",
     "min_quorum",
     "target_nresults",
@@ -84,6 +84,7 @@ pub const COLUMNS: [&str; 66] = [
     "workunits_wrong_canonical",
     "results_wrong_valid",
     "results_correct_invalid",
+    "credit_neutrality_ratio",
 ];
 
 /// One project's row: the column names (with their unit suffix) and values, in
@@ -262,6 +263,7 @@ fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline
         n(science.wrong_canonical),                   // workunits_wrong_canonical
         n(science.wrong_valid),                       // results_wrong_valid
         n(science.correct_invalid),                   // results_correct_invalid
+        f.recorder.credit[pi].worst_neutrality(),     // credit_neutrality_ratio
     ];
     Headline {
         project: p.name.clone(),

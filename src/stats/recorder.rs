@@ -11,9 +11,11 @@ use super::metrics::{self, ProjectMetrics};
 use super::output::RunOutput;
 use super::summary::Tally;
 use super::window::Window;
+use crate::credit::figures::CreditFigures;
 use crate::engine::Time;
 use crate::scenario::ScenarioFile;
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
+use crate::server::job_log::DecidedResult;
 use crate::world::{Recorder, RunOptions, World};
 use std::io;
 
@@ -23,6 +25,13 @@ pub struct StatsRecorder {
     pub tallies: Vec<Tally>,
     /// Receives every row as the run goes (`None`: no run folder, e.g. a sweep run).
     pub output: Option<RunOutput>,
+    /// Credit per FLOP and device neutrality per project (scenario order), from the
+    /// results the validator decided.
+    pub credit: Vec<CreditFigures>,
+    /// Names of the scenario's host groups, for the credit figures per group.
+    group_names: Vec<String>,
+    /// The job log (`jobs.csv`) being written, with `run --job-log`.
+    job_log: Option<csv::Writer<std::fs::File>>,
 }
 
 impl StatsRecorder {
@@ -44,7 +53,37 @@ impl StatsRecorder {
                 Tally::new(metrics, Window { warmup, end })
             })
             .collect();
-        Self { tallies, output }
+        let credit = (0..scenario.project.len())
+            .map(|_| CreditFigures::new(out.interval.get(), out.warmup.get()))
+            .collect();
+        let group_names = scenario.host_group.iter().map(|g| g.name.clone()).collect();
+        Self {
+            tallies,
+            output,
+            credit,
+            group_names,
+            job_log: None,
+        }
+    }
+
+    /// Writes the job log `jobs.csv` into the run folder as the validator decides
+    /// results (`run --job-log`, `docs/credit.md`). Needs a run folder.
+    pub fn enable_job_log(&mut self) -> io::Result<()> {
+        let Some(out) = &self.output else {
+            return Err(io::Error::other("the job log needs a run folder"));
+        };
+        let mut w = csv::Writer::from_path(out.dir().join(crate::credit::log::JOBS_CSV))?;
+        crate::credit::log::write_header(&mut w)?;
+        self.job_log = Some(w);
+        Ok(())
+    }
+
+    /// Flushes the job log, if any (before the run folder is finished).
+    pub fn finish_job_log(&mut self) -> io::Result<()> {
+        match self.job_log.take() {
+            Some(mut w) => w.flush(),
+            None => Ok(()),
+        }
     }
 
     /// The world of `scenario` with a recorder of its own: the usual way to start a
@@ -85,6 +124,20 @@ impl Recorder for StatsRecorder {
             Some(out) => out.write_workunit(project, wu, purged),
             None => Ok(()),
         }
+    }
+
+    fn decided(&mut self, pi: usize, project: &str, rows: &[DecidedResult]) -> io::Result<()> {
+        for r in rows {
+            let group = r
+                .host_group
+                .and_then(|g| self.group_names.get(g as usize))
+                .map_or("(named hosts)", String::as_str);
+            self.credit[pi].add(r, group);
+            if let Some(w) = &mut self.job_log {
+                crate::credit::log::write_row(w, project, r)?;
+            }
+        }
+        Ok(())
     }
 
     fn result(&mut self, pi: usize, project: &str, r: &ResultRow, purged: bool) -> io::Result<()> {

@@ -192,10 +192,17 @@ pub fn summary_json(
     headlines: &[super::headline::Headline],
 ) -> serde_json::Value {
     let mut projects = serde_json::Map::new();
-    for ((p, t), h) in f.projects.iter().zip(&f.recorder.tallies).zip(headlines) {
+    for (((p, t), h), c) in f
+        .projects
+        .iter()
+        .zip(&f.recorder.tallies)
+        .zip(headlines)
+        .zip(&f.recorder.credit)
+    {
         let mut v = serde_json::to_value(t).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
             o.insert("headline".into(), super::headline::to_json(h));
+            o.insert("credit_neutrality".into(), c.neutrality_json());
         }
         projects.insert(p.name.clone(), v);
     }

@@ -1,0 +1,413 @@
+//! The job log: one row per result, the input of `boinc-sim credit` and what
+//! `boinc-sim run --job-log` writes (columns in `docs/credit.md`).
+//!
+//! Reading is strict: a missing required column, or a field that is not what its
+//! column expects, is a [`LogError`] naming the file, the line, the column and what
+//! was expected (exit 2). Optional columns may be absent or have empty fields.
+
+use crate::server::job_log::DecidedResult;
+use crate::server::types::{Outcome, ValidateState};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// File name of the job log in a run folder.
+pub const JOBS_CSV: &str = "jobs.csv";
+
+/// Columns of the job log, in the order `boinc-sim run --job-log` writes them.
+pub const COLUMNS: &[&str] = &[
+    "project",
+    "result_id",
+    "workunit_id",
+    "app_id",
+    "app_version_id",
+    "device",
+    "host_id",
+    "elapsed_time_s",
+    "cpu_time_s",
+    "flops_estimate_flops",
+    "rsc_fpops_est_flops",
+    "rsc_fpops_bound_flops",
+    "true_flops",
+    "min_quorum",
+    "sent_time_s",
+    "received_time_s",
+    "validate_time_s",
+    "outcome",
+    "output",
+    "runtime_outlier",
+    "claimed_credit",
+    "granted_credit",
+];
+
+/// A job log that cannot be read: the message is meant to be printed as is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogError(pub String);
+
+impl fmt::Display for LogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a result's report said (the log's `outcome`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogOutcome {
+    /// Reported with an output (BOINC `SUCCESS`).
+    Success,
+    /// Reported with an output the validator could not read (`VALIDATE_ERROR`).
+    ValidateError,
+    /// Reported as failed (`CLIENT_ERROR`).
+    ClientError,
+    /// Never reported (`NO_REPLY`).
+    NoReply,
+}
+
+impl LogOutcome {
+    const NAMES: &'static str = "success, validate_error, client_error or no_reply";
+
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "success" | "1" => Self::Success,
+            "validate_error" | "6" => Self::ValidateError,
+            "client_error" | "3" => Self::ClientError,
+            "no_reply" | "4" => Self::NoReply,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::ValidateError => "validate_error",
+            Self::ClientError => "client_error",
+            Self::NoReply => "no_reply",
+        }
+    }
+}
+
+/// One row of a job log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRow {
+    /// Line of the row in its file (1 = the header), for messages.
+    pub line: u64,
+    pub project: Option<String>,
+    pub result_id: u64,
+    pub workunit_id: u64,
+    pub app_id: u32,
+    /// The app version id, or the id given to the row's `plan_class` (see
+    /// [`read`]).
+    pub app_version_id: u32,
+    pub is_gpu: bool,
+    pub host_id: u64,
+    pub elapsed_time: f64,
+    pub cpu_time: f64,
+    pub flops_estimate: f64,
+    pub rsc_fpops_est: f64,
+    pub rsc_fpops_bound: f64,
+    pub true_flops: Option<f64>,
+    pub min_quorum: Option<i32>,
+    pub sent_time: i64,
+    pub received_time: i64,
+    pub validate_time: Option<i64>,
+    pub outcome: LogOutcome,
+    pub output: f64,
+    pub runtime_outlier: bool,
+    pub claimed_credit: Option<f64>,
+    pub granted_credit: Option<f64>,
+}
+
+/// Writes the job log's header.
+pub fn write_header<W: Write>(w: &mut csv::Writer<W>) -> io::Result<()> {
+    Ok(w.write_record(COLUMNS)?)
+}
+
+/// Shortest round-trip digits, a whole value keeping its `.0` (as every table of a
+/// run folder, `stats::output`).
+fn float(v: f64) -> String {
+    format!("{v:?}")
+}
+
+/// Writes one decided result of `project`.
+pub fn write_row<W: Write>(
+    w: &mut csv::Writer<W>,
+    project: &str,
+    r: &DecidedResult,
+) -> io::Result<()> {
+    let outcome = if r.outcome == Outcome::ValidateError {
+        LogOutcome::ValidateError
+    } else {
+        LogOutcome::Success
+    };
+    let row = [
+        project.to_string(),
+        r.result_id.to_string(),
+        r.workunit_id.to_string(),
+        r.app_id.to_string(),
+        r.app_version_id.to_string(),
+        device_name(r.is_gpu).to_string(),
+        r.host_id.to_string(),
+        float(r.elapsed_time),
+        float(r.cpu_time),
+        float(r.flops_estimate),
+        float(r.rsc_fpops_est),
+        float(r.rsc_fpops_bound),
+        float(r.true_flops),
+        r.min_quorum.to_string(),
+        r.sent_time.to_string(),
+        r.received_time.to_string(),
+        r.validate_time.to_string(),
+        outcome.name().to_string(),
+        float(r.output),
+        u8::from(r.runtime_outlier).to_string(),
+        float(r.claimed_credit),
+        float(if r.validate_state == ValidateState::Valid {
+            r.granted_credit
+        } else {
+            0.0
+        }),
+    ];
+    Ok(w.write_record(&row)?)
+}
+
+/// `cpu` or `gpu`.
+pub fn device_name(is_gpu: bool) -> &'static str {
+    if is_gpu { "gpu" } else { "cpu" }
+}
+
+/// Reads a job log. Rows come back in file order. A log with a `project` column
+/// holding several projects needs `project` to choose one. Without an
+/// `app_version_id` column, each distinct (`app_id`, `plan_class`) gets an id, 1, 2,
+/// … in order of first appearance.
+pub fn read(path: &Path, project: Option<&str>) -> Result<Vec<JobRow>, LogError> {
+    let file = path.display().to_string();
+    let mut rd = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .map_err(|e| LogError(format!("{file}: cannot read the job log: {e}")))?;
+    let headers = rd
+        .headers()
+        .map_err(|e| LogError(format!("{file}: line 1: cannot read the header: {e}")))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    let need = |name: &str| {
+        col(name).ok_or_else(|| {
+            LogError(format!(
+                "{file}: line 1: missing column `{name}` (see docs/credit.md for the job log's columns)"
+            ))
+        })
+    };
+    let c_wu = need("workunit_id")?;
+    let c_host = need("host_id")?;
+    let c_elapsed = need("elapsed_time_s")?;
+    let c_flops = need("flops_estimate_flops")?;
+    let c_est = need("rsc_fpops_est_flops")?;
+    let c_bound = need("rsc_fpops_bound_flops")?;
+    let c_sent = need("sent_time_s")?;
+    let c_received = need("received_time_s")?;
+    let c_outcome = need("outcome")?;
+    let c_output = need("output")?;
+    let c_av = col("app_version_id");
+    let c_plan = col("plan_class");
+    if c_av.is_none() && c_plan.is_none() {
+        return Err(LogError(format!(
+            "{file}: line 1: missing column `app_version_id` (or `plan_class` with `device`)"
+        )));
+    }
+    let (c_result, c_app, c_device, c_cpu) = (
+        col("result_id"),
+        col("app_id"),
+        col("device"),
+        col("cpu_time_s"),
+    );
+    let (c_true, c_quorum, c_validate, c_outlier, c_claimed, c_granted, c_project) = (
+        col("true_flops"),
+        col("min_quorum"),
+        col("validate_time_s"),
+        col("runtime_outlier"),
+        col("claimed_credit"),
+        col("granted_credit"),
+        col("project"),
+    );
+    let mut plan_ids: BTreeMap<(u32, String), u32> = BTreeMap::new();
+    let mut rows = Vec::new();
+    let mut projects: Vec<String> = Vec::new();
+    for (i, rec) in rd.records().enumerate() {
+        let line = i as u64 + 2;
+        let rec = rec.map_err(|e| LogError(format!("{file}: line {line}: {e}")))?;
+        let f = Field {
+            file: &file,
+            line,
+            rec: &rec,
+            headers: &headers,
+        };
+        let proj = c_project.map(|c| f.text(c).to_string());
+        if let Some(p) = &proj {
+            if let Some(want) = project
+                && p != want
+            {
+                continue;
+            }
+            if !projects.contains(p) {
+                projects.push(p.clone());
+            }
+        }
+        let app_id = match c_app {
+            Some(c) => f
+                .opt::<u32>(c, "a whole number ≥ 0 (the app's id)")?
+                .unwrap_or(1),
+            None => 1,
+        };
+        let is_gpu = match c_device.map(|c| f.text(c)) {
+            None | Some("") | Some("cpu") => false,
+            Some("gpu") => true,
+            Some(_) => {
+                return Err(f.bad(c_device.unwrap_or(0), "`cpu` or `gpu`"));
+            }
+        };
+        let app_version_id = match c_av {
+            Some(c) => f.req::<u32>(c, "a whole number ≥ 0 (the app version's id)")?,
+            None => {
+                let c = c_plan.unwrap_or(0);
+                let next = plan_ids.len() as u32 + 1;
+                *plan_ids
+                    .entry((app_id, f.text(c).to_string()))
+                    .or_insert(next)
+            }
+        };
+        let outcome = LogOutcome::parse(f.text(c_outcome))
+            .ok_or_else(|| f.bad(c_outcome, LogOutcome::NAMES))?;
+        let row = JobRow {
+            line,
+            project: proj,
+            result_id: match c_result {
+                Some(c) => f.req(c, "a whole number (the result's id)")?,
+                None => line - 1,
+            },
+            workunit_id: f.req(c_wu, "a whole number (the workunit's id)")?,
+            app_id,
+            app_version_id,
+            is_gpu,
+            host_id: f.req(c_host, "a whole number (the host's id)")?,
+            elapsed_time: f.non_negative(c_elapsed, "seconds ≥ 0")?,
+            cpu_time: match c_cpu {
+                Some(c) => f.opt_non_negative(c, "seconds ≥ 0")?.unwrap_or(0.0),
+                None => 0.0,
+            },
+            flops_estimate: f.non_negative(c_flops, "FLOPS ≥ 0")?,
+            rsc_fpops_est: f.positive(c_est, "a number of FLOPs > 0")?,
+            rsc_fpops_bound: f.positive(c_bound, "a number of FLOPs > 0")?,
+            true_flops: match c_true {
+                Some(c) => f
+                    .opt_non_negative(c, "a number of FLOPs > 0")?
+                    .filter(|v| *v > 0.0),
+                None => None,
+            },
+            min_quorum: match c_quorum {
+                Some(c) => f.opt::<i32>(c, "a whole number ≥ 1")?.map(|q| q.max(1)),
+                None => None,
+            },
+            sent_time: f.req(c_sent, "a time in whole seconds")?,
+            received_time: f.req(c_received, "a time in whole seconds")?,
+            validate_time: match c_validate {
+                Some(c) => f.opt(c, "a time in whole seconds")?,
+                None => None,
+            },
+            outcome,
+            output: f.req(c_output, "a number (results with equal values agree)")?,
+            runtime_outlier: match c_outlier {
+                Some(c) => f.opt::<u8>(c, "0 or 1")?.is_some_and(|v| v != 0),
+                None => false,
+            },
+            claimed_credit: match c_claimed {
+                Some(c) => f.opt_non_negative(c, "credits ≥ 0")?,
+                None => None,
+            },
+            granted_credit: match c_granted {
+                Some(c) => f.opt_non_negative(c, "credits ≥ 0")?,
+                None => None,
+            },
+        };
+        if row.received_time < row.sent_time {
+            return Err(f.bad(c_received, "a time ≥ sent_time_s"));
+        }
+        rows.push(row);
+    }
+    if project.is_none() && projects.len() > 1 {
+        return Err(LogError(format!(
+            "{file}: the log holds several projects ({}); choose one with --project",
+            projects.join(", ")
+        )));
+    }
+    if let Some(want) = project
+        && rows.is_empty()
+    {
+        return Err(LogError(format!("{file}: no row of project `{want}`")));
+    }
+    Ok(rows)
+}
+
+/// One field of one row, for typed reads with located errors.
+struct Field<'a> {
+    file: &'a str,
+    line: u64,
+    rec: &'a csv::StringRecord,
+    headers: &'a csv::StringRecord,
+}
+
+impl Field<'_> {
+    fn text(&self, c: usize) -> &str {
+        self.rec.get(c).unwrap_or("")
+    }
+
+    fn bad(&self, c: usize, expected: &str) -> LogError {
+        LogError(format!(
+            "{}: line {}, column `{}`: expected {expected}, found `{}`",
+            self.file,
+            self.line,
+            self.headers.get(c).unwrap_or("?"),
+            self.text(c)
+        ))
+    }
+
+    fn opt<T: std::str::FromStr>(&self, c: usize, expected: &str) -> Result<Option<T>, LogError> {
+        let t = self.text(c);
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse().map(Some).map_err(|_| self.bad(c, expected))
+    }
+
+    fn req<T: std::str::FromStr>(&self, c: usize, expected: &str) -> Result<T, LogError> {
+        self.opt(c, expected)?.ok_or_else(|| self.bad(c, expected))
+    }
+
+    fn opt_non_negative(&self, c: usize, expected: &str) -> Result<Option<f64>, LogError> {
+        match self.opt::<f64>(c, expected)? {
+            Some(v) if !(v.is_finite() && v >= 0.0) => Err(self.bad(c, expected)),
+            v => Ok(v),
+        }
+    }
+
+    fn non_negative(&self, c: usize, expected: &str) -> Result<f64, LogError> {
+        self.opt_non_negative(c, expected)?
+            .ok_or_else(|| self.bad(c, expected))
+    }
+
+    fn positive(&self, c: usize, expected: &str) -> Result<f64, LogError> {
+        match self.non_negative(c, expected)? {
+            v if v > 0.0 => Ok(v),
+            _ => Err(self.bad(c, expected)),
+        }
+    }
+}
+
+/// The default `--out` of a replay of `log`: `output/credit-<file stem>/`.
+pub fn default_out(log: &Path) -> PathBuf {
+    let stem = log
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "jobs".into());
+    Path::new("output").join(format!("credit-{stem}"))
+}
