@@ -320,3 +320,164 @@ impl Mean {
         (self.count > 0 && self.weight > 0.0).then(|| self.sum / self.weight)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPU: u32 = 1;
+    const GPU: u32 = 2;
+
+    fn two_versions() -> CreditNew {
+        let mut c = CreditNew::new();
+        c.register_version(1, CPU, false);
+        c.register_version(1, GPU, true);
+        c
+    }
+
+    fn job(av: u32, elapsed: f64, flops: f64) -> PfcInput {
+        PfcInput {
+            app_id: 1,
+            app_version_id: av,
+            elapsed_time: elapsed,
+            cpu_time: elapsed,
+            flops_estimate: flops,
+            runtime_outlier: false,
+            rsc_fpops_est: 8.64e13,
+            rsc_fpops_bound: 8.64e15,
+            turnaround: 3600.0,
+        }
+    }
+
+    const SETTINGS: PfcSettings = PfcSettings {
+        host_scale_check: false,
+        max_granted_credit: 73_000_000.0,
+    };
+
+    fn set_pfc(c: &mut CreditNew, av: u32, n: u32, avg: f64) {
+        c.versions.get_mut(&av).unwrap().pfc = Average { n, avg };
+    }
+
+    /// The spec's cold-start examples (§6.2) with a CPU and a GPU version: a raw
+    /// PFC of 8.64e13 alone → 200; with a GPU result of raw PFC 1.728e14 → 216.67
+    /// each, APPROX mode (no scale, no host scale); each version gets one sample.
+    /// (Half a day at 2 GFLOPS stands for the spec's day at 1 GFLOPS: an estimate
+    /// of exactly 1e9 is BOINC's "unknown", replaced by 4.3e9.)
+    #[test]
+    fn cold_start_examples_with_two_versions() {
+        let mut c = two_versions();
+        let mut hav = HavRow::default();
+        let one = c.get_pfc(&job(CPU, 43200.0, 2e9), &mut hav, &SETTINGS);
+        assert_eq!(one.mode, PfcMode::Approx);
+        let credit = CreditNew::assign_credit_set(&[(one.mode, one.pfc)], c.anchor(1, 8.64e13));
+        assert!((credit - 200.0).abs() < 1e-9, "{credit}");
+
+        let mut c = two_versions();
+        let (mut h1, mut h2) = (HavRow::default(), HavRow::default());
+        let a = c.get_pfc(&job(CPU, 43200.0, 2e9), &mut h1, &SETTINGS);
+        let b = c.get_pfc(&job(GPU, 86400.0, 2e9), &mut h2, &SETTINGS);
+        let credit =
+            CreditNew::assign_credit_set(&[(a.mode, a.pfc), (b.mode, b.pfc)], c.anchor(1, 8.64e13));
+        assert!((credit - 216.666_666_666).abs() < 1e-6, "{credit}");
+        assert_eq!(c.version(CPU).unwrap().pfc, Average { n: 1, avg: 1.0 });
+        assert_eq!(c.version(GPU).unwrap().pfc, Average { n: 1, avg: 2.0 });
+        assert_eq!((h1.pfc.n, h2.pfc.avg), (1, 2.0));
+    }
+
+    /// Both kinds qualify: `min_avg_pfc` is the smaller mean and every version is
+    /// scaled to it; the GPU version's credit then matches the CPU version's per
+    /// FLOP (NORMAL mode once host scaling applies).
+    #[test]
+    fn cpu_and_gpu_take_the_smaller_mean() {
+        let mut c = two_versions();
+        set_pfc(&mut c, CPU, 101, 2.0);
+        set_pfc(&mut c, GPU, 150, 50.0);
+        assert!(c.av_scales_if_due(0));
+        assert_eq!(c.min_avg_pfc(1), 2.0);
+        assert_eq!(c.version(CPU).unwrap().pfc_scale, 1.0);
+        assert_eq!(c.version(GPU).unwrap().pfc_scale, 2.0 / 50.0);
+        // Not due again before 600 s.
+        assert!(!c.av_scales_if_due(599));
+        assert!(c.av_scales_if_due(600));
+        // A GPU host with 10 samples at the version's average: host scale 1, so a
+        // job of one anchor's worth of real work at 50× claims 2 × E, like a CPU.
+        let mut hav = HavRow {
+            pfc: Average { n: 10, avg: 50.0 },
+            ..HavRow::default()
+        };
+        let p = c.get_pfc(&job(GPU, 86400.0, 50e9), &mut hav, &SETTINGS);
+        assert_eq!(p.mode, PfcMode::Normal);
+        assert!((p.pfc - 2.0 * 8.64e13).abs() < 1e-3 * 8.64e13, "{}", p.pfc);
+        // Credit anchored at E × min_avg_pfc: two such NORMAL results → 400.
+        let credit =
+            CreditNew::assign_credit_set(&[(p.mode, p.pfc), (p.mode, p.pfc)], c.anchor(1, 8.64e13));
+        assert!((credit - 400.0).abs() < 1.0, "{credit}");
+    }
+
+    /// GPU versions only: the (sample-weighted) GPU mean × 0.1.
+    #[test]
+    fn gpu_only_takes_a_tenth_of_the_gpu_mean() {
+        let mut c = CreditNew::new();
+        c.register_version(1, 5, true);
+        c.register_version(1, 6, true);
+        set_pfc(&mut c, 5, 200, 10.0);
+        set_pfc(&mut c, 6, 600, 30.0);
+        c.update_av_scales();
+        // Weighted mean (200×10 + 600×30)/800 = 25 → 2.5.
+        assert_eq!(c.min_avg_pfc(1), 2.5);
+        assert_eq!(c.version(5).unwrap().pfc_scale, 0.25);
+        assert_eq!(c.version(6).unwrap().pfc_scale, 2.5 / 30.0);
+    }
+
+    /// CPU versions only: the weighted CPU mean needs two qualifying versions; one
+    /// (today's single-version projects) changes nothing. A version with exactly
+    /// 100 samples is left out of the means but scaled.
+    #[test]
+    fn cpu_only_needs_two_versions() {
+        let mut c = CreditNew::new();
+        c.register_version(1, 1, false);
+        set_pfc(&mut c, 1, 5000, 3.0);
+        c.set_min_avg_pfc(1, 0.0);
+        c.update_av_scales();
+        assert_eq!(c.min_avg_pfc(1), 0.0);
+        assert_eq!(c.version(1).unwrap().pfc_scale, 0.0);
+
+        c.register_version(1, 2, false);
+        c.register_version(1, 3, false);
+        set_pfc(&mut c, 2, 101, 1.0);
+        set_pfc(&mut c, 3, 100, 8.0);
+        c.update_av_scales();
+        let mean = (5000.0 * 3.0 + 101.0 * 1.0) / 5101.0;
+        assert_eq!(c.min_avg_pfc(1), mean);
+        assert_eq!(c.version(1).unwrap().pfc_scale, mean / 3.0);
+        assert_eq!(c.version(2).unwrap().pfc_scale, mean / 1.0);
+        assert_eq!(c.version(3).unwrap().pfc_scale, mean / 8.0);
+    }
+
+    /// Apps are normalised separately.
+    #[test]
+    fn apps_do_not_mix() {
+        let mut c = CreditNew::new();
+        c.register_version(1, 1, false);
+        c.register_version(2, 2, true);
+        set_pfc(&mut c, 1, 500, 2.0);
+        set_pfc(&mut c, 2, 500, 40.0);
+        c.update_av_scales();
+        assert_eq!(c.min_avg_pfc(1), 0.0, "one CPU version alone: no change");
+        assert_eq!(c.min_avg_pfc(2), 4.0);
+        assert_eq!(c.version(2).unwrap().pfc_scale, 0.1);
+    }
+
+    /// A flops estimate of exactly 1e9 is replaced by 4.3e9 and makes the result a
+    /// runtime outlier: no statistics.
+    #[test]
+    fn unusable_estimate_is_an_outlier() {
+        let mut c = two_versions();
+        let mut hav = HavRow::default();
+        let p = c.get_pfc(&job(CPU, 100.0, 1e9), &mut hav, &SETTINGS);
+        assert!(p.runtime_outlier);
+        assert_eq!(p.pfc, 100.0 * credit::AVG_CPU_FPOPS);
+        assert_eq!(c.version(CPU).unwrap().pfc.n, 0);
+        assert_eq!(hav.pfc.n, 0);
+    }
+}
