@@ -287,7 +287,7 @@ fn credit(a: CreditArgs) -> ExitCode {
     let out = a
         .out
         .clone()
-        .unwrap_or_else(|| crate::credit::log::default_out(&a.jobs));
+        .unwrap_or_else(|| crate::stats::job_log::default_out(&a.jobs));
     let target = match check_out_dir(&out, a.force) {
         Ok(t) => t,
         Err(c) => return c,
@@ -451,7 +451,7 @@ fn run(a: RunArgs) -> ExitCode {
                 .zip(&finished.recorder.credit)
                 .map(|(n, c)| (*n, c))
                 .collect();
-            crate::credit::figures::write(output.dir(), &credit)
+            crate::stats::credit::write(output.dir(), &credit)
         })
         .and_then(|_| finished.recorder.finish_job_log())
         .and_then(|_| {

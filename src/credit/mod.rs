@@ -1,19 +1,19 @@
 //! Credit across app versions (issue 13 §3–4): the job log, the credit figures of a
 //! run, and `boinc-sim credit`, the replay of a job log (`docs/credit.md`).
 //!
-//! * [`log`] is the job log's format: what `run --job-log` writes and the replay
-//!   reads, with located errors for bad input.
-//! * [`figures`] tallies credit per FLOP of real work per app version, device type
-//!   and host group, and the device-neutrality ratio, for runs and replays alike.
+//! * [`crate::stats::job_log`] is the job log's format: what `run --job-log` writes
+//!   and the replay reads, with located errors for bad input.
+//! * [`crate::stats::credit`] tallies credit per FLOP of real work per app version,
+//!   device type and host group, and the device-neutrality ratio, for runs and
+//!   replays alike.
 //! * [`replay`] runs the project's validator and credit_new engine over a log.
 //! * This module writes a replay's folder: tables, chart and summary.
 
-pub mod figures;
-pub mod log;
 pub mod replay;
 
 use crate::compare::CompareOutput;
-use figures::CreditFigures;
+use crate::stats::credit::{self as figures, CreditFigures};
+use crate::stats::job_log as log;
 use replay::{Replay, ReplayConfig};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,8 +25,6 @@ pub const RESULTS_CSV: &str = "credit_results.csv";
 pub const HOSTS_CSV: &str = "credit_hosts.csv";
 pub const SUMMARY_TXT: &str = "summary.txt";
 pub const SUMMARY_JSON: &str = "summary.json";
-/// The chart of credit per GFLOP and neutrality, in a run's `plots/` too.
-pub const CHART: &str = "credit_neutrality";
 /// The validator settings a run writes next to its job log (one file per project).
 pub fn config_file(project: &str) -> String {
     format!("credit-{project}.toml")

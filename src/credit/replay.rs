@@ -10,7 +10,6 @@
 //! ascending id, as one validator pass does. A run's own log, which records when
 //! each result was validated, therefore replays to the run's credits bit for bit.
 
-use super::log::{JobRow, LogError, LogOutcome};
 use crate::engine::{INT_MAX, Time};
 use crate::scenario::units::Duration;
 use crate::server::config::{AppConfig, BackendSection, CreditScheme, ValidatorConfig, WuTemplate};
@@ -20,6 +19,7 @@ use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{Actor, Outcome, ServerState};
 use crate::server::{Project, ProjectConfig, validator};
+use crate::stats::job_log::{self, JobRow, LogError, LogOutcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -203,9 +203,9 @@ pub fn replay(
                 r.line,
                 r.app_version_id,
                 r.app_id,
-                super::log::device_name(r.is_gpu),
+                job_log::device_name(r.is_gpu),
                 v.0,
-                super::log::device_name(v.1),
+                job_log::device_name(v.1),
                 v.2
             )));
         }

@@ -91,6 +91,9 @@ pub fn credit_per_host(d: &RunData) -> Figure {
     )
 }
 
+/// File stem of the credit chart, in a run's `plots/` and a replay's folder.
+pub const CHART: &str = "credit_neutrality";
+
 /// A series key of `credit_versions.csv`: project, app, version, device.
 type VersionKey = (String, String, String, String);
 
@@ -186,7 +189,7 @@ pub fn credit_neutrality(d: &RunData) -> Figure {
         });
     }
     Figure::new(
-        super::super::credit::CHART,
+        CHART,
         "Credit per FLOP across app versions, and device neutrality (credit_new)",
         "Top: credit granted per GFLOP of real work (the jobs' true size), per app version, \
          in each time bucket of credit_versions.csv, plotted at the bucket's start. credit_new \

@@ -249,7 +249,7 @@ impl RunData {
 
     /// Reads `credit_versions.csv` if present (a run folder or a replay's folder).
     pub fn read_credit_versions(&mut self) -> Result<(), PlotError> {
-        let Some(mut csv) = Csv::open(&self.dir, crate::credit::figures::VERSIONS_CSV)? else {
+        let Some(mut csv) = Csv::open(&self.dir, crate::stats::credit::VERSIONS_CSV)? else {
             return Ok(());
         };
         let c: Vec<usize> = [

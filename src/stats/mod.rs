@@ -23,11 +23,16 @@
 //!   censored results, and the fate of each result sent at its deadline.
 //! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
 //!   rows like the summary.
+//! * [`credit`] tallies credit per FLOP of real work per app version, device and
+//!   host group, and device neutrality (`credit_versions.csv`, …); [`job_log`] is
+//!   the job log's format (`jobs.csv`, `docs/credit.md`).
 //! * [`science`] counts what happened to the truth of the outputs: wrong canonical
 //!   results, wrong VALID and correct INVALID results.
 
+pub mod credit;
 pub mod headline;
 pub mod hosts;
+pub mod job_log;
 pub mod manifest;
 pub mod metrics;
 pub mod outdir;

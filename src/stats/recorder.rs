@@ -11,11 +11,11 @@ use super::metrics::{self, ProjectMetrics};
 use super::output::RunOutput;
 use super::summary::Tally;
 use super::window::Window;
-use crate::credit::figures::CreditFigures;
 use crate::engine::Time;
 use crate::scenario::ScenarioFile;
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
+use crate::stats::credit::CreditFigures;
 use crate::world::{Recorder, RunOptions, World};
 use std::io;
 
@@ -72,8 +72,8 @@ impl StatsRecorder {
         let Some(out) = &self.output else {
             return Err(io::Error::other("the job log needs a run folder"));
         };
-        let mut w = csv::Writer::from_path(out.dir().join(crate::credit::log::JOBS_CSV))?;
-        crate::credit::log::write_header(&mut w)?;
+        let mut w = csv::Writer::from_path(out.dir().join(crate::stats::job_log::JOBS_CSV))?;
+        crate::stats::job_log::write_header(&mut w)?;
         self.job_log = Some(w);
         Ok(())
     }
@@ -134,7 +134,7 @@ impl Recorder for StatsRecorder {
                 .map_or("(named hosts)", String::as_str);
             self.credit[pi].add(r, group);
             if let Some(w) = &mut self.job_log {
-                crate::credit::log::write_row(w, project, r)?;
+                crate::stats::job_log::write_row(w, project, r)?;
             }
         }
         Ok(())

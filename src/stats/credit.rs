@@ -5,7 +5,7 @@
 //! replay (`boinc-sim credit`) tally them with the same [`CreditFigures`], so both
 //! mean the same thing. Definitions in `docs/outputs.md`.
 
-use super::log::device_name;
+use super::job_log::device_name;
 use crate::engine::Time;
 use crate::server::job_log::DecidedResult;
 use crate::server::types::ValidateState;
