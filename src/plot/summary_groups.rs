@@ -287,6 +287,12 @@ pub const FIGURES: &[(&str, &str, &str, &str)] = &[
         "0–1",
     ),
     (
+        "credit_neutrality_ratio",
+        "Credit",
+        "Device neutrality: highest / lowest credit per FLOP across app versions",
+        "ratio",
+    ),
+    (
         "invalid_frac",
         "Science error",
         "Judged INVALID: share of validated results",
