@@ -96,6 +96,8 @@ pub const CHART: &str = "credit_neutrality";
 
 /// A series key of `credit_versions.csv`: project, app, version, device.
 type VersionKey = (String, String, String, String);
+/// A line of the chart: its label and its points (days, value).
+type Series = (String, Vec<(f64, f64)>);
 
 /// Credit per GFLOP of real work per app version over time, and the device
 /// neutrality ratio of each app (highest / lowest credit per GFLOP across its
@@ -114,10 +116,8 @@ pub fn credit_neutrality(d: &RunData) -> Figure {
         };
         format!("{p}app {}{what}", r.app_id)
     };
-    let mut per_version: std::collections::BTreeMap<VersionKey, (String, Vec<(f64, f64)>)> =
-        Default::default();
-    let mut per_app: std::collections::BTreeMap<(String, String), (String, Vec<(f64, f64)>)> =
-        Default::default();
+    let mut per_version: std::collections::BTreeMap<VersionKey, Series> = Default::default();
+    let mut per_app: std::collections::BTreeMap<(String, String), Series> = Default::default();
     for r in &d.credit_versions {
         let key = (
             r.project.clone(),
