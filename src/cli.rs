@@ -444,7 +444,6 @@ fn run(a: RunArgs) -> ExitCode {
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
         .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
-        .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
         .and_then(|_| {
             let credit: Vec<_> = names
                 .iter()
@@ -461,6 +460,8 @@ fn run(a: RunArgs) -> ExitCode {
                 Ok(())
             }
         })
+        // Last: the manifest lists the folder's files.
+        .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
     {
         eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
         return ExitCode::from(1);

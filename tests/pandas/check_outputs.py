@@ -109,6 +109,21 @@ def main(run_dir):
     expect_kind(ts, "timeseries.csv", ["value"], "f")
     expect_kind(hist, "histograms.csv", ["count"], "i")
     expect_kind(hist, "histograms.csv", ["bin_lower", "bin_upper"], "f")
+    cv = pd.read_csv(d / "credit_versions.csv")
+    expect_kind(cv, "credit_versions.csv", ["time_s", "app_id", "app_version_id", "results"], "i")
+    expect_kind(cv, "credit_versions.csv", ["credit", "true_flops", "credit_per_gflop", "pfc_scale", "neutrality_ratio"], "f")
+    # Every VALID result granted credit is counted once, with its credit.
+    valid = res[(res["validate_state"] == 1) & (res["granted_credit"] > 0)]
+    if int(cv["results"].sum()) != len(valid):
+        fail(f"credit_versions.csv counts {cv['results'].sum()} results, results.csv has {len(valid)} VALID with credit")
+    if abs(cv["credit"].sum() - valid["granted_credit"].sum()) > 1e-6 * max(1.0, valid["granted_credit"].sum()):
+        fail("credit_versions.csv credit does not add up to results.csv granted_credit")
+    for extra in ["credit_devices.csv", "credit_groups.csv"]:
+        df = pd.read_csv(d / extra)
+        expect_kind(df, extra, ["results"], "i")
+        expect_kind(df, extra, ["credit", "true_flops", "credit_per_gflop"], "f")
+        if int(df["results"].sum()) != len(valid):
+            fail(f"{extra}: {df['results'].sum()} results, expected {len(valid)}")
     for df, name in [(wu, "workunits.csv"), (res, "results.csv"), (ts, "timeseries.csv")]:
         if not pd.api.types.is_string_dtype(df["project"]):
             fail(f"{name}: project column is {df['project'].dtype}, expected text")
