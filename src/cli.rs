@@ -194,8 +194,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Also write the job log `jobs.csv` (one row per validated or invalidated
-    /// result) and each project's validator settings `credit-<project>.toml`, the
-    /// input of `boinc-sim credit` (see docs/credit.md).
+    /// result), each project's validator settings `credit-<project>.toml` and hosts
+    /// `credit-hosts-<project>.csv`, the input of `boinc-sim credit` (see
+    /// docs/credit.md).
     #[arg(long)]
     pub job_log: bool,
 }

@@ -74,11 +74,16 @@ fn round_trip(sets: &[&str], scheme: &str) -> usize {
         run.join("jobs.csv").to_str().unwrap(),
         "--config",
         run.join("credit-main.toml").to_str().unwrap(),
+        "--hosts",
+        run.join("credit-hosts-main.csv").to_str().unwrap(),
         "--out",
         replayed.to_str().unwrap(),
         "-q",
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+    // The run's hosts file gives every result a classic claim.
+    let classic = column(&replayed.join("credit_results.csv"), "result_id", "classic");
+    assert!(classic.values().all(|c| !c.is_empty()));
     let run_credit = column(&run.join("results.csv"), "id", "granted_credit");
     let logged = column(&run.join("jobs.csv"), "result_id", "granted_credit");
     let replay_credit = column(&replayed.join("credit_results.csv"), "result_id", scheme);

@@ -117,9 +117,15 @@ pub fn run(a: &ReplayArgs) -> Result<String, CreditError> {
     Ok(summary)
 }
 
+/// The hosts file a run writes next to its job log (one per project).
+pub fn hosts_file(project: &str) -> String {
+    format!("credit-hosts-{project}.csv")
+}
+
 /// Writes each project's validator settings as `credit-<project>.toml` into `dir`
 /// (`run --job-log`): what makes the replay of the run's job log validate as the
-/// run's validator did.
+/// run's validator did; and its hosts as `credit-hosts-<project>.csv` (`--hosts`:
+/// group names, and the benchmarks classic credit claims from).
 pub fn write_run_configs(
     dir: &Path,
     projects: &[crate::server::Project],
@@ -142,6 +148,21 @@ pub fn write_run_configs(
             config_file(&p.name)
         );
         std::fs::write(dir.join(config_file(&p.name)), head + &text)?;
+        let mut w = csv::Writer::from_path(dir.join(hosts_file(&p.name)))?;
+        w.write_record(["host_id", "group", "p_fpops", "p_iops"])?;
+        for (id, h) in p.db.hosts.iter() {
+            let group = h
+                .host_group
+                .and_then(|g| scenario.host_group.get(g as usize))
+                .map_or("(named hosts)", |g| g.name.as_str());
+            w.write_record([
+                id.to_string(),
+                group.into(),
+                float(h.p_fpops),
+                float(h.p_iops),
+            ])?;
+        }
+        w.flush()?;
     }
     Ok(())
 }

@@ -130,8 +130,8 @@ pub fn read_hosts(path: &Path) -> Result<BTreeMap<u64, HostInfo>, LogError> {
             match c.map(|c| (c, rec.get(c).unwrap_or(""))) {
                 None | Some((_, "")) => Ok(None),
                 Some((c, t)) => match t.parse::<f64>() {
-                    Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
-                    _ => Err(bad(c, "a speed > 0 (operations per second)")),
+                    Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+                    _ => Err(bad(c, "a speed ≥ 0 (operations per second)")),
                 },
             }
         };
