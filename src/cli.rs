@@ -451,7 +451,11 @@ fn run(a: RunArgs) -> ExitCode {
                 .zip(&finished.recorder.credit)
                 .map(|(n, c)| (*n, c))
                 .collect();
-            crate::stats::credit::write(output.dir(), &credit)
+            let groups = crate::stats::credit::GroupNames {
+                names: &finished.recorder.group_names,
+                unnamed: "(named hosts)",
+            };
+            crate::stats::credit::write(output.dir(), &credit, &groups)
         })
         .and_then(|_| finished.recorder.finish_job_log())
         .and_then(|_| {

@@ -95,7 +95,11 @@ pub fn run(a: &ReplayArgs) -> Result<String, CreditError> {
     let out = CompareOutput::create(&a.out).map_err(out_err)?;
     write_results(out.dir(), &r).map_err(out_err)?;
     write_hosts(out.dir(), &r).map_err(out_err)?;
-    figures::write(out.dir(), &[(&project, &fig)]).map_err(out_err)?;
+    let groups = figures::GroupNames {
+        names: &r.groups,
+        unnamed: "all",
+    };
+    figures::write(out.dir(), &[(&project, &fig)], &groups).map_err(out_err)?;
     std::fs::write(out.dir().join(SUMMARY_TXT), &summary).map_err(out_err)?;
     let json = serde_json::json!({
         "jobs": a.jobs.display().to_string(),
@@ -171,12 +175,7 @@ pub fn write_run_configs(
 pub fn tally(r: &Replay, cfg: &ReplayConfig) -> CreditFigures {
     let mut fig = CreditFigures::new(cfg.interval.get(), cfg.warmup.get());
     for x in &r.results {
-        let g = x
-            .new
-            .host_group
-            .and_then(|g| r.groups.get(g as usize))
-            .map_or("all", String::as_str);
-        fig.add(&x.new, g);
+        fig.add(&x.new);
     }
     fig
 }

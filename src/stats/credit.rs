@@ -61,8 +61,8 @@ pub struct CreditFigures {
     pub versions: BTreeMap<(i64, u32, u32), Acc>,
     /// (bucket, app, is_gpu).
     pub devices: BTreeMap<(i64, u32, bool), Acc>,
-    /// (bucket, app, host group).
-    pub groups: BTreeMap<(i64, u32, String), Acc>,
+    /// (bucket, app, host group index, `None` for hosts of no group).
+    pub groups: BTreeMap<(i64, u32, Option<u32>), Acc>,
     /// (app, app version) over the headline window (decided at or after `warmup`).
     pub window: BTreeMap<(u32, u32), Acc>,
 }
@@ -80,9 +80,9 @@ impl CreditFigures {
         }
     }
 
-    /// Tallies a decided result of a host of group `group`: VALID results with
-    /// credit count, at the time they were validated.
-    pub fn add(&mut self, r: &DecidedResult, group: &str) {
+    /// Tallies a decided result: VALID results with credit count, at the time they
+    /// were validated, under their host's group (`DecidedResult::host_group`).
+    pub fn add(&mut self, r: &DecidedResult) {
         if r.validate_state != ValidateState::Valid || r.granted_credit <= 0.0 {
             return;
         }
@@ -91,7 +91,7 @@ impl CreditFigures {
         self.versions.entry((b, app, av)).or_default().add(r);
         self.devices.entry((b, app, r.is_gpu)).or_default().add(r);
         self.groups
-            .entry((b, app, group.to_string()))
+            .entry((b, app, r.host_group))
             .or_default()
             .add(r);
         if r.validate_time >= self.warmup {
@@ -168,8 +168,26 @@ fn opt(v: Option<f64>) -> String {
     v.map(float).unwrap_or_default()
 }
 
+/// Names of host groups in `credit_groups.csv`: `names[i]` for group `i`,
+/// `unnamed` for hosts of no group.
+pub struct GroupNames<'a> {
+    pub names: &'a [String],
+    pub unnamed: &'a str,
+}
+
+impl GroupNames<'_> {
+    fn name(&self, g: Option<u32>) -> &str {
+        g.and_then(|g| self.names.get(g as usize))
+            .map_or(self.unnamed, String::as_str)
+    }
+}
+
 /// Writes the three tables for `projects` (name, tallies) into `dir`.
-pub fn write(dir: &Path, projects: &[(&str, &CreditFigures)]) -> io::Result<()> {
+pub fn write(
+    dir: &Path,
+    projects: &[(&str, &CreditFigures)],
+    groups: &GroupNames,
+) -> io::Result<()> {
     let mut w = csv::Writer::from_path(dir.join(VERSIONS_CSV))?;
     w.write_record([
         "project",
@@ -244,7 +262,7 @@ pub fn write(dir: &Path, projects: &[(&str, &CreditFigures)]) -> io::Result<()> 
     w.write_record(head("host_group"))?;
     for (name, f) in projects {
         for ((b, app, g), a) in &f.groups {
-            row(&mut w, name, b * f.interval, *app, g, a)?;
+            row(&mut w, name, b * f.interval, *app, groups.name(*g), a)?;
         }
     }
     w.flush()?;

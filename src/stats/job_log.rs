@@ -315,7 +315,14 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Vec<JobRow>, LogError>
                 None => None,
             },
             outcome,
-            output: f.req(c_output, "a number (results with equal values agree)")?,
+            output: match outcome {
+                LogOutcome::Success => {
+                    f.req(c_output, "a number (results with equal values agree)")?
+                }
+                _ => f
+                    .opt(c_output, "a number (results with equal values agree)")?
+                    .unwrap_or(0.0),
+            },
             runtime_outlier: match c_outlier {
                 Some(c) => f.opt::<u8>(c, "0 or 1")?.is_some_and(|v| v != 0),
                 None => false,

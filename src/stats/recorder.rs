@@ -29,7 +29,7 @@ pub struct StatsRecorder {
     /// results the validator decided.
     pub credit: Vec<CreditFigures>,
     /// Names of the scenario's host groups, for the credit figures per group.
-    group_names: Vec<String>,
+    pub group_names: Vec<String>,
     /// The job log (`jobs.csv`) being written, with `run --job-log`.
     job_log: Option<csv::Writer<std::fs::File>>,
 }
@@ -128,11 +128,7 @@ impl Recorder for StatsRecorder {
 
     fn decided(&mut self, pi: usize, project: &str, rows: &[DecidedResult]) -> io::Result<()> {
         for r in rows {
-            let group = r
-                .host_group
-                .and_then(|g| self.group_names.get(g as usize))
-                .map_or("(named hosts)", String::as_str);
-            self.credit[pi].add(r, group);
+            self.credit[pi].add(r);
             if let Some(w) = &mut self.job_log {
                 crate::stats::job_log::write_row(w, project, r)?;
             }
