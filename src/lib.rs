@@ -35,6 +35,7 @@ pub mod cli;
 pub mod client;
 pub mod compare;
 pub mod engine;
+pub mod hugepages;
 pub mod plot;
 pub mod progress;
 pub mod scenario;
