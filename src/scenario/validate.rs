@@ -481,6 +481,16 @@ impl Checker<'_> {
             );
         }
         self.duration_positive("simulation.duration", s.duration);
+        if s.duration.get() >= crate::engine::INT_MAX {
+            self.push(
+                "simulation.duration",
+                format!(
+                    "duration = {} s does not fit BOINC's times, 32-bit ints of seconds; expected less than {} s (68 years)",
+                    s.duration.get(),
+                    crate::engine::INT_MAX
+                ),
+            );
+        }
         let mut seen: BTreeMap<Daemon, usize> = BTreeMap::new();
         for (i, d) in s.tie_order.iter().enumerate() {
             if let Some(first) = seen.insert(*d, i) {

@@ -338,8 +338,8 @@ pub struct PinnedDraws {
     pub day_offset: Option<f64>,
     /// Random start offset of the cache scan in `send_work` (§2.4.4 step 1).
     pub slot_offset: Option<u32>,
-    /// `result.random` of every result created.
-    pub result_random: Option<i64>,
+    /// `result.random` of every result created (BOINC's `int`).
+    pub result_random: Option<i32>,
     /// Draw deciding whether a file deletion fails (`< failure_prob` fails).
     pub file_delete: Option<f64>,
 }

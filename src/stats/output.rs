@@ -432,7 +432,7 @@ impl RunOutput {
         t.int(wu.id as i64)?;
         t.wu_name(wu.id)?;
         t.int(wu.appid as i64)?;
-        t.int(wu.create_time)?;
+        t.int(wu.create_time.into())?;
         t.int(wu.priority as i64)?;
         t.int(wu.delay_bound)?;
         t.float(wu.rsc_fpops_est)?;
@@ -455,10 +455,10 @@ impl RunOutput {
         t.int(wu.file_delete_state.code())?;
         t.int(wu.hr_class as i64)?;
         t.int(wu.results.len() as i64)?;
-        t.time_or_never(wu.canonical_found_time)?;
-        t.time_or_never(wu.assimilated_time)?;
+        t.time_or_never(wu.canonical_found_time.into())?;
+        t.time_or_never(wu.assimilated_time.into())?;
         t.int(wu.assimilate_count as i64)?;
-        t.time_or_never(wu.files_deleted_time)?;
+        t.time_or_never(wu.files_deleted_time.into())?;
         t.bool(purged)?;
         t.truth(wu.canonical_correct)?;
         t.end_row()
