@@ -264,6 +264,10 @@ pub struct HostRow {
     pub d_free: f64,
     pub on_frac: f64,
     pub active_frac: f64,
+    /// Fraction of the time GPU computing is allowed (`gpu_active_frac`).
+    pub gpu_active_frac: f64,
+    /// The host's coprocessors, as its request describes them (spec backend §1.4).
+    pub coprocs: Box<[super::resource::Coproc]>,
     /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
     pub os_name: Arc<str>,
     /// CPU vendor (e.g. "GenuineIntel"), for HR.

@@ -5,6 +5,7 @@
 //! `assimilate_state`, `file_delete_state`), exactly as BOINC's processes do; the
 //! world schedules their passes as periodic or scripted events.
 
+pub mod app_version;
 pub mod assimilator;
 pub mod config;
 pub mod credit;
@@ -15,6 +16,7 @@ pub mod file_deleter;
 pub mod hr;
 pub mod invariants;
 pub mod job_cache;
+pub mod resource;
 pub mod scheduler;
 pub mod table;
 pub mod transition_index;
@@ -64,7 +66,7 @@ impl ProjectConfig {
     }
 }
 
-/// The app version every host runs (one CPU version per app in this model).
+/// The id of an app's first version, the only one of an app that lists none.
 pub const APP_VERSION_ID: u32 = 1;
 
 /// The APP_VERSION row's credit_new statistics (spec backend §1.4, §6.2).
@@ -86,6 +88,8 @@ pub struct Project {
     pub sw: Switches,
     pub db: Db,
     pub feeder: job_cache::Cache,
+    /// The app's versions (spec backend §1.4), id `k` at index `k − 1`.
+    pub app_versions: Vec<app_version::AppVersion>,
     pub app_version: AppVersionStats,
     /// `app.min_avg_pfc` as maintained by the feeder's `update_av_scales`.
     pub min_avg_pfc: f64,
@@ -114,6 +118,7 @@ impl Project {
             sw,
             db: Db::new(audit),
             feeder,
+            app_versions: app_version::resolve(&cfg.app),
             app_version: AppVersionStats::default(),
             min_avg_pfc,
             rng: stream(seed, StreamKind::Project, index as u64),

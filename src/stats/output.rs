@@ -102,6 +102,7 @@ pub const RESULT_COLUMNS: &[&str] = &[
     "granted_credit",
     "purged",
     "output_correct",
+    "app_version_id",
 ];
 
 /// Columns of `transitions.csv`.
@@ -496,6 +497,11 @@ impl RunOutput {
         t.float(r.granted_credit)?;
         t.bool(purged)?;
         t.truth(r.output_correct)?;
+        if r.app_version_id == 0 {
+            t.empty()?;
+        } else {
+            t.int(r.app_version_id as i64)?;
+        }
         t.end_row()
     }
 
