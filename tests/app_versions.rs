@@ -210,3 +210,27 @@ fn gpus_draw_from_their_own_stream() {
         assert_eq!(a.app_version_id, b.app_version_id);
     }
 }
+
+#[test]
+fn several_apps_are_refused_clearly() {
+    let m = err("[[project.main.app]]\nname = \"a\"\n[[project.main.app]]\nname = \"b\"\n");
+    has(
+        &m,
+        &[
+            "bad.toml:1:1",
+            "`project.main.app",
+            "several apps per project are not modelled",
+            "[[project.NAME.app.version]]",
+        ],
+    );
+    // The single-app table keeps its precise errors.
+    let m = err("[project.main.app]\nnme = \"a\"\n");
+    has(
+        &m,
+        &[
+            "bad.toml:2:1",
+            "`project.main.app.nme`",
+            "expected one of `name`",
+        ],
+    );
+}

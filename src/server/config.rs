@@ -126,6 +126,30 @@ pub struct AppConfig {
     pub version: Vec<AppVersionConfig>,
 }
 
+/// Reads `[project.NAME.app]`, refusing the several-apps form `[[project.NAME.app]]`
+/// with a message that says so (serde would otherwise read the array as the
+/// struct's fields in order, and complain about the first one).
+pub fn one_app<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AppConfig, D::Error> {
+    use serde::de::{self, MapAccess, SeqAccess, Visitor};
+    struct OneApp;
+    impl<'de> Visitor<'de> for OneApp {
+        type Value = AppConfig;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("one [project.NAME.app] table")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AppConfig, A::Error> {
+            AppConfig::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<AppConfig, A::Error> {
+            Err(de::Error::custom(
+                "several apps per project are not modelled; expected one [project.NAME.app] \
+                 table, with its versions as [[project.NAME.app.version]]",
+            ))
+        }
+    }
+    d.deserialize_any(OneApp)
+}
+
 /// One APP_VERSION of an app: where it runs and what it uses (spec backend §1.4,
 /// §2.4.4; BOINC's plan classes set `avg_ncpus`, the GPU usage and the speed).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -41,6 +41,7 @@ pub struct ProjectConfig {
     /// `config.xml` (spec backend §2.9).
     pub config: SchedConfig,
     /// The project's application (spec backend §1.4).
+    #[serde(deserialize_with = "config::one_app")]
     pub app: AppConfig,
     /// Workunit template of the work generator (spec backend §2.1).
     pub workunit: WuTemplate,
