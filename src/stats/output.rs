@@ -627,6 +627,7 @@ mod tests {
         let (mut wu, mut r) = sample_rows();
         wu.canonical_correct = Some(false);
         r.output_correct = Some(true);
+        r.app_version_id = 2;
         wu.true_fpops = 7.2e12;
         out.write_workunit("main", &wu, true).unwrap();
         out.write_result("main", &r, false).unwrap();
@@ -665,7 +666,7 @@ mod tests {
         assert_eq!(rs[0], RESULT_COLUMNS.join(","));
         assert_eq!(
             rs[1],
-            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0,1"
+            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0,1,2"
         );
         let ts = lines(&dir.join(TRANSITIONS_CSV));
         assert_eq!(
@@ -705,7 +706,7 @@ mod tests {
         );
         assert_eq!(
             lines(&dir.join(RESULTS_CSV))[1],
-            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1,"
+            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1,,"
         );
         assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 1);
     }
