@@ -6,8 +6,9 @@
 
 use boinc_sim::scenario::load::load_str;
 use boinc_sim::server::db::ResultRow;
+use boinc_sim::server::resource::ProcType;
 use boinc_sim::stats::recorder::StatsRecorder;
-use boinc_sim::world::RunOptions;
+use boinc_sim::world::{Finished, RunOptions};
 
 /// Loads `text` as `bad.toml` and returns the error message; fails if it loads.
 fn err(text: &str) -> String {
@@ -143,7 +144,7 @@ fn bad_host_coprocs() {
 
 /// A modern-client run of 30 hosts for two days of a CPU-only app, with `extra`
 /// added to the group.
-fn run(extra: &str) -> Vec<ResultRow> {
+fn run(extra: &str) -> Finished<StatsRecorder> {
     let text = format!(
         r#"[simulation]
 seed = 5
@@ -175,17 +176,40 @@ p_fpops = {{ dist = "uniform", min = 5e8, max = 2e9 }}
     );
     let loaded = load_str(&text, "gpus.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
     let world = StatsRecorder::world(loaded.file, &RunOptions::default(), None);
-    let done = world.run().unwrap_or_else(|e| panic!("{e}"));
-    let p = &done.projects[0];
-    p.db.results.iter().map(|(_, r)| r.clone()).collect()
+    world.run().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn results(done: &Finished<StatsRecorder>) -> Vec<ResultRow> {
+    done.projects[0]
+        .db
+        .results
+        .iter()
+        .map(|(_, r)| r.clone())
+        .collect()
 }
 
 #[test]
 fn gpus_draw_from_their_own_stream() {
-    let plain = run("");
-    let gpus = run(
+    let plain_run = run("");
+    let gpu_run = run(
         "coproc = [{ type = \"nvidia\", count = 2, peak_flops = { dist = \"uniform\", min = 1e11, max = 1e12 } }]",
     );
+    // Each client holds its GPUs, and its host row on the server has what its
+    // requests said.
+    for (hi, h) in gpu_run.hosts.iter().enumerate() {
+        assert_eq!(h.coprocs.len(), 1, "host {hi}");
+        let c = h.coprocs[0];
+        assert_eq!((c.kind, c.count), (ProcType::Nvidia, 2));
+        assert!((1e11..1e12).contains(&c.peak_flops), "{}", c.peak_flops);
+    }
+    assert!(gpu_run.hosts[0].coprocs[0].peak_flops != gpu_run.hosts[1].coprocs[0].peak_flops);
+    let rows: Vec<_> = gpu_run.projects[0].db.hosts.iter().collect();
+    assert_eq!(rows.len(), 30);
+    for (_, row) in rows {
+        assert!(gpu_run.hosts.iter().any(|h| *h.coprocs == *row.coprocs));
+    }
+    assert!(plain_run.hosts.iter().all(|h| h.coprocs.is_empty()));
+    let (plain, gpus) = (results(&plain_run), results(&gpu_run));
     assert!(plain.len() > 30, "{} results", plain.len());
     assert_eq!(plain.len(), gpus.len());
     for (a, b) in plain.iter().zip(&gpus) {
