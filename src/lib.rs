@@ -36,6 +36,7 @@ pub mod client;
 pub mod compare;
 pub mod credit;
 pub mod engine;
+pub mod hugepages;
 pub mod plot;
 pub mod progress;
 pub mod scenario;

@@ -3,5 +3,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    boinc_sim::hugepages::enable();
     boinc_sim::cli::main()
 }

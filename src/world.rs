@@ -26,6 +26,7 @@ use crate::scenario::{Daemon, ReportOutcome, ScenarioFile, ScriptEvent};
 use crate::server::config::OutageKind;
 use crate::server::db::{HavRow, HostRow, OutputStatus};
 use crate::server::invariants::{InvariantChecker, Violation};
+use crate::server::resource::{Coproc, N_RSC};
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
 use crate::server::types::*;
 use crate::server::{
@@ -322,6 +323,7 @@ impl<R: Recorder> World<R> {
                 d_free: g.d_free,
                 on_frac: g.on_frac,
                 active_frac: g.active_frac,
+                gpu_active_frac: g.gpu_active_frac,
                 os_name: g.os_name.as_str().into(),
                 p_vendor: g.p_vendor.as_str().into(),
                 p_model: g.p_model.as_str().into(),
@@ -365,6 +367,7 @@ impl<R: Recorder> World<R> {
                 );
                 host.leave_at = leave_at;
                 host.truth = truth::host_truth(seed, index, g, classes[gi]);
+                host.coprocs = draw_coprocs(g, seed, index);
                 if let Some(start) = &g.start {
                     // A client with a state has contacted its projects before: each
                     // knows it (no initial RPC, spec client §2.9 step 3).
@@ -378,6 +381,7 @@ impl<R: Recorder> World<R> {
                             ps.project as usize,
                             p_fpops,
                         );
+                        p.db.host_mut(ps.hostid).coprocs = host.coprocs.clone();
                     }
                     start.apply(&mut host, joined as f64, project_index);
                     for sj in &start.job {
@@ -391,12 +395,14 @@ impl<R: Recorder> World<R> {
                         };
                         let p = &mut projects[pw as usize];
                         let deadline = sj.report_deadline.get();
-                        let job = scheduler::sent_before_start(
+                        let Some(job) = scheduler::sent_before_start(
                             p,
                             joined,
                             host.projects[pi].hostid,
                             deadline,
-                        );
+                        ) else {
+                            continue;
+                        };
                         sj.enqueue(&mut host, pi, &job, joined, ctx.cfg.policy);
                     }
                 }
@@ -890,7 +896,8 @@ impl<R: Recorder> World<R> {
         let req = Request {
             hostid,
             reattached: ev.detach,
-            work_req_seconds,
+            req_secs: [work_req_seconds, 0.0, 0.0, 0.0],
+            req_instances: [0.0; N_RSC],
             max_jobs,
             estimated_delay: 0.0,
             reported: &self.reports,
@@ -951,6 +958,25 @@ impl<R: Recorder> World<R> {
                 .push(format!("{place}: expect[{i}] at {at}: {msg}"));
         }
     }
+}
+
+/// The GPUs of host `index` of group `g`: each type's peak FLOPS drawn, in the
+/// group's order, from the host's own coprocessor stream
+/// ([`StreamKind::HostCoproc`]), so that CPU-only hosts draw nothing new and every
+/// other draw stays as it was.
+fn draw_coprocs(g: &crate::scenario::HostGroup, seed: u64, index: u32) -> Box<[Coproc]> {
+    if g.coproc.is_empty() {
+        return Box::default();
+    }
+    let mut crng = rng::stream(seed, StreamKind::HostCoproc, index as u64);
+    g.coproc
+        .iter()
+        .map(|c| Coproc {
+            kind: c.kind.proc_type(),
+            count: c.count,
+            peak_flops: c.peak_flops.sample(&mut crng).max(1.0),
+        })
+        .collect()
 }
 
 /// The host record the server creates at a simulated host's first contact (spec
@@ -1097,19 +1123,30 @@ impl<R: Recorder> ServerLink for World<R> {
             let h = p.db.host_mut(hostid);
             h.p_ncpus = call.p_ncpus as i32;
             h.p_fpops = call.p_fpops;
+            if *h.coprocs != *call.coprocs {
+                h.coprocs = call.coprocs.into();
+            }
             h.on_frac = call.time_stats.on_frac;
             h.active_frac = call.time_stats.active_frac;
         }
         let req = Request {
             hostid,
             reattached: call.reattached,
-            work_req_seconds: if call.work.req_secs <= 0.0 && call.work.req_instances > 0.0 {
-                // An instance request with no seconds still asks for work (the server's
-                // `work_needed` tests both).
-                1.0
-            } else {
-                call.work.req_secs
-            },
+            // The clients ask for CPU work only. An instance request with no seconds
+            // still asks for work (the server's `work_needed` tests both), as one
+            // second: the CPU instance count is not forwarded, so that the server
+            // sends what it sent before per-resource requests.
+            req_secs: [
+                if call.work.req_secs <= 0.0 && call.work.req_instances > 0.0 {
+                    1.0
+                } else {
+                    call.work.req_secs
+                },
+                0.0,
+                0.0,
+                0.0,
+            ],
+            req_instances: [0.0; N_RSC],
             max_jobs: u32::MAX,
             estimated_delay: call.work.estimated_delay,
             reported: call.reported,

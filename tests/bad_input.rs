@@ -199,6 +199,20 @@ fn delay_bound_zero() {
 }
 
 #[test]
+fn a_run_longer_than_boincs_int_times() {
+    let m = err(&GOOD.replace("duration = \"10d\"", "duration = \"25000d\""));
+    has(
+        &m,
+        &[
+            "bad.toml:2:1",
+            "`simulation.duration`",
+            "duration = 2160000000 s does not fit BOINC's times",
+            "expected less than 2147483647 s (68 years)",
+        ],
+    );
+}
+
+#[test]
 fn delay_bound_negative() {
     let m = err(&format!("{GOOD}delay_bound = \"-2h\"\n"));
     has(

@@ -22,6 +22,7 @@ use super::merit::HostMerit;
 use crate::engine::Time;
 use crate::engine::rng::SimRng;
 use crate::server::db::OutputStatus;
+use crate::server::resource::Coproc;
 use crate::server::scheduler::{Job, ReportedJob};
 use crate::server::types::*;
 use rand::RngExt;
@@ -283,6 +284,8 @@ pub struct RpcCall<'a> {
     pub other_results: &'a [ResultId],
     pub p_ncpus: u32,
     pub p_fpops: f64,
+    /// The host's coprocessors (`<coprocs>` of the request's host info).
+    pub coprocs: &'a [Coproc],
     pub time_stats: TimeStats,
 }
 
@@ -352,6 +355,9 @@ pub struct ClientHost {
     /// The host's own error and wrong-result probabilities, error class and truth
     /// stream (a reliable host until the world sets them).
     pub truth: HostTruth,
+    /// The host's GPUs, as plain data: the server schedules by them; this client
+    /// does not run jobs on them yet.
+    pub coprocs: Box<[Coproc]>,
 }
 
 impl ClientHost {
@@ -392,6 +398,7 @@ impl ClientHost {
             must_schedule_cpus: true,
             rec_interval_start: joined as f64,
             merit: HostMerit::default(),
+            coprocs: Box::default(),
             truth: HostTruth::reliable(crate::engine::rng::stream(
                 0,
                 crate::engine::rng::StreamKind::HostTruth,
@@ -717,6 +724,7 @@ impl ClientHost {
             other_results: &other,
             p_ncpus: self.usable_cpus(cfg),
             p_fpops: self.p_fpops,
+            coprocs: &self.coprocs,
             time_stats: self.time_stats,
         };
         let (status, hostid) = server.rpc(now, &call, &mut jobs);

@@ -43,6 +43,9 @@ pub enum StreamKind {
     HostAvailability = 10,
     /// A project's assimilation handler answers (spec backend §2.6).
     Assimilator = 9,
+    /// A host's coprocessors' peak FLOPS, drawn at creation (id = host index): a
+    /// stream of its own, so that giving hosts GPUs changes no other draw.
+    HostCoproc = 11,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -234,6 +234,13 @@ with_host_attrs! {
         /// wrote before.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub start: Option<super::start::ClientStart>,
+        /// The hosts' GPUs, one entry per type (spec backend §1.4 HOST; BOINC's
+        /// `COPROC`). Left out of the echoed configuration when absent.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub coproc: Vec<CoprocSpec>,
+        /// Fraction of the time GPU computing is allowed (`gpu_active_frac`).
+        #[serde(default = "d_one", skip_serializing_if = "is_one")]
+        pub gpu_active_frac: f64,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,
@@ -255,6 +262,25 @@ impl PartialEq for TraceHandle {
     }
 }
 
+/// One type of GPU of a host group's hosts.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoprocSpec {
+    #[serde(rename = "type")]
+    pub kind: crate::server::resource::GpuType,
+    /// GPUs of this type per host.
+    #[serde(default = "d_one_u32")]
+    pub count: u32,
+    /// Peak FLOPS of one GPU, a number or a distribution drawn once per host.
+    pub peak_flops: Dist,
+}
+
+fn d_one_u32() -> u32 {
+    1
+}
+fn is_one(v: &f64) -> bool {
+    *v == 1.0
+}
 fn d_zero() -> Dist {
     Dist::fixed(0.0)
 }

@@ -14,7 +14,7 @@
 use super::schema::*;
 use crate::client::config::Policy;
 use crate::server::ProjectConfig;
-use crate::server::config::{WorkGenMode, WuTemplate};
+use crate::server::config::{AppVersionConfig, WorkGenMode, WuTemplate};
 use crate::server::db::parse_result_name;
 use crate::server::types::{AssimilateState, FileDeleteState, Outcome, ServerState, ValidateState};
 use std::collections::BTreeMap;
@@ -481,6 +481,16 @@ impl Checker<'_> {
             );
         }
         self.duration_positive("simulation.duration", s.duration);
+        if s.duration.get() >= crate::engine::INT_MAX {
+            self.push(
+                "simulation.duration",
+                format!(
+                    "duration = {} s does not fit BOINC's times, 32-bit ints of seconds; expected less than {} s (68 years)",
+                    s.duration.get(),
+                    crate::engine::INT_MAX
+                ),
+            );
+        }
         let mut seen: BTreeMap<Daemon, usize> = BTreeMap::new();
         for (i, d) in s.tie_order.iter().enumerate() {
             if let Some(first) = seen.insert(*d, i) {
@@ -609,6 +619,8 @@ impl Checker<'_> {
             &format!("{pa}.wrong_output_collision_frac"),
             a.wrong_output_collision_frac,
         );
+        self.min_int(&format!("{pc}.gpu_multiplier"), c.gpu_multiplier.into(), 0);
+        self.app_versions(&pa, &a.version);
 
         let g = &p.work_generator;
         let pg = format!("{prefix}.work_generator");
@@ -690,6 +702,79 @@ impl Checker<'_> {
                     "slot {s} is outside the feeder cache; expected a slot < config.shmem_work_items ({})",
                     c.shmem_work_items
                 ),
+            );
+        }
+    }
+
+    /// An app's versions (spec backend §1.4): known platforms, positive usage and
+    /// speed, one version per (platform, plan class) as BOINC's APP_VERSION table.
+    fn app_versions(&mut self, pa: &str, versions: &[AppVersionConfig]) {
+        use crate::server::resource::PLATFORMS;
+        for (k, v) in versions.iter().enumerate() {
+            let pv = format!("{pa}.version.{k}");
+            if !v.platform.is_empty() && !PLATFORMS.contains(&v.platform.as_str()) {
+                self.push(
+                    format!("{pv}.platform"),
+                    format!(
+                        "unknown platform `{}`; expected \"\" (every host's own) or one of: {}",
+                        v.platform,
+                        PLATFORMS.join(", ")
+                    ),
+                );
+            }
+            self.positive(&format!("{pv}.avg_ncpus"), v.avg_ncpus);
+            self.positive(&format!("{pv}.flops_scale"), v.flops_scale);
+            self.positive(
+                &format!("{pv}.flops_estimate_error"),
+                v.flops_estimate_error,
+            );
+            if let Some(c) = &v.coproc {
+                self.positive(&format!("{pv}.coproc.count"), c.count);
+            }
+            if let Some(j) = versions[..k]
+                .iter()
+                .position(|o| o.platform == v.platform && o.plan_class == v.plan_class)
+            {
+                self.push(
+                    format!("{pv}.plan_class"),
+                    format!(
+                        "version {k} has the platform and plan class of version {j} (\"{}\"); \
+                         expected one version per platform and plan class",
+                        v.plan_class
+                    ),
+                );
+            }
+        }
+    }
+
+    /// A host group's GPUs: positive counts and speeds, one entry per type, and a
+    /// client policy that can run GPU jobs.
+    fn coprocs(&mut self, prefix: &str, g: &HostGroup) {
+        for (k, c) in g.coproc.iter().enumerate() {
+            let pc = format!("{prefix}.coproc.{k}");
+            self.min_int(&format!("{pc}.count"), c.count.into(), 1);
+            if let Some(m) = c.peak_flops.problem() {
+                self.push(format!("{pc}.peak_flops"), m);
+            } else if c.peak_flops.is_fixed() && c.peak_flops.mean() <= 0.0 {
+                self.push(
+                    format!("{pc}.peak_flops"),
+                    format!("peak_flops = {}; expected FLOPS > 0", c.peak_flops.mean()),
+                );
+            }
+            if g.coproc[..k].iter().any(|o| o.kind == c.kind) {
+                self.push(
+                    format!("{pc}.type"),
+                    "this GPU type is listed twice; expected one entry per type, with its count",
+                );
+            }
+        }
+        self.probability(&format!("{prefix}.gpu_active_frac"), g.gpu_active_frac);
+        let policy = g.policy.unwrap_or(self.file.client.policy);
+        if !g.coproc.is_empty() && policy == Policy::SeedDebt {
+            self.push(
+                format!("{prefix}.coproc"),
+                "the seed_debt client runs CPU jobs only (spec client §1); expected no \
+                 coproc in this group, or policy = \"modern_rec\"",
             );
         }
     }
@@ -1035,6 +1120,7 @@ impl Checker<'_> {
                 "on_frac < 1 together with on_period/off_period; expected only one on/off model",
             );
         }
+        self.coprocs(&prefix, g);
         self.host_attrs(&prefix, host_attrs!(g, 1e9));
     }
 

@@ -60,6 +60,14 @@ pub struct SchedConfig {
     /// `request_delay` of the reply a down scheduler sends (`maintenance_delay`,
     /// spec backend §2.9; BOINC's default 3600 s). An outage can override it.
     pub maintenance_delay: Duration,
+    /// GPU jobs per day per GPU instance relative to a CPU's (`gpu_multiplier`, spec
+    /// backend §2.4.4 step 3 and §2.4.7; BOINC's default 1).
+    #[serde(skip_serializing_if = "is_one_i32")]
+    pub gpu_multiplier: i32,
+}
+
+fn is_one_i32(v: &i32) -> bool {
+    *v == 1
 }
 
 impl Default for SchedConfig {
@@ -87,6 +95,7 @@ impl Default for SchedConfig {
             report_max: 0,
             next_rpc_delay: Duration(0),
             maintenance_delay: Duration(3600),
+            gpu_multiplier: 1,
         }
     }
 }
@@ -111,6 +120,81 @@ pub struct AppConfig {
     /// match; near 1: a tiny output space, such as a yes/no answer). Simulator-only:
     /// BOINC has no such field (see `client::truth`).
     pub wrong_output_collision_frac: f64,
+    /// The app's versions (APP_VERSION rows, spec backend §1.4), ids 1, 2, … in
+    /// this order. None given: one plain CPU version for every platform.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub version: Vec<AppVersionConfig>,
+}
+
+/// Reads `[project.NAME.app]`, refusing the several-apps form `[[project.NAME.app]]`
+/// with a message that says so (serde would otherwise read the array as the
+/// struct's fields in order, and complain about the first one).
+pub fn one_app<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AppConfig, D::Error> {
+    use serde::de::{self, MapAccess, SeqAccess, Visitor};
+    struct OneApp;
+    impl<'de> Visitor<'de> for OneApp {
+        type Value = AppConfig;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("one [project.NAME.app] table")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AppConfig, A::Error> {
+            AppConfig::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<AppConfig, A::Error> {
+            Err(de::Error::custom(
+                "several apps per project are not modelled; expected one [project.NAME.app] \
+                 table, with its versions as [[project.NAME.app.version]]",
+            ))
+        }
+    }
+    d.deserialize_any(OneApp)
+}
+
+/// One APP_VERSION of an app: where it runs and what it uses (spec backend §1.4,
+/// §2.4.4; BOINC's plan classes set `avg_ncpus`, the GPU usage and the speed).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AppVersionConfig {
+    /// BOINC platform name (`x86_64-pc-linux-gnu`, `windows_x86_64`, …); "" = every
+    /// host's own platform.
+    pub platform: String,
+    /// Plan class; "" = a plain CPU version.
+    pub plan_class: String,
+    /// CPUs a job uses; above 1 the version is multi-threaded.
+    pub avg_ncpus: f64,
+    /// GPU usage: type and instances (a fraction shares a GPU between jobs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coproc: Option<CoprocUsage>,
+    /// Speed the plan class gives relative to the devices' peak: the version's peak
+    /// FLOPS on a host are `flops_scale × (p_fpops × avg_ncpus + GPU peak × count)`.
+    pub flops_scale: f64,
+    /// Factor by which the server's FLOPS estimate of this version is wrong (10: it
+    /// believes the version 10× faster than it is). Simulator-only: a badly written
+    /// plan class, as credit_new must correct (spec backend §6.2).
+    pub flops_estimate_error: f64,
+}
+
+impl Default for AppVersionConfig {
+    fn default() -> Self {
+        Self {
+            platform: String::new(),
+            plan_class: String::new(),
+            avg_ncpus: 1.0,
+            coproc: None,
+            flops_scale: 1.0,
+            flops_estimate_error: 1.0,
+        }
+    }
+}
+
+/// The GPU usage of an app version (`HOST_USAGE::proc_type`, `gpu_usage`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoprocUsage {
+    #[serde(rename = "type")]
+    pub kind: super::resource::GpuType,
+    /// GPU instances a job uses (0.5: two jobs share one GPU).
+    pub count: f64,
 }
 
 impl Default for AppConfig {
@@ -123,6 +207,7 @@ impl Default for AppConfig {
             min_avg_pfc: 0.0,
             host_scale_check: false,
             wrong_output_collision_frac: 0.0,
+            version: Vec::new(),
         }
     }
 }
@@ -338,8 +423,8 @@ pub struct PinnedDraws {
     pub day_offset: Option<f64>,
     /// Random start offset of the cache scan in `send_work` (§2.4.4 step 1).
     pub slot_offset: Option<u32>,
-    /// `result.random` of every result created.
-    pub result_random: Option<i64>,
+    /// `result.random` of every result created (BOINC's `int`).
+    pub result_random: Option<i32>,
     /// Draw deciding whether a file deletion fails (`< failure_prob` fails).
     pub file_delete: Option<f64>,
 }

@@ -13,7 +13,7 @@ use super::credit::{Average, AverageVar};
 use super::table::Table;
 use super::transition_index::TransitionIndex;
 use super::types::*;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::{DbTime, INT_MAX, Time, db_time};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -39,7 +39,7 @@ pub enum OutputStatus {
 pub struct WorkunitRow {
     pub id: WuId,
     pub appid: AppId,
-    pub create_time: Time,
+    pub create_time: DbTime,
     pub priority: i32,
     pub batch: u32,
     pub rsc_fpops_est: f64,
@@ -77,13 +77,13 @@ pub struct WorkunitRow {
     /// the daemons' snapshot of the list copies without allocating (issue 12).
     pub results: WuResults,
     /// When the validator found the canonical result (0 = not yet).
-    pub canonical_found_time: Time,
+    pub canonical_found_time: DbTime,
     /// When the assimilator last marked it DONE (0 = never).
-    pub assimilated_time: Time,
+    pub assimilated_time: DbTime,
     /// How many times the assimilation handler was called.
     pub assimilate_count: u32,
     /// When `file_delete_state` became DONE (db_purge's `mod_time`).
-    pub files_deleted_time: Time,
+    pub files_deleted_time: DbTime,
     /// Whether the canonical result's output is right, copied from it when it is
     /// chosen (simulator truth; `None`: no canonical result, or unknown).
     pub canonical_correct: Option<bool>,
@@ -98,9 +98,10 @@ pub struct ResultRow {
     pub id: ResultId,
     pub workunitid: WuId,
     pub suffix: u16,
-    pub create_time: Time,
+    pub create_time: DbTime,
     pub priority: i32,
-    pub random: i64,
+    /// BOINC's `int` (`lrand48()`, 0 to 2³¹ − 1).
+    pub random: i32,
     pub server_state: ServerState,
     pub outcome: Outcome,
     pub validate_state: ValidateState,
@@ -140,7 +141,7 @@ impl WorkunitRow {
         Self {
             id: 0,
             appid: 1,
-            create_time: now,
+            create_time: db_time(now),
             priority: t.priority,
             batch: 0,
             rsc_fpops_est: t.rsc_fpops_est,
@@ -185,14 +186,14 @@ impl ResultRow {
         suffix: u16,
         create_time: Time,
         priority: i32,
-        random: i64,
+        random: i32,
         server_state: ServerState,
     ) -> Self {
         Self {
             id: 0,
             workunitid,
             suffix,
-            create_time,
+            create_time: db_time(create_time),
             priority,
             random,
             server_state,
@@ -263,6 +264,10 @@ pub struct HostRow {
     pub d_free: f64,
     pub on_frac: f64,
     pub active_frac: f64,
+    /// Fraction of the time GPU computing is allowed (`gpu_active_frac`).
+    pub gpu_active_frac: f64,
+    /// The host's coprocessors, as its request describes them (spec backend §1.4).
+    pub coprocs: Box<[super::resource::Coproc]>,
     /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
     pub os_name: Arc<str>,
     /// CPU vendor (e.g. "GenuineIntel"), for HR.
@@ -707,7 +712,7 @@ impl Db {
             return;
         }
         wu.canonical_resultid = rid;
-        wu.canonical_found_time = now;
+        wu.canonical_found_time = db_time(now);
         wu.canonical_correct = truth;
         audit!(
             self,
@@ -729,7 +734,7 @@ impl Db {
         }
         wu.assimilate_state = v;
         if v == AssimilateState::Done {
-            wu.assimilated_time = now;
+            wu.assimilated_time = db_time(now);
         }
         if v == AssimilateState::Ready {
             self.assimilate_ready.insert(id);
@@ -756,7 +761,7 @@ impl Db {
         }
         wu.file_delete_state = v;
         if v == FileDeleteState::Done {
-            wu.files_deleted_time = now;
+            wu.files_deleted_time = db_time(now);
         }
         self.fd_ready_wus.remove(&id);
         self.fd_error_wus.remove(&id);
@@ -1064,4 +1069,17 @@ pub fn parse_result_name(name: &str) -> Option<(WuId, u16)> {
     let rest = name.strip_prefix("wu")?;
     let (w, s) = rest.rsplit_once('_')?;
     Some((w.parse().ok()?, s.parse().ok()?))
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// The rows' sizes are what memory per job in flight is made of
+    /// (docs/performance.md "Sizes"): a field added to a row shows here first.
+    #[test]
+    fn row_sizes() {
+        assert_eq!(std::mem::size_of::<ResultRow>(), 136);
+        assert_eq!(std::mem::size_of::<WorkunitRow>(), 168);
+    }
 }

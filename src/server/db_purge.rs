@@ -21,7 +21,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         if list.len() >= BATCH {
             break;
         }
-        if now - p.db.wu(wuid).files_deleted_time >= min_age {
+        if now - Time::from(p.db.wu(wuid).files_deleted_time) >= min_age {
             list.push(wuid);
         }
     }

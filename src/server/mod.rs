@@ -5,6 +5,7 @@
 //! `assimilate_state`, `file_delete_state`), exactly as BOINC's processes do; the
 //! world schedules their passes as periodic or scripted events.
 
+pub mod app_version;
 pub mod assimilator;
 pub mod config;
 pub mod credit;
@@ -17,6 +18,7 @@ pub mod hr;
 pub mod invariants;
 pub mod job_cache;
 pub mod job_log;
+pub mod resource;
 pub mod scheduler;
 pub mod table;
 pub mod transition_index;
@@ -40,6 +42,7 @@ pub struct ProjectConfig {
     /// `config.xml` (spec backend §2.9).
     pub config: SchedConfig,
     /// The project's application (spec backend §1.4).
+    #[serde(deserialize_with = "config::one_app")]
     pub app: AppConfig,
     /// Workunit template of the work generator (spec backend §2.1).
     pub workunit: WuTemplate,
@@ -65,7 +68,7 @@ impl ProjectConfig {
     }
 }
 
-/// The app version every host runs (one CPU version per app in this model).
+/// The id of an app's first version, the only one of an app that lists none.
 pub const APP_VERSION_ID: u32 = 1;
 /// The id of the project's app (`workunit.appid`).
 pub const APP_ID: u32 = 1;
@@ -80,6 +83,8 @@ pub struct Project {
     pub sw: Switches,
     pub db: Db,
     pub feeder: job_cache::Cache,
+    /// The app's versions (spec backend §1.4), id `k` at index `k − 1`.
+    pub app_versions: Vec<app_version::AppVersion>,
     /// credit_new's app version and app statistics (spec backend §6.2).
     pub credit: credit_new::CreditNew,
     /// Results the validator decided (VALID or INVALID) since the world last
@@ -103,8 +108,12 @@ impl Project {
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
         let sw = cfg.backend.resolve();
         let feeder = job_cache::Cache::new(cfg.config.shmem_work_items as usize);
+        let app_versions = app_version::resolve(&cfg.app);
         let mut credit = credit_new::CreditNew::new();
-        credit.register_version(APP_ID, APP_VERSION_ID, false);
+        for av in &app_versions {
+            let is_gpu = av.proc_type != resource::ProcType::Cpu;
+            credit.register_version(APP_ID, av.id, is_gpu);
+        }
         credit.set_min_avg_pfc(APP_ID, cfg.app.min_avg_pfc);
         Self {
             index,
@@ -112,6 +121,7 @@ impl Project {
             sw,
             db: Db::new(audit),
             feeder,
+            app_versions,
             credit,
             decided: Vec::new(),
             rng: stream(seed, StreamKind::Project, index as u64),

@@ -5,9 +5,11 @@
 //! and gets a [`Reply`]. Host models (scripted hosts, or the client policies) never
 //! touch the database directly, so they can be swapped without touching the server.
 
+use super::app_version::{self, Bav, Want};
 use super::db::OutputStatus;
+use super::resource::{N_RSC, ProcType, coproc_of};
 use super::types::*;
-use super::{APP_VERSION_ID, Project, hr};
+use super::{Project, hr};
 use crate::engine::{Time, time::DAY as DAY_SECS};
 use rand::RngExt;
 
@@ -43,8 +45,11 @@ pub struct Request<'a> {
     /// The client detached and re-attached: it sends no valid host id and no jobs, so
     /// the server's host lookup marks the old jobs CLIENT_DETACHED (§2.4.2).
     pub reattached: bool,
-    /// Seconds of CPU work asked for (0 = none).
-    pub work_req_seconds: f64,
+    /// Seconds of work asked for per processor type (`cpu_req_secs`,
+    /// `<coproc><req_secs>`), indexed by [`ProcType::index`]; 0 = none.
+    pub req_secs: [f64; N_RSC],
+    /// Idle instances to fill per processor type (`cpu_req_instances`, …).
+    pub req_instances: [f64; N_RSC],
     /// At most this many new jobs (scripted requests; `u32::MAX` = no cap).
     pub max_jobs: u32,
     /// The client's estimate of its queued work, seconds (deadline check).
@@ -59,6 +64,12 @@ pub struct Request<'a> {
 pub struct Job {
     pub result_id: ResultId,
     pub workunit_id: WuId,
+    /// The app version it is sent with, and that version's usage on this host
+    /// (the reply's `<app_version>`: `avg_ncpus`, the GPU type and instances).
+    pub app_version_id: u32,
+    pub proc_type: ProcType,
+    pub avg_ncpus: f64,
+    pub gpu_usage: f64,
     pub rsc_fpops_est: f64,
     pub rsc_fpops_bound: f64,
     /// The app version's `flops` in the reply: the server's projected speed of this
@@ -141,17 +152,64 @@ impl Reply {
     }
 }
 
-/// Per-RPC view of the host app version (`reliable`, `trusted`, quota).
-struct RpcState {
+/// Per-RPC `reliable` and `trusted` of one host app version (§2.4.7).
+#[derive(Clone, Copy, Debug)]
+struct HavRpc {
+    av: u32,
     reliable: bool,
     trusted: bool,
+}
+
+/// Per-RPC state: the host app versions' `reliable` and `trusted`, the HR class,
+/// and what is left of the request per processor type.
+struct RpcState {
+    havs: smallvec::SmallVec<[HavRpc; 2]>,
     hr_class: Option<i32>,
     ncpus: i32,
-    work_req: f64,
+    req_secs: [f64; N_RSC],
+    req_instances: [f64; N_RSC],
     max_jobs: u32,
-    estimated_delay: f64,
+    /// The host's queued work per processor type, seconds (the CPU's from the
+    /// request; the clients send no GPU queue yet, so those start at 0).
+    estimated_delay: [f64; N_RSC],
     resend_lost: bool,
     sent_any_resend: bool,
+}
+
+impl RpcState {
+    fn new(req_secs: [f64; N_RSC], req_instances: [f64; N_RSC], max_jobs: u32) -> Self {
+        Self {
+            havs: smallvec::SmallVec::new(),
+            hr_class: None,
+            ncpus: 1,
+            req_secs,
+            req_instances,
+            max_jobs,
+            estimated_delay: [0.0; N_RSC],
+            resend_lost: false,
+            sent_any_resend: false,
+        }
+    }
+
+    /// `reliable` of version `av` on this host (false without a HAV).
+    fn reliable(&self, av: u32) -> bool {
+        self.havs.iter().any(|h| h.av == av && h.reliable)
+    }
+
+    /// `trusted` of version `av` on this host (false without a HAV).
+    fn trusted(&self, av: u32) -> bool {
+        self.havs.iter().any(|h| h.av == av && h.trusted)
+    }
+
+    /// Whether the request still asks for work of type `t` (`need_proc_type`).
+    fn needs(&self, t: ProcType) -> bool {
+        self.req_secs[t.index()] > 0.0 || self.req_instances[t.index()] > 0.0
+    }
+
+    /// `work_needed`: some resource still asks for work.
+    fn work_needed(&self) -> bool {
+        ProcType::ALL.iter().any(|&t| self.needs(t))
+    }
 }
 
 /// Handles one RPC (spec backend §2.4.1). `reply` is cleared first.
@@ -197,17 +255,9 @@ pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Re
     }
 
     // Step 7: reported results.
-    let mut st = RpcState {
-        reliable: false,
-        trusted: false,
-        hr_class: None,
-        ncpus: 1,
-        work_req: req.work_req_seconds,
-        max_jobs: req.max_jobs,
-        estimated_delay: req.estimated_delay,
-        resend_lost: p.cfg.config.resend_lost_results && p.sw.scheduler_features,
-        sent_any_resend: false,
-    };
+    let mut st = RpcState::new(req.req_secs, req.req_instances, req.max_jobs);
+    st.estimated_delay[ProcType::Cpu.index()] = req.estimated_delay;
+    st.resend_lost = p.cfg.config.resend_lost_results && p.sw.scheduler_features;
     handle_results(p, now, req, reply, &mut st);
 
     // Step 8: send_work_setup.
@@ -224,7 +274,7 @@ pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Re
     }
 
     // Step 10: new work.
-    let wants_work = st.work_req > 0.0 && st.max_jobs > 0;
+    let wants_work = st.work_needed() && st.max_jobs > 0;
     if wants_work && !st.sent_any_resend {
         let msi = p.cfg.config.min_sendwork_interval.get();
         if msi > 0 && prev_rpc != 0 && now - prev_rpc < msi {
@@ -237,15 +287,18 @@ pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Re
         reply.no_work = true;
     }
 
-    // Step 11: create HAV rows for first-time app versions.
-    let sent_new = reply.jobs.iter().filter(|j| !j.resend).count() as i32;
+    // Step 11: create HAV rows for first-time app versions, one per (host, app
+    // version), counting the new jobs sent with each.
     let h = p.db.host_mut(req.hostid);
-    if !reply.jobs.is_empty() && h.hav(APP_VERSION_ID).is_none() {
-        h.havs.push(super::db::HavRow {
-            app_version_id: APP_VERSION_ID,
-            n_jobs_today: sent_new,
-            ..Default::default()
-        });
+    for av in &p.app_versions {
+        let sent = reply.jobs.iter().filter(|j| j.app_version_id == av.id);
+        if sent.clone().next().is_some() && h.hav(av.id).is_none() {
+            h.havs.push(super::db::HavRow {
+                app_version_id: av.id,
+                n_jobs_today: sent.filter(|j| !j.resend).count() as i32,
+                ..Default::default()
+            });
+        }
     }
 
     // Step 12: request delay.
@@ -403,9 +456,22 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
         0
     };
     st.hr_class = hr::hr_class(hr_type, &host.os_name, &host.p_vendor, &host.p_model);
-    let Some(hav) = host.hav(APP_VERSION_ID) else {
-        return;
-    };
+    // Each host app version, in version order: its `reliable` and `trusted` (one
+    // trust draw per HAV that qualifies).
+    for k in 0..p.app_versions.len() {
+        let av = p.app_versions[k].id;
+        if let Some(h) = hav_rpc(p, hostid, av, q, features) {
+            st.havs.push(h);
+        }
+    }
+}
+
+/// `reliable` and `trusted` of the host's HAV of version `av` (§2.4.7); `None`
+/// without a HAV.
+fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> Option<HavRpc> {
+    let cfg = &p.cfg.config;
+    let host = p.db.host(hostid);
+    let hav = host.hav(av)?;
     let mut reliable = features;
     let tat = cfg.reliable_max_avg_turnaround.get() as f64;
     if tat != 0.0 && hav.turnaround.avg.n > 10 {
@@ -426,61 +492,35 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     if q != 0 && hav.max_jobs_per_day < q {
         reliable = false;
     }
-    st.reliable = reliable;
+    let mut trusted = false;
     let cv = hav.consecutive_valid;
     if cv >= CONS_VALID_UNREPLICATED {
         let u = match p.cfg.pin.trust {
             Some(u) => u,
             None => p.rng.random::<f64>(),
         };
-        st.trusted = u > 1.0 / cv as f64;
+        trusted = u > 1.0 / cv as f64;
     }
+    Some(HavRpc {
+        av,
+        reliable,
+        trusted,
+    })
 }
 
-/// Whether the host's daily quota is exhausted (§2.4.7).
-fn quota_exceeded(p: &Project, hostid: HostId, ncpus: i32) -> bool {
-    if !p.sw.hav_accounting {
-        return false;
-    }
-    let q = p.cfg.config.daily_result_quota;
-    if q == 0 && !p.sw.zero_quota_blocks {
-        return false;
-    }
-    let Some(hav) = p.db.host(hostid).hav(APP_VERSION_ID) else {
-        return false; // no HAV yet: first RPC
-    };
-    let limit = if hav.max_jobs_per_day == 1 {
-        1
+/// Estimated run time of a job with version `bav` on this host (§2.4.4 step 4):
+/// `rsc_fpops_est / projected_flops / available_frac`, where `available_frac` is
+/// `on_frac × active_frac`, with `gpu_active_frac` in place of `active_frac` for a
+/// GPU version (BOINC's `available_frac`), clamped to [0.1, 1].
+fn est_dur(p: &Project, hostid: HostId, bav: &Bav, rsc_fpops_est: f64) -> f64 {
+    let host = p.db.host(hostid);
+    let active = if bav.proc_type == ProcType::Cpu {
+        host.active_frac
     } else {
-        hav.max_jobs_per_day * ncpus
+        host.gpu_active_frac
     };
-    hav.n_jobs_today >= limit
-}
-
-/// `projected_flops` of the app version on this host (§2.4.4 step 4): the peak
-/// speed without statistics, `1/hav.et.avg` once the HAV has more than 10
-/// elapsed-time samples, or `peak_flops / av.pfc.avg` once the version has more
-/// than 100 samples. It is sent as the app version's `flops`.
-fn projected_flops(p: &Project, hostid: HostId) -> f64 {
-    let host = p.db.host(hostid);
-    let peak = host.p_fpops;
-    let av_pfc = p
-        .credit
-        .version(APP_VERSION_ID)
-        .map(|v| v.pfc)
-        .unwrap_or_default();
-    match host.hav(APP_VERSION_ID) {
-        Some(h) if h.et.avg.n > 10 && h.et.avg.avg > 0.0 => 1.0 / h.et.avg.avg,
-        _ if av_pfc.n > 100 && av_pfc.avg > 0.0 => peak / av_pfc.avg,
-        _ => peak,
-    }
-}
-
-/// Estimated run time of a job on this host (§2.4.4 step 4).
-fn est_dur(p: &Project, hostid: HostId, rsc_fpops_est: f64) -> f64 {
-    let host = p.db.host(hostid);
-    let avail = (host.on_frac * host.active_frac).clamp(0.1, 1.0);
-    rsc_fpops_est / projected_flops(p, hostid) / avail
+    let avail = (host.on_frac * active).clamp(0.1, 1.0);
+    rsc_fpops_est / bav.projected_flops / avail
 }
 
 /// Why a job cannot go to this host (`wu_is_infeasible_fast`).
@@ -501,6 +541,7 @@ fn infeasible_fast(
     rid: ResultId,
     reply: &Reply,
     st: &RpcState,
+    bav: &Bav,
 ) -> Result<i64, Infeasible> {
     let r = p.db.result(rid);
     let wu = p.db.wu(r.workunitid);
@@ -537,7 +578,7 @@ fn infeasible_fast(
         && cfg.reliable_reduced_delay_bound > 0.01
     {
         let mut o = (db as f64 * cfg.reliable_reduced_delay_bound) as i64;
-        let two = (2.0 * est_dur(p, hostid, wu.rsc_fpops_est)) as i64;
+        let two = (2.0 * est_dur(p, hostid, bav, wu.rsc_fpops_est)) as i64;
         if two > o && two < db && (two as f64) < 2.0 * db as f64 * cfg.reliable_reduced_delay_bound
         {
             o = two;
@@ -546,12 +587,14 @@ fn infeasible_fast(
     } else {
         (db, db)
     };
-    if cfg.ignore_delay_bound || st.estimated_delay <= 0.0 {
+    // The queue of the job's own resource (§2.4.4 deadline check).
+    let delay = st.estimated_delay[bav.proc_type.index()];
+    if cfg.ignore_delay_bound || delay <= 0.0 {
         return Ok(optimistic);
     }
-    let dur = est_dur(p, hostid, wu.rsc_fpops_est);
+    let dur = est_dur(p, hostid, bav, wu.rsc_fpops_est);
     for bound in [optimistic, pessimistic] {
-        if st.estimated_delay + dur <= bound as f64 {
+        if delay + dur <= bound as f64 {
             return Ok(bound);
         }
     }
@@ -564,51 +607,92 @@ fn infeasible_fast(
 /// ([`add_result_to_reply`], spec backend §2.4.4), with the client deadline
 /// `deadline` (the database deadline adds the grace period). Further results the
 /// workunit needs are the transitioner's, as for any workunit.
-pub fn sent_before_start(p: &mut Project, now: Time, hostid: HostId, deadline: Time) -> Job {
+///
+/// It goes with the version `get_app_version` picks for the host, quotas aside;
+/// `None` (and no workunit) if no version runs on it.
+pub fn sent_before_start(
+    p: &mut Project,
+    now: Time,
+    hostid: HostId,
+    deadline: Time,
+) -> Option<Job> {
+    let mut st = RpcState::new([0.0; N_RSC], [0.0; N_RSC], 0);
+    let want = Want {
+        proc_type: None,
+        check_quota: false,
+        committed: 0,
+        ncpus: 1,
+    };
+    let bav = app_version::get_app_version(p, hostid, want)?;
     let wuid = super::work_generator::create_work(p, now, ACTOR);
     let r = super::db::ResultRow::new(wuid, 0, now, 0, 0, ServerState::Unsent);
     let rid = p.db.insert_result(ACTOR, r);
     let mut reply = Reply::default();
-    let mut st = RpcState {
-        reliable: false,
-        trusted: false,
-        hr_class: None,
-        ncpus: 1,
-        work_req: 0.0,
-        max_jobs: 0,
-        estimated_delay: 0.0,
-        resend_lost: false,
-        sent_any_resend: false,
-    };
-    add_result_to_reply(
-        p,
-        now,
-        hostid,
+    let send = Send {
         rid,
-        deadline - now,
-        false,
-        &mut reply,
-        &mut st,
-    );
-    reply.jobs.swap_remove(0)
+        bav,
+        delay_bound: deadline - now,
+        resend: false,
+    };
+    add_result_to_reply(p, now, hostid, send, &mut reply, &mut st);
+    Some(reply.jobs.swap_remove(0))
 }
 
-/// `send_work_score` (spec backend §2.4.4).
+/// `send_work` (spec backend §2.4.4): one `send_work_score` pass per processor
+/// type the request asks for, in descending type index (GPU types first, the CPU
+/// last). A type no version of the host can use is not scanned.
+fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: &mut RpcState) {
+    for &t in ProcType::ALL.iter().rev() {
+        if !st.needs(t) {
+            continue;
+        }
+        let host = p.db.host(hostid);
+        let usable = p
+            .app_versions
+            .iter()
+            .any(|av| av.proc_type == t && app_version::runs_on(av, host));
+        if usable {
+            send_work_score(p, now, hostid, t, reply, st);
+        }
+    }
+}
+
+/// `max_jobs_per_rpc` (§2.4.4 step 3): `max_wus_to_send × (effective_ncpus +
+/// gpu_multiplier × ngpus)`, 999999 without a limit.
+fn max_jobs_per_rpc(p: &Project, hostid: HostId, ncpus: i32) -> usize {
+    let cfg = &p.cfg.config;
+    if cfg.max_wus_to_send == 0 {
+        return 999_999;
+    }
+    let ngpus: i32 =
+        p.db.host(hostid)
+            .coprocs
+            .iter()
+            .map(|c| c.count as i32)
+            .sum();
+    (cfg.max_wus_to_send * (ncpus + cfg.gpu_multiplier * ngpus)) as usize
+}
+
+/// `send_work_score` for processor type `t` (spec backend §2.4.4).
 ///
 /// BOINC scores every PRESENT slot from a random start slot, sorts the candidates by
 /// score (stable: ties keep the scan order) and tries them in that order. The cache's
 /// walk ([`super::job_cache::Scan`]) yields the same sequence lazily from its index of
 /// live slots, so a request touches only the slots it tries. Stale slots (result no
 /// longer UNSENT), which BOINC lists and then skips without a side effect, are left
-/// out of the walk; so are the `need_reliable` jobs a host that is not reliable
-/// cannot get, as in BOINC.
-fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: &mut RpcState) {
+/// out of the walk; so are the `need_reliable` jobs a host none of whose versions is
+/// reliable cannot get, as in BOINC. Each job goes with the version
+/// `get_app_version` picks for it among those of type `t`.
+fn send_work_score(
+    p: &mut Project,
+    now: Time,
+    hostid: HostId,
+    t: ProcType,
+    reply: &mut Reply,
+    st: &mut RpcState,
+) {
     let cfg = &p.cfg.config;
-    let max_per_rpc = if cfg.max_wus_to_send == 0 {
-        999_999
-    } else {
-        cfg.max_wus_to_send * st.ncpus
-    } as usize;
+    let max_per_rpc = max_jobs_per_rpc(p, hostid, st.ncpus);
     let max_in_progress = if cfg.max_wus_in_progress > 0 {
         (cfg.max_wus_in_progress * st.ncpus) as usize
     } else {
@@ -619,9 +703,13 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         cfg.one_result_per_host_per_wu,
     );
     // Step 1: `need_reliable` jobs (priority ≥ `reliable_on_priority`) are dropped
-    // for a host whose version is not reliable.
-    let exclude_from = (p.sw.scheduler_features && cfg.reliable_on_priority != 0 && !st.reliable)
+    // for a host none of whose versions is reliable, and per job for a version that
+    // is not.
+    let need_reliable_from = (p.sw.scheduler_features && cfg.reliable_on_priority != 0)
         .then_some(cfg.reliable_on_priority);
+    let any_reliable = st.havs.iter().any(|h| h.reliable);
+    let exclude_from = need_reliable_from.filter(|_| !any_reliable);
+    let homogeneous_av = p.sw.scheduler_features && p.cfg.app.homogeneous_app_version;
     let nslots = p.feeder.len();
     if nslots == 0 {
         return;
@@ -634,16 +722,14 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
     // Step 2: send in score order.
     let mut scan = p.feeder.scan(offset, exclude_from);
     while let Some((slot, rid)) = p.feeder.next(&mut scan) {
-        if st.work_req <= 0.0
-            || reply.jobs.len() >= max_per_rpc
-            || reply.jobs.len() as u32 >= st.max_jobs
+        if !st.needs(t) || reply.jobs.len() >= max_per_rpc || reply.jobs.len() as u32 >= st.max_jobs
         {
             break;
         }
         if p.db.host(hostid).in_progress.len() >= max_in_progress {
             break;
         }
-        if quota_exceeded(p, hostid, st.ncpus) {
+        if app_version::all_quota_exceeded(p, hostid, t, st.ncpus) {
             break;
         }
         // Re-check that the slot still holds the same UNSENT result (always true in
@@ -651,7 +737,24 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         if p.feeder.get(slot) != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent {
             continue;
         }
-        let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
+        let r = p.db.result(rid);
+        let want = Want {
+            proc_type: Some(t),
+            check_quota: true,
+            committed: if homogeneous_av {
+                p.db.wu(r.workunitid).app_version_id
+            } else {
+                0
+            },
+            ncpus: st.ncpus,
+        };
+        let Some(bav) = app_version::get_app_version(p, hostid, want) else {
+            continue;
+        };
+        if need_reliable_from.is_some_and(|from| r.priority >= from) && !st.reliable(bav.av) {
+            continue;
+        }
+        let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st, &bav) {
             Ok(d) => d,
             Err(_) => {
                 // Only the pre-2007 infeasible queue counted these (§5 row 4); in
@@ -690,25 +793,44 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
         }
         // Success: empty the slot, send.
         p.feeder.empty(&mut p.db, slot);
-        add_result_to_reply(p, now, hostid, rid, delay_bound, false, reply, st);
+        let send = Send {
+            rid,
+            bav,
+            delay_bound,
+            resend: false,
+        };
+        add_result_to_reply(p, now, hostid, send, reply, st);
     }
 }
 
+/// One job to add to a reply: the result, the version it goes with, the delay
+/// bound `wu_is_infeasible_fast` chose, and whether it is a resend.
+#[derive(Clone, Copy, Debug)]
+struct Send {
+    rid: ResultId,
+    bav: Bav,
+    delay_bound: i64,
+    resend: bool,
+}
+
 /// `add_result_to_reply` for a new send or a resend (spec backend §2.4.4).
-#[allow(clippy::too_many_arguments)]
 fn add_result_to_reply(
     p: &mut Project,
     now: Time,
     hostid: HostId,
-    rid: ResultId,
-    delay_bound: i64,
-    resend: bool,
+    send: Send,
     reply: &mut Reply,
     st: &mut RpcState,
 ) {
+    let Send {
+        rid,
+        bav,
+        delay_bound,
+        resend,
+    } = send;
     let grace = p.report_grace_period();
     let host = p.db.host(hostid);
-    let (userid, p_fpops) = (host.userid, host.p_fpops);
+    let userid = host.userid;
     let r = p.db.result(rid);
     let wuid = r.workunitid;
     // The deadline told to the client, and the one stored in the DB. A resend is
@@ -728,7 +850,7 @@ fn add_result_to_reply(
     p.db.set_transition_time(ACTOR, wuid, tt);
     if p.sw.scheduler_features {
         if p.cfg.app.homogeneous_app_version && p.db.wu(wuid).app_version_id == 0 {
-            p.db.set_wu_app_version_id(ACTOR, wuid, APP_VERSION_ID);
+            p.db.set_wu_app_version_id(ACTOR, wuid, bav.av);
         }
         if p.cfg.app.homogeneous_redundancy != 0
             && p.db.wu(wuid).hr_class == 0
@@ -742,24 +864,40 @@ fn add_result_to_reply(
     let r = p.db.result_mut(rid);
     r.userid = userid;
     r.sent_time = now;
-    r.flops_estimate = p_fpops;
-    r.app_version_id = APP_VERSION_ID;
+    r.flops_estimate = bav.peak_flops;
+    r.app_version_id = bav.av;
     p.db.set_server_state(ACTOR, rid, ServerState::InProgress);
     p.db.set_report_deadline(ACTOR, rid, db_deadline);
-    // Step 4: bookkeeping.
-    if !resend && let Some(hav) = p.db.host_mut(hostid).hav_mut(APP_VERSION_ID) {
+    // Step 4: bookkeeping. The request of the job's resource goes down by its
+    // duration times the instances it uses; the resource's queue grows by the same
+    // spread over the resource's instances.
+    if !resend && let Some(hav) = p.db.host_mut(hostid).hav_mut(bav.av) {
         hav.n_jobs_today += 1;
     }
-    let dur = est_dur(p, hostid, est);
-    st.work_req -= dur;
-    st.estimated_delay += dur / st.ncpus as f64;
-    p.db.host_mut(hostid).estimated_delay = st.estimated_delay;
+    let dur = est_dur(p, hostid, &bav, est);
+    let k = bav.proc_type.index();
+    let used = bav.instances();
+    st.req_secs[k] -= dur * used;
+    st.req_instances[k] -= used;
+    let ninst = if bav.proc_type == ProcType::Cpu {
+        st.ncpus as f64
+    } else {
+        coproc_of(&p.db.host(hostid).coprocs, bav.proc_type).map_or(1.0, |c| c.count as f64)
+    };
+    st.estimated_delay[k] += dur * used / ninst;
+    if bav.proc_type == ProcType::Cpu {
+        p.db.host_mut(hostid).estimated_delay = st.estimated_delay[k];
+    }
     reply.jobs.push(Job {
         result_id: rid,
         workunit_id: wuid,
+        app_version_id: bav.av,
+        proc_type: bav.proc_type,
+        avg_ncpus: bav.avg_ncpus,
+        gpu_usage: bav.gpu_usage,
         rsc_fpops_est: est,
         rsc_fpops_bound: bound,
-        flops: projected_flops(p, hostid),
+        flops: bav.projected_flops,
         true_fpops,
         report_deadline: client_deadline,
         resend,
@@ -769,7 +907,7 @@ fn add_result_to_reply(
     if p.sw.scheduler_features
         && p.db.wu(wuid).target_nresults == 1
         && app_target > 1
-        && !st.trusted
+        && !st.trusted(bav.av)
     {
         p.db.set_target_nresults(ACTOR, wuid, app_target);
         p.db.set_min_quorum(ACTOR, wuid, app_target);
@@ -801,35 +939,55 @@ fn resend_lost_work(
             .collect();
     for rid in lost {
         // Stop when `work_needed` turns false (§2.4.5).
-        if st.work_req <= 0.0 || reply.jobs.len() as u32 >= st.max_jobs {
+        if !st.work_needed() || reply.jobs.len() as u32 >= st.max_jobs {
             break;
         }
         let r = p.db.result(rid);
         let wuid = r.workunitid;
         let (sent, rd) = (r.sent_time, r.report_deadline);
         let wu = p.db.wu(wuid);
-        let mut resendable = wu.error_mask == 0 && wu.canonical_resultid == 0;
+        // The best version for the host, quotas aside (resends do not count).
+        let want = Want {
+            proc_type: None,
+            check_quota: false,
+            committed: if p.sw.scheduler_features && p.cfg.app.homogeneous_app_version {
+                wu.app_version_id
+            } else {
+                0
+            },
+            ncpus: st.ncpus,
+        };
+        let bav = app_version::get_app_version(p, hostid, want);
+        let mut resendable = wu.error_mask == 0 && wu.canonical_resultid == 0 && bav.is_some();
         let mut bound = 0;
-        if resendable {
-            match infeasible_fast(p, now, hostid, rid, reply, st) {
+        if let Some(bav) = &bav
+            && resendable
+        {
+            match infeasible_fast(p, now, hostid, rid, reply, st, bav) {
                 Ok(b) => bound = b,
                 Err(_) => resendable = false,
             }
-        }
-        if resendable {
             // `possibly_give_result_new_deadline`: capped at `now + delay_bound`
             // with the bound `wu_is_infeasible_fast` wrote into `wu.delay_bound`.
             let d = (now + (rd - sent) / 2).max(rd).min(now + bound);
-            if est_dur(p, hostid, wu.rsc_fpops_est) > (d - now) as f64 {
+            if resendable && est_dur(p, hostid, bav, wu.rsc_fpops_est) > (d - now) as f64 {
                 resendable = false;
             }
         }
-        if resendable {
+        if let Some(bav) = bav
+            && resendable
+        {
             // The new deadline `d` only decided that the job can be resent; it is then
             // sent exactly as a first send, with the workunit's `delay_bound` (spec
             // backend §2.4.5 as corrected on 2026-11-23; see docs/fidelity.md §3.4).
             let delay_bound = p.db.wu(wuid).delay_bound;
-            add_result_to_reply(p, now, hostid, rid, delay_bound, true, reply, st);
+            let send = Send {
+                rid,
+                bav,
+                delay_bound,
+                resend: true,
+            };
+            add_result_to_reply(p, now, hostid, send, reply, st);
             reply.messages.push(Message::ResentLost(rid));
             st.sent_any_resend = true;
             if reply.jobs.len() >= max {
@@ -915,7 +1073,7 @@ mod tests {
             let need_reliable = p.sw.scheduler_features
                 && cfg.reliable_on_priority != 0
                 && r.priority >= cfg.reliable_on_priority;
-            if need_reliable && !st.reliable {
+            if need_reliable && !st.reliable(1) {
                 continue;
             }
             let mut score = r.priority as i64;
@@ -936,7 +1094,7 @@ mod tests {
             usize::MAX
         };
         for (_, k, rid) in cands {
-            if st.work_req <= 0.0
+            if !st.needs(ProcType::Cpu)
                 || reply.jobs.len() >= max_per_rpc
                 || reply.jobs.len() as u32 >= st.max_jobs
             {
@@ -945,14 +1103,21 @@ mod tests {
             if p.db.host(hostid).in_progress.len() >= max_in_progress {
                 break;
             }
-            if quota_exceeded(p, hostid, st.ncpus) {
+            if app_version::all_quota_exceeded(p, hostid, ProcType::Cpu, st.ncpus) {
                 break;
             }
             let slot = (offset + k) % nslots;
             if slots[slot] != Some(rid) || p.db.result(rid).server_state != ServerState::Unsent {
                 continue;
             }
-            let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st) {
+            let want = Want {
+                proc_type: Some(ProcType::Cpu),
+                check_quota: true,
+                committed: 0,
+                ncpus: st.ncpus,
+            };
+            let bav = app_version::get_app_version(p, hostid, want).expect("the CPU version");
+            let delay_bound = match infeasible_fast(p, now, hostid, rid, reply, st, &bav) {
                 Ok(d) => d,
                 Err(_) => {
                     // Only the pre-2007 infeasible queue counted these (§5 row 4); in
@@ -995,7 +1160,13 @@ mod tests {
             // Success: empty the slot, send.
             slots[slot] = None;
             p.db.result_mut(rid).in_cache = false;
-            add_result_to_reply(p, now, hostid, rid, delay_bound, false, reply, st);
+            let send = Send {
+                rid,
+                bav,
+                delay_bound,
+                resend: false,
+            };
+            add_result_to_reply(p, now, hostid, send, reply, st);
         }
     }
 
@@ -1119,17 +1290,15 @@ mod tests {
     }
 
     fn rpc_state(s: &Setup) -> RpcState {
-        RpcState {
+        let mut st = RpcState::new([s.1.2, 0.0, 0.0, 0.0], [0.0; N_RSC], s.1.3);
+        st.havs.push(HavRpc {
+            av: 1,
             reliable: s.1.0,
             trusted: false,
-            hr_class: s.1.1.then_some(258),
-            ncpus: 1,
-            work_req: s.1.2,
-            max_jobs: s.1.3,
-            estimated_delay: s.1.4,
-            resend_lost: false,
-            sent_any_resend: false,
-        }
+        });
+        st.hr_class = s.1.1.then_some(258);
+        st.estimated_delay[0] = s.1.4;
+        st
     }
 
     proptest! {
@@ -1161,7 +1330,7 @@ mod tests {
                 );
             }
             prop_assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
-            prop_assert_eq!(sa.work_req, sb.work_req);
+            prop_assert_eq!(sa.req_secs, sb.req_secs);
             a.feeder.sync(&mut a.db);
             a.feeder.check_index(&a.db);
         }

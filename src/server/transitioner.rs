@@ -356,7 +356,8 @@ fn create_results(
             Some(v) => v,
             None => {
                 use rand::RngExt;
-                p.rng.random_range(0..(1i64 << 31))
+                // Drawn as before (an i64 below 2³¹), so the stream is unchanged.
+                p.rng.random_range(0..(1i64 << 31)) as i32
             }
         };
         let suffix = (max_suffix + 1 + k) as u16;

@@ -239,9 +239,9 @@ impl ProjectMetrics {
 
     pub fn add_workunit(&mut self, wu: &WorkunitRow) {
         self.science.add_workunit(wu);
-        self.bump(wu.create_time, WU_CREATED, 1.0);
+        self.bump(wu.create_time.into(), WU_CREATED, 1.0);
         if wu.canonical_resultid != 0 {
-            self.bump(wu.canonical_found_time, WU_CANONICAL, 1.0);
+            self.bump(wu.canonical_found_time.into(), WU_CANONICAL, 1.0);
             self.hist(2, (wu.canonical_found_time - wu.create_time) as f64);
         }
         if wu.assimilate_state == AssimilateState::Done && wu.assimilated_time != 0 {
@@ -250,7 +250,7 @@ impl ProjectMetrics {
             } else {
                 WU_ASSIM_ERROR
             };
-            self.bump(wu.assimilated_time, m, 1.0);
+            self.bump(wu.assimilated_time.into(), m, 1.0);
             self.hist(3, (wu.assimilated_time - wu.create_time) as f64);
         }
     }

@@ -102,6 +102,7 @@ pub const RESULT_COLUMNS: &[&str] = &[
     "granted_credit",
     "purged",
     "output_correct",
+    "app_version_id",
 ];
 
 /// Columns of `transitions.csv`.
@@ -432,7 +433,7 @@ impl RunOutput {
         t.int(wu.id as i64)?;
         t.wu_name(wu.id)?;
         t.int(wu.appid as i64)?;
-        t.int(wu.create_time)?;
+        t.int(wu.create_time.into())?;
         t.int(wu.priority as i64)?;
         t.int(wu.delay_bound)?;
         t.float(wu.rsc_fpops_est)?;
@@ -455,10 +456,10 @@ impl RunOutput {
         t.int(wu.file_delete_state.code())?;
         t.int(wu.hr_class as i64)?;
         t.int(wu.results.len() as i64)?;
-        t.time_or_never(wu.canonical_found_time)?;
-        t.time_or_never(wu.assimilated_time)?;
+        t.time_or_never(wu.canonical_found_time.into())?;
+        t.time_or_never(wu.assimilated_time.into())?;
         t.int(wu.assimilate_count as i64)?;
-        t.time_or_never(wu.files_deleted_time)?;
+        t.time_or_never(wu.files_deleted_time.into())?;
         t.bool(purged)?;
         t.truth(wu.canonical_correct)?;
         t.end_row()
@@ -496,6 +497,11 @@ impl RunOutput {
         t.float(r.granted_credit)?;
         t.bool(purged)?;
         t.truth(r.output_correct)?;
+        if r.app_version_id == 0 {
+            t.empty()?;
+        } else {
+            t.int(r.app_version_id as i64)?;
+        }
         t.end_row()
     }
 
@@ -621,6 +627,7 @@ mod tests {
         let (mut wu, mut r) = sample_rows();
         wu.canonical_correct = Some(false);
         r.output_correct = Some(true);
+        r.app_version_id = 2;
         wu.true_fpops = 7.2e12;
         out.write_workunit("main", &wu, true).unwrap();
         out.write_result("main", &r, false).unwrap();
@@ -659,7 +666,7 @@ mod tests {
         assert_eq!(rs[0], RESULT_COLUMNS.join(","));
         assert_eq!(
             rs[1],
-            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0,1"
+            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0,1,2"
         );
         let ts = lines(&dir.join(TRANSITIONS_CSV));
         assert_eq!(
@@ -699,7 +706,7 @@ mod tests {
         );
         assert_eq!(
             lines(&dir.join(RESULTS_CSV))[1],
-            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1,"
+            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1,,"
         );
         assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 1);
     }

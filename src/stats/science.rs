@@ -86,7 +86,7 @@ impl Science {
         let Some(correct) = wu.canonical_correct else {
             return;
         };
-        if let Some(b) = self.bucket(wu.canonical_found_time) {
+        if let Some(b) = self.bucket(wu.canonical_found_time.into()) {
             b.canonical_known += 1;
             b.wrong_canonical += u64::from(!correct);
         }
@@ -145,7 +145,7 @@ mod tests {
         let t = crate::server::config::WuTemplate::default();
         let mut w = WorkunitRow::from_template(&t, 0);
         w.canonical_resultid = 1;
-        w.canonical_found_time = found;
+        w.canonical_found_time = crate::engine::db_time(found);
         w.canonical_correct = correct;
         w
     }

@@ -65,7 +65,8 @@ pub enum DeadlineFate {
 /// (`Some(false)`), or not at all (not assimilated in the window).
 pub fn assimilated_in_window(wu: &WorkunitRow, w: Window) -> Option<bool> {
     let done = wu.assimilate_state == AssimilateState::Done && wu.assimilated_time != 0;
-    if !done || wu.assimilated_time < w.warmup || wu.assimilated_time > w.end {
+    let t = Time::from(wu.assimilated_time);
+    if !done || t < w.warmup || t > w.end {
         return None;
     }
     Some(is_valid_work(wu))

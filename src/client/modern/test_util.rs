@@ -102,6 +102,10 @@ impl ServerLink for MockServer {
             jobs.push(Job {
                 result_id: self.next_id,
                 workunit_id: self.next_id,
+                app_version_id: 1,
+                proc_type: crate::server::resource::ProcType::Cpu,
+                avg_ncpus: 1.0,
+                gpu_usage: 0.0,
                 rsc_fpops_est: self.job_secs * P_FPOPS,
                 rsc_fpops_bound: 10.0 * self.job_secs * P_FPOPS,
                 flops: P_FPOPS,

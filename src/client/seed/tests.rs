@@ -87,6 +87,10 @@ impl ServerLink for Mock {
                     jobs.push(Job {
                         result_id: self.next_id,
                         workunit_id: self.next_id,
+                        app_version_id: 1,
+                        proc_type: crate::server::resource::ProcType::Cpu,
+                        avg_ncpus: 1.0,
+                        gpu_usage: 0.0,
                         rsc_fpops_est: self.job_secs * call.p_fpops,
                         rsc_fpops_bound: 10.0 * self.job_secs * call.p_fpops,
                         flops: call.p_fpops,
