@@ -387,3 +387,21 @@ fn the_replay_writes_its_folder_and_spares_the_users() {
         "keep"
     );
 }
+
+/// A project registers each app version of its scenario with the credit_new engine,
+/// the CUDA version as a GPU version, so its `update_av_scales` takes the GPU mean
+/// × 0.1 or the smaller of the CPU and GPU means (spec backend §6.2).
+#[test]
+fn the_scenarios_app_versions_are_registered_with_their_device() {
+    let loaded =
+        boinc_sim::scenario::load::load(&root().join("scenarios/gpu-mixed.toml"), &[], None)
+            .unwrap();
+    let cfg = loaded.file.project["main"].clone();
+    let p = boinc_sim::server::Project::new(0, "main", cfg, 1, false);
+    let versions: Vec<(u32, u32, bool)> = p
+        .credit
+        .versions()
+        .map(|(id, v)| (id, v.app_id, v.is_gpu))
+        .collect();
+    assert_eq!(versions, [(1, 1, false), (2, 1, true)]);
+}
