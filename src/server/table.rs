@@ -100,17 +100,20 @@ impl<T> Table<T> {
         id
     }
 
+    #[inline]
     fn slot(&self, id: u32) -> Option<u32> {
         let i = (id / PAGE).checked_sub(self.first_page)? as usize;
         let s = self.pages.get(i)?.slots.as_ref()?[(id % PAGE) as usize];
         (s != NONE).then_some(s)
     }
 
+    #[inline]
     pub fn get(&self, id: u32) -> Option<&T> {
         let s = self.slot(id)? as usize;
         self.chunks[s / CHUNK][s % CHUNK].as_ref()
     }
 
+    #[inline]
     pub fn get_mut(&mut self, id: u32) -> Option<&mut T> {
         let s = self.slot(id)? as usize;
         self.chunks[s / CHUNK][s % CHUNK].as_mut()

@@ -16,6 +16,7 @@ pub enum SmallBuf<T: Copy + Default, const N: usize> {
 
 impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
     /// An empty buffer.
+    #[inline]
     pub fn new() -> Self {
         Self::Stack {
             buf: [T::default(); N],
@@ -24,6 +25,7 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
     }
 
     /// `n` copies of `value`.
+    #[inline]
     pub fn filled(n: usize, value: T) -> Self {
         if n <= N {
             Self::Stack {
@@ -35,6 +37,7 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
         }
     }
 
+    #[inline]
     pub fn push(&mut self, x: T) {
         match self {
             Self::Stack { buf, len } if *len < N => {
@@ -52,6 +55,7 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
     }
 
     /// Removes element `i`, keeping the order of the others.
+    #[inline]
     pub fn remove(&mut self, i: usize) {
         match self {
             Self::Stack { buf, len } => {
