@@ -2,14 +2,10 @@
 //! output files, and the atomic run folder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_boinc-sim"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c.env("RUST_BACKTRACE", "1");
-    c
-}
+mod common;
+use common::command as bin;
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

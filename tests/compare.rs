@@ -6,24 +6,9 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_boinc-sim"))
-        .args(args)
-        .current_dir(root())
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{root, run as bin, text};
 
 /// Runs the quickstart cut to 50 hosts and 2 days with `delay_bound` set, into `out`.
 fn run_quickstart(out: &Path, delay_bound: &str, extra: &[&str]) {

@@ -10,24 +10,10 @@ use boinc_sim::scenario::units::Duration;
 use boinc_sim::stats::job_log;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_boinc-sim"))
-        .args(args)
-        .current_dir(root())
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{root, run as bin, text};
 
 /// `column` of every row of a CSV, keyed by `key`.
 fn column(path: &Path, key: &str, column: &str) -> BTreeMap<String, String> {

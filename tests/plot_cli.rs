@@ -5,14 +5,10 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_boinc-sim"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c.env("RUST_BACKTRACE", "1");
-    c
-}
+mod common;
+use common::command as bin;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
