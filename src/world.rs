@@ -298,7 +298,8 @@ impl<R: Recorder> World<R> {
         let outputs = truth::output_models(&scenario);
         let classes = truth::error_classes(&scenario.host_group);
         for (gi, g) in scenario.host_group.iter().enumerate() {
-            let cfg = ClientConfig::resolve(&scenario.client, g.policy);
+            let mut cfg = ClientConfig::resolve(&scenario.client, g.policy);
+            cfg.gpu_active_frac = g.gpu_active_frac;
             let ctx = Arc::new(GroupCtx {
                 avail: avail_spec(g, cfg.policy),
                 cfg,
@@ -746,6 +747,7 @@ impl<R: Recorder> World<R> {
             && let Some(v) = h
                 .buffer_violation(&ctx.cfg)
                 .or_else(|| h.time_limit_violation())
+                .or_else(|| h.resource_violation(&ctx.cfg))
         {
             self.pending_error
                 .get_or_insert(RunError::Client(format!("t={now}: {v}")));
