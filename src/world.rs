@@ -1131,21 +1131,27 @@ impl<R: Recorder> ServerLink for World<R> {
         let req = Request {
             hostid,
             reattached: call.reattached,
-            // The clients ask for CPU work only. An instance request with no seconds
-            // still asks for work (the server's `work_needed` tests both), as one
-            // second: the CPU instance count is not forwarded, so that the server
-            // sends what it sent before per-resource requests.
-            req_secs: [
-                if call.work.req_secs <= 0.0 && call.work.req_instances > 0.0 {
+            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
+            // A CPU instance request with no seconds still asks for work (the
+            // server's `work_needed` tests both), as one second: the CPU instance
+            // count is not forwarded, so that CPU-only hosts get what they got before
+            // per-resource requests.
+            req_secs: std::array::from_fn(|k| {
+                if k > 0 {
+                    call.work.gpu_req_secs[k]
+                } else if call.work.req_secs <= 0.0 && call.work.req_instances > 0.0 {
                     1.0
                 } else {
                     call.work.req_secs
-                },
-                0.0,
-                0.0,
-                0.0,
-            ],
-            req_instances: [0.0; N_RSC],
+                }
+            }),
+            req_instances: std::array::from_fn(|k| {
+                if k > 0 {
+                    call.work.gpu_req_instances[k]
+                } else {
+                    0.0
+                }
+            }),
             max_jobs: u32::MAX,
             estimated_delay: call.work.estimated_delay,
             reported: call.reported,

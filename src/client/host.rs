@@ -79,6 +79,10 @@ pub struct ProjectState {
     pub last_request: WorkRequest,
     pub cpu_backoff_interval: f64,
     pub cpu_backoff_time: f64,
+    /// The work-fetch backoff of each GPU type, by processor type (index 0 unused:
+    /// the CPU's is `cpu_backoff_*`; spec client §2.7).
+    pub gpu_backoff_interval: [f64; crate::server::resource::N_RSC],
+    pub gpu_backoff_time: [f64; crate::server::resource::N_RSC],
     pub sched_req_no_work: bool,
     /// RR simulation outputs (§2.5 step 5).
     pub deadlines_missed: u32,
@@ -113,6 +117,14 @@ pub struct ProjectState {
 }
 
 impl ProjectState {
+    /// When the work-fetch backoff of processor type `rsc` ends (0: none).
+    pub fn backoff_time(&self, rsc: ProcType) -> f64 {
+        match rsc {
+            ProcType::Cpu => self.cpu_backoff_time,
+            t => self.gpu_backoff_time[t.index()],
+        }
+    }
+
     /// Records the backoff just set by a failed RPC or master fetch: its length is
     /// `min_rpc_time - now`.
     pub fn note_backoff(&mut self, now: f64) {
@@ -374,6 +386,20 @@ pub struct WorkRequest {
     pub req_instances: f64,
     /// The client's queued work, seconds (`estimated_delay`).
     pub estimated_delay: f64,
+    /// GPU seconds and instances asked for, by processor type (index 0 unused: the
+    /// CPU's are `req_secs` and `req_instances`; modern only, spec client §4.1).
+    pub gpu_req_secs: [f64; crate::server::resource::N_RSC],
+    pub gpu_req_instances: [f64; crate::server::resource::N_RSC],
+}
+
+impl WorkRequest {
+    /// Whether it asks for any work, of any resource.
+    pub fn asks(&self) -> bool {
+        self.req_secs > 0.0
+            || self.req_instances > 0.0
+            || self.gpu_req_secs.iter().any(|&x| x > 0.0)
+            || self.gpu_req_instances.iter().any(|&x| x > 0.0)
+    }
 }
 
 /// Everything a host sends in one scheduler RPC.
@@ -1036,8 +1062,44 @@ impl ClientHost {
     /// client thinks jobs are larger than the server does, the window part grows by
     /// that factor ([`estimate::client_over_server`]), and the slack is counted in
     /// the client's estimate of a whole job. `None` when the invariant holds.
+    ///
+    /// Each resource is checked on its own: the CPU jobs' instance-seconds against
+    /// the CPUs, and each GPU type's jobs against its instances, with that GPU's
+    /// availability (`gpu_active_frac`).
     pub fn buffer_violation(&self, cfg: &ClientConfig) -> Option<String> {
+        for t in ProcType::ALL {
+            let n = match t {
+                ProcType::Cpu => None,
+                t => match coproc_of(&self.coprocs, t) {
+                    Some(c) => Some(c.count as f64),
+                    None => continue,
+                },
+            };
+            if let Some(v) = self.buffer_violation_of(cfg, t, n) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// [`Self::buffer_violation`] for the jobs of processor type `rsc`, which has
+    /// `ninst` instances (`None`: the CPUs).
+    fn buffer_violation_of(
+        &self,
+        cfg: &ClientConfig,
+        rsc: ProcType,
+        ninst: Option<f64>,
+    ) -> Option<String> {
         let ts = self.time_stats;
+        let gpu_frac = if rsc == ProcType::Cpu {
+            1.0
+        } else {
+            cfg.gpu_active_frac
+        };
+        let ts = TimeStats {
+            active_frac: ts.active_frac * gpu_frac,
+            ..ts
+        };
         let (window, frac) = match cfg.policy {
             Policy::SeedDebt => (cfg.work_buf_max_days * 86_400.0, ts.active_frac),
             Policy::ModernRec => (
@@ -1047,24 +1109,38 @@ impl ClientHost {
         };
         // The server sizes jobs with its own availability estimate, clamped to 0.1.
         let frac = frac.min((ts.on_frac * ts.active_frac).clamp(0.1, 1.0));
-        let ncpus = match cfg.policy {
-            Policy::SeedDebt => self.ncpus as f64,
-            Policy::ModernRec => self.usable_cpus(cfg) as f64,
+        let ncpus = match (ninst, cfg.policy) {
+            (Some(n), _) => n,
+            (None, Policy::SeedDebt) => self.ncpus as f64,
+            (None, Policy::ModernRec) => self.usable_cpus(cfg) as f64,
         };
         let policy = cfg.policy;
         let dcf = |j: &ClientJob| self.projects[j.project as usize].dcf;
-        let largest = self
-            .jobs
-            .iter()
+        let mine = || self.jobs.iter().filter(|j| j.usage.proc_type == rsc);
+        let largest = mine()
             .map(|j| estimate::estimated_runtime(j, self.p_fpops, policy, dcf(j)))
             .fold(0.0, f64::max);
-        let mismatch = self
-            .jobs
-            .iter()
+        let mismatch = mine()
             .filter(|j| j.unfinished())
             .map(|j| estimate::client_over_server(j, self.p_fpops, policy, dcf(j)))
             .fold(1.0, f64::max);
-        let held = self.unfinished_secs(policy);
+        // Instance-seconds: a job's estimated seconds times the instances it uses.
+        let plain = |j: &ClientJob| !j.usage.uses_gpu() && j.usage.avg_ncpus == 1.0;
+        let held: f64 = if ninst.is_none() && self.jobs.iter().all(plain) {
+            self.unfinished_secs(policy)
+        } else {
+            mine()
+                .filter(|j| j.unfinished())
+                .map(|j| {
+                    let inst = if rsc == ProcType::Cpu {
+                        j.usage.avg_ncpus
+                    } else {
+                        j.usage.gpu_usage
+                    };
+                    self.est_flops_left(j, policy) / self.p_fpops * inst
+                })
+                .sum()
+        };
         let slack_jobs = match cfg.policy {
             Policy::SeedDebt => 1.0,
             Policy::ModernRec => ncpus + self.projects.len() as f64,
@@ -1072,8 +1148,13 @@ impl ClientHost {
         let bound =
             mismatch * ncpus * window / frac.max(1e-9) + slack_jobs * largest / frac.max(0.1);
         (held > bound * (1.0 + 1e-9)).then(|| {
+            let what = if rsc == ProcType::Cpu {
+                String::new()
+            } else {
+                format!(" of {} GPU", rsc.name())
+            };
             format!(
-                "host {} holds {held:.0} s of unfinished work, more than its high water mark plus one reply ({bound:.0} s)",
+                "host {} holds {held:.0} s of unfinished work{what}, more than its high water mark plus one reply ({bound:.0} s)",
                 self.index
             )
         })

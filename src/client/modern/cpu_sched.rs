@@ -189,6 +189,11 @@ fn make_run_list(
     list: &mut SmallBuf<u32, 64>,
 ) {
     cache.get(host, now, cfg);
+    for t in &ProcType::ALL[1..] {
+        if coproc_of(&host.coprocs, *t).is_some() {
+            cache.get_rsc(host, now, cfg, *t);
+        }
+    }
     promote_once_ran_edf(host, now, cfg);
     let n = host.usable_cpus(cfg) as f64;
     let ctx = project_priority_init(host, |p| p.n_runnable_jobs > 0, n);
