@@ -1186,6 +1186,12 @@ impl<R: Recorder> ServerLink for World<R> {
         out.extend(self.reply.aborts_if_not_started.iter().map(|&r| (r, true)));
     }
 
+    /// The processor types for which `project` has no app version.
+    fn no_rsc_apps(&mut self, project: u16) -> [bool; N_RSC] {
+        let p = &self.projects[project as usize];
+        std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k))
+    }
+
     fn master_fetch(&mut self, now: Time, project: u16) -> bool {
         !self.projects[project as usize]
             .cfg

@@ -83,6 +83,9 @@ pub struct ProjectState {
     /// the CPU's is `cpu_backoff_*`; spec client §2.7).
     pub gpu_backoff_interval: [f64; crate::server::resource::N_RSC],
     pub gpu_backoff_time: [f64; crate::server::resource::N_RSC],
+    /// The last reply's `no_rsc_apps`: the project has no app version for that
+    /// processor type, so work fetch never asks it for that type (spec client §2.6).
+    pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
     pub sched_req_no_work: bool,
     /// RR simulation outputs (§2.5 step 5).
     pub deadlines_missed: u32,
@@ -427,6 +430,12 @@ pub trait ServerLink {
     /// The last reply's `result_abort` (false) and `result_abort_if_not_started`
     /// (true) entries, appended to `out` (spec client §4.2).
     fn last_aborts(&mut self, _out: &mut Vec<(ResultId, bool)>) {}
+    /// A reply's `<no_rsc_apps>` from `project`: per processor type, whether the
+    /// project has no app version for it (BOINC's scheduler reply; the client then
+    /// never asks it for that type).
+    fn no_rsc_apps(&mut self, _project: u16) -> [bool; crate::server::resource::N_RSC] {
+        [false; crate::server::resource::N_RSC]
+    }
     /// Lends the buffers an RPC is built in, to be handed back with
     /// [`Self::return_scratch`]. The world keeps one set for every host, so a host
     /// holds no buffers between its RPCs and an RPC allocates nothing (issue 12).
@@ -926,6 +935,7 @@ impl ClientHost {
                 // the project (`result_abort`; `_if_not_started` only before it ran).
                 let mut aborts = Vec::new();
                 server.last_aborts(&mut aborts);
+                self.projects[pi].no_rsc_apps = server.no_rsc_apps(self.projects[pi].project);
                 for (rid, only_unstarted) in aborts {
                     if let Some(j) = self
                         .jobs

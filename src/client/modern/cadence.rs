@@ -256,7 +256,11 @@ fn fetch_time(host: &ClientHost, rr: &RrOut, rsc: ProcType, now: f64, cfg: &Clie
     };
     let mut fetch = f64::INFINITY;
     for p in &host.projects {
-        if p.master_url_fetch_pending || p.hostid == 0 || p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS {
+        if p.master_url_fetch_pending
+            || p.hostid == 0
+            || p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS
+            || p.no_rsc_apps[rsc.index()]
+        {
             continue;
         }
         let buf = if p.resource_share == 0.0 {

@@ -287,8 +287,9 @@ fn fits(host: &ClientHost, j: &ClientJob, c: &Committed, n: f64) -> bool {
     let u = &j.usage;
     if u.uses_gpu() {
         let count = coproc_of(&host.coprocs, u.proc_type).map_or(0.0, |g| g.count as f64);
+        let overcommit = if c.mt { 0.0 } else { 1.0 };
         c.gpu[u.proc_type.index()] + u.gpu_usage <= count + EPS
-            && c.cpus + u.avg_ncpus <= n + 1.0 + EPS
+            && c.cpus + u.avg_ncpus <= n + overcommit + EPS
             && c.gpu_job_cpus + u.avg_ncpus <= n + EPS
     } else if c.cpus >= n {
         false

@@ -35,6 +35,8 @@ pub enum ProjectReason {
 pub enum RscReason {
     #[default]
     None,
+    /// The project has no app version for the type (`no_rsc_apps`).
+    NoApps,
     ZeroShare,
     BackedOff,
 }
@@ -92,7 +94,9 @@ pub fn rsc_reason(
     now: f64,
     cfg: &ClientConfig,
 ) -> RscReason {
-    if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(cfg) {
+    if p.no_rsc_apps[rsc.index()] {
+        RscReason::NoApps
+    } else if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(cfg) {
         RscReason::ZeroShare
     } else if p.backoff_time(rsc) > now {
         RscReason::BackedOff
