@@ -298,7 +298,8 @@ impl<R: Recorder> World<R> {
         let outputs = truth::output_models(&scenario);
         let classes = truth::error_classes(&scenario.host_group);
         for (gi, g) in scenario.host_group.iter().enumerate() {
-            let cfg = ClientConfig::resolve(&scenario.client, g.policy);
+            let mut cfg = ClientConfig::resolve(&scenario.client, g.policy);
+            cfg.gpu_active_frac = g.gpu_active_frac;
             let ctx = Arc::new(GroupCtx {
                 avail: avail_spec(g, cfg.policy),
                 cfg,
@@ -749,6 +750,7 @@ impl<R: Recorder> World<R> {
             && let Some(v) = h
                 .buffer_violation(&ctx.cfg)
                 .or_else(|| h.time_limit_violation())
+                .or_else(|| h.resource_violation(&ctx.cfg))
         {
             self.pending_error
                 .get_or_insert(RunError::Client(format!("t={now}: {v}")));
@@ -1132,21 +1134,27 @@ impl<R: Recorder> ServerLink for World<R> {
         let req = Request {
             hostid,
             reattached: call.reattached,
-            // The clients ask for CPU work only. An instance request with no seconds
-            // still asks for work (the server's `work_needed` tests both), as one
-            // second: the CPU instance count is not forwarded, so that the server
-            // sends what it sent before per-resource requests.
-            req_secs: [
-                if call.work.req_secs <= 0.0 && call.work.req_instances > 0.0 {
+            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
+            // A CPU instance request with no seconds still asks for work (the
+            // server's `work_needed` tests both), as one second: the CPU instance
+            // count is not forwarded, so that CPU-only hosts get what they got before
+            // per-resource requests.
+            req_secs: std::array::from_fn(|k| {
+                if k > 0 {
+                    call.work.gpu_req_secs[k]
+                } else if call.work.req_secs <= 0.0 && call.work.req_instances > 0.0 {
                     1.0
                 } else {
                     call.work.req_secs
-                },
-                0.0,
-                0.0,
-                0.0,
-            ],
-            req_instances: [0.0; N_RSC],
+                }
+            }),
+            req_instances: std::array::from_fn(|k| {
+                if k > 0 {
+                    call.work.gpu_req_instances[k]
+                } else {
+                    0.0
+                }
+            }),
             max_jobs: u32::MAX,
             estimated_delay: call.work.estimated_delay,
             reported: call.reported,
@@ -1179,6 +1187,12 @@ impl<R: Recorder> ServerLink for World<R> {
     fn last_aborts(&mut self, out: &mut Vec<(ResultId, bool)>) {
         out.extend(self.reply.aborts.iter().map(|&r| (r, false)));
         out.extend(self.reply.aborts_if_not_started.iter().map(|&r| (r, true)));
+    }
+
+    /// The processor types for which `project` has no app version.
+    fn no_rsc_apps(&mut self, project: u16) -> [bool; N_RSC] {
+        let p = &self.projects[project as usize];
+        std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k))
     }
 
     fn master_fetch(&mut self, now: Time, project: u16) -> bool {

@@ -142,6 +142,9 @@ pub struct ClientConfig {
     pub bce_compat_compute_when_off: bool,
     pub rrsim_pointer_heap_order: bool,
     pub emulator_report_backoff: bool,
+    /// The group's `gpu_active_frac`: the fraction of the time GPU computing is
+    /// allowed while the host computes (spec client §3.5). 1 unless the world sets it.
+    pub gpu_active_frac: f64,
 }
 
 impl ClientConfig {
@@ -174,6 +177,7 @@ impl ClientConfig {
             bce_compat_compute_when_off: s.bce_compat_compute_when_off,
             rrsim_pointer_heap_order: s.rrsim_pointer_heap_order,
             emulator_report_backoff: s.emulator_report_backoff,
+            gpu_active_frac: 1.0,
         }
     }
 

@@ -22,7 +22,7 @@ use super::merit::HostMerit;
 use crate::engine::Time;
 use crate::engine::rng::SimRng;
 use crate::server::db::OutputStatus;
-use crate::server::resource::Coproc;
+use crate::server::resource::{Coproc, ProcType, coproc_of};
 use crate::server::scheduler::{Job, ReportedJob};
 use crate::server::types::*;
 use rand::RngExt;
@@ -79,6 +79,13 @@ pub struct ProjectState {
     pub last_request: WorkRequest,
     pub cpu_backoff_interval: f64,
     pub cpu_backoff_time: f64,
+    /// The work-fetch backoff of each GPU type, by processor type (index 0 unused:
+    /// the CPU's is `cpu_backoff_*`; spec client §2.7).
+    pub gpu_backoff_interval: [f64; crate::server::resource::N_RSC],
+    pub gpu_backoff_time: [f64; crate::server::resource::N_RSC],
+    /// The last reply's `no_rsc_apps`: the project has no app version for that
+    /// processor type, so work fetch never asks it for that type (spec client §2.6).
+    pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
     pub sched_req_no_work: bool,
     /// RR simulation outputs (§2.5 step 5).
     pub deadlines_missed: u32,
@@ -95,6 +102,8 @@ pub struct ProjectState {
     /// Seconds since a task of this project last ran, and its running sum of squares
     /// weighted as the emulator does, on its global step grid (§5.4).
     pub idle: super::merit::IdleRun,
+    /// GPU instance-seconds computed for the project (all jobs, wasted or not).
+    pub gpu_time: f64,
     /// Jobs received from the project.
     pub njobs: u64,
     /// RPCs that reached an up server.
@@ -111,6 +120,14 @@ pub struct ProjectState {
 }
 
 impl ProjectState {
+    /// When the work-fetch backoff of processor type `rsc` ends (0: none).
+    pub fn backoff_time(&self, rsc: ProcType) -> f64 {
+        match rsc {
+            ProcType::Cpu => self.cpu_backoff_time,
+            t => self.gpu_backoff_time[t.index()],
+        }
+    }
+
     /// Records the backoff just set by a failed RPC or master fetch: its length is
     /// `min_rpc_time - now`.
     pub fn note_backoff(&mut self, now: f64) {
@@ -133,6 +150,42 @@ pub enum TaskState {
     Quit,
     /// Finished computing (success or error); waits to be reported.
     Done,
+}
+
+/// What a job uses while it runs, and how fast it truly computes: the reply's app
+/// version on this host (`avg_ncpus`, the GPU type and `coproc_usage`; spec client
+/// §5.4, backend §2.4.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JobUsage {
+    /// The processor type the job is scheduled on (CPU, or its GPU type).
+    pub proc_type: ProcType,
+    /// CPUs the job uses: several for a multi-threaded job, a fraction for most GPU
+    /// jobs.
+    pub avg_ncpus: f64,
+    /// Instances of its GPU type the job uses (0 for a CPU job; may be a fraction).
+    pub gpu_usage: f64,
+    /// Simulator-only: FLOPS the job computes at while it runs (the server's
+    /// `Job::true_flops`); `None`: a one-CPU job at the host's `p_fpops`.
+    pub true_flops: Option<f64>,
+}
+
+impl Default for JobUsage {
+    /// A plain one-CPU job.
+    fn default() -> Self {
+        JobUsage {
+            proc_type: ProcType::Cpu,
+            avg_ncpus: 1.0,
+            gpu_usage: 0.0,
+            true_flops: None,
+        }
+    }
+}
+
+impl JobUsage {
+    /// Whether the job runs on a GPU (`uses_coprocs`).
+    pub fn uses_gpu(&self) -> bool {
+        self.proc_type != ProcType::Cpu
+    }
 }
 
 /// A job the client holds (spec client §1.4, §2.5, §3).
@@ -161,8 +214,11 @@ pub struct ClientJob {
     pub max_elapsed_time: f64,
     /// Set when the job ran into `max_elapsed_time` (`EXIT_TIME_LIMIT_EXCEEDED`).
     pub time_limit_exceeded: bool,
-    /// CPU seconds computed, and the value at the last checkpoint. A job uses one
-    /// CPU, so this is also its elapsed time.
+    /// What the job uses and how fast it computes.
+    pub usage: JobUsage,
+    /// Elapsed seconds computed, and the value at the last checkpoint. A one-CPU job
+    /// uses one CPU, so this is also its CPU time; others report
+    /// [`ClientJob::reported_cpu_time`].
     pub cpu_time: f64,
     pub checkpoint_cpu_time: f64,
     pub peak_flop_count: f64,
@@ -208,6 +264,11 @@ impl ClientJob {
     pub fn is_running(&self) -> bool {
         self.state == TaskState::Running
     }
+    /// CPU seconds the job used: its elapsed time times its `avg_ncpus` (spec
+    /// client §5.4), what the result reports as `cpu_time`.
+    pub fn reported_cpu_time(&self) -> f64 {
+        self.cpu_time * self.usage.avg_ncpus
+    }
     /// Fraction of the true size done.
     pub fn fraction_done(&self, true_size: f64) -> f64 {
         if true_size <= 0.0 {
@@ -216,6 +277,62 @@ impl ClientJob {
             (1.0 - self.flops_left / true_size).clamp(0.0, 1.0)
         }
     }
+}
+
+/// How a running job executes over an interval (spec client §5.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Execution {
+    /// FLOPS while it runs: its true speed, times `cpu_scale` for a CPU job.
+    pub flops: f64,
+    /// Fraction of the wall time it runs: `gpu_active_frac` for a GPU job, else 1.
+    /// Between two events the simulator spreads a GPU's suspensions evenly
+    /// (docs/fidelity.md).
+    pub run_frac: f64,
+    /// CPUs it occupies while it runs: `avg_ncpus`, times `cpu_scale` for a CPU job.
+    pub cpus: f64,
+}
+
+/// How job `j` executes on a host of per-CPU speed `p_fpops` whose CPU tasks run
+/// at `cpu_scale` ([`ClientHost::cpu_scale`]) and whose GPUs may compute
+/// `gpu_active_frac` of the time.
+pub fn execution(j: &ClientJob, p_fpops: f64, cpu_scale: f64, gpu_active_frac: f64) -> Execution {
+    let flops = j.usage.true_flops.unwrap_or(p_fpops);
+    let cpus = j.usage.avg_ncpus;
+    if j.usage.uses_gpu() {
+        Execution {
+            flops,
+            run_frac: gpu_active_frac,
+            cpus,
+        }
+    } else if cpu_scale == 1.0 {
+        Execution {
+            flops,
+            run_frac: 1.0,
+            cpus,
+        }
+    } else {
+        Execution {
+            flops: flops * cpu_scale,
+            run_frac: 1.0,
+            cpus: cpus * cpu_scale,
+        }
+    }
+}
+
+/// Each processor type's `relative_speed` (spec client §2.3): 1 for the CPU, and
+/// `count·0.2·peak_flops / p_fpops` for a GPU type the host has (0 otherwise).
+pub fn gpu_relative_speeds(
+    coprocs: &[Coproc],
+    p_fpops: f64,
+) -> [f64; crate::server::resource::N_RSC] {
+    let mut rel = [0.0; crate::server::resource::N_RSC];
+    rel[0] = 1.0;
+    for t in &ProcType::ALL[1..] {
+        if let Some(c) = coproc_of(coprocs, *t) {
+            rel[t.index()] = c.count as f64 * 0.2 * c.peak_flops / p_fpops;
+        }
+    }
+    rel
 }
 
 /// Behaviour of a host group that is not policy: how its outputs err and detaching.
@@ -272,6 +389,20 @@ pub struct WorkRequest {
     pub req_instances: f64,
     /// The client's queued work, seconds (`estimated_delay`).
     pub estimated_delay: f64,
+    /// GPU seconds and instances asked for, by processor type (index 0 unused: the
+    /// CPU's are `req_secs` and `req_instances`; modern only, spec client §4.1).
+    pub gpu_req_secs: [f64; crate::server::resource::N_RSC],
+    pub gpu_req_instances: [f64; crate::server::resource::N_RSC],
+}
+
+impl WorkRequest {
+    /// Whether it asks for any work, of any resource.
+    pub fn asks(&self) -> bool {
+        self.req_secs > 0.0
+            || self.req_instances > 0.0
+            || self.gpu_req_secs.iter().any(|&x| x > 0.0)
+            || self.gpu_req_instances.iter().any(|&x| x > 0.0)
+    }
 }
 
 /// Everything a host sends in one scheduler RPC.
@@ -299,6 +430,12 @@ pub trait ServerLink {
     /// The last reply's `result_abort` (false) and `result_abort_if_not_started`
     /// (true) entries, appended to `out` (spec client §4.2).
     fn last_aborts(&mut self, _out: &mut Vec<(ResultId, bool)>) {}
+    /// A reply's `<no_rsc_apps>` from `project`: per processor type, whether the
+    /// project has no app version for it (BOINC's scheduler reply; the client then
+    /// never asks it for that type).
+    fn no_rsc_apps(&mut self, _project: u16) -> [bool; crate::server::resource::N_RSC] {
+        [false; crate::server::resource::N_RSC]
+    }
     /// Lends the buffers an RPC is built in, to be handed back with
     /// [`Self::return_scratch`]. The world keeps one set for every host, so a host
     /// holds no buffers between its RPCs and an RPC allocates nothing (issue 12).
@@ -471,6 +608,8 @@ impl ClientHost {
         let computing = self.computing(cfg);
         let ncpus = self.usable_cpus(cfg) as f64;
         let speed = self.p_fpops;
+        let cpu_scale = self.cpu_scale(cfg);
+        let rel = gpu_relative_speeds(&self.coprocs, speed);
         let mut used_cpus = 0.0;
         // Projects with a running task, noted in the same walk over the jobs (bit k:
         // project k); hosts attached to more than 64 projects walk again below.
@@ -481,9 +620,14 @@ impl ClientHost {
                     continue;
                 }
                 ran_mask |= 1u64.checked_shl(u32::from(j.project)).unwrap_or(0);
+                let x = execution(j, speed, cpu_scale, cfg.gpu_active_frac);
+                let speed = x.flops;
+                // A GPU job runs the `gpu_active_frac` of the interval (1 for a CPU
+                // job, so `jdt == dt`).
+                let jdt = dt * x.run_frac;
                 let remaining = j.flops_left / speed;
                 let to_limit = j.max_elapsed_time - j.cpu_time;
-                let secs = if to_limit < remaining && to_limit <= dt {
+                let secs = if to_limit < remaining && to_limit <= jdt {
                     // Runs into its time limit before it finishes (spec backend
                     // §1.2 `rsc_fpops_bound`): it stops there, and `finish_tasks`
                     // aborts it.
@@ -491,14 +635,14 @@ impl ClientHost {
                     j.flops_left -= secs * speed;
                     j.time_limit_exceeded = true;
                     secs
-                } else if remaining <= dt {
+                } else if remaining <= jdt {
                     // Finishes within the interval: exactly zero left, never a
                     // floating-point residue that would keep it running forever.
                     j.flops_left = 0.0;
                     remaining.max(0.0)
                 } else {
-                    j.flops_left -= dt * speed;
-                    dt
+                    j.flops_left -= jdt * speed;
+                    jdt
                 };
                 j.cpu_time += secs;
                 j.peak_flop_count += secs * speed;
@@ -507,10 +651,17 @@ impl ClientHost {
                     j.checkpoint_cpu_time = j.cpu_time;
                 }
                 let p = &mut self.projects[j.project as usize];
-                p.cpu_time += secs;
+                p.cpu_time += secs * x.cpus;
                 p.flops_used += secs * speed;
-                p.secs_this_rec_interval += secs;
-                used_cpus += secs / dt;
+                // REC counts instance-seconds weighted by the resource's speed
+                // relative to a CPU (spec client §2.3), kept here as CPU-seconds.
+                p.secs_this_rec_interval += if j.usage.uses_gpu() {
+                    p.gpu_time += secs * j.usage.gpu_usage;
+                    secs * (x.cpus + j.usage.gpu_usage * rel[j.usage.proc_type.index()])
+                } else {
+                    secs * x.cpus
+                };
+                used_cpus += secs * x.cpus / dt;
             }
         }
         self.merit
@@ -532,17 +683,43 @@ impl ClientHost {
         self.last_advance = now;
     }
 
+    /// `cpu_scale` of the emulator's execution model (spec client §5.4): when the
+    /// running tasks' `avg_ncpus` add up to more than the usable CPUs (GPU tasks'
+    /// CPU shares may overcommit them, §3.3), the CPU tasks share what the GPU tasks
+    /// leave, `(ncpus − cpu_usage_gpu) / cpu_usage_cpu`; otherwise 1.
+    pub fn cpu_scale(&self, cfg: &ClientConfig) -> f64 {
+        let n = self.usable_cpus(cfg) as f64;
+        let (mut gpu, mut cpu) = (0.0, 0.0);
+        for j in self.jobs.iter().filter(|j| j.is_running()) {
+            if j.usage.uses_gpu() {
+                gpu += j.usage.avg_ncpus;
+            } else {
+                cpu += j.usage.avg_ncpus;
+            }
+        }
+        if gpu + cpu > n && cpu > 0.0 {
+            ((n - gpu) / cpu).max(0.0)
+        } else {
+            1.0
+        }
+    }
+
     /// Earliest time a running task finishes computing, if tasks compute now.
     pub fn next_completion(&self, cfg: &ClientConfig) -> Time {
         if !self.computing(cfg) {
             return Time::MAX;
         }
+        let cpu_scale = self.cpu_scale(cfg);
         self.jobs
             .iter()
             .filter(|j| j.is_running())
             .map(|j| {
-                let left = (j.flops_left / self.p_fpops).min(j.max_elapsed_time - j.cpu_time);
-                self.last_advance + left.ceil().max(0.0) as Time
+                let x = execution(j, self.p_fpops, cpu_scale, cfg.gpu_active_frac);
+                if x.run_frac <= 0.0 || x.flops <= 0.0 {
+                    return Time::MAX; // GPU computing never allowed
+                }
+                let left = (j.flops_left / x.flops).min(j.max_elapsed_time - j.cpu_time);
+                self.last_advance + (left / x.run_frac).ceil().max(0.0) as Time
             })
             .min()
             .unwrap_or(Time::MAX)
@@ -641,9 +818,11 @@ impl ClientHost {
         if c <= 0.0 {
             return;
         }
-        let speed = self.p_fpops;
+        let cpu_scale = self.cpu_scale(cfg);
+        let (p_fpops, gaf) = (self.p_fpops, cfg.gpu_active_frac);
         for j in &mut self.jobs {
             if j.state == TaskState::Running {
+                let speed = execution(j, p_fpops, cpu_scale, gaf).flops;
                 let ck = (j.cpu_time / c).floor() * c;
                 if ck > j.checkpoint_cpu_time {
                     j.checkpoint_flops_left += -(ck - j.checkpoint_cpu_time) * speed;
@@ -703,7 +882,7 @@ impl ClientHost {
                     result_id: j.result_id,
                     client_state: j.client_state,
                     exit_status: j.exit_status,
-                    cpu_time: j.cpu_time,
+                    cpu_time: j.reported_cpu_time(),
                     elapsed_time: j.cpu_time,
                     output: j.output,
                     output_correct: j.output_correct,
@@ -756,6 +935,7 @@ impl ClientHost {
                 // the project (`result_abort`; `_if_not_started` only before it ran).
                 let mut aborts = Vec::new();
                 server.last_aborts(&mut aborts);
+                self.projects[pi].no_rsc_apps = server.no_rsc_apps(self.projects[pi].project);
                 for (rid, only_unstarted) in aborts {
                     if let Some(j) = self
                         .jobs
@@ -806,6 +986,12 @@ impl ClientHost {
             workunit_id: job.workunit_id,
             received_time: now,
             report_deadline: job.report_deadline,
+            usage: JobUsage {
+                proc_type: job.proc_type,
+                avg_ncpus: job.avg_ncpus,
+                gpu_usage: job.gpu_usage,
+                true_flops: Some(job.true_flops),
+            },
             ..ClientJob::sized(
                 job.rsc_fpops_est,
                 job.true_fpops,
@@ -886,8 +1072,44 @@ impl ClientHost {
     /// client thinks jobs are larger than the server does, the window part grows by
     /// that factor ([`estimate::client_over_server`]), and the slack is counted in
     /// the client's estimate of a whole job. `None` when the invariant holds.
+    ///
+    /// Each resource is checked on its own: the CPU jobs' instance-seconds against
+    /// the CPUs, and each GPU type's jobs against its instances, with that GPU's
+    /// availability (`gpu_active_frac`).
     pub fn buffer_violation(&self, cfg: &ClientConfig) -> Option<String> {
+        for t in ProcType::ALL {
+            let n = match t {
+                ProcType::Cpu => None,
+                t => match coproc_of(&self.coprocs, t) {
+                    Some(c) => Some(c.count as f64),
+                    None => continue,
+                },
+            };
+            if let Some(v) = self.buffer_violation_of(cfg, t, n) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// [`Self::buffer_violation`] for the jobs of processor type `rsc`, which has
+    /// `ninst` instances (`None`: the CPUs).
+    fn buffer_violation_of(
+        &self,
+        cfg: &ClientConfig,
+        rsc: ProcType,
+        ninst: Option<f64>,
+    ) -> Option<String> {
         let ts = self.time_stats;
+        let gpu_frac = if rsc == ProcType::Cpu {
+            1.0
+        } else {
+            cfg.gpu_active_frac
+        };
+        let ts = TimeStats {
+            active_frac: ts.active_frac * gpu_frac,
+            ..ts
+        };
         let (window, frac) = match cfg.policy {
             Policy::SeedDebt => (cfg.work_buf_max_days * 86_400.0, ts.active_frac),
             Policy::ModernRec => (
@@ -897,24 +1119,38 @@ impl ClientHost {
         };
         // The server sizes jobs with its own availability estimate, clamped to 0.1.
         let frac = frac.min((ts.on_frac * ts.active_frac).clamp(0.1, 1.0));
-        let ncpus = match cfg.policy {
-            Policy::SeedDebt => self.ncpus as f64,
-            Policy::ModernRec => self.usable_cpus(cfg) as f64,
+        let ncpus = match (ninst, cfg.policy) {
+            (Some(n), _) => n,
+            (None, Policy::SeedDebt) => self.ncpus as f64,
+            (None, Policy::ModernRec) => self.usable_cpus(cfg) as f64,
         };
         let policy = cfg.policy;
         let dcf = |j: &ClientJob| self.projects[j.project as usize].dcf;
-        let largest = self
-            .jobs
-            .iter()
+        let mine = || self.jobs.iter().filter(|j| j.usage.proc_type == rsc);
+        let largest = mine()
             .map(|j| estimate::estimated_runtime(j, self.p_fpops, policy, dcf(j)))
             .fold(0.0, f64::max);
-        let mismatch = self
-            .jobs
-            .iter()
+        let mismatch = mine()
             .filter(|j| j.unfinished())
             .map(|j| estimate::client_over_server(j, self.p_fpops, policy, dcf(j)))
             .fold(1.0, f64::max);
-        let held = self.unfinished_secs(policy);
+        // Instance-seconds: a job's estimated seconds times the instances it uses.
+        let plain = |j: &ClientJob| !j.usage.uses_gpu() && j.usage.avg_ncpus == 1.0;
+        let held: f64 = if ninst.is_none() && self.jobs.iter().all(plain) {
+            self.unfinished_secs(policy)
+        } else {
+            mine()
+                .filter(|j| j.unfinished())
+                .map(|j| {
+                    let inst = if rsc == ProcType::Cpu {
+                        j.usage.avg_ncpus
+                    } else {
+                        j.usage.gpu_usage
+                    };
+                    self.est_flops_left(j, policy) / self.p_fpops * inst
+                })
+                .sum()
+        };
         let slack_jobs = match cfg.policy {
             Policy::SeedDebt => 1.0,
             Policy::ModernRec => ncpus + self.projects.len() as f64,
@@ -922,11 +1158,66 @@ impl ClientHost {
         let bound =
             mismatch * ncpus * window / frac.max(1e-9) + slack_jobs * largest / frac.max(0.1);
         (held > bound * (1.0 + 1e-9)).then(|| {
+            let what = if rsc == ProcType::Cpu {
+                String::new()
+            } else {
+                format!(" of {} GPU", rsc.name())
+            };
             format!(
-                "host {} holds {held:.0} s of unfinished work, more than its high water mark plus one reply ({bound:.0} s)",
+                "host {} holds {held:.0} s of unfinished work{what}, more than its high water mark plus one reply ({bound:.0} s)",
                 self.index
             )
         })
+    }
+
+    /// The resource invariant: the running tasks fit the host (spec client §3.3,
+    /// §5.4). Their `avg_ncpus` add up to at most the usable CPUs plus the one CPU
+    /// GPU tasks may overcommit, and to at most the CPUs when a multi-threaded task
+    /// runs; the CPUs really used (CPU tasks slowed by `cpu_scale`) never exceed the
+    /// usable CPUs; the tasks of a GPU type use at most the host's instances of it,
+    /// and a GPU task runs only on a GPU type the host has. `None` when it holds.
+    pub fn resource_violation(&self, cfg: &ClientConfig) -> Option<String> {
+        const EPS: f64 = 1e-9;
+        let n = self.usable_cpus(cfg) as f64;
+        let cpu_scale = self.cpu_scale(cfg);
+        let (mut asked, mut used, mut mt) = (0.0, 0.0, false);
+        let mut gpu = [0.0; crate::server::resource::N_RSC];
+        for j in self.jobs.iter().filter(|j| j.is_running()) {
+            let u = &j.usage;
+            asked += u.avg_ncpus;
+            used += execution(j, self.p_fpops, cpu_scale, cfg.gpu_active_frac).cpus;
+            mt |= u.avg_ncpus > 1.0;
+            if u.uses_gpu() {
+                if coproc_of(&self.coprocs, u.proc_type).is_none() {
+                    return Some(format!(
+                        "host {} runs result {} on a {} GPU it does not have",
+                        self.index,
+                        j.result_id,
+                        u.proc_type.name()
+                    ));
+                }
+                gpu[u.proc_type.index()] += u.gpu_usage;
+            }
+        }
+        let limit = if mt { n } else { n + 1.0 };
+        if asked > limit + EPS || used > n + EPS {
+            return Some(format!(
+                "host {} runs tasks of {asked} CPUs (really using {used}) on {n} usable CPUs",
+                self.index
+            ));
+        }
+        for c in self.coprocs.iter() {
+            if gpu[c.kind.index()] > c.count as f64 + EPS {
+                return Some(format!(
+                    "host {} runs tasks of {} {} GPU instances on {}",
+                    self.index,
+                    gpu[c.kind.index()],
+                    c.kind.name(),
+                    c.count
+                ));
+            }
+        }
+        None
     }
 
     /// The time-limit invariant: no job computes past its `max_elapsed_time`

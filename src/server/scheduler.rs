@@ -80,6 +80,10 @@ pub struct Job {
     /// Simulator-only: the FLOPs the job really takes (`wu.true_fpops`). The client
     /// computes it; nothing it estimates may read it.
     pub true_fpops: f64,
+    /// Simulator-only: the speed the job truly computes at on this host, FLOPS: the
+    /// version's peak FLOPS without its `flops_estimate_error` (spec backend §2.4.4
+    /// step 4). The client executes at it; nothing it estimates may read it.
+    pub true_flops: f64,
     /// The deadline told to the client (without grace).
     pub report_deadline: Time,
     pub resend: bool,
@@ -508,6 +512,15 @@ fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> 
     })
 }
 
+/// The `flops_estimate_error` of version `av`: how much faster the server believes
+/// it than it is (1 for the plain CPU version).
+fn estimate_error(p: &Project, av: u32) -> f64 {
+    p.app_versions
+        .iter()
+        .find(|v| v.id == av)
+        .map_or(1.0, |v| v.flops_estimate_error)
+}
+
 /// Estimated run time of a job with version `bav` on this host (§2.4.4 step 4):
 /// `rsc_fpops_est / projected_flops / available_frac`, where `available_frac` is
 /// `on_frac × active_frac`, with `gpu_active_frac` in place of `active_frac` for a
@@ -899,6 +912,7 @@ fn add_result_to_reply(
         rsc_fpops_bound: bound,
         flops: bav.projected_flops,
         true_fpops,
+        true_flops: bav.peak_flops / estimate_error(p, bav.av),
         report_deadline: client_deadline,
         resend,
     });

@@ -93,6 +93,10 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
             header.push(format!("{n}_{c}"));
         }
     }
+    // GPU time comes last, so that the columns before it keep their places.
+    for n in &names {
+        header.push(format!("{n}_gpu_time_s"));
+    }
     w.write_record(&header)?;
     let mut row: Vec<String> = Vec::with_capacity(header.len());
     for h in &f.hosts {
@@ -140,6 +144,14 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
                 ]),
                 None => row.extend(std::iter::repeat_n(String::new(), 6)),
             }
+        }
+        for pi in 0..names.len() {
+            row.push(
+                h.projects
+                    .iter()
+                    .find(|p| p.project as usize == pi)
+                    .map_or(String::new(), |p| float(p.gpu_time)),
+            );
         }
         w.write_record(&row)?;
     }

@@ -4,6 +4,7 @@
 
 use crate::client::config::ClientConfig;
 use crate::client::host::{ClientHost, ProjectState};
+use crate::server::resource::ProcType;
 
 /// `SCHED_RETRY_DELAY_MIN` / `SCHED_RETRY_DELAY_MAX` (§2.1).
 pub const SCHED_RETRY_DELAY_MIN: f64 = 60.0;
@@ -54,24 +55,46 @@ pub fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &Cli
     p.note_backoff(now);
 }
 
+/// The backoff interval and end of processor type `rsc` for project `p`.
+fn backoff_of(p: &mut ProjectState, rsc: ProcType) -> (&mut f64, &mut f64) {
+    match rsc {
+        ProcType::Cpu => (&mut p.cpu_backoff_interval, &mut p.cpu_backoff_time),
+        t => (
+            &mut p.gpu_backoff_interval[t.index()],
+            &mut p.gpu_backoff_time[t.index()],
+        ),
+    }
+}
+
 /// `resource_backoff` of the CPU (§2.7): 600 s, then doubling up to a day, times a
 /// uniform factor in [0.5, 1.5).
 pub fn resource_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
-    let p = &mut host.projects[pi];
-    p.cpu_backoff_interval = if p.cpu_backoff_interval > 0.0 {
-        (2.0 * p.cpu_backoff_interval).min(WF_MAX_BACKOFF_INTERVAL)
+    rsc_backoff(host, pi, ProcType::Cpu, now, cfg);
+}
+
+/// `RSC_PROJECT_WORK_FETCH::resource_backoff` of processor type `rsc` (§2.7).
+pub fn rsc_backoff(host: &mut ClientHost, pi: usize, rsc: ProcType, now: f64, cfg: &ClientConfig) {
+    let (ival, _) = backoff_of(&mut host.projects[pi], rsc);
+    *ival = if *ival > 0.0 {
+        (2.0 * *ival).min(WF_MAX_BACKOFF_INTERVAL)
     } else {
         WF_MIN_BACKOFF_INTERVAL
     };
     let u = host.draw_u(cfg);
-    let p = &mut host.projects[pi];
-    p.cpu_backoff_time = now + (0.5 + u) * p.cpu_backoff_interval;
+    let (ival, time) = backoff_of(&mut host.projects[pi], rsc);
+    *time = now + (0.5 + u) * *ival;
 }
 
 /// `clear_backoff` of the CPU: jobs arrived.
 pub fn clear_resource_backoff(p: &mut ProjectState) {
-    p.cpu_backoff_time = 0.0;
-    p.cpu_backoff_interval = 0.0;
+    clear_rsc_backoff(p, ProcType::Cpu);
+}
+
+/// `clear_backoff` of processor type `rsc`: jobs of it arrived.
+pub fn clear_rsc_backoff(p: &mut ProjectState, rsc: ProcType) {
+    let (ival, time) = backoff_of(p, rsc);
+    *time = 0.0;
+    *ival = 0.0;
 }
 
 #[cfg(test)]

@@ -18,12 +18,13 @@
 
 use super::buf::SmallBuf;
 use super::cpu_sched;
-use super::rr_sim::RrCache;
+use super::rr_sim::{RrCache, RrOut};
 use super::scheduler_op::{MAX_REPORT_DELAY, RESULT_REPORT_IF_AT_LEAST_N, report_cushion};
 use super::work_fetch::{WF_MAX_RUNNABLE_JOBS, zero_share_threshold};
 use crate::client::config::ClientConfig;
 use crate::client::host::ClientHost;
 use crate::engine::Time;
+use crate::server::resource::{ProcType, coproc_of};
 
 /// `WORK_FETCH_PERIOD` (§2.1).
 pub const WORK_FETCH_PERIOD: f64 = 60.0;
@@ -224,44 +225,58 @@ fn rpc_wake(
         let at = trig.max(p.min_rpc_time.ceil());
         next = next.min(work_fetch_check_time(host, now, at));
     }
-    // Work fetch: saturated_time drains at most 1/overall_frac s per second, so it
-    // cannot cross a threshold `th` before now + f·(saturated_time − th).
+    // Work fetch, per processor type the host has.
     if computing {
-        let rr = cache.get(host, now, cfg);
-        let f = rr.overall_frac;
-        let cross = |th: f64| {
-            if rr.saturated_time < th {
-                now
-            } else {
-                (now + f * (rr.saturated_time - th)).floor() + 1.0
-            }
-        };
         let mut fetch = f64::INFINITY;
-        for p in &host.projects {
-            if p.master_url_fetch_pending
-                || p.hostid == 0
-                || p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS
-            {
-                continue;
+        for t in ProcType::ALL {
+            if t == ProcType::Cpu || coproc_of(&host.coprocs, t).is_some() {
+                let rr = cache.get_rsc(host, now, cfg, t);
+                fetch = fetch.min(fetch_time(host, &rr, t, now, cfg));
             }
-            let buf = if p.resource_share == 0.0 {
-                if rr.nidle_now <= 0.0 {
-                    continue; // a backup project asks only when an instance is idle now
-                }
-                cross(zero_share_threshold(cfg))
-            } else {
-                cross(cfg.work_buf_min())
-            };
-            fetch = fetch.min(
-                buf.max(p.min_rpc_time.ceil())
-                    .max(p.cpu_backoff_time.ceil()),
-            );
         }
         if fetch.is_finite() {
             next = next.min(work_fetch_check_time(host, now, fetch));
         }
     }
     next
+}
+
+/// The earliest time work fetch can choose a project for processor type `rsc`,
+/// whose simulation is `rr`: its saturated time drains at most `1/overall_frac` s per
+/// second, so it cannot cross a threshold `th` before `now + f·(saturated_time −
+/// th)`; a project also waits for its RPC backoff and its backoff of `rsc`.
+fn fetch_time(host: &ClientHost, rr: &RrOut, rsc: ProcType, now: f64, cfg: &ClientConfig) -> f64 {
+    let f = rr.overall_frac;
+    let cross = |th: f64| {
+        if rr.saturated_time < th {
+            now
+        } else {
+            (now + f * (rr.saturated_time - th)).floor() + 1.0
+        }
+    };
+    let mut fetch = f64::INFINITY;
+    for p in &host.projects {
+        if p.master_url_fetch_pending
+            || p.hostid == 0
+            || p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS
+            || p.no_rsc_apps[rsc.index()]
+        {
+            continue;
+        }
+        let buf = if p.resource_share == 0.0 {
+            if rr.nidle_now <= 0.0 {
+                continue; // a backup project asks only when an instance is idle now
+            }
+            cross(zero_share_threshold(cfg))
+        } else {
+            cross(cfg.work_buf_min())
+        };
+        fetch = fetch.min(
+            buf.max(p.min_rpc_time.ceil())
+                .max(p.backoff_time(rsc).ceil()),
+        );
+    }
+    fetch
 }
 
 #[cfg(test)]

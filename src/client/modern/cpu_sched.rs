@@ -1,10 +1,15 @@
 //! CPU scheduling (`client/cpu_sched.cpp`: `schedule_cpus`, `make_run_list`,
 //! `promote_once_ran_edf`, `earliest_deadline_result`,
 //! `assign_results_to_projects`, `highest_prio_project_best_result`,
-//! `enforce_run_list`, `finished_time_slice`; spec client §3.1–3.4), CPU only: every
-//! job uses one CPU (`avg_ncpus = 1`), so the single-thread limit `ncpus_used_st <
-//! ncpus` bounds the run list (the `2·ncpus` limit of §3.2 is the multi-thread one),
-//! and the RAM, GPU, max-concurrent and swap rules do not arise.
+//! `enforce_run_list`, `finished_time_slice`; spec client §3.1–3.4).
+//!
+//! GPU jobs are listed first, per GPU type, until the type's instances are
+//! committed; then CPU jobs until single-thread jobs fill the CPUs
+//! (`ncpus_used_st ≥ ncpus`) or multi-threaded ones twice them (`ncpus_used_mt ≥
+//! 2·ncpus`, `PROC_RESOURCES::stop_scan_cpu`). Enforcing the list, a GPU job runs
+//! while instances of its type are free, a CPU job while CPUs are not all used, and
+//! a multi-threaded job only if it fits ([`fits`]). The RAM, max-concurrent and swap
+//! rules do not arise.
 //!
 //! The module also predicts when the scheduler's decision can next change without
 //! any event (a time slice ending, or REC moving the priorities), for the host's
@@ -15,6 +20,7 @@ use super::rec::{PrioCtx, adjust_rec_sched, credit_per_cpu_day, project_priority
 use super::rr_sim::RrCache;
 use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, ClientJob, TaskState};
+use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
 const NONE: u32 = u32::MAX;
 /// `CPU_SCHED_PERIOD` (§2.1): periodic reschedule.
@@ -92,16 +98,23 @@ fn remaining_secs(host: &ClientHost, j: &ClientJob) -> f64 {
     host.est_flops_left(j, Policy::ModernRec) / host.p_fpops
 }
 
-/// `earliest_deadline_result(CPU)`: among projects with projected misses left in
-/// their copy, the job with the earliest deadline; ties to the one with less time
-/// left, never an unstarted job over a started one.
-fn earliest_deadline_result(host: &ClientHost) -> Option<usize> {
+/// `earliest_deadline_result(rsc)`: among the jobs of processor type `rsc` that may
+/// run EDF, the one with the earliest deadline; ties to the one with less time
+/// left, never an unstarted job over a started one. A CPU job may if its project
+/// has projected misses left in its copy; a GPU job if the RR simulation projects
+/// it to miss its deadline (the project's misses are counted for the CPU only).
+fn earliest_deadline_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.unfinished()
-            || j.scheduled
-            || host.projects[j.project as usize].deadlines_missed_copy == 0
-        {
+        if !j.unfinished() || j.scheduled || j.usage.proc_type != rsc {
+            continue;
+        }
+        let may = if rsc == ProcType::Cpu {
+            host.projects[j.project as usize].deadlines_missed_copy > 0
+        } else {
+            j.rr_sim_misses_deadline
+        };
+        if !may {
             continue;
         }
         let Some(b) = best else {
@@ -142,11 +155,13 @@ fn rank(state: TaskState) -> u8 {
     }
 }
 
-/// `assign_results_to_projects` + `highest_prio_project_best_result`.
-fn highest_prio_project_best_result(host: &ClientHost) -> Option<usize> {
+/// `assign_results_to_projects` + `highest_prio_project_best_result` for the jobs
+/// of processor type `rsc` (for a GPU type, `first_coproc_result`: project
+/// priority, then started jobs, then arrival).
+fn highest_prio_project_best_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut cand: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), NONE);
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.unfinished() || j.scheduled {
+        if !j.unfinished() || j.scheduled || j.usage.proc_type != rsc {
             continue;
         }
         let c = &mut cand[j.project as usize];
@@ -174,6 +189,11 @@ fn make_run_list(
     list: &mut SmallBuf<u32, 64>,
 ) {
     cache.get(host, now, cfg);
+    for t in &ProcType::ALL[1..] {
+        if coproc_of(&host.coprocs, *t).is_some() {
+            cache.get_rsc(host, now, cfg, *t);
+        }
+    }
     promote_once_ran_edf(host, now, cfg);
     let n = host.usable_cpus(cfg) as f64;
     let ctx = project_priority_init(host, |p| p.n_runnable_jobs > 0, n);
@@ -184,33 +204,99 @@ fn make_run_list(
     for p in &mut host.projects {
         p.deadlines_missed_copy = p.deadlines_missed;
     }
-    let mut used = 0.0;
-    let mut add = |host: &mut ClientHost, k: usize, edf: bool, ctx: &PrioCtx| {
-        let j = &mut host.jobs[k];
-        j.scheduled = true;
-        j.edf_scheduled = edf;
-        let p = &mut host.projects[j.project as usize];
-        if edf {
-            p.deadlines_missed_copy -= 1;
-        }
-        adjust_rec_sched(p, ctx);
-        list.push(k as u32);
-    };
-    if !cfg.cpu_sched_rr_only {
-        while used < n {
-            let Some(k) = earliest_deadline_result(host) else {
-                break;
-            };
-            add(host, k, true, &ctx);
-            used += 1.0;
+    // CPUs listed by single-thread and by multi-threaded jobs (GPU jobs' CPU shares
+    // count as single-thread), as `PROC_RESOURCES` counts them.
+    let mut used = (0.0, 0.0); // (ncpus_used_st, ncpus_used_mt)
+    let mut add =
+        |host: &mut ClientHost, k: usize, edf: bool, ctx: &PrioCtx, used: &mut (f64, f64)| {
+            let j = &mut host.jobs[k];
+            j.scheduled = true;
+            j.edf_scheduled = edf;
+            let ncpus = j.usage.avg_ncpus;
+            let p = &mut host.projects[j.project as usize];
+            if edf && !j.usage.uses_gpu() {
+                p.deadlines_missed_copy -= 1;
+            }
+            adjust_rec_sched(p, ctx);
+            list.push(k as u32);
+            if ncpus > 1.0 {
+                used.1 += ncpus;
+            } else {
+                used.0 += ncpus;
+            }
+        };
+    // GPU jobs per type (§3.2 step 4): EDF, then priority, until the instances are
+    // committed.
+    for t in &ProcType::ALL[1..] {
+        let Some(c) = coproc_of(&host.coprocs, *t) else {
+            continue;
+        };
+        let count = c.count as f64;
+        let mut gpu_used = 0.0;
+        for edf in [true, false] {
+            while gpu_used < count {
+                let pick = if edf {
+                    earliest_deadline_result(host, *t)
+                } else {
+                    highest_prio_project_best_result(host, *t)
+                };
+                let Some(k) = pick else { break };
+                gpu_used += host.jobs[k].usage.gpu_usage;
+                add(host, k, edf, &ctx, &mut used);
+            }
         }
     }
-    while used < n {
-        let Some(k) = highest_prio_project_best_result(host) else {
+    let cpus_full = |(st, mt): (f64, f64)| st >= n || mt >= 2.0 * n;
+    if !cfg.cpu_sched_rr_only {
+        while !cpus_full(used) {
+            let Some(k) = earliest_deadline_result(host, ProcType::Cpu) else {
+                break;
+            };
+            add(host, k, true, &ctx, &mut used);
+        }
+    }
+    while !cpus_full(used) {
+        let Some(k) = highest_prio_project_best_result(host, ProcType::Cpu) else {
             break;
         };
-        add(host, k, false, &ctx);
-        used += 1.0;
+        add(host, k, false, &ctx, &mut used);
+    }
+}
+
+/// CPUs and GPU instances committed while enforcing a run list.
+#[derive(Default)]
+struct Committed {
+    /// `avg_ncpus` of every job scheduled so far.
+    cpus: f64,
+    /// `avg_ncpus` of the GPU jobs among them.
+    gpu_job_cpus: f64,
+    /// Instances per processor type (index 0 unused).
+    gpu: [f64; N_RSC],
+    /// A multi-threaded job is scheduled.
+    mt: bool,
+}
+
+/// Whether job `j` may join the jobs `c` already scheduled on a host of `n` usable
+/// CPUs (§3.3): a GPU job needs free instances of its type, and may overcommit the
+/// CPUs by at most one (then the CPU jobs run slower, [`ClientHost::cpu_scale`])
+/// while the GPU jobs' own CPU shares stay within the CPUs; a CPU job needs a CPU
+/// not yet used; a multi-threaded job, or any job once one is scheduled, must fit
+/// within the CPUs (`avg_ncpus` rule: never more CPUs than the host has).
+fn fits(host: &ClientHost, j: &ClientJob, c: &Committed, n: f64) -> bool {
+    const EPS: f64 = 1e-9;
+    let u = &j.usage;
+    if u.uses_gpu() {
+        let count = coproc_of(&host.coprocs, u.proc_type).map_or(0.0, |g| g.count as f64);
+        let overcommit = if c.mt { 0.0 } else { 1.0 };
+        c.gpu[u.proc_type.index()] + u.gpu_usage <= count + EPS
+            && c.cpus + u.avg_ncpus <= n + overcommit + EPS
+            && c.gpu_job_cpus + u.avg_ncpus <= n + EPS
+    } else if c.cpus >= n {
+        false
+    } else if c.mt || u.avg_ncpus > 1.0 {
+        c.cpus + u.avg_ncpus <= n + EPS
+    } else {
+        true
     }
 }
 
@@ -236,11 +322,20 @@ fn enforce_run_list(
     let key = |pos: usize, k: u32| {
         let j = &host.jobs[k as usize];
         let unfinished = j.state == TaskState::Running && !finished_time_slice(j, now, cfg);
-        (!j.edf_scheduled, !unfinished, (pos as u32).min(len0), k)
+        // Larger `avg_ncpus` first: the bits of a positive float order as its value.
+        let more_cpus = u64::MAX - j.usage.avg_ncpus.to_bits();
+        (
+            !j.edf_scheduled,
+            !j.usage.uses_gpu(),
+            !unfinished,
+            more_cpus,
+            (pos as u32).min(len0),
+            k,
+        )
     };
-    // more_important: EDF first, then unfinished slices, then seqno; job order breaks
-    // the remaining ties (upstream: pointer order).
-    let mut keyed: SmallBuf<(bool, bool, u32, u32), 64> = SmallBuf::new();
+    // more_important: EDF first, then GPU jobs, then unfinished slices, then more
+    // CPUs, then seqno; job order breaks the remaining ties (upstream: pointer order).
+    let mut keyed: SmallBuf<(bool, bool, bool, u64, u32, u32), 64> = SmallBuf::new();
     for (pos, &k) in list.iter().enumerate() {
         keyed.push(key(pos, k));
     }
@@ -248,18 +343,36 @@ fn enforce_run_list(
     for j in &mut host.jobs {
         j.scheduled = false;
     }
-    for &(_, _, _, k) in keyed.iter().take(n) {
+    let nf = n as f64;
+    let mut c = Committed::default();
+    for &(.., k) in keyed.iter() {
+        let j = &host.jobs[k as usize];
+        if !fits(host, j, &c, nf) {
+            continue;
+        }
+        let u = j.usage;
+        c.cpus += u.avg_ncpus;
+        if u.uses_gpu() {
+            c.gpu_job_cpus += u.avg_ncpus;
+            c.gpu[u.proc_type.index()] += u.gpu_usage;
+        }
+        c.mt |= u.avg_ncpus > 1.0;
         host.jobs[k as usize].scheduled = true;
     }
-    if keyed.len() < n {
-        host.must_check_work_fetch = true; // "CPUs idle"
+    let gpu_idle = ProcType::ALL[1..]
+        .iter()
+        .any(|t| coproc_of(&host.coprocs, *t).is_some_and(|g| c.gpu[t.index()] < g.count as f64));
+    if c.cpus < nf || gpu_idle {
+        host.must_check_work_fetch = true; // "CPUs idle" (or GPUs)
     }
     let mut quit = false;
     for k in 0..host.jobs.len() {
         let j = &host.jobs[k];
         if j.state == TaskState::Running && !j.scheduled {
-            // REMOVE_MAYBE_SCHED: a never-checkpointed task stays in memory.
-            let keep = cfg.leave_apps_in_memory || j.checkpoint_cpu_time <= 0.0;
+            // REMOVE_MAYBE_SCHED: a never-checkpointed task stays in memory; GPU
+            // tasks are always removed (§3.4).
+            let keep =
+                !j.usage.uses_gpu() && (cfg.leave_apps_in_memory || j.checkpoint_cpu_time <= 0.0);
             host.preempt(k, keep);
             quit |= !keep;
         }
@@ -486,6 +599,135 @@ mod tests {
 
     fn sched(h: &mut ClientHost, now: f64, cfg: &ClientConfig) {
         schedule_cpus(h, now, cfg, &mut RrCache::default());
+    }
+
+    fn running(h: &ClientHost) -> Vec<usize> {
+        (0..h.jobs.len())
+            .filter(|&k| h.jobs[k].is_running())
+            .collect()
+    }
+
+    /// 4 CPUs and one GPU: one GPU job (half a CPU) on the GPU, the second GPU job
+    /// waits; the four CPUs take four CPU jobs, overcommitting by half a CPU, so the
+    /// CPU jobs run at `cpu_scale = 3.5/4` and the CPUs really used are 4.
+    #[test]
+    fn gpu_jobs_run_on_their_gpu_and_cpu_jobs_fill_the_cpus() {
+        let (mut h, g) = host_and_ctx(4, &[100.0], |_| {});
+        give_gpus(&mut h, 1, 1e12);
+        add_usage_job(&mut h, 0, 3600.0, 1e11, 0.5, 1.0);
+        add_usage_job(&mut h, 0, 3600.0, 1e11, 0.5, 1.0);
+        for _ in 0..5 {
+            add_job(&mut h, 0, 3600.0, 100_000_000);
+        }
+        sched(&mut h, 0.0, &g.cfg);
+        assert_eq!(running(&h), vec![0, 2, 3, 4, 5]);
+        assert_eq!(h.cpu_scale(&g.cfg), 3.5 / 4.0);
+        assert_eq!(h.resource_violation(&g.cfg), None);
+        // A host without the GPU runs no GPU job.
+        let (mut h2, _) = host_and_ctx(4, &[100.0], |_| {});
+        add_usage_job(&mut h2, 0, 3600.0, 1e11, 0.5, 1.0);
+        add_job(&mut h2, 0, 3600.0, 100_000_000);
+        sched(&mut h2, 0.0, &g.cfg);
+        assert_eq!(running(&h2), vec![1]);
+    }
+
+    /// Half-GPU jobs: two share one GPU instance.
+    #[test]
+    fn fractional_gpu_jobs_share_an_instance() {
+        let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
+        give_gpus(&mut h, 1, 1e12);
+        for _ in 0..3 {
+            add_usage_job(&mut h, 0, 3600.0, 1e11, 0.1, 0.5);
+        }
+        sched(&mut h, 0.0, &g.cfg);
+        assert_eq!(running(&h), vec![0, 1]);
+        assert_eq!(h.resource_violation(&g.cfg), None);
+    }
+
+    /// A multi-threaded job of 3 CPUs on 4 CPUs: it goes first (more CPUs), one
+    /// single-thread job fills the last CPU, and no job overcommits the CPUs.
+    #[test]
+    fn multi_threaded_jobs_never_oversubscribe() {
+        let (mut h, g) = host_and_ctx(4, &[100.0], |_| {});
+        for _ in 0..3 {
+            add_job(&mut h, 0, 3600.0, 100_000_000);
+        }
+        add_usage_job(&mut h, 0, 3600.0, 3e9, 3.0, 0.0);
+        add_usage_job(&mut h, 0, 3600.0, 3e9, 3.0, 0.0);
+        sched(&mut h, 0.0, &g.cfg);
+        assert_eq!(running(&h), vec![0, 3]);
+        assert_eq!(h.cpu_scale(&g.cfg), 1.0);
+        assert_eq!(h.resource_violation(&g.cfg), None);
+    }
+
+    /// The invariant fails when the tasks do not fit: too many CPU tasks, a GPU
+    /// task on a host without that GPU, or two whole-GPU tasks on one GPU.
+    #[test]
+    fn the_resource_invariant_catches_oversubscription() {
+        let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
+        for _ in 0..4 {
+            add_job(&mut h, 0, 3600.0, 100_000_000);
+        }
+        for k in 0..3 {
+            h.start(k, 0);
+        }
+        assert_eq!(h.resource_violation(&g.cfg), None, "one CPU of overcommit");
+        h.start(3, 0);
+        assert!(h.resource_violation(&g.cfg).unwrap().contains("4 CPUs"));
+        let (mut h, _) = host_and_ctx(2, &[100.0], |_| {});
+        add_usage_job(&mut h, 0, 3600.0, 3e9, 2.0, 0.0);
+        add_job(&mut h, 0, 3600.0, 100_000_000);
+        h.start(0, 0);
+        h.start(1, 0);
+        assert!(
+            h.resource_violation(&g.cfg).is_some(),
+            "overcommit with an MT job"
+        );
+        let (mut h, _) = host_and_ctx(2, &[100.0], |_| {});
+        add_usage_job(&mut h, 0, 3600.0, 1e11, 0.2, 1.0);
+        h.start(0, 0);
+        assert!(
+            h.resource_violation(&g.cfg)
+                .unwrap()
+                .contains("does not have")
+        );
+        give_gpus(&mut h, 1, 1e12);
+        assert_eq!(h.resource_violation(&g.cfg), None);
+        add_usage_job(&mut h, 0, 3600.0, 1e11, 0.2, 1.0);
+        h.start(1, 0);
+        assert!(
+            h.resource_violation(&g.cfg)
+                .unwrap()
+                .contains("GPU instances")
+        );
+    }
+
+    /// Execution: a GPU job computes at its true speed while the GPU is allowed
+    /// (`gpu_active_frac` of the time), a multi-threaded job at `avg_ncpus` CPUs'
+    /// speed; CPU time is elapsed time × `avg_ncpus`, GPU time elapsed × instances.
+    #[test]
+    fn gpu_and_multi_threaded_jobs_execute_at_their_speed() {
+        let (mut h, mut g) = host_and_ctx(4, &[100.0], |_| {});
+        give_gpus(&mut h, 1, 1e12);
+        add_usage_job(&mut h, 0, 3600.0, 1e11, 0.5, 1.0);
+        add_usage_job(&mut h, 0, 1800.0, 3e9, 3.0, 0.0);
+        sched(&mut h, 0.0, &g.cfg);
+        assert_eq!(running(&h), vec![0, 1]);
+        assert_eq!(h.next_completion(&g.cfg), 1800);
+        h.advance(1800, &g.cfg);
+        assert_eq!(h.jobs[1].flops_left, 0.0);
+        assert_eq!(h.jobs[1].reported_cpu_time(), 3.0 * 1800.0);
+        h.jobs[1].state = TaskState::Done;
+        assert_eq!(h.next_completion(&g.cfg), 3600);
+        g.cfg.gpu_active_frac = 0.5;
+        // Half the remaining 1800 s of GPU work per wall second: 3600 s more.
+        assert_eq!(h.next_completion(&g.cfg), 1800 + 3600);
+        h.advance(5400, &g.cfg);
+        assert_eq!(h.jobs[0].flops_left, 0.0);
+        assert_eq!(h.jobs[0].cpu_time, 3600.0);
+        let p = &h.projects[0];
+        assert_eq!(p.gpu_time, 3600.0);
+        assert_eq!(p.cpu_time, 3.0 * 1800.0 + 0.5 * 3600.0);
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //! - [`scheduler_op`]: one round of the RPC poll and the reply (`cs_scheduler.cpp`);
 //! - [`cadence`]: the 60-s cadences emulated lazily, and the next wake.
 //!
-//! The model is CPU-only: every job uses one CPU and the host's `p_fpops`; runtime
-//! estimates are exact (DCF = 1). The host is event-driven: [`wake`] runs what the
+//! Jobs run on their resource: CPU jobs on `avg_ncpus` CPUs, GPU jobs on their GPU
+//! type's instances; work fetch, the RR simulation and backoffs are per processor
+//! type. The modern client uses no DCF. The host is event-driven: [`wake`] runs what the
 //! real client would run at `now` and returns the earliest moment any rule could
 //! fire next.
 

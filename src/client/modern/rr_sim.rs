@@ -1,5 +1,10 @@
 //! Round-robin simulation of the job queue (`client/rr_sim.cpp`, `RR_SIM::simulate`;
-//! spec client §2.5), CPU only.
+//! spec client §2.5), one simulation per processor type: the CPUs with the CPU jobs,
+//! and each GPU type the host has with its jobs. A job occupies its instances
+//! (`avg_ncpus` CPUs, or `coproc_usage` GPU instances) while active; the resource is
+//! saturated when the active jobs' instances reach the resource's. Upstream runs the
+//! resources in one simulation, where a project's picks on one resource lower its
+//! priority on the others; here each resource's picks start from the projects' REC.
 //!
 //! Upstream rebuilds the active set from scratch at every step: it resets each
 //! project's `rec_temp` to `rec`, then repeatedly activates the next pending (FIFO)
@@ -31,7 +36,8 @@
 use super::buf::SmallBuf;
 use super::rec::PrioCtx;
 use crate::client::config::{ClientConfig, Policy};
-use crate::client::host::{ClientHost, TaskState, TimeStats};
+use crate::client::host::{ClientHost, ClientJob, TaskState, TimeStats};
+use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
 const NONE: u32 = u32::MAX;
 /// Extra term of `computation_deadline` (`DEADLINE_CUSHION`, §2.1).
@@ -61,67 +67,121 @@ pub fn overall_cpu_frac(ts: &TimeStats) -> f64 {
     (ts.on_frac * ts.active_frac).clamp(0.01, 1.0)
 }
 
+/// A GPU's `overall_frac`: `clamp(on_frac·gpu_active_frac, 0.01, 1)` (§2.5 step 2),
+/// where the GPU computes `gpu_active_frac` of the time the host computes.
+pub fn overall_gpu_frac(ts: &TimeStats, gpu_active_frac: f64) -> f64 {
+    (ts.on_frac * ts.active_frac * gpu_active_frac).clamp(0.01, 1.0)
+}
+
+/// Instances of its resource a job occupies in the simulation.
+fn instances(j: &ClientJob) -> f64 {
+    if j.usage.uses_gpu() {
+        j.usage.gpu_usage
+    } else {
+        j.usage.avg_ncpus
+    }
+}
+
 /// The simulation runs "at most once per distinct now" (§2.5). Our RPCs take no time,
 /// so jobs can change within one `now`: callers invalidate the cache after an RPC or
 /// a preemption that rolled a task back.
 #[derive(Default)]
 pub struct RrCache {
-    out: Option<RrOut>,
+    out: [Option<RrOut>; N_RSC],
 }
 
 impl RrCache {
+    /// The CPU simulation.
     pub fn get(&mut self, host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrOut {
-        match self.out {
+        self.get_rsc(host, now, cfg, ProcType::Cpu)
+    }
+    /// The simulation of processor type `rsc` (the CPU's first: it also counts every
+    /// project's runnable jobs).
+    pub fn get_rsc(
+        &mut self,
+        host: &mut ClientHost,
+        now: f64,
+        cfg: &ClientConfig,
+        rsc: ProcType,
+    ) -> RrOut {
+        if rsc != ProcType::Cpu && self.out[0].is_none() {
+            self.get(host, now, cfg);
+        }
+        match self.out[rsc.index()] {
             Some(o) => o,
             None => {
-                let o = rr_simulation(host, now, cfg);
-                self.out = Some(o);
+                let o = rr_simulation(host, now, cfg, rsc);
+                self.out[rsc.index()] = Some(o);
                 o
             }
         }
     }
     pub fn invalidate(&mut self) {
-        self.out = None;
+        self.out = [None; N_RSC];
     }
 }
 
-/// Next unfinished job of project `q` at or after index `from`.
-fn next_job_of(host: &ClientHost, q: usize, from: usize) -> u32 {
+/// Next unfinished job of project `q` and type `rsc` at or after index `from`.
+fn next_job_of(host: &ClientHost, q: usize, from: usize, rsc: ProcType) -> u32 {
     host.jobs[from.min(host.jobs.len())..]
         .iter()
-        .position(|j| j.project as usize == q && j.unfinished())
+        .position(|j| j.project as usize == q && j.unfinished() && j.usage.proc_type == rsc)
         .map_or(NONE, |i| (from + i) as u32)
 }
 
-/// `RR_SIM::simulate` (spec client §2.5). A job's `estimated_flops_remaining` is
-/// the client's estimate ([`ClientHost::est_flops_left`], §3.6), never its true
-/// size: the simulation predicts with what the client knows.
-pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrOut {
-    let n = host.usable_cpus(cfg) as usize;
+/// `RR_SIM::simulate` (spec client §2.5) for processor type `rsc`. A job's
+/// `estimated_flops_remaining` is the client's estimate
+/// ([`ClientHost::est_flops_left`], §3.6), never its true size: the simulation
+/// predicts with what the client knows. The per-project outputs
+/// (`deadlines_missed`, `nused_total`) are the CPU's; `n_runnable_jobs` counts every
+/// resource's jobs and is written by the CPU simulation.
+pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig, rsc: ProcType) -> RrOut {
+    let cpu = rsc == ProcType::Cpu;
+    let n = if cpu {
+        host.usable_cpus(cfg) as usize
+    } else {
+        coproc_of(&host.coprocs, rsc).map_or(0, |c| c.count as usize)
+    };
     let nf = n as f64;
     let np = host.projects.len();
-    let frac = overall_cpu_frac(&host.time_stats);
+    let frac = if cpu {
+        overall_cpu_frac(&host.time_stats)
+    } else {
+        overall_gpu_frac(&host.time_stats, cfg.gpu_active_frac)
+    };
+    // Estimates are FLOPs at `p_fpops` ("estimated seconds × p_fpops") whatever the
+    // resource, so every resource drains them at `p_fpops`.
     let mut rate = host.p_fpops * frac;
     if rate == 0.0 {
         rate = 1e6; // upstream's "just in case"
     }
 
     // rr_init + init_pending_lists.
-    for p in &mut host.projects {
-        p.deadlines_missed = 0;
-        p.nused_total = 0.0;
-        p.n_runnable_jobs = 0;
+    if cpu {
+        for p in &mut host.projects {
+            p.deadlines_missed = 0;
+            p.nused_total = 0.0;
+            p.n_runnable_jobs = 0;
+        }
     }
     let mut next: SmallBuf<u32, 16> = SmallBuf::filled(np, NONE);
     for (k, j) in host.jobs.iter_mut().enumerate() {
+        if j.usage.proc_type != rsc {
+            if cpu && j.unfinished() {
+                host.projects[j.project as usize].n_runnable_jobs += 1;
+            }
+            continue;
+        }
         j.rr_sim_misses_deadline = false;
         if !j.unfinished() {
             continue;
         }
         let q = j.project as usize;
         let p = &mut host.projects[q];
-        p.n_runnable_jobs += 1;
-        p.nused_total += 1.0;
+        if cpu {
+            p.n_runnable_jobs += 1;
+            p.nused_total += j.usage.avg_ncpus;
+        }
         if next[q] == NONE {
             next[q] = k as u32;
         }
@@ -153,27 +213,31 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
         }
         best.map(|(q, _)| q)
     };
+    // Instances the active jobs occupy (`sim_nused`).
+    let mut nused = 0.0;
     let activate = |host: &ClientHost,
                     q: usize,
                     next: &mut [u32],
                     nact: &mut [u32],
-                    active: &mut SmallBuf<(u32, f64), 64>| {
+                    active: &mut SmallBuf<(u32, f64), 64>,
+                    nused: &mut f64| {
         let k = next[q] as usize;
         active.push((
             k as u32,
             host.est_flops_left(&host.jobs[k], Policy::ModernRec),
         ));
+        *nused += instances(&host.jobs[k]);
         nact[q] += 1;
-        next[q] = next_job_of(host, q, k + 1);
+        next[q] = next_job_of(host, q, k + 1, rsc);
     };
 
-    while active.len() < n {
+    while nused < nf {
         let Some(q) = pick(host, &next, &nact) else {
             break;
         };
-        activate(host, q, &mut next, &mut nact, &mut active);
+        activate(host, q, &mut next, &mut nact, &mut active, &mut nused);
     }
-    let nidle_now = (nf - active.len() as f64).max(0.0);
+    let nidle_now = (nf - nused).max(0.0);
 
     let buf_end = now + cfg.work_buf_total();
     let comp_cushion = cfg.work_buf_min() + DEADLINE_CUSHION;
@@ -206,9 +270,11 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
                     j.last_deadline_miss_time = now;
                 }
                 j.rr_sim_misses_deadline = true;
-                dmi += 1.0;
+                dmi += instances(j);
                 let dur = est_left / host.p_fpops / frac;
-                host.projects[j.project as usize].deadlines_missed += 1;
+                if cpu {
+                    host.projects[j.project as usize].deadlines_missed += 1;
+                }
                 // BUSY_TIME_ESTIMATOR::update: the job goes on the least-busy instance.
                 if n > 0 {
                     let mut ib = 0;
@@ -225,7 +291,7 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
             a.1 = (a.1 - rate * delta_t).max(0.0);
         }
         // update_stats with this step's sim_nused.
-        let idle = nf - active.len() as f64;
+        let idle = nf - nused;
         if idle > 1e-6 && sim_now < buf_end {
             shortfall += idle * delta_t.min(buf_end - sim_now);
         }
@@ -236,11 +302,18 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig) -> RrO
         if finishes {
             active.remove(bi);
             let q = host.jobs[bk as usize].project as usize;
+            nused -= instances(&host.jobs[bk as usize]);
             nact[q] -= 1;
+            // Refill the freed instances: the project's next job first, then the
+            // best projects with pending jobs.
             if next[q] != NONE {
-                activate(host, q, &mut next, &mut nact, &mut active);
-            } else if let Some(q2) = pick(host, &next, &nact) {
-                activate(host, q2, &mut next, &mut nact, &mut active);
+                activate(host, q, &mut next, &mut nact, &mut active, &mut nused);
+            }
+            while nused < nf {
+                let Some(q2) = pick(host, &next, &nact) else {
+                    break;
+                };
+                activate(host, q2, &mut next, &mut nact, &mut active, &mut nused);
             }
         }
     }
@@ -271,7 +344,7 @@ mod tests {
     #[test]
     fn empty_host_shortfall_is_the_whole_window() {
         let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
-        let o = rr_simulation(&mut h, 0.0, &g.cfg);
+        let o = rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         assert_eq!(o.shortfall, 2.0 * 51_840.0);
         assert_eq!(o.saturated_time, 0.0);
         assert_eq!(o.nidle_now, 2.0);
@@ -286,7 +359,7 @@ mod tests {
         add_job(&mut h, 0, 3600.0, 10_000_000);
         add_job(&mut h, 1, 7200.0, 10_000_000);
         add_job(&mut h, 0, 10_000.0, 10_000_000);
-        let o = rr_simulation(&mut h, 0.0, &g.cfg);
+        let o = rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         assert_eq!(o.nidle_now, 0.0);
         assert_eq!(o.saturated_time, 7200.0);
         // Busy: [0,7200] both; [7200,13600] one; then none.
@@ -302,7 +375,7 @@ mod tests {
         // Finishes at 3600 + 3600 = 7200 > deadline 10000 − 8640.
         add_job(&mut h, 0, 3600.0, 10_000_000);
         add_job(&mut h, 0, 3600.0, 10_000);
-        let o = rr_simulation(&mut h, 0.0, &g.cfg);
+        let o = rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         assert!(!h.jobs[0].rr_sim_misses_deadline);
         assert!(h.jobs[1].rr_sim_misses_deadline);
         assert_eq!(h.projects[0].deadlines_missed, 1);
@@ -317,23 +390,23 @@ mod tests {
         h.projects[0].rec = 10.0;
         add_job(&mut h, 0, 50_000.0, 60_000);
         add_job(&mut h, 1, 50_000.0, 60_000);
-        rr_simulation(&mut h, 0.0, &g.cfg);
+        rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         // B (index 1) runs first and meets 60000−8640; A finishes at 100000: miss.
         assert!(h.jobs[0].rr_sim_misses_deadline);
         assert!(!h.jobs[1].rr_sim_misses_deadline);
         // Pointer order: the last project (B) is the heap's top, so B first again.
         let mut g2 = g.clone();
         g2.cfg.rrsim_pointer_heap_order = true;
-        rr_simulation(&mut h, 0.0, &g2.cfg);
+        rr_simulation(&mut h, 0.0, &g2.cfg, ProcType::Cpu);
         assert!(h.jobs[0].rr_sim_misses_deadline);
         assert!(!h.jobs[1].rr_sim_misses_deadline);
         // ... even when A has the higher priority: A misses, B meets its deadline.
         h.projects[0].rec = 0.0;
         h.projects[1].rec = 10.0;
-        rr_simulation(&mut h, 0.0, &g.cfg);
+        rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         assert!(!h.jobs[0].rr_sim_misses_deadline);
         assert!(h.jobs[1].rr_sim_misses_deadline);
-        rr_simulation(&mut h, 0.0, &g2.cfg);
+        rr_simulation(&mut h, 0.0, &g2.cfg, ProcType::Cpu);
         assert!(h.jobs[0].rr_sim_misses_deadline);
         assert!(!h.jobs[1].rr_sim_misses_deadline);
     }

@@ -44,6 +44,48 @@ pub fn add_job(h: &mut ClientHost, project: u8, secs: f64, deadline: Time) {
     });
 }
 
+/// Gives the host `count` NVIDIA GPUs of `peak_flops` each.
+pub fn give_gpus(h: &mut ClientHost, count: u32, peak_flops: f64) {
+    h.coprocs = vec![crate::server::resource::Coproc {
+        kind: crate::server::resource::ProcType::Nvidia,
+        count,
+        peak_flops,
+    }]
+    .into();
+}
+
+/// Appends an unstarted job of `secs` seconds at `flops` that uses `avg_ncpus` CPUs
+/// and, if `gpu_usage > 0`, that many NVIDIA GPU instances; its estimate is exact.
+pub fn add_usage_job(
+    h: &mut ClientHost,
+    project: u8,
+    secs: f64,
+    flops: f64,
+    avg_ncpus: f64,
+    gpu_usage: f64,
+) {
+    use crate::client::host::JobUsage;
+    use crate::server::resource::ProcType;
+    let id = h.jobs.len() as u32 + 1_000_000;
+    h.jobs.push(ClientJob {
+        project,
+        result_id: id,
+        workunit_id: id,
+        report_deadline: 100_000_000,
+        usage: JobUsage {
+            proc_type: if gpu_usage > 0.0 {
+                ProcType::Nvidia
+            } else {
+                ProcType::Cpu
+            },
+            avg_ncpus,
+            gpu_usage,
+            true_flops: Some(flops),
+        },
+        ..ClientJob::sized(secs * flops, secs * flops, flops, f64::INFINITY)
+    });
+}
+
 /// One scheduler RPC as the mock saw it.
 #[derive(Clone, Copy, Debug)]
 pub struct Call {
@@ -110,6 +152,7 @@ impl ServerLink for MockServer {
                 rsc_fpops_bound: 10.0 * self.job_secs * P_FPOPS,
                 flops: P_FPOPS,
                 true_fpops: self.job_secs * P_FPOPS,
+                true_flops: P_FPOPS,
                 report_deadline: now + self.deadline_after,
                 resend: false,
             });

@@ -1,15 +1,19 @@
 //! Work fetch: which project to ask, and for how much (`client/work_fetch.cpp`:
 //! `setup`, `choose_project`, `piggyback_work_request`, `set_request`, `compute_shares`,
-//! `handle_reply`, `set_initial_work_request`; spec client §2.6, §2.7). CPU only: the
-//! one resource is always the trigger resource, and GPU exclusion, max-concurrent,
-//! "wacky DCF", anonymous-platform and upload rules do not arise.
+//! `handle_reply`, `set_initial_work_request`; spec client §2.6, §2.7), per
+//! processor type: a project is chosen when a resource it may fetch for is below
+//! `work_buf_min()`, and its request then asks each resource it may fetch for its
+//! shortfall. A request that gets no jobs of a resource backs that resource off.
+//! GPU exclusion, max-concurrent, "wacky DCF", anonymous-platform and upload rules
+//! do not arise.
 
-use super::backoff::{clear_resource_backoff, resource_backoff};
+use super::backoff::{clear_resource_backoff, clear_rsc_backoff, resource_backoff, rsc_backoff};
 use super::buf::SmallBuf;
 use super::rec::project_priority_init;
 use super::rr_sim::{RrCache, RrOut};
 use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, ProjectState, RpcReason, WorkRequest};
+use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
 /// `WF_MAX_RUNNABLE_JOBS` (§2.1).
 pub const WF_MAX_RUNNABLE_JOBS: u32 = 1000;
@@ -31,6 +35,8 @@ pub enum ProjectReason {
 pub enum RscReason {
     #[default]
     None,
+    /// The project has no app version for the type (`no_rsc_apps`).
+    NoApps,
     ZeroShare,
     BackedOff,
 }
@@ -48,6 +54,8 @@ pub struct WfProject {
 /// penalty, and the priority order.
 pub struct Setup {
     pub rr: RrOut,
+    /// The simulation of each GPU type the host has, by processor type.
+    pub gpu: [Option<RrOut>; N_RSC],
     pub proj: SmallBuf<WfProject, 16>,
     /// Project indices by decreasing `sched_priority`, ties in list order (upstream
     /// uses an unstable `std::sort`; spec §6 asks for ties to the earlier project).
@@ -77,11 +85,20 @@ pub fn zero_share_threshold(cfg: &ClientConfig) -> f64 {
     (cfg.work_buf_min_days * 86_400.0).min(WF_EST_FETCH_TIME)
 }
 
-/// `compute_rsc_project_reason` for the CPU (§2.6 step 2).
-pub fn rsc_reason(p: &ProjectState, rr: &RrOut, now: f64, cfg: &ClientConfig) -> RscReason {
-    if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(cfg) {
+/// `compute_rsc_project_reason` for processor type `rsc`, whose simulation is `rr`
+/// (§2.6 step 2).
+pub fn rsc_reason(
+    p: &ProjectState,
+    rr: &RrOut,
+    rsc: ProcType,
+    now: f64,
+    cfg: &ClientConfig,
+) -> RscReason {
+    if p.no_rsc_apps[rsc.index()] {
+        RscReason::NoApps
+    } else if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(cfg) {
         RscReason::ZeroShare
-    } else if p.cpu_backoff_time > now {
+    } else if p.backoff_time(rsc) > now {
         RscReason::BackedOff
     } else {
         RscReason::None
@@ -90,12 +107,18 @@ pub fn rsc_reason(p: &ProjectState, rr: &RrOut, now: f64, cfg: &ClientConfig) ->
 
 pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut RrCache) -> Setup {
     let rr = cache.get(host, now, cfg);
+    let mut gpu = [None; N_RSC];
+    for t in &ProcType::ALL[1..] {
+        if coproc_of(&host.coprocs, *t).is_some() {
+            gpu[t.index()] = Some(cache.get_rsc(host, now, cfg, *t));
+        }
+    }
     let np = host.projects.len();
     let n = host.usable_cpus(cfg) as f64;
     let mut proj: SmallBuf<WfProject, 16> = SmallBuf::filled(np, WfProject::default());
     for (w, p) in proj.iter_mut().zip(&host.projects) {
         w.reason = project_reason(p, now);
-        w.rsc = rsc_reason(p, &rr, now, cfg);
+        w.rsc = rsc_reason(p, &rr, ProcType::Cpu, now, cfg);
     }
     // compute_shares.
     let total: f64 = proj
@@ -134,7 +157,59 @@ pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut Rr
         }
         sorted[k] = i as u16;
     }
-    Setup { rr, proj, sorted }
+    Setup {
+        rr,
+        gpu,
+        proj,
+        sorted,
+    }
+}
+
+/// `set_request(p)` for each GPU type (§2.6 step 5) the project may fetch for (no
+/// backoff, not a backup project whose GPUs are busy), added to `req`: the GPU's
+/// shortfall and its idle instances. Per-project GPU usage is not counted, so the
+/// instance request is the idle instances only. Returns whether it asks for any.
+fn set_gpu_requests(
+    host: &ClientHost,
+    pi: usize,
+    s: &Setup,
+    now: f64,
+    cfg: &ClientConfig,
+    req: &mut WorkRequest,
+) -> bool {
+    let p = &host.projects[pi];
+    let mut any = false;
+    for t in &ProcType::ALL[1..] {
+        let Some(rr) = &s.gpu[t.index()] else {
+            continue;
+        };
+        if rsc_reason(p, rr, *t, now, cfg) != RscReason::None {
+            continue;
+        }
+        let (mut secs, inst) = if p.resource_share == 0.0 {
+            if rr.nidle_now > 0.0 {
+                (1.0, 1.0)
+            } else {
+                (0.0, 0.0)
+            }
+        } else {
+            (rr.shortfall.max(0.0), rr.nidle_now)
+        };
+        if inst > 0.0 && secs == 0.0 {
+            secs = 1.0;
+        }
+        if secs > 0.0 {
+            req.gpu_req_secs[t.index()] = secs;
+            req.gpu_req_instances[t.index()] = inst;
+            any = true;
+        }
+    }
+    any
+}
+
+/// Whether some GPU type's simulation is saturated for less than `th` seconds.
+fn gpu_below(s: &Setup, th: f64) -> bool {
+    s.gpu.iter().flatten().any(|rr| rr.saturated_time < th)
 }
 
 /// `set_request(p)` for the CPU (§2.6 step 5): `(req_secs, req_instances)`.
@@ -168,6 +243,7 @@ fn request(s: &Setup, secs: f64, inst: f64) -> WorkRequest {
         req_secs: secs,
         req_instances: inst,
         estimated_delay: if secs > 0.0 { s.rr.busy_time } else { 0.0 },
+        ..Default::default()
     }
 }
 
@@ -180,18 +256,34 @@ pub fn choose_project(
     cache: &mut RrCache,
 ) -> Option<(usize, WorkRequest)> {
     let s = setup(host, now, cfg, cache);
-    if s.rr.saturated_time >= cfg.work_buf_min() {
+    let min = cfg.work_buf_min();
+    let cpu_below = s.rr.saturated_time < min;
+    if !cpu_below && !gpu_below(&s, min) {
         return None;
     }
     for &pi in s.sorted.iter() {
         let pi = pi as usize;
         let w = s.proj[pi];
-        if w.reason != ProjectReason::None || w.rsc != RscReason::None {
+        if w.reason != ProjectReason::None {
             continue;
         }
-        let (secs, inst) = set_request(host, pi, &s, cfg);
-        if secs > 0.0 {
-            return Some((pi, request(&s, secs, inst)));
+        let mut req = WorkRequest::default();
+        if w.rsc == RscReason::None {
+            let (secs, inst) = set_request(host, pi, &s, cfg);
+            if secs > 0.0 {
+                req = request(&s, secs, inst);
+            }
+        }
+        let cpu_trigger = cpu_below && req.req_secs > 0.0;
+        let gpu_asks = set_gpu_requests(host, pi, &s, now, cfg, &mut req);
+        // A GPU triggers only when it is itself below the minimum buffer.
+        let gpu_trigger = gpu_asks
+            && ProcType::ALL[1..].iter().any(|t| {
+                req.gpu_req_secs[t.index()] > 0.0
+                    && s.gpu[t.index()].is_some_and(|rr| rr.saturated_time < min)
+            });
+        if cpu_trigger || gpu_trigger {
+            return Some((pi, req));
         }
     }
     None
@@ -209,9 +301,10 @@ pub fn piggyback(
     let s = setup(host, now, cfg, cache);
     let w = s.proj[pi];
     let none = WorkRequest::default();
+    let total = cfg.work_buf_total();
     if !matches!(w.reason, ProjectReason::None | ProjectReason::MinRpcTime)
         || !matches!(w.rsc, RscReason::None | RscReason::BackedOff)
-        || s.rr.saturated_time >= cfg.work_buf_total()
+        || (s.rr.saturated_time >= total && !gpu_below(&s, total))
     {
         return none;
     }
@@ -233,7 +326,9 @@ pub fn piggyback(
         }
     }
     let (secs, inst) = set_request(host, pi, &s, cfg);
-    request(&s, secs, inst)
+    let mut req = request(&s, secs, inst);
+    set_gpu_requests(host, pi, &s, now, cfg, &mut req);
+    req
 }
 
 /// `set_initial_work_request` (RPC_REASON_INIT, §2.6): one second of work, to get one
@@ -243,6 +338,7 @@ pub fn initial_request(p: &ProjectState) -> WorkRequest {
         req_secs: if p.resource_share > 0.0 { 1.0 } else { 0.0 },
         req_instances: 0.0,
         estimated_delay: 0.0,
+        ..Default::default()
     }
 }
 
@@ -256,11 +352,20 @@ pub fn handle_reply(
     req: &WorkRequest,
     new_jobs: u32,
 ) {
+    // The GPU jobs of the reply, by type: the jobs of the project received now.
+    let mut got = [0u32; N_RSC];
+    for j in &host.jobs {
+        if j.project as usize == pi && j.received_time as f64 == now && j.usage.uses_gpu() {
+            got[j.usage.proc_type.index()] += 1;
+        }
+    }
+    let gpu_jobs: u32 = got.iter().sum();
+    let cpu_jobs = new_jobs.saturating_sub(gpu_jobs);
     let p = &mut host.projects[pi];
     // "Not currently backed off": upstream `backoff_time < now`; `<=` so that a
     // never-set backoff (0) counts at simulated time 0 too.
     if req.req_secs > 0.0
-        && new_jobs == 0
+        && cpu_jobs == 0
         && p.cpu_backoff_time <= now
         && matches!(
             p.sched_rpc_pending,
@@ -269,11 +374,26 @@ pub fn handle_reply(
     {
         resource_backoff(host, pi, now, cfg);
     }
+    let automatic = matches!(
+        host.projects[pi].sched_rpc_pending,
+        RpcReason::ResultsDue | RpcReason::NeedWork
+    );
+    for t in &ProcType::ALL[1..] {
+        let k = t.index();
+        if got[k] > 0 {
+            clear_rsc_backoff(&mut host.projects[pi], *t);
+        } else if req.gpu_req_secs[k] > 0.0
+            && host.projects[pi].gpu_backoff_time[k] <= now
+            && automatic
+        {
+            rsc_backoff(host, pi, *t, now, cfg);
+        }
+    }
     let p = &mut host.projects[pi];
-    if new_jobs > 0 {
+    if cpu_jobs > 0 {
         clear_resource_backoff(p);
     }
-    if req.req_secs > 0.0 || req.req_instances > 0.0 {
+    if req.asks() {
         p.sched_req_no_work = new_jobs == 0;
     }
 }
@@ -339,6 +459,54 @@ mod tests {
         assert_eq!((req.req_secs, req.req_instances), (1.0, 1.0));
         add_job(&mut h, 0, 100.0, 10_000_000);
         assert!(choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).is_none());
+    }
+
+    /// A host with 2 CPUs and one GPU, its CPU queue full: the GPU triggers the
+    /// fetch, the request asks the GPU's whole window and its idle instance; a reply
+    /// with no GPU jobs backs off the GPU alone, and the backed-off GPU is not asked.
+    #[test]
+    fn gpu_shortfall_triggers_a_per_resource_request_and_backoff() {
+        let (mut h, mut g) = host_and_ctx(2, &[100.0], |_| {});
+        g.cfg.pin_u = Some(0.5);
+        give_gpus(&mut h, 1, 1e12);
+        h.projects[0].hostid = 1;
+        for _ in 0..2 {
+            add_job(&mut h, 0, 60_000.0, 10_000_000);
+        }
+        let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!(pi, 0);
+        assert_eq!(req.req_secs, 0.0, "the CPUs are busy past the window");
+        let nv = ProcType::Nvidia.index();
+        assert_eq!(req.gpu_req_secs[nv], 51_840.0);
+        assert_eq!(req.gpu_req_instances[nv], 1.0);
+        h.projects[0].sched_rpc_pending = RpcReason::NeedWork;
+        handle_reply(&mut h, 0, 0.0, &g.cfg, &req, 0);
+        assert_eq!(h.projects[0].gpu_backoff_time[nv], 600.0);
+        assert_eq!(h.projects[0].cpu_backoff_time, 0.0);
+        assert!(choose_project(&mut h, 1.0, &g.cfg, &mut RrCache::default()).is_none());
+        // A GPU job queued for the window: the GPU is saturated, nothing to ask.
+        h.projects[0].gpu_backoff_time[nv] = 0.0;
+        add_usage_job(&mut h, 0, 60_000.0, 1e11, 0.2, 1.0);
+        assert!(choose_project(&mut h, 1.0, &g.cfg, &mut RrCache::default()).is_none());
+    }
+
+    /// Jobs of the GPU type in a reply clear that type's backoff only.
+    #[test]
+    fn gpu_jobs_clear_the_gpu_backoff() {
+        let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
+        give_gpus(&mut h, 1, 1e12);
+        let nv = ProcType::Nvidia.index();
+        h.projects[0].gpu_backoff_time[nv] = 50.0;
+        h.projects[0].gpu_backoff_interval[nv] = 600.0;
+        h.projects[0].cpu_backoff_time = 70.0;
+        add_usage_job(&mut h, 0, 600.0, 1e11, 0.2, 1.0);
+        h.jobs[0].received_time = 100;
+        let mut req = WorkRequest::default();
+        req.gpu_req_secs[nv] = 100.0;
+        handle_reply(&mut h, 0, 100.0, &g.cfg, &req, 1);
+        assert_eq!(h.projects[0].gpu_backoff_time[nv], 0.0);
+        assert_eq!(h.projects[0].gpu_backoff_interval[nv], 0.0);
+        assert_eq!(h.projects[0].cpu_backoff_time, 70.0);
     }
 
     #[test]

@@ -50,6 +50,7 @@ fn rpc_once(
         req_secs,
         req_instances: 0.0,
         estimated_delay: current_work_buf_days(host) * 86_400.0,
+        ..Default::default()
     };
     match host.rpc(now, pi, work, &g.behaviour, &g.cfg, server) {
         RpcStatus::Failed => Outcome::Error { request_delay: 0.0 },

@@ -95,6 +95,7 @@ impl ServerLink for Mock {
                         rsc_fpops_bound: 10.0 * self.job_secs * call.p_fpops,
                         flops: call.p_fpops,
                         true_fpops: self.job_secs * call.p_fpops,
+                        true_flops: call.p_fpops,
                         report_deadline: now + self.deadline,
                         resend: false,
                     });
