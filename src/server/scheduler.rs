@@ -376,14 +376,21 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         let rid = rep.result_id;
         let wuid = r.workunitid;
         let sent = r.sent_time;
+        // BOINC raises elapsed time to CPU time only for single-threaded versions: a
+        // multi-threaded job rightly uses more CPU time than elapsed time.
+        let single_threaded = p
+            .app_versions
+            .iter()
+            .find(|av| av.id == r.app_version_id)
+            .is_none_or(|av| av.avg_ncpus <= 1.0);
         p.db.set_hostid(ACTOR, rid, req.hostid);
         let mut et = rep.elapsed_time;
         let mut cpu = rep.cpu_time;
         if et < 0.0 {
             et = 0.0;
         }
-        if et < cpu {
-            et = cpu; // single-threaded version
+        if et < cpu && single_threaded {
+            et = cpu;
         }
         if et == 0.0 && cpu > 0.0 {
             et = cpu;
