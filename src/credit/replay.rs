@@ -19,7 +19,7 @@ use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{Actor, Outcome, ServerState};
 use crate::server::{Project, ProjectConfig, validator};
-use crate::stats::job_log::{self, JobRow, LogError, LogOutcome};
+use crate::stats::job_log::{self, Field, JobRow, LogError, LogOutcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -99,48 +99,35 @@ pub struct HostInfo {
 
 /// Reads `--hosts`: `host_id` and optional `group`, `p_fpops`, `p_iops`.
 pub fn read_hosts(path: &Path) -> Result<BTreeMap<u64, HostInfo>, LogError> {
-    let file = path.display().to_string();
-    let mut rd = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|e| LogError(format!("{file}: cannot read the hosts file: {e}")))?;
-    let headers = rd
-        .headers()
-        .map_err(|e| LogError(format!("{file}: line 1: {e}")))?
-        .clone();
+    let (file, mut rd, headers) = job_log::open(path, "the hosts file")?;
     let col = |n: &str| headers.iter().position(|h| h == n);
     let c_id = col("host_id")
         .ok_or_else(|| LogError(format!("{file}: line 1: missing column `host_id`")))?;
     let (c_group, c_fp, c_ip) = (col("group"), col("p_fpops"), col("p_iops"));
     let mut out = BTreeMap::new();
     for (i, rec) in rd.records().enumerate() {
-        let line = i + 2;
+        let line = i as u64 + 2;
         let rec = rec.map_err(|e| LogError(format!("{file}: line {line}: {e}")))?;
-        let bad = |c: usize, what: &str| {
-            LogError(format!(
-                "{file}: line {line}, column `{}`: expected {what}, found `{}`",
-                &headers[c],
-                rec.get(c).unwrap_or("")
-            ))
+        let f = Field {
+            file: &file,
+            line,
+            rec: &rec,
+            headers: &headers,
         };
-        let id: u64 = rec[c_id]
-            .parse()
-            .map_err(|_| bad(c_id, "a whole number (the host's id)"))?;
-        let num = |c: Option<usize>| -> Result<Option<f64>, LogError> {
-            match c.map(|c| (c, rec.get(c).unwrap_or(""))) {
-                None | Some((_, "")) => Ok(None),
-                Some((c, t)) => match t.parse::<f64>() {
-                    Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
-                    _ => Err(bad(c, "a speed ≥ 0 (operations per second)")),
-                },
-            }
-        };
+        let id: u64 = f.req(c_id, "a whole number (the host's id)")?;
+        const SPEED: &str = "a speed ≥ 0 (operations per second)";
         let info = HostInfo {
             group: c_group
-                .map(|c| rec.get(c).unwrap_or("").to_string())
+                .map(|c| f.text(c).to_string())
                 .filter(|g| !g.is_empty()),
-            p_fpops: num(c_fp)?,
-            p_iops: num(c_ip)?,
+            p_fpops: c_fp
+                .map(|c| f.opt_non_negative(c, SPEED))
+                .transpose()?
+                .flatten(),
+            p_iops: c_ip
+                .map(|c| f.opt_non_negative(c, SPEED))
+                .transpose()?
+                .flatten(),
         };
         out.insert(id, info);
     }

@@ -181,15 +181,7 @@ pub fn device_name(is_gpu: bool) -> &'static str {
 /// `app_version_id` column, each distinct (`app_id`, `plan_class`) gets an id, 1, 2,
 /// … in order of first appearance.
 pub fn read(path: &Path, project: Option<&str>) -> Result<Vec<JobRow>, LogError> {
-    let file = path.display().to_string();
-    let mut rd = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|e| LogError(format!("{file}: cannot read the job log: {e}")))?;
-    let headers = rd
-        .headers()
-        .map_err(|e| LogError(format!("{file}: line 1: cannot read the header: {e}")))?
-        .clone();
+    let (file, mut rd, headers) = open(path, "the job log")?;
     let col = |name: &str| headers.iter().position(|h| h == name);
     let need = |name: &str| {
         col(name).ok_or_else(|| {
@@ -356,19 +348,40 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Vec<JobRow>, LogError>
 }
 
 /// One field of one row, for typed reads with located errors.
-struct Field<'a> {
-    file: &'a str,
-    line: u64,
-    rec: &'a csv::StringRecord,
-    headers: &'a csv::StringRecord,
+/// Opens a CSV input of the credit replay (`what`: "the job log", "the hosts
+/// file") and reads its header: the file's name for messages, the reader, the
+/// header.
+pub(crate) fn open(
+    path: &Path,
+    what: &str,
+) -> Result<(String, csv::Reader<std::fs::File>, csv::StringRecord), LogError> {
+    let file = path.display().to_string();
+    let mut rd = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .map_err(|e| LogError(format!("{file}: cannot read {what}: {e}")))?;
+    let headers = rd
+        .headers()
+        .map_err(|e| LogError(format!("{file}: line 1: cannot read the header: {e}")))?
+        .clone();
+    Ok((file, rd, headers))
+}
+
+/// One field of a CSV input row, read with errors that name the file, the line,
+/// the column and what was expected.
+pub(crate) struct Field<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) line: u64,
+    pub(crate) rec: &'a csv::StringRecord,
+    pub(crate) headers: &'a csv::StringRecord,
 }
 
 impl Field<'_> {
-    fn text(&self, c: usize) -> &str {
+    pub(crate) fn text(&self, c: usize) -> &str {
         self.rec.get(c).unwrap_or("")
     }
 
-    fn bad(&self, c: usize, expected: &str) -> LogError {
+    pub(crate) fn bad(&self, c: usize, expected: &str) -> LogError {
         LogError(format!(
             "{}: line {}, column `{}`: expected {expected}, found `{}`",
             self.file,
@@ -378,7 +391,11 @@ impl Field<'_> {
         ))
     }
 
-    fn opt<T: std::str::FromStr>(&self, c: usize, expected: &str) -> Result<Option<T>, LogError> {
+    pub(crate) fn opt<T: std::str::FromStr>(
+        &self,
+        c: usize,
+        expected: &str,
+    ) -> Result<Option<T>, LogError> {
         let t = self.text(c);
         if t.is_empty() {
             return Ok(None);
@@ -386,11 +403,19 @@ impl Field<'_> {
         t.parse().map(Some).map_err(|_| self.bad(c, expected))
     }
 
-    fn req<T: std::str::FromStr>(&self, c: usize, expected: &str) -> Result<T, LogError> {
+    pub(crate) fn req<T: std::str::FromStr>(
+        &self,
+        c: usize,
+        expected: &str,
+    ) -> Result<T, LogError> {
         self.opt(c, expected)?.ok_or_else(|| self.bad(c, expected))
     }
 
-    fn opt_non_negative(&self, c: usize, expected: &str) -> Result<Option<f64>, LogError> {
+    pub(crate) fn opt_non_negative(
+        &self,
+        c: usize,
+        expected: &str,
+    ) -> Result<Option<f64>, LogError> {
         match self.opt::<f64>(c, expected)? {
             Some(v) if !(v.is_finite() && v >= 0.0) => Err(self.bad(c, expected)),
             v => Ok(v),
