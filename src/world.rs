@@ -1209,32 +1209,29 @@ impl<R: Recorder> ServerLink for World<R> {
 /// (docs/performance.md). A hint only; it changes no result.
 #[inline(always)]
 fn prefetch_host(h: &ClientHost) {
+    prefetch_bytes(h as *const ClientHost, std::mem::size_of::<ClientHost>());
+    // Its jobs and projects too (their first 24 lines): every event walks both.
+    const MAX: usize = 24 * 64;
+    prefetch_bytes(h.jobs.as_ptr(), std::mem::size_of_val(&h.jobs[..]).min(MAX));
+    prefetch_bytes(
+        h.projects.as_ptr(),
+        std::mem::size_of_val(&h.projects[..]).min(MAX),
+    );
+}
+
+/// Prefetches the cache lines of `bytes` bytes from `p`.
+#[inline(always)]
+fn prefetch_bytes<T>(p: *const T, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = (h as *const ClientHost).cast::<i8>();
-        let lines = std::mem::size_of::<ClientHost>().div_ceil(64);
-        for k in 0..lines {
-            // SAFETY: a prefetch never faults, and every address is inside `*h`.
+        let p = p.cast::<i8>();
+        for k in 0..bytes.div_ceil(64) {
+            // SAFETY: a prefetch never faults, and every address is inside the
+            // `bytes` bytes the caller names, all within one object.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(k * 64)) };
-        }
-        // Its jobs and projects too: every event walks both.
-        for (q, bytes) in [
-            (
-                h.jobs.as_ptr().cast::<i8>(),
-                std::mem::size_of_val(&h.jobs[..]),
-            ),
-            (
-                h.projects.as_ptr().cast::<i8>(),
-                std::mem::size_of_val(&h.projects[..]),
-            ),
-        ] {
-            for k in 0..bytes.div_ceil(64).min(24) {
-                // SAFETY: as above; every address is inside the slice.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(q.add(k * 64)) };
-            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = h;
+    let _ = (p, bytes);
 }
