@@ -4,8 +4,6 @@
 //! family; type 2 ("coarse") only the vendor, with AMD folded into Intel. Hosts of
 //! an unknown class never get HR work.
 
-/// OS code of an `os_name` (spec backend §2.4.7): 128 other, 256 Linux, 384 Windows,
-/// 512 Darwin, 640 FreeBSD, 768 Android; `None` = unknown.
 /// Whether `text` contains `needle` (lowercase ASCII) ignoring ASCII case, as BOINC's
 /// `strcasestr`: the same answer as lowercasing `text` first, without allocating a
 /// string on every scheduler request.
@@ -15,6 +13,8 @@ pub(crate) fn has(text: &str, needle: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
+/// OS code of an `os_name` (spec backend §2.4.7): 128 other, 256 Linux, 384 Windows,
+/// 512 Darwin, 640 FreeBSD, 768 Android; `None` = unknown.
 fn os_code(os_name: &str) -> Option<i32> {
     let os = os_name;
     if has(os, "android") {

@@ -5,6 +5,7 @@
 //! Both the server's host row and the simulated client hold a host's coprocessors as
 //! plain [`Coproc`] data; only the server schedules by them here.
 
+use super::hr::has;
 use serde::{Deserialize, Serialize};
 
 /// Number of processor types (`NPROC_TYPES`).
@@ -101,27 +102,26 @@ pub const PLATFORMS: &[&str] = &[
 /// The platform a host's client reports, from its OS and CPU vendor (64-bit
 /// clients; BOINC's `HOST_INFO` platform names). `None`: an OS no platform names.
 pub fn host_platform(os_name: &str, p_vendor: &str) -> Option<&'static str> {
-    let os = os_name.to_ascii_lowercase();
-    let arm = p_vendor.to_ascii_lowercase().contains("arm");
-    if os.contains("windows") {
+    let (os, arm) = (os_name, has(p_vendor, "arm"));
+    if has(os, "windows") {
         Some("windows_x86_64")
-    } else if os.contains("android") {
+    } else if has(os, "android") {
         Some("arm-android-linux-gnu")
-    } else if os.contains("linux") {
+    } else if has(os, "linux") {
         Some(if arm {
             "aarch64-unknown-linux-gnu"
         } else {
             "x86_64-pc-linux-gnu"
         })
-    } else if os.contains("darwin") {
+    } else if has(os, "darwin") {
         Some(if arm {
             "arm64-apple-darwin"
-        } else if p_vendor.to_ascii_lowercase().contains("power") {
+        } else if has(p_vendor, "power") {
             "powerpc-apple-darwin"
         } else {
             "x86_64-apple-darwin"
         })
-    } else if os.contains("freebsd") {
+    } else if has(os, "freebsd") {
         Some("x86_64-pc-freebsd__elf")
     } else {
         None
