@@ -396,8 +396,11 @@ impl<R: Recorder> World<R> {
                         };
                         let p = &mut projects[pw as usize];
                         let deadline = sj.report_deadline.get();
+                        // Checked by scenario validation.
+                        let appid = p.cfg.app_id(&sj.app).unwrap_or(1);
                         let Some(job) = scheduler::sent_before_start(
                             p,
+                            appid,
                             joined,
                             host.projects[pi].hostid,
                             deadline,
@@ -798,8 +801,10 @@ impl<R: Recorder> World<R> {
             let pi = self.project_of(&ev.project);
             let p = &mut self.projects[pi];
             p.db.now = now;
+            // Checked by scenario validation.
+            let appid = p.cfg.app_id(ev.app.as_deref().unwrap_or("")).unwrap_or(1);
             for _ in 0..n {
-                work_generator::create_work(p, now, Actor::WorkGenerator);
+                work_generator::create_work(p, appid, now, Actor::WorkGenerator);
             }
             return self.after_step(now, pi, Some(Actor::WorkGenerator));
         }

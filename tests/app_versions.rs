@@ -236,18 +236,7 @@ fn gpus_draw_from_their_own_stream() {
 }
 
 #[test]
-fn several_apps_are_refused_clearly() {
-    let m = err("[[project.main.app]]\nname = \"a\"\n[[project.main.app]]\nname = \"b\"\n");
-    has(
-        &m,
-        &[
-            "bad.toml:1:1",
-            "`project.main.app",
-            "several apps per project are not modelled",
-            "[[project.NAME.app.version]]",
-        ],
-    );
-    // The single-app table keeps its precise errors.
+fn the_single_app_table_keeps_its_precise_errors() {
     let m = err("[project.main.app]\nnme = \"a\"\n");
     has(
         &m,

@@ -193,6 +193,10 @@ impl JobUsage {
 pub struct ClientJob {
     /// Index into [`ClientHost::projects`].
     pub project: u8,
+    /// The workunit's app within its project (`appid − 1`): which app's outputs a
+    /// wrong result takes ([`HostBehaviour::outputs`]). Fits the padding after
+    /// `project`, so the job costs no memory.
+    pub app: u16,
     pub result_id: ResultId,
     pub workunit_id: WuId,
     pub received_time: Time,
@@ -339,8 +343,9 @@ pub fn gpu_relative_speeds(
 /// The error and wrong-result probabilities are each host's own ([`HostTruth`]).
 #[derive(Clone, Debug, Default)]
 pub struct HostBehaviour {
-    /// How each project's app errs, by world project index (missing: never collides).
-    pub outputs: Vec<OutputModel>,
+    /// How each project's apps err, by world project index, then app (`appid − 1`)
+    /// (missing: never collides).
+    pub outputs: Vec<Vec<OutputModel>>,
     /// Probability, per scheduler RPC, that the client was detached and re-attached
     /// since its last RPC to that project (spec backend §2.4.2).
     pub detach_prob: f64,
@@ -756,7 +761,13 @@ impl ClientHost {
             } else if self.rng.random::<f64>() < self.truth.wrong_result_prob {
                 let noise: f64 = self.rng.random();
                 let pi = self.projects[self.jobs[k].project as usize].project as usize;
-                let model = behaviour.outputs.get(pi).copied().unwrap_or_default();
+                let app = self.jobs[k].app as usize;
+                let model = behaviour
+                    .outputs
+                    .get(pi)
+                    .and_then(|apps| apps.get(app))
+                    .copied()
+                    .unwrap_or_default();
                 let rid = self.jobs[k].result_id;
                 let out = self.truth.wrong_output(&model, wuid, rid, noise);
                 (client_state::FILES_UPLOADED, 0, out, Some(false))
@@ -982,6 +993,7 @@ impl ClientHost {
     pub fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
         let mut new = ClientJob {
             project: pi as u8,
+            app: job.appid.saturating_sub(1) as u16,
             result_id: job.result_id,
             workunit_id: job.workunit_id,
             received_time: now,

@@ -116,17 +116,22 @@ impl HostTruth {
     }
 }
 
-/// Each project's [`OutputModel`], in world (name) order.
-pub fn output_models(scenario: &ScenarioFile) -> Vec<OutputModel> {
+/// Each project's [`OutputModel`] of each app (index `appid − 1`), in world (name)
+/// order: the app's collision fraction and its validator's tolerance.
+pub fn output_models(scenario: &ScenarioFile) -> Vec<Vec<OutputModel>> {
     scenario
         .project
         .values()
         .map(|p| {
-            let tol = match p.validator.comparison {
-                Comparison::Bitwise => 0.0,
-                Comparison::Fuzzy => p.validator.tolerance,
-            };
-            OutputModel::new(p.app.wrong_output_collision_frac, tol)
+            p.apps()
+                .map(|a| {
+                    let tol = match a.validator.comparison {
+                        Comparison::Bitwise => 0.0,
+                        Comparison::Fuzzy => a.validator.tolerance,
+                    };
+                    OutputModel::new(a.app.wrong_output_collision_frac, tol)
+                })
+                .collect()
         })
         .collect()
 }

@@ -136,11 +136,27 @@ pub fn write_run_configs(
     scenario: &crate::scenario::ScenarioFile,
 ) -> io::Result<()> {
     for p in projects {
+        // A project with several apps gives each its own validator settings, so that
+        // each app of the log is replayed as its validator ran.
+        let app = if p.apps.len() == 1 {
+            p.cfg.app.clone()
+        } else {
+            p.apps
+                .iter()
+                .map(|a| crate::server::config::AppConfig {
+                    validator: Some(a.validator.clone()),
+                    workunit: None,
+                    work_generator: None,
+                    version: Vec::new(),
+                    ..a.cfg.clone()
+                })
+                .collect()
+        };
         let c = ReplayConfig {
             backend: p.cfg.backend.clone(),
-            validator: p.cfg.validator.clone(),
-            app: p.cfg.app.clone(),
-            min_quorum: p.cfg.workunit.min_quorum,
+            validator: p.apps[0].validator.clone(),
+            app,
+            min_quorum: p.apps[0].workunit.min_quorum,
             interval: scenario.output.interval,
             warmup: scenario.output.warmup,
         };

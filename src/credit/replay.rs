@@ -33,8 +33,14 @@ pub struct ReplayConfig {
     /// Comparison, credit caps (`[validator]` of a scenario's project); `credit` is
     /// ignored: both schemes are replayed.
     pub validator: ValidatorConfig,
-    /// `min_avg_pfc` to start from, `host_scale_check`, `target_nresults`.
-    pub app: AppConfig,
+    /// `min_avg_pfc` to start from, `host_scale_check`, `target_nresults`: one
+    /// `[app]` table for every app of the log, or `[[app]]` tables for apps 1, 2, …
+    /// in id order, each with an optional `[app.validator]` of its own.
+    #[serde(
+        deserialize_with = "crate::server::config::one_or_more_apps",
+        serialize_with = "crate::server::config::serialize_apps"
+    )]
+    pub app: Vec<AppConfig>,
     /// `min_quorum` of workunits whose rows give none.
     pub min_quorum: i32,
     /// Width of the time buckets of the credit tables.
@@ -48,7 +54,7 @@ impl Default for ReplayConfig {
         Self {
             backend: BackendSection::default(),
             validator: ValidatorConfig::default(),
-            app: AppConfig::default(),
+            app: vec![AppConfig::default()],
             min_quorum: WuTemplate::default().min_quorum,
             interval: Duration(86_400),
             warmup: Duration(0),
@@ -197,6 +203,17 @@ pub fn replay(
             )));
         }
     }
+    if cfg.app.len() > 1
+        && let Some(r) = rows.iter().find(|r| r.app_id as usize > cfg.app.len())
+    {
+        return Err(LogError(format!(
+            "line {}: app {} has no [[app]] table in the configuration, which lists {} apps; \
+             expected one [[app]] table per app id, or one [app] table for all",
+            r.line,
+            r.app_id,
+            cfg.app.len()
+        )));
+    }
     let mut seen = BTreeMap::new();
     for r in rows {
         if let Some(l) = seen.insert(r.result_id, r.line) {
@@ -334,19 +351,36 @@ fn build(
     ids: &mut Ids,
     groups: &mut Vec<String>,
 ) -> Project {
+    // One app per id up to the log's largest, each with its validator under `scheme`.
+    let napps = rows.iter().map(|r| r.app_id).max().unwrap_or(1);
+    let app = |id: u32| {
+        &cfg.app[if cfg.app.len() == 1 {
+            0
+        } else {
+            id as usize - 1
+        }]
+    };
+    let apps = (1..=napps)
+        .map(|id| {
+            let a = app(id);
+            AppConfig {
+                validator: Some(ValidatorConfig {
+                    credit: scheme,
+                    ..a.validator.clone().unwrap_or_else(|| cfg.validator.clone())
+                }),
+                ..a.clone()
+            }
+        })
+        .collect();
     let pc = ProjectConfig {
         backend: cfg.backend.clone(),
-        validator: ValidatorConfig {
-            credit: scheme,
-            ..cfg.validator.clone()
-        },
-        app: cfg.app.clone(),
+        app: apps,
         ..Default::default()
     };
     let mut p = Project::new(0, "replay", pc, 0, false);
-    for (&av, &(app, gpu, _)) in versions {
-        p.credit.register_version(app, av, gpu);
-        p.credit.set_min_avg_pfc(app, cfg.app.min_avg_pfc);
+    for (&av, &(appid, gpu, _)) in versions {
+        p.credit.register_version(appid, av, gpu);
+        p.credit.set_min_avg_pfc(appid, app(appid).min_avg_pfc);
     }
     for (&hid, dense) in ids.host.iter_mut() {
         let group = hosts.get(&hid).and_then(|h| h.group.clone());
@@ -405,7 +439,8 @@ fn build(
 /// Result `rid` is reported as `r` says: OVER with its outcome, times and output
 /// (an unreadable output for VALIDATE_ERROR), and its classic claim.
 fn arrive(p: &mut Project, rid: u32, r: &JobRow, hosts: &BTreeMap<u64, HostInfo>) {
-    let claimed = if p.cfg.validator.credit == CreditScheme::Classic {
+    let claimed = if p.app_of(p.db.result(rid).workunitid).validator.credit == CreditScheme::Classic
+    {
         claim(r, hosts).unwrap_or(0.0)
     } else {
         r.claimed_credit.unwrap_or(0.0)

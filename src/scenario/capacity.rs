@@ -70,12 +70,18 @@ pub fn estimate(file: &ScenarioFile) -> (u64, String) {
     }
     let per_wu = (std::mem::size_of::<WorkunitRow>() + std::mem::size_of::<ResultRow>()) as u64;
     for (name, p) in &file.project {
-        let g = &p.work_generator;
-        if g.mode == WorkGenMode::Batch {
-            add(
-                u64::from(g.count).saturating_mul(per_wu),
-                format!("project.{name}.work_generator.count"),
-            );
+        for (k, a) in p.apps().enumerate() {
+            let g = a.work_generator;
+            if g.mode == WorkGenMode::Batch {
+                let path = if a.app.work_generator.is_none() {
+                    format!("project.{name}.work_generator.count")
+                } else if p.app.len() == 1 {
+                    format!("project.{name}.app.work_generator.count")
+                } else {
+                    format!("project.{name}.app.{k}.work_generator.count")
+                };
+                add(u64::from(g.count).saturating_mul(per_wu), path);
+            }
         }
     }
     (total, largest.1)

@@ -432,6 +432,10 @@ pub struct ScriptEvent {
     /// Create this many workunits from the template now.
     #[serde(default)]
     pub create_workunits: Option<u32>,
+    /// With `create_workunits`: the app whose template they come from, by name
+    /// (default: the project's first app).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
     /// Cancel these workunits (names `wu<id>`).
     #[serde(default)]
     pub cancel: Vec<String>,

@@ -37,7 +37,7 @@ pub struct ClientStart {
 }
 
 /// `[[host_group.start.job]]`: a job the project sent before the host joined. It is
-/// a workunit of the project's template; the project's database holds its result
+/// a workunit of its app's template; the project's database holds its result
 /// as IN_PROGRESS on this host, sent at the join time.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -45,6 +45,9 @@ pub struct StartJob {
     /// The project (default: the group's only project).
     #[serde(default)]
     pub project: String,
+    /// The workunit's app, by name (default: the project's first app).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub app: String,
     /// The report deadline the client was told (absolute time, after the join time).
     pub report_deadline: Duration,
     /// Fraction of the job computed up to its last checkpoint, in [0, 1).

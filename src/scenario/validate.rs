@@ -14,7 +14,9 @@
 use super::schema::*;
 use crate::client::config::Policy;
 use crate::server::ProjectConfig;
-use crate::server::config::{AppVersionConfig, WorkGenMode, WuTemplate};
+use crate::server::config::{
+    AppConfig, AppVersionConfig, ValidatorConfig, WorkGenConfig, WorkGenMode, WuTemplate,
+};
 use crate::server::db::parse_result_name;
 use crate::server::types::{AssimilateState, FileDeleteState, Outcome, ServerState, ValidateState};
 use std::collections::BTreeMap;
@@ -389,6 +391,24 @@ impl Checker<'_> {
         }
     }
 
+    /// `app` must name an app of project `project` ("" names its first app); an
+    /// unknown project was reported where it was named.
+    fn app_ref(&mut self, path: &str, project: &str, app: &str) {
+        let Some(p) = self.file.project.get(project) else {
+            return;
+        };
+        if p.app_id(app).is_none() {
+            let names: Vec<&str> = p.app.iter().map(|a| a.name.as_str()).collect();
+            self.push(
+                path.to_string(),
+                format!(
+                    "unknown app `{app}` of project `{project}`; expected one of: {}",
+                    names.join(", ")
+                ),
+            );
+        }
+    }
+
     /// The project a named host belongs to, if it resolves (no problem pushed).
     fn host_project(&self, h: &NamedHost) -> Option<String> {
         if h.project.is_empty() {
@@ -558,7 +578,7 @@ impl Checker<'_> {
                 }
             }
         }
-        self.workunit(&format!("{prefix}.workunit"), &p.workunit);
+        self.apps(prefix, p);
 
         let c = &p.config;
         let pc = format!("{prefix}.config");
@@ -598,47 +618,7 @@ impl Checker<'_> {
             c.reliable_reduced_delay_bound,
         );
 
-        let a = &p.app;
-        let pa = format!("{prefix}.app");
-        self.min_int(
-            &format!("{pa}.target_nresults"),
-            a.target_nresults.into(),
-            0,
-        );
-        if !(0..=2).contains(&a.homogeneous_redundancy) {
-            self.push(
-                format!("{pa}.homogeneous_redundancy"),
-                format!(
-                    "{} is not a homogeneous redundancy type; expected 0 (off), 1 (fine) or 2 (coarse)",
-                    a.homogeneous_redundancy
-                ),
-            );
-        }
-        self.non_negative(&format!("{pa}.min_avg_pfc"), a.min_avg_pfc);
-        self.probability(
-            &format!("{pa}.wrong_output_collision_frac"),
-            a.wrong_output_collision_frac,
-        );
         self.min_int(&format!("{pc}.gpu_multiplier"), c.gpu_multiplier.into(), 0);
-        self.app_versions(&pa, &a.version);
-
-        let g = &p.work_generator;
-        let pg = format!("{prefix}.work_generator");
-        self.duration_non_negative(&format!("{pg}.start"), g.start);
-        match g.mode {
-            WorkGenMode::Rate if g.interval.get() <= 0 => self.push(
-                format!("{pg}.interval"),
-                format!(
-                    "mode = \"rate\" needs interval > 0, got {} s; expected a duration such as \"1h\"",
-                    g.interval.get()
-                ),
-            ),
-            WorkGenMode::Batch if g.count == 0 => self.push(
-                format!("{pg}.count"),
-                "mode = \"batch\" needs count > 0; expected the number of workunits to create",
-            ),
-            _ => self.duration_non_negative(&format!("{pg}.interval"), g.interval),
-        }
 
         let d = &p.daemons;
         let pd = format!("{prefix}.daemons");
@@ -653,13 +633,6 @@ impl Checker<'_> {
         ] {
             self.duration_non_negative(&format!("{pd}.{key}"), v);
         }
-
-        let v = &p.validator;
-        let pv = format!("{prefix}.validator");
-        // A fuzzy comparison with tolerance 0 is allowed: it equals bitwise.
-        self.non_negative(&format!("{pv}.tolerance"), v.tolerance);
-        self.non_negative(&format!("{pv}.max_granted_credit"), v.max_granted_credit);
-        self.non_negative(&format!("{pv}.max_claimed_credit"), v.max_claimed_credit);
 
         self.probability(
             &format!("{prefix}.file_deleter.failure_prob"),
@@ -703,6 +676,136 @@ impl Checker<'_> {
                     c.shmem_work_items
                 ),
             );
+        }
+    }
+
+    /// The project's apps (spec backend §1.4), each with the sections of its own
+    /// daemons: its workunit template, work generator and validator. A one-app
+    /// project may give them at project level (`[project.NAME.workunit]`) or in its
+    /// app; with several apps each app gives its own, and a project-level one would
+    /// be ambiguous (which app's? all, key by key or whole?), so it is refused.
+    fn apps(&mut self, prefix: &str, p: &ProjectConfig) {
+        let several = p.app.len() > 1;
+        let pa = |k: usize| {
+            if several {
+                format!("{prefix}.app.{k}")
+            } else {
+                format!("{prefix}.app")
+            }
+        };
+        for (section, given_at_project) in [
+            ("workunit", p.workunit != WuTemplate::default()),
+            (
+                "work_generator",
+                p.work_generator != WorkGenConfig::default(),
+            ),
+            ("validator", p.validator != ValidatorConfig::default()),
+        ] {
+            if !given_at_project {
+                continue;
+            }
+            let in_app = |a: &AppConfig| match section {
+                "workunit" => a.workunit.is_some(),
+                "work_generator" => a.work_generator.is_some(),
+                _ => a.validator.is_some(),
+            };
+            if several {
+                self.push(
+                    format!("{prefix}.{section}"),
+                    format!(
+                        "a project with several apps has no project-level {section}; expected \
+                         a [{prefix}.app.{section}] table in each [[{prefix}.app]]"
+                    ),
+                );
+            } else if in_app(&p.app[0]) {
+                self.push(
+                    format!("{}.{section}", pa(0)),
+                    format!(
+                        "{section} is given both here and as [{prefix}.{section}]; expected one \
+                         of the two"
+                    ),
+                );
+            }
+        }
+        for (k, s) in p.apps().enumerate() {
+            let pa = pa(k);
+            let a = s.app;
+            if several && !is_identifier(&a.name) {
+                self.push(
+                    format!("{pa}.name"),
+                    format!(
+                        "app name `{}` is not valid; expected letters, digits, `_` or `-`",
+                        a.name
+                    ),
+                );
+            }
+            if let Some(j) = p.app[..k].iter().position(|o| o.name == a.name) {
+                self.push(
+                    format!("{pa}.name"),
+                    format!(
+                        "app {k} has the name of app {j} (`{}`); expected a distinct name for \
+                         each app",
+                        a.name
+                    ),
+                );
+            }
+            let section = |name: &str, own: bool| {
+                if own {
+                    format!("{pa}.{name}")
+                } else {
+                    format!("{prefix}.{name}")
+                }
+            };
+            self.workunit(&section("workunit", a.workunit.is_some()), s.workunit);
+            self.min_int(
+                &format!("{pa}.target_nresults"),
+                a.target_nresults.into(),
+                0,
+            );
+            if !(0..=2).contains(&a.homogeneous_redundancy) {
+                self.push(
+                    format!("{pa}.homogeneous_redundancy"),
+                    format!(
+                        "{} is not a homogeneous redundancy type; expected 0 (off), 1 (fine) or 2 (coarse)",
+                        a.homogeneous_redundancy
+                    ),
+                );
+            }
+            self.non_negative(&format!("{pa}.min_avg_pfc"), a.min_avg_pfc);
+            self.probability(
+                &format!("{pa}.wrong_output_collision_frac"),
+                a.wrong_output_collision_frac,
+            );
+            self.app_versions(&pa, &a.version);
+            self.work_generator(
+                &section("work_generator", a.work_generator.is_some()),
+                s.work_generator,
+            );
+            let pv = section("validator", a.validator.is_some());
+            let v = s.validator;
+            // A fuzzy comparison with tolerance 0 is allowed: it equals bitwise.
+            self.non_negative(&format!("{pv}.tolerance"), v.tolerance);
+            self.non_negative(&format!("{pv}.max_granted_credit"), v.max_granted_credit);
+            self.non_negative(&format!("{pv}.max_claimed_credit"), v.max_claimed_credit);
+        }
+    }
+
+    /// A work generator's mode and times (spec backend §2.1 step 4).
+    fn work_generator(&mut self, pg: &str, g: &WorkGenConfig) {
+        self.duration_non_negative(&format!("{pg}.start"), g.start);
+        match g.mode {
+            WorkGenMode::Rate if g.interval.get() <= 0 => self.push(
+                format!("{pg}.interval"),
+                format!(
+                    "mode = \"rate\" needs interval > 0, got {} s; expected a duration such as \"1h\"",
+                    g.interval.get()
+                ),
+            ),
+            WorkGenMode::Batch if g.count == 0 => self.push(
+                format!("{pg}.count"),
+                "mode = \"batch\" needs count > 0; expected the number of workunits to create",
+            ),
+            _ => self.duration_non_negative(&format!("{pg}.interval"), g.interval),
         }
     }
 
@@ -925,6 +1028,7 @@ impl Checker<'_> {
                     format!("project `{name}` is not one this host group attaches to; expected one of its `shares`"),
                 );
             }
+            self.app_ref(&format!("{path}.app"), name, &j.app);
             self.duration_non_negative(&format!("{path}.report_deadline"), j.report_deadline);
             let fp = format!("{path}.fraction_done");
             if self.finite(&fp, j.fraction_done) && !(0.0..1.0).contains(&j.fraction_done) {
@@ -1206,6 +1310,16 @@ impl Checker<'_> {
                 at("create_workunits"),
                 "create_workunits = 0 creates nothing; expected at least 1",
             );
+        }
+        if let Some(app) = &e.app {
+            if e.create_workunits.is_none() {
+                self.push(
+                    at("app"),
+                    "`app` names the app of created workunits; expected it only with `create_workunits`",
+                );
+            } else if let Some(p) = &project {
+                self.app_ref(&at("app"), p, app);
+            }
         }
         for (j, name) in e.cancel.iter().enumerate() {
             self.wu_name(&format!("{prefix}.cancel.{j}"), name);

@@ -12,13 +12,15 @@ use super::config::AppConfig;
 use super::credit::Average;
 use super::db::HostRow;
 use super::resource::{Coproc, ProcType, coproc_of, host_platform};
-use super::types::HostId;
+use super::types::{AppId, HostId};
 
 /// One APP_VERSION row with the usage its plan class gives (spec backend §1.4).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppVersion {
-    /// 1, 2, … in the order the scenario lists the versions.
+    /// 1, 2, … across the project's apps, in the order the scenario lists them.
     pub id: u32,
+    /// The app it is a version of (`app_version.appid`).
+    pub appid: AppId,
     /// BOINC platform name; `None` = every host's own platform.
     pub platform: Option<String>,
     pub plan_class: String,
@@ -32,11 +34,13 @@ pub struct AppVersion {
     pub flops_estimate_error: f64,
 }
 
-/// The app's versions: those the scenario lists, or one plain CPU version.
-pub fn resolve(app: &AppConfig) -> Vec<AppVersion> {
+/// The versions of app `appid`, numbered from `first_id`: those the scenario
+/// lists, or one plain CPU version.
+pub fn resolve(app: &AppConfig, appid: AppId, first_id: u32) -> Vec<AppVersion> {
     if app.version.is_empty() {
         return vec![AppVersion {
-            id: super::APP_VERSION_ID,
+            id: first_id,
+            appid,
             platform: None,
             plan_class: String::new(),
             avg_ncpus: 1.0,
@@ -50,7 +54,8 @@ pub fn resolve(app: &AppConfig) -> Vec<AppVersion> {
         .iter()
         .enumerate()
         .map(|(i, v)| AppVersion {
-            id: i as u32 + 1,
+            id: first_id + i as u32,
+            appid,
             platform: (!v.platform.is_empty()).then(|| v.platform.clone()),
             plan_class: v.plan_class.clone(),
             avg_ncpus: v.avg_ncpus,
@@ -160,6 +165,8 @@ pub fn quota_exceeded(p: &Project, host: &HostRow, av: &AppVersion, ncpus: i32) 
 /// What `get_app_version` may choose from.
 #[derive(Clone, Copy, Debug)]
 pub struct Want {
+    /// The job's app: only its versions.
+    pub appid: AppId,
     /// Only versions of this processor type (the `send_work` pass), or any.
     pub proc_type: Option<ProcType>,
     /// Skip versions whose daily quota is used up (not for resends).
@@ -170,12 +177,13 @@ pub struct Want {
     pub ncpus: i32,
 }
 
-/// `get_app_version` (§2.4.4 step 1): the version of highest projected FLOPS the
-/// host can run among those `want` allows; ties go to the lower id.
+/// `get_app_version` (§2.4.4 step 1): the version of the job's app of highest
+/// projected FLOPS the host can run among those `want` allows; ties go to the
+/// lower id.
 pub fn get_app_version(p: &Project, hostid: HostId, want: Want) -> Option<Bav> {
     let host = p.db.host(hostid);
     let mut best: Option<Bav> = None;
-    for av in &p.app_versions {
+    for av in p.versions_of(want.appid) {
         if want.committed != 0 && av.id != want.committed {
             continue;
         }
@@ -201,9 +209,9 @@ pub fn get_app_version(p: &Project, hostid: HostId, want: Want) -> Option<Bav> {
     best
 }
 
-/// Whether every version of type `t` the host can run has its daily quota used
-/// up: `send_work` then stops filling that resource (§2.4.4 step 2). False if the
-/// host can run none.
+/// Whether every version of type `t` the host can run, of any app, has its daily
+/// quota used up: `send_work` then stops filling that resource (§2.4.4 step 2).
+/// False if the host can run none.
 pub fn all_quota_exceeded(p: &Project, hostid: HostId, t: ProcType, ncpus: i32) -> bool {
     let host = p.db.host(hostid);
     let mut any = false;
@@ -247,11 +255,11 @@ mod tests {
     /// (3.6e12 FLOPs, one instance) in its cache.
     fn project(versions: Vec<AppVersionConfig>, nslots: usize) -> Project {
         let mut cfg = ProjectConfig::default();
-        cfg.app.version = versions;
+        cfg.app[0].version = versions;
         cfg.config.shmem_work_items = nslots as u32;
         let mut p = Project::new(0, "main", cfg, 7, false);
         for slot in 0..nslots {
-            let wu = WorkunitRow::from_template(&p.cfg.workunit, 0);
+            let wu = WorkunitRow::from_template(&p.apps[0].workunit, 0);
             let wuid = p.db.insert_workunit(Actor::WorkGenerator, wu);
             let r = ResultRow::new(wuid, 0, 0, 0, 0, ServerState::Unsent);
             let rid = p.db.insert_result(Actor::Transitioner, r);
@@ -310,6 +318,7 @@ mod tests {
 
     fn any(ncpus: i32) -> Want {
         Want {
+            appid: 1,
             proc_type: None,
             check_quota: true,
             committed: 0,

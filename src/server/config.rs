@@ -120,34 +120,78 @@ pub struct AppConfig {
     /// match; near 1: a tiny output space, such as a yes/no answer). Simulator-only:
     /// BOINC has no such field (see `client::truth`).
     pub wrong_output_collision_frac: f64,
-    /// The app's versions (APP_VERSION rows, spec backend §1.4), ids 1, 2, … in
-    /// this order. None given: one plain CPU version for every platform.
+    /// The app's versions (APP_VERSION rows, spec backend §1.4), numbered across
+    /// the project's apps in the order listed (the first app's from 1). None given:
+    /// one plain CPU version for every platform.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub version: Vec<AppVersionConfig>,
+    /// This app's workunit template (`[project.NAME.app.workunit]`); absent: the
+    /// project's `[project.NAME.workunit]`, which only a one-app project may give.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workunit: Option<WuTemplate>,
+    /// This app's work generator; absent: the project's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_generator: Option<WorkGenConfig>,
+    /// This app's validator settings; absent: the project's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validator: Option<ValidatorConfig>,
 }
 
-/// Reads `[project.NAME.app]`, refusing the several-apps form `[[project.NAME.app]]`
-/// with a message that says so (serde would otherwise read the array as the
-/// struct's fields in order, and complain about the first one).
-pub fn one_app<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AppConfig, D::Error> {
+/// Reads `app` in either form: one `[project.NAME.app]` table (a project with one
+/// app), or several `[[project.NAME.app]]` tables (spec backend §1.4: a project has
+/// one or more apps). Serde alone cannot take both: it would read a table where a
+/// list is expected as the list's fields in order.
+pub fn one_or_more_apps<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<AppConfig>, D::Error> {
     use serde::de::{self, MapAccess, SeqAccess, Visitor};
-    struct OneApp;
-    impl<'de> Visitor<'de> for OneApp {
-        type Value = AppConfig;
+    struct Apps;
+    impl<'de> Visitor<'de> for Apps {
+        type Value = Vec<AppConfig>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("one [project.NAME.app] table")
+            f.write_str("one [project.NAME.app] table, or [[project.NAME.app]] tables")
         }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AppConfig, A::Error> {
-            AppConfig::deserialize(de::value::MapAccessDeserializer::new(map))
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            Ok(vec![AppConfig::deserialize(
+                de::value::MapAccessDeserializer::new(map),
+            )?])
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<AppConfig, A::Error> {
-            Err(de::Error::custom(
-                "several apps per project are not modelled; expected one [project.NAME.app] \
-                 table, with its versions as [[project.NAME.app.version]]",
-            ))
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut apps = Vec::new();
+            while let Some(a) = seq.next_element::<AppConfig>()? {
+                apps.push(a);
+            }
+            if apps.is_empty() {
+                return Err(de::Error::custom(
+                    "an empty list of apps; expected at least one [[project.NAME.app]] table",
+                ));
+            }
+            Ok(apps)
         }
     }
-    d.deserialize_any(OneApp)
+    d.deserialize_any(Apps)
+}
+
+/// Writes `app` as it is read: one table for a project with one app (so that the
+/// effective configuration of such a scenario keeps its shape), a list otherwise.
+pub fn serialize_apps<S: serde::Serializer>(apps: &[AppConfig], s: S) -> Result<S::Ok, S::Error> {
+    match apps {
+        [one] => one.serialize(s),
+        many => many.serialize(s),
+    }
+}
+
+/// One app with the settings its own daemons read: its work generator's template and
+/// mode, and its validator (spec backend §2.1, §2.5; BOINC runs one work generator
+/// and one validator per app). An app takes the project-level table of a section it
+/// does not give; with several apps the project-level tables are refused (see
+/// `scenario::validate`), so each app's settings are exactly what its own tables say.
+#[derive(Clone, Copy, Debug)]
+pub struct AppSettings<'a> {
+    pub app: &'a AppConfig,
+    pub workunit: &'a WuTemplate,
+    pub work_generator: &'a WorkGenConfig,
+    pub validator: &'a ValidatorConfig,
 }
 
 /// One APP_VERSION of an app: where it runs and what it uses (spec backend §1.4,
@@ -208,6 +252,9 @@ impl Default for AppConfig {
             host_scale_check: false,
             wrong_output_collision_frac: 0.0,
             version: Vec::new(),
+            workunit: None,
+            work_generator: None,
+            validator: None,
         }
     }
 }

@@ -419,6 +419,10 @@ pub struct Db {
     /// Live results per `server_state` code (index 0 and 3 unused), kept by the
     /// setters so the state of the database can be sampled in O(1).
     pub result_state_counts: [u64; 6],
+    /// UNSENT results per app (index `appid − 1`), kept only in a project with
+    /// several apps (empty otherwise: the project's count is the one app's). The
+    /// cushion work generator of each app reads its own (spec backend §2.1).
+    pub unsent_by_app: Vec<u64>,
     /// Live workunits.
     pub workunits_live: u64,
 }
@@ -444,6 +448,29 @@ impl Db {
         Self {
             audit_enabled,
             ..Default::default()
+        }
+    }
+
+    /// Keeps a count of UNSENT results per app from now on, for `napps` apps.
+    pub fn track_unsent_by_app(&mut self, napps: usize) {
+        if napps > 1 {
+            self.unsent_by_app = vec![0; napps];
+        }
+    }
+
+    /// UNSENT results of app `appid` (`count_unsent_results`).
+    pub fn unsent_of_app(&self, appid: AppId) -> u64 {
+        match self.unsent_by_app.get(appid as usize - 1) {
+            Some(&n) => n,
+            None => self.result_state_counts[ServerState::Unsent.code() as usize],
+        }
+    }
+
+    /// Adds `delta` to the UNSENT count of workunit `wuid`'s app, when counted.
+    fn count_unsent(&mut self, wuid: WuId, delta: i64) {
+        if !self.unsent_by_app.is_empty() {
+            let app = self.wu(wuid).appid as usize - 1;
+            self.unsent_by_app[app] = self.unsent_by_app[app].wrapping_add_signed(delta);
         }
     }
 
@@ -513,6 +540,7 @@ impl Db {
         );
         if state == ServerState::Unsent {
             self.feedable.insert((Reverse(prio), wuid, id));
+            self.count_unsent(wuid, 1);
         }
         id
     }
@@ -539,6 +567,9 @@ impl Db {
             self.fd_error_results.remove(&rid);
             if r.server_state == ServerState::Unsent && !r.in_cache {
                 self.feedable.remove(&(Reverse(r.priority), wuid, rid));
+            }
+            if r.server_state == ServerState::Unsent && !self.unsent_by_app.is_empty() {
+                self.unsent_by_app[wu.appid as usize - 1] -= 1;
             }
             if r.server_state == ServerState::InProgress {
                 self.detach_from_host(r.hostid, rid);
@@ -879,6 +910,11 @@ impl Db {
             self.feedable.remove(&(Reverse(prio), wuid, id));
         } else if v == ServerState::Unsent {
             self.feedable.insert((Reverse(prio), wuid, id));
+        }
+        if old == ServerState::Unsent {
+            self.count_unsent(wuid, -1);
+        } else if v == ServerState::Unsent {
+            self.count_unsent(wuid, 1);
         }
         if old == ServerState::InProgress {
             self.detach_from_host(hostid, id);

@@ -5,6 +5,7 @@
 //! `assimilate_state`, `file_delete_state`), exactly as BOINC's processes do; the
 //! world schedules their passes as periodic or scripted events.
 
+pub mod app;
 pub mod app_version;
 pub mod assimilator;
 pub mod config;
@@ -34,17 +35,22 @@ use db::{Db, ResultRow, WorkunitRow};
 use serde::{Deserialize, Serialize};
 
 /// Everything that configures one project's back end.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProjectConfig {
     /// Seed/real-BOINC switches (spec backend §5).
     pub backend: BackendSection,
     /// `config.xml` (spec backend §2.9).
     pub config: SchedConfig,
-    /// The project's application (spec backend §1.4).
-    #[serde(deserialize_with = "config::one_app")]
-    pub app: AppConfig,
-    /// Workunit template of the work generator (spec backend §2.1).
+    /// The project's apps (spec backend §1.4): one `[project.NAME.app]` table, or
+    /// several `[[project.NAME.app]]`. Ids 1, 2, … in this order.
+    #[serde(
+        deserialize_with = "config::one_or_more_apps",
+        serialize_with = "config::serialize_apps"
+    )]
+    pub app: Vec<AppConfig>,
+    /// Workunit template of the work generator (spec backend §2.1) of a project
+    /// with one app; with several, each app gives its own.
     pub workunit: WuTemplate,
     pub work_generator: WorkGenConfig,
     /// Daemon polling periods (spec backend §2.0).
@@ -60,7 +66,47 @@ pub struct ProjectConfig {
     pub outage: Vec<Outage>,
 }
 
+impl Default for ProjectConfig {
+    /// One default app, every section at BOINC's defaults.
+    fn default() -> Self {
+        Self {
+            backend: BackendSection::default(),
+            config: SchedConfig::default(),
+            app: vec![AppConfig::default()],
+            workunit: WuTemplate::default(),
+            work_generator: WorkGenConfig::default(),
+            daemons: DaemonPeriods::default(),
+            validator: ValidatorConfig::default(),
+            file_deleter: FileDeleterConfig::default(),
+            assimilator: assimilator::AssimilatorConfig::default(),
+            db_purge: DbPurgeConfig::default(),
+            pin: PinnedDraws::default(),
+            outage: Vec::new(),
+        }
+    }
+}
+
 impl ProjectConfig {
+    /// Each app with its daemons' settings, id 1 first: its own tables, else the
+    /// project-level ones ([`AppSettings`]).
+    pub fn apps(&self) -> impl Iterator<Item = AppSettings<'_>> + '_ {
+        self.app.iter().map(|a| AppSettings {
+            app: a,
+            workunit: a.workunit.as_ref().unwrap_or(&self.workunit),
+            work_generator: a.work_generator.as_ref().unwrap_or(&self.work_generator),
+            validator: a.validator.as_ref().unwrap_or(&self.validator),
+        })
+    }
+
+    /// The id of the app named `name`; "" names the first app.
+    pub fn app_id(&self, name: &str) -> Option<types::AppId> {
+        if name.is_empty() {
+            return Some(1);
+        }
+        let k = self.app.iter().position(|a| a.name == name)?;
+        Some(k as types::AppId + 1)
+    }
+
     /// The outage in force at `now`, if any: what a client reaching the scheduler
     /// then meets (spec client §2.8, §4.2).
     pub fn outage_at(&self, now: Time) -> Option<&Outage> {
@@ -68,10 +114,9 @@ impl ProjectConfig {
     }
 }
 
-/// The id of an app's first version, the only one of an app that lists none.
+/// The id of the first app's first version (the only version of a one-app project
+/// that lists none).
 pub const APP_VERSION_ID: u32 = 1;
-/// The id of the project's app (`workunit.appid`).
-pub const APP_ID: u32 = 1;
 
 /// One project: configuration, database, feeder cache, and its random stream.
 pub struct Project {
@@ -83,7 +128,11 @@ pub struct Project {
     pub sw: Switches,
     pub db: Db,
     pub feeder: job_cache::Cache,
-    /// The app's versions (spec backend §1.4), id `k` at index `k − 1`.
+    /// The apps (spec backend §1.4) with their daemons' settings, id `k` at index
+    /// `k − 1`.
+    pub apps: Vec<app::App>,
+    /// Every app's versions (spec backend §1.4), id `k` at index `k − 1`: the first
+    /// app's, then the second's, …
     pub app_versions: Vec<app_version::AppVersion>,
     /// credit_new's app version and app statistics (spec backend §6.2).
     pub credit: credit_new::CreditNew,
@@ -94,7 +143,6 @@ pub struct Project {
     /// Draws of the assimilation handler's answers (its own stream, so that enabling
     /// them changes no other draw).
     pub assimilator_rng: SimRng,
-    pub work_generator: work_generator::State,
     /// Rows removed by db_purge, waiting to be written to the outputs.
     pub purged: Vec<(WorkunitRow, Vec<ResultRow>)>,
     /// Set when a pass found an unrecoverable error (a DEFER-less fatal handler
@@ -108,30 +156,72 @@ impl Project {
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
         let sw = cfg.backend.resolve();
         let feeder = job_cache::Cache::new(cfg.config.shmem_work_items as usize);
-        let app_versions = app_version::resolve(&cfg.app);
+        let mut app_versions = Vec::new();
+        let mut apps = Vec::new();
         let mut credit = credit_new::CreditNew::new();
-        for av in &app_versions {
-            let is_gpu = av.proc_type != resource::ProcType::Cpu;
-            credit.register_version(APP_ID, av.id, is_gpu);
+        for (k, s) in cfg.apps().enumerate() {
+            let appid = k as types::AppId + 1;
+            let first = app_versions.len();
+            app_versions.extend(app_version::resolve(s.app, appid, first as u32 + 1));
+            for av in &app_versions[first..] {
+                let is_gpu = av.proc_type != resource::ProcType::Cpu;
+                credit.register_version(appid, av.id, is_gpu);
+            }
+            credit.set_min_avg_pfc(appid, s.app.min_avg_pfc);
+            apps.push(app::App::new(
+                appid,
+                s,
+                first..app_versions.len(),
+                seed,
+                index,
+            ));
         }
-        credit.set_min_avg_pfc(APP_ID, cfg.app.min_avg_pfc);
+        let mut db = Db::new(audit);
+        db.track_unsent_by_app(apps.len());
         Self {
             index,
             name: name.to_string(),
             sw,
-            db: Db::new(audit),
+            db,
             feeder,
+            apps,
             app_versions,
             credit,
             decided: Vec::new(),
             rng: stream(seed, StreamKind::Project, index as u64),
             assimilator_rng: stream(seed, StreamKind::Assimilator, index as u64),
-            work_generator: work_generator::State::new(seed, index),
             purged: Vec::new(),
             fatal: None,
             scratch: Vec::new(),
             cfg,
         }
+    }
+
+    /// App `id` (1-based, as `workunit.appid`).
+    #[inline]
+    pub fn app(&self, id: types::AppId) -> &app::App {
+        &self.apps[id as usize - 1]
+    }
+
+    pub fn app_mut(&mut self, id: types::AppId) -> &mut app::App {
+        &mut self.apps[id as usize - 1]
+    }
+
+    /// The app of workunit `wuid`.
+    #[inline]
+    pub fn app_of(&self, wuid: types::WuId) -> &app::App {
+        self.app(self.db.wu(wuid).appid)
+    }
+
+    /// App version `id` (1-based, as `result.app_version_id`).
+    #[inline]
+    pub fn app_version(&self, id: u32) -> &app_version::AppVersion {
+        &self.app_versions[id as usize - 1]
+    }
+
+    /// The versions of app `id`.
+    pub fn versions_of(&self, id: types::AppId) -> &[app_version::AppVersion] {
+        &self.app_versions[self.app(id).versions.clone()]
     }
 
     /// The grace period added to DB deadlines (0 under the seed's deadline rule,

@@ -64,6 +64,8 @@ pub struct Request<'a> {
 pub struct Job {
     pub result_id: ResultId,
     pub workunit_id: WuId,
+    /// The workunit's app (the reply's `<app>`).
+    pub appid: AppId,
     /// The app version it is sent with, and that version's usage on this host
     /// (the reply's `<app_version>`: `avg_ncpus`, the GPU type and instances).
     pub app_version_id: u32,
@@ -168,7 +170,9 @@ struct HavRpc {
 /// and what is left of the request per processor type.
 struct RpcState {
     havs: smallvec::SmallVec<[HavRpc; 2]>,
-    hr_class: Option<i32>,
+    /// The host's HR class under each HR type (index 0, 1 fine, 2 coarse): each app
+    /// sets its own type (`app_hr_type`).
+    hr_classes: [Option<i32>; 3],
     ncpus: i32,
     req_secs: [f64; N_RSC],
     req_instances: [f64; N_RSC],
@@ -184,7 +188,7 @@ impl RpcState {
     fn new(req_secs: [f64; N_RSC], req_instances: [f64; N_RSC], max_jobs: u32) -> Self {
         Self {
             havs: smallvec::SmallVec::new(),
-            hr_class: None,
+            hr_classes: [Some(0), None, None],
             ncpus: 1,
             req_secs,
             req_instances,
@@ -193,6 +197,11 @@ impl RpcState {
             resend_lost: false,
             sent_any_resend: false,
         }
+    }
+
+    /// The host's HR class under HR type `hr_type` (`None`: the host has none).
+    fn hr_class(&self, hr_type: i32) -> Option<i32> {
+        self.hr_classes[hr_type as usize]
     }
 
     /// `reliable` of version `av` on this host (false without a HAV).
@@ -380,8 +389,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         // multi-threaded job rightly uses more CPU time than elapsed time.
         let single_threaded = p
             .app_versions
-            .iter()
-            .find(|av| av.id == r.app_version_id)
+            .get((r.app_version_id as usize).wrapping_sub(1))
             .is_none_or(|av| av.avg_ncpus <= 1.0);
         p.db.set_hostid(ACTOR, rid, req.hostid);
         let mut et = rep.elapsed_time;
@@ -415,7 +423,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         p.db.set_server_state(ACTOR, rid, ServerState::Over);
         if success {
             p.db.set_outcome(ACTOR, rid, Outcome::Success);
-            if p.cfg.validator.credit == super::config::CreditScheme::Classic {
+            if p.app_of(wuid).validator.credit == super::config::CreditScheme::Classic {
                 p.db.result_mut(rid).claimed_credit =
                     super::credit::classic_claimed_credit(cpu, p_fpops, p_iops);
             }
@@ -461,12 +469,11 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     let host = p.db.host(hostid);
     st.ncpus = host.p_ncpus.min(cfg.max_ncpus).max(1);
     let features = p.sw.scheduler_features;
-    let hr_type = if features {
-        p.cfg.app.homogeneous_redundancy
-    } else {
-        0
-    };
-    st.hr_class = hr::hr_class(hr_type, &host.os_name, &host.p_vendor, &host.p_model);
+    if features {
+        for t in 1..=2 {
+            st.hr_classes[t] = hr::hr_class(t as i32, &host.os_name, &host.p_vendor, &host.p_model);
+        }
+    }
     // Each host app version, in version order: its `reliable` and `trusted` (one
     // trust draw per HAV that qualifies).
     for k in 0..p.app_versions.len() {
@@ -523,8 +530,7 @@ fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> 
 /// it than it is (1 for the plain CPU version).
 fn estimate_error(p: &Project, av: u32) -> f64 {
     p.app_versions
-        .iter()
-        .find(|v| v.id == av)
+        .get((av as usize).wrapping_sub(1))
         .map_or(1.0, |v| v.flops_estimate_error)
 }
 
@@ -567,8 +573,9 @@ fn infeasible_fast(
     let wu = p.db.wu(r.workunitid);
     let host = p.db.host(hostid);
     let cfg = &p.cfg.config;
-    if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
-        match st.hr_class {
+    let hr_type = p.app(wu.appid).cfg.homogeneous_redundancy;
+    if p.sw.scheduler_features && hr_type != 0 {
+        match st.hr_class(hr_type) {
             None => return Err(Infeasible::Hr),
             Some(c) if wu.hr_class != 0 && wu.hr_class != c => return Err(Infeasible::Hr),
             _ => {}
@@ -628,23 +635,25 @@ fn infeasible_fast(
 /// `deadline` (the database deadline adds the grace period). Further results the
 /// workunit needs are the transitioner's, as for any workunit.
 ///
-/// It goes with the version `get_app_version` picks for the host, quotas aside;
-/// `None` (and no workunit) if no version runs on it.
+/// The workunit is of app `appid`. It goes with the version `get_app_version` picks
+/// for the host, quotas aside; `None` (and no workunit) if no version runs on it.
 pub fn sent_before_start(
     p: &mut Project,
+    appid: AppId,
     now: Time,
     hostid: HostId,
     deadline: Time,
 ) -> Option<Job> {
     let mut st = RpcState::new([0.0; N_RSC], [0.0; N_RSC], 0);
     let want = Want {
+        appid,
         proc_type: None,
         check_quota: false,
         committed: 0,
         ncpus: 1,
     };
     let bav = app_version::get_app_version(p, hostid, want)?;
-    let wuid = super::work_generator::create_work(p, now, ACTOR);
+    let wuid = super::work_generator::create_work(p, appid, now, ACTOR);
     let r = super::db::ResultRow::new(wuid, 0, now, 0, 0, ServerState::Unsent);
     let rid = p.db.insert_result(ACTOR, r);
     let mut reply = Reply::default();
@@ -729,7 +738,6 @@ fn send_work_score(
         .then_some(cfg.reliable_on_priority);
     let any_reliable = st.havs.iter().any(|h| h.reliable);
     let exclude_from = need_reliable_from.filter(|_| !any_reliable);
-    let homogeneous_av = p.sw.scheduler_features && p.cfg.app.homogeneous_app_version;
     let nslots = p.feeder.len();
     if nslots == 0 {
         return;
@@ -758,11 +766,14 @@ fn send_work_score(
             continue;
         }
         let r = p.db.result(rid);
+        let wu = p.db.wu(r.workunitid);
+        let app = p.app(wu.appid);
         let want = Want {
+            appid: wu.appid,
             proc_type: Some(t),
             check_quota: true,
-            committed: if homogeneous_av {
-                p.db.wu(r.workunitid).app_version_id
+            committed: if p.sw.scheduler_features && app.cfg.homogeneous_app_version {
+                wu.app_version_id
             } else {
                 0
             },
@@ -804,8 +815,9 @@ fn send_work_score(
             p.feeder.empty(&mut p.db, slot);
             continue;
         }
-        if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
-            let c = st.hr_class.unwrap_or(0);
+        let hr_type = p.app(wu.appid).cfg.homogeneous_redundancy;
+        if p.sw.scheduler_features && hr_type != 0 {
+            let c = st.hr_class(hr_type).unwrap_or(0);
             if wu.hr_class != 0 && wu.hr_class != c {
                 p.feeder.bump_infeasible(&mut p.db, slot);
                 continue;
@@ -867,14 +879,23 @@ fn add_result_to_reply(
     let wu = p.db.wu(wuid);
     let tt = wu.transition_time.min(db_deadline);
     let (est, bound, true_fpops) = (wu.rsc_fpops_est, wu.rsc_fpops_bound, wu.true_fpops);
+    let appid = wu.appid;
+    let (app_target, homogeneous_av, hr_type) = {
+        let a = &p.app(appid).cfg;
+        (
+            a.target_nresults,
+            a.homogeneous_app_version,
+            a.homogeneous_redundancy,
+        )
+    };
     p.db.set_transition_time(ACTOR, wuid, tt);
     if p.sw.scheduler_features {
-        if p.cfg.app.homogeneous_app_version && p.db.wu(wuid).app_version_id == 0 {
+        if homogeneous_av && p.db.wu(wuid).app_version_id == 0 {
             p.db.set_wu_app_version_id(ACTOR, wuid, bav.av);
         }
-        if p.cfg.app.homogeneous_redundancy != 0
+        if hr_type != 0
             && p.db.wu(wuid).hr_class == 0
-            && let Some(c) = st.hr_class
+            && let Some(c) = st.hr_class(hr_type)
         {
             p.db.set_hr_class(ACTOR, wuid, c);
         }
@@ -911,6 +932,7 @@ fn add_result_to_reply(
     reply.jobs.push(Job {
         result_id: rid,
         workunit_id: wuid,
+        appid,
         app_version_id: bav.av,
         proc_type: bav.proc_type,
         avg_ncpus: bav.avg_ncpus,
@@ -924,7 +946,6 @@ fn add_result_to_reply(
         resend,
     });
     // Step 5: adaptive replication.
-    let app_target = p.cfg.app.target_nresults;
     if p.sw.scheduler_features
         && p.db.wu(wuid).target_nresults == 1
         && app_target > 1
@@ -969,9 +990,10 @@ fn resend_lost_work(
         let wu = p.db.wu(wuid);
         // The best version for the host, quotas aside (resends do not count).
         let want = Want {
+            appid: wu.appid,
             proc_type: None,
             check_quota: false,
-            committed: if p.sw.scheduler_features && p.cfg.app.homogeneous_app_version {
+            committed: if p.sw.scheduler_features && p.app(wu.appid).cfg.homogeneous_app_version {
                 wu.app_version_id
             } else {
                 0
@@ -1132,6 +1154,7 @@ mod tests {
                 continue;
             }
             let want = Want {
+                appid: 1,
                 proc_type: Some(ProcType::Cpu),
                 check_quota: true,
                 committed: 0,
@@ -1171,8 +1194,9 @@ mod tests {
                 p.db.result_mut(rid).in_cache = false;
                 continue;
             }
-            if p.sw.scheduler_features && p.cfg.app.homogeneous_redundancy != 0 {
-                let c = st.hr_class.unwrap_or(0);
+            let hr_type = p.apps[0].cfg.homogeneous_redundancy;
+            if p.sw.scheduler_features && hr_type != 0 {
+                let c = st.hr_class(hr_type).unwrap_or(0);
                 if wu.hr_class != 0 && wu.hr_class != c {
                     p.db.result_mut(rid).infeasible_count += 1;
                     continue;
@@ -1255,7 +1279,7 @@ mod tests {
         cfg.config.max_wus_to_send = s.0.4;
         cfg.config.max_wus_in_progress = s.0.5;
         cfg.config.shmem_work_items = specs.len() as u32;
-        cfg.app.homogeneous_redundancy = s.0.6;
+        cfg.app[0].homogeneous_redundancy = s.0.6;
         let mut p = Project::new(0, "main", cfg, 7, true);
         p.sw.legacy_couldnt_send = s.0.7;
         p.sw.scheduler_features = true;
@@ -1317,7 +1341,8 @@ mod tests {
             reliable: s.1.0,
             trusted: false,
         });
-        st.hr_class = s.1.1.then_some(258);
+        st.hr_classes[1] = s.1.1.then_some(258);
+        st.hr_classes[2] = s.1.1.then_some(258);
         st.estimated_delay[0] = s.1.4;
         st
     }

@@ -138,7 +138,8 @@ fn check_against_canonical(
         can.file_delete_state == FileDeleteState::Done,
         can.granted_credit,
     );
-    let (cmp, tol) = (p.cfg.validator.comparison, p.cfg.validator.tolerance);
+    let v = &p.app_of(wuid).validator;
+    let (cmp, tol) = (v.comparison, v.tolerance);
     for rid in results {
         let r = p.db.result(rid);
         let eligible = r.server_state == ServerState::Over
@@ -211,12 +212,12 @@ fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAct
     if (viable.len() as i32) < min_quorum {
         return action;
     }
-    let (canonical, retry) = check_set(p, now, &viable, min_quorum);
+    let (canonical, retry) = check_set(p, now, wuid, &viable, min_quorum);
     if retry {
         action = TtAction::Delayed;
     }
     let credit = if canonical != 0 {
-        set_credit(p, &viable)
+        set_credit(p, wuid, &viable)
     } else {
         0.0
     };
@@ -281,12 +282,19 @@ fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAct
 
 /// The default `check_set` (spec backend §2.5). Returns `(canonicalid, retry)` and
 /// writes each decided result's `validate_state` (and VALIDATE_ERROR outcomes).
-fn check_set(p: &mut Project, now: Time, viable: &[ResultId], min_quorum: i32) -> (ResultId, bool) {
+fn check_set(
+    p: &mut Project,
+    now: Time,
+    wuid: WuId,
+    viable: &[ResultId],
+    min_quorum: i32,
+) -> (ResultId, bool) {
     let min_valid = min_quorum / 2 + 1;
     let mut retry = false;
     let mut good: Vec<ResultId> = Vec::with_capacity(viable.len());
-    let max_claimed = p.cfg.validator.max_claimed_credit;
-    let classic = p.cfg.validator.credit == CreditScheme::Classic;
+    let v = &p.app_of(wuid).validator;
+    let (max_claimed, classic) = (v.max_claimed_credit, v.credit == CreditScheme::Classic);
+    let (cmp, tol) = (v.comparison, v.tolerance);
     for &rid in viable {
         let r = p.db.result(rid);
         if classic && max_claimed > 0.0 && r.claimed_credit > max_claimed {
@@ -305,7 +313,6 @@ fn check_set(p: &mut Project, now: Time, viable: &[ResultId], min_quorum: i32) -
     if (good.len() as i32) < min_quorum {
         return (0, retry);
     }
-    let (cmp, tol) = (p.cfg.validator.comparison, p.cfg.validator.tolerance);
     for &i in &good {
         let oi = p.db.result(i).output;
         let count = good
@@ -329,13 +336,15 @@ fn check_set(p: &mut Project, now: Time, viable: &[ResultId], min_quorum: i32) -
 
 /// Credit of a newly validated set (spec backend §6), capped at
 /// `max_granted_credit`.
-fn set_credit(p: &mut Project, viable: &[ResultId]) -> f64 {
+fn set_credit(p: &mut Project, wuid: WuId, viable: &[ResultId]) -> f64 {
     let valid: Vec<ResultId> = viable
         .iter()
         .copied()
         .filter(|&r| p.db.result(r).validate_state == ValidateState::Valid)
         .collect();
-    let credit = match p.cfg.validator.credit {
+    let v = &p.app_of(wuid).validator;
+    let max_granted = v.max_granted_credit;
+    let credit = match v.credit {
         CreditScheme::Classic => {
             let claims: Vec<f64> = valid
                 .iter()
@@ -348,11 +357,10 @@ fn set_credit(p: &mut Project, viable: &[ResultId]) -> f64 {
             for &r in &valid {
                 credit_new_pfc(p, r, &mut modes);
             }
-            let wuid = p.db.result(valid[0]).workunitid;
             CreditNew::assign_credit_set(&modes, anchor(p, wuid))
         }
     };
-    credit.min(p.cfg.validator.max_granted_credit)
+    credit.min(max_granted)
 }
 
 /// credit_new's anchor `E = rsc_fpops_est × (min_avg_pfc or 1)` of the workunit's app.
@@ -379,9 +387,10 @@ fn credit_new_pfc(p: &mut Project, rid: ResultId, out: &mut Vec<(PfcMode, f64)>)
         rsc_fpops_bound: wu.rsc_fpops_bound,
         turnaround: (r.received_time - r.sent_time) as f64,
     };
+    let app = p.app(wu.appid);
     let settings = PfcSettings {
-        host_scale_check: p.cfg.app.host_scale_check,
-        max_granted_credit: p.cfg.validator.max_granted_credit,
+        host_scale_check: app.cfg.host_scale_check,
+        max_granted_credit: app.validator.max_granted_credit,
     };
     let Some(hav) = p.db.hosts.get_mut(hostid).and_then(|h| h.hav_mut(av)) else {
         out.push((PfcMode::WuEstimate, anchor(p, wuid)));
@@ -397,12 +406,13 @@ fn grant(p: &mut Project, now: Time, rid: ResultId, credit: f64) {
     if p.db.result(rid).granted_credit != 0.0 {
         return;
     }
-    let credit = if p.cfg.validator.grant_claimed_credit {
+    let v = &p.app_of(p.db.result(rid).workunitid).validator;
+    let credit = if v.grant_claimed_credit {
         p.db.result(rid).claimed_credit
     } else {
         credit
     }
-    .min(p.cfg.validator.max_granted_credit);
+    .min(v.max_granted_credit);
     let r = p.db.result_mut(rid);
     r.granted_credit = credit;
     let (hostid, sent, av, wuid) = (r.hostid, r.sent_time, r.app_version_id, r.workunitid);
@@ -442,7 +452,8 @@ fn is_valid(p: &mut Project, now: Time, rid: ResultId) {
     if !p.sw.hav_accounting {
         return;
     }
-    let unreplicated = p.db.wu(wuid).target_nresults == 1 && p.cfg.app.target_nresults > 1;
+    let wu = p.db.wu(wuid);
+    let unreplicated = wu.target_nresults == 1 && p.app(wu.appid).cfg.target_nresults > 1;
     let Some(hav) = p.db.hosts.get(hostid).and_then(|h| h.hav(av)) else {
         return;
     };

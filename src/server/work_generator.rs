@@ -20,38 +20,53 @@ pub struct State {
     /// First id of the last batch created in `cushion` mode, to wait until the
     /// transitioner has handled it (the sample generator's 5 s polling).
     pub last_batch: Option<(WuId, WuId)>,
-    /// The project's work-generator stream: the true sizes of its workunits. A
-    /// stream of its own, so that drawing sizes moves no other random draw.
+    /// The app's work-generator stream: the true sizes of its workunits. A stream
+    /// of its own, so that drawing sizes moves no other random draw, and adding an
+    /// app moves no other app's sizes.
     pub rng: SimRng,
 }
 
 impl State {
-    /// The generator of project `index` under the master `seed`, nothing created.
-    pub fn new(seed: u64, index: usize) -> Self {
+    /// The generator of app `app` of project `index` under the master `seed`,
+    /// nothing created. The first app's stream id is the project index (the one
+    /// stream of a project before projects had several apps); app `k` adds
+    /// `(k − 1) << 32`.
+    pub fn new(seed: u64, index: usize, app: AppId) -> Self {
+        let id = index as u64 | (u64::from(app.saturating_sub(1)) << 32);
         Self {
             created: 0,
             last_batch: None,
-            rng: stream(seed, StreamKind::WorkGenerator, index as u64),
+            rng: stream(seed, StreamKind::WorkGenerator, id),
         }
     }
 }
 
-/// Creates one workunit from the project's template (spec backend §2.1 steps 1–3).
-/// Its true size is `rsc_fpops_est` times a draw of the template's `true_size`:
-/// the workunit's real work, which only the simulated client's execution sees. A
-/// fixed factor draws no random number.
-pub fn create_work(p: &mut Project, now: Time, actor: Actor) -> WuId {
-    let mut wu = WorkunitRow::from_template(&p.cfg.workunit, now);
-    let factor = p.cfg.workunit.true_size.sample(&mut p.work_generator.rng);
+/// Creates one workunit of app `appid` from its template (spec backend §2.1 steps
+/// 1–3). Its true size is `rsc_fpops_est` times a draw of the template's
+/// `true_size`: the workunit's real work, which only the simulated client's
+/// execution sees. A fixed factor draws no random number.
+pub fn create_work(p: &mut Project, appid: AppId, now: Time, actor: Actor) -> WuId {
+    let app = p.app_mut(appid);
+    let mut wu = WorkunitRow::from_template(&app.workunit, now);
+    wu.appid = appid;
+    let factor = app.workunit.true_size.sample(&mut app.generator.rng);
     wu.true_fpops = wu.rsc_fpops_est * factor;
-    p.work_generator.created += 1;
+    app.generator.created += 1;
     p.db.insert_workunit(actor, wu)
 }
 
-/// One pass of the work generator in the configured mode. Returns the number of
-/// workunits created.
+/// One pass of every app's work generator, in app order, each in its configured
+/// mode. Returns the number of workunits created.
 pub fn pass(p: &mut Project, now: Time) -> u64 {
-    let cfg = p.cfg.work_generator.clone();
+    (1..=p.apps.len() as AppId)
+        .map(|appid| pass_app(p, appid, now))
+        .sum()
+}
+
+/// One pass of app `appid`'s work generator.
+fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
+    let app = p.app(appid);
+    let cfg = &app.work_generator;
     if now < cfg.start.get() {
         return 0;
     }
@@ -60,11 +75,12 @@ pub fn pass(p: &mut Project, now: Time) -> u64 {
     } else {
         cfg.max_workunits
     };
-    let room = cap.saturating_sub(p.work_generator.created);
+    let created = app.generator.created;
+    let room = cap.saturating_sub(created);
     let want: u64 = match cfg.mode {
         WorkGenMode::None => 0,
         WorkGenMode::Batch => {
-            if p.work_generator.created == 0 {
+            if created == 0 {
                 cfg.count as u64
             } else {
                 0
@@ -73,29 +89,31 @@ pub fn pass(p: &mut Project, now: Time) -> u64 {
         WorkGenMode::Rate => {
             let interval = cfg.interval.get().max(1);
             let due = ((now - cfg.start.get()) / interval + 1) as u64;
-            due.saturating_sub(p.work_generator.created)
+            due.saturating_sub(created)
         }
-        WorkGenMode::Cushion => cushion_want(p, cfg.cushion as u64, cfg.count as u64),
+        WorkGenMode::Cushion => cushion_want(p, appid, cfg.cushion as u64, cfg.count as u64),
     };
     let n = want.min(room);
     let mut first = None;
     let mut last = 0;
     for _ in 0..n {
-        let id = create_work(p, now, Actor::WorkGenerator);
+        let id = create_work(p, appid, now, Actor::WorkGenerator);
         first.get_or_insert(id);
         last = id;
     }
     if let Some(f) = first {
-        p.work_generator.last_batch = Some((f, last));
+        p.app_mut(appid).generator.last_batch = Some((f, last));
     }
     n
 }
 
-/// The sample generator's rule: if more than `cushion` results are UNSENT, do
-/// nothing; else create `(cushion − n) / replication` workunits — but only once the
-/// transitioner has created the previous batch's results.
-fn cushion_want(p: &Project, cushion: u64, per_pass: u64) -> u64 {
-    if let Some((first, last)) = p.work_generator.last_batch {
+/// The sample generator's rule: if more than `cushion` results of its app are
+/// UNSENT (`count_unsent_results(n, app.id)`), do nothing; else create
+/// `(cushion − n) / replication` workunits — but only once the transitioner has
+/// created the previous batch's results.
+fn cushion_want(p: &Project, appid: AppId, cushion: u64, per_pass: u64) -> u64 {
+    let app = p.app(appid);
+    if let Some((first, last)) = app.generator.last_batch {
         let pending = (first..=last).any(|id| {
             p.db.workunits
                 .get(id)
@@ -105,11 +123,11 @@ fn cushion_want(p: &Project, cushion: u64, per_pass: u64) -> u64 {
             return 0;
         }
     }
-    let n = p.db.result_state_counts[ServerState::Unsent.code() as usize];
+    let n = p.db.unsent_of_app(appid);
     if n > cushion {
         return 0;
     }
-    let replication = p.cfg.workunit.target_nresults.max(1) as u64;
+    let replication = app.workunit.target_nresults.max(1) as u64;
     let want = (cushion - n) / replication;
     if per_pass > 0 {
         want.min(per_pass)

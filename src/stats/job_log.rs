@@ -118,6 +118,10 @@ pub struct JobRow {
     pub granted_credit: Option<f64>,
 }
 
+/// The largest app id a job log may give: the replay keeps one app per id up to the
+/// largest (`credit::replay`), as BOINC numbers its apps from 1.
+pub const MAX_APP_ID: u32 = 10_000;
+
 /// Writes the job log's header.
 pub fn write_header<W: Write>(w: &mut csv::Writer<W>) -> io::Result<()> {
     Ok(w.write_record(COLUMNS)?)
@@ -245,10 +249,12 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Vec<JobRow>, LogError>
                 projects.push(p.clone());
             }
         }
+        const APP_ID: &str = "a whole number from 1 to 10000 (the app's id)";
         let app_id = match c_app {
-            Some(c) => f
-                .opt::<u32>(c, "a whole number ≥ 0 (the app's id)")?
-                .unwrap_or(1),
+            Some(c) => match f.opt::<u32>(c, APP_ID)?.unwrap_or(1) {
+                id @ 1..=MAX_APP_ID => id,
+                _ => return Err(f.bad(c, APP_ID)),
+            },
             None => 1,
         };
         let is_gpu = match c_device.map(|c| f.text(c)) {

@@ -175,7 +175,7 @@ pub fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
         .iter()
         .zip(&f.recorder.tallies)
         .filter_map(|(p, t)| {
-            let delay_bound = p.cfg.workunit.delay_bound.get();
+            let delay_bound = p.apps.iter().map(|a| a.workunit.delay_bound.get()).max()?;
             window::censoring_warning(&p.name, delay_bound, t.window, t.deadline.censored)
         })
         .collect()

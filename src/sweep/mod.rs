@@ -207,10 +207,9 @@ pub fn censoring(plan: &Plan, scenarios: &[ScenarioFile]) -> Vec<String> {
             None => f.project.values().next(),
         };
         let Some(project) = project else { continue };
-        let (bound, duration) = (
-            project.workunit.delay_bound.get(),
-            f.simulation.duration.get(),
-        );
+        // The longest delay bound of the project's apps: the app most censored.
+        let bound = project.apps().map(|a| a.workunit.delay_bound.get()).max();
+        let (bound, duration) = (bound.unwrap_or(0), f.simulation.duration.get());
         if 3 * bound > duration {
             long.entry((bound, duration)).or_default().push(p);
         }

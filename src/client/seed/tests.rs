@@ -87,6 +87,7 @@ impl ServerLink for Mock {
                     jobs.push(Job {
                         result_id: self.next_id,
                         workunit_id: self.next_id,
+                        appid: 1,
                         app_version_id: 1,
                         proc_type: crate::server::resource::ProcType::Cpu,
                         avg_ncpus: 1.0,
