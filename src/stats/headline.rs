@@ -309,6 +309,20 @@ pub fn write_csv(dir: &Path, rows: &[Headline]) -> io::Result<()> {
     w.flush()
 }
 
+/// A template value of the project's apps: the value when every app has the same,
+/// empty when they differ (a project with several apps and, say, two delay bounds
+/// has no one delay bound to show; `workunits.csv` has each workunit's).
+fn all_apps(
+    p: &crate::server::Project,
+    f: impl Fn(&crate::server::config::WuTemplate) -> f64,
+) -> Option<f64> {
+    let first = f(&p.apps[0].workunit);
+    p.apps
+        .iter()
+        .all(|a| f(&a.workunit) == first)
+        .then_some(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,18 +362,4 @@ mod tests {
         assert_eq!(ratio(1.0, 0.0), None);
         assert_eq!(ratio(1.0, 4.0), Some(0.25));
     }
-}
-
-/// A template value of the project's apps: the value when every app has the same,
-/// empty when they differ (a project with several apps and, say, two delay bounds
-/// has no one delay bound to show; `workunits.csv` has each workunit's).
-fn all_apps(
-    p: &crate::server::Project,
-    f: impl Fn(&crate::server::config::WuTemplate) -> f64,
-) -> Option<f64> {
-    let first = f(&p.apps[0].workunit);
-    p.apps
-        .iter()
-        .all(|a| f(&a.workunit) == first)
-        .then_some(first)
 }
