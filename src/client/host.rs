@@ -1139,8 +1139,17 @@ impl ClientHost {
         let policy = cfg.policy;
         let dcf = |j: &ClientJob| self.projects[j.project as usize].dcf;
         let mine = || self.jobs.iter().filter(|j| j.usage.proc_type == rsc);
+        let instances = |j: &ClientJob| {
+            if rsc == ProcType::Cpu {
+                j.usage.avg_ncpus
+            } else {
+                j.usage.gpu_usage
+            }
+        };
+        // The largest job in instance-seconds, the unit of `held`: a reply overshoots
+        // its request by at most one job's seconds times the instances it uses.
         let largest = mine()
-            .map(|j| estimate::estimated_runtime(j, self.p_fpops, policy, dcf(j)))
+            .map(|j| estimate::estimated_runtime(j, self.p_fpops, policy, dcf(j)) * instances(j))
             .fold(0.0, f64::max);
         let mismatch = mine()
             .filter(|j| j.unfinished())
@@ -1153,14 +1162,7 @@ impl ClientHost {
         } else {
             mine()
                 .filter(|j| j.unfinished())
-                .map(|j| {
-                    let inst = if rsc == ProcType::Cpu {
-                        j.usage.avg_ncpus
-                    } else {
-                        j.usage.gpu_usage
-                    };
-                    self.est_flops_left(j, policy) / self.p_fpops * inst
-                })
+                .map(|j| self.est_flops_left(j, policy) / self.p_fpops * instances(j))
                 .sum()
         };
         let slack_jobs = match cfg.policy {

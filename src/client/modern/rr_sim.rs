@@ -305,8 +305,12 @@ pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig, rsc: P
             nused -= instances(&host.jobs[bk as usize]);
             nact[q] -= 1;
             // Refill the freed instances: the project's next job first, then the
-            // best projects with pending jobs.
-            if next[q] != NONE {
+            // best projects with pending jobs, while the resource is not saturated
+            // (`pick_jobs_to_run` stops at `sim_nused >= ninstances`). A job may
+            // overcommit the resource only as the last one picked: a multi-threaded
+            // job freed by a one-CPU job's end does not start on the one CPU freed,
+            // or the simulation would drain the queue faster than the CPUs can.
+            if next[q] != NONE && nused < nf {
                 activate(host, q, &mut next, &mut nact, &mut active, &mut nused);
             }
             while nused < nf {
@@ -367,6 +371,27 @@ mod tests {
         assert!((o.shortfall - expect).abs() < 1e-6, "{}", o.shortfall);
         assert_eq!(h.projects[0].n_runnable_jobs, 2);
         assert_eq!(h.projects[1].nused_total, 1.0);
+    }
+
+    #[test]
+    fn multi_threaded_jobs_overcommit_only_as_the_last_job_picked() {
+        // 8 CPUs: a one-CPU job of 600 s, then three 4-thread jobs of 3600 s. The
+        // first pick takes 1 + 4 + 4 = 9 CPUs (the last job may overcommit). When
+        // the one-CPU job ends, 8 are used: the third 4-thread job waits for a
+        // 4-thread job's end at 3600, then runs alone on 4 CPUs until 7200.
+        let (mut h, g) = host_and_ctx(8, &[100.0], |_| {});
+        add_usage_job(&mut h, 0, 600.0, P_FPOPS, 1.0, 0.0);
+        for _ in 0..3 {
+            add_usage_job(&mut h, 0, 3600.0, 3.6 * P_FPOPS, 4.0, 0.0);
+        }
+        let o = rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
+        assert_eq!(o.nidle_now, 0.0);
+        assert_eq!(o.saturated_time, 3600.0);
+        // Idle: 4 CPUs over [3600, 7200], then all 8 until the window's end. Had
+        // the third job started at 600 on the one CPU freed, the queue would drain
+        // by 4200 and the shortfall be 4 × 600 + 8 × (51840 − 4200).
+        let expect = 4.0 * 3600.0 + 8.0 * (51_840.0 - 7200.0);
+        assert!((o.shortfall - expect).abs() < 1e-6, "{}", o.shortfall);
     }
 
     #[test]
