@@ -467,13 +467,16 @@ impl RunData {
     }
 
     /// The project's `delay_bound` in seconds: `summary.csv` `delay_bound_s`, else
-    /// the effective configuration's `project.<name>.workunit.delay_bound`.
+    /// the effective configuration's `project.<name>.workunit.delay_bound`. None for
+    /// a project with several apps whose delay bounds differ (`summary.csv` leaves
+    /// the cell empty, and the project-level template is not theirs).
     pub fn delay_bound_s(&self, project: &str) -> Option<f64> {
         self.summary_value(project, "delay_bound_s").or_else(|| {
-            self.effective_config()?
-                .get("project")?
-                .get(project)?
-                .get("workunit")?
+            let p = self.effective_config()?.get("project")?.get(project)?;
+            if p.get("app").is_some_and(|a| a.is_array()) {
+                return None;
+            }
+            p.get("workunit")?
                 .get("delay_bound")
                 .and_then(json_duration)
                 .map(|s| s as f64)
@@ -559,6 +562,7 @@ mod tests {
                 "project": {
                     "p": {"workunit": {"delay_bound": "3d"}},
                     "q": {"workunit": {"delay_bound": 7200}},
+                    "r": {"workunit": {"delay_bound": 7200}, "app": [{"name": "a"}, {"name": "b"}]},
                 },
             },
         });
@@ -576,8 +580,10 @@ mod tests {
         let d = RunData::load(tmp.path()).unwrap();
         assert_eq!(d.scenario, "demo");
         assert_eq!((d.interval_s, d.duration_s), (7200, 172800));
-        assert_eq!(d.projects, ["p", "q"]);
+        assert_eq!(d.projects, ["p", "q", "r"]);
         assert_eq!(d.delay_bound_s("p"), Some(259200.0));
+        // Several apps: their own delay bounds, not the project-level default.
+        assert_eq!(d.delay_bound_s("r"), None);
         // summary.csv wins over the configuration.
         assert_eq!(d.delay_bound_s("q"), Some(3600.0));
         assert_eq!(d.summary_value("q", "results_reported"), Some(12.0));
