@@ -10,23 +10,8 @@ use boinc_sim::server::resource::ProcType;
 use boinc_sim::stats::recorder::StatsRecorder;
 use boinc_sim::world::{Finished, RunOptions};
 
-/// Loads `text` as `bad.toml` and returns the error message; fails if it loads.
-fn err(text: &str) -> String {
-    match load_str(text, "bad.toml", &[], None) {
-        Ok(_) => panic!("scenario was accepted:\n{text}"),
-        Err(e) => {
-            assert_eq!(e.exit_code(), 2);
-            e.to_string()
-        }
-    }
-}
-
-#[track_caller]
-fn has(msg: &str, fragments: &[&str]) {
-    for f in fragments {
-        assert!(msg.contains(f), "expected {f:?} in the message:\n{msg}");
-    }
-}
+mod common;
+use common::{err, has};
 
 #[test]
 fn unknown_version_key_lists_the_valid_keys() {

@@ -9,29 +9,8 @@ use boinc_sim::scenario::load::{ScenarioError, load, load_str};
 use boinc_sim::scenario::units::Duration;
 use std::io::Write;
 
-/// Loads `text` as `bad.toml` and returns the error message; fails if it loads.
-fn err_with(text: &str, sets: &[&str]) -> String {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    match load_str(text, "bad.toml", &sets, None) {
-        Ok(_) => panic!("scenario was accepted:\n{text}"),
-        Err(e) => {
-            assert_eq!(e.exit_code(), 2);
-            e.to_string()
-        }
-    }
-}
-
-fn err(text: &str) -> String {
-    err_with(text, &[])
-}
-
-/// Asserts that `msg` contains every fragment, printing the message otherwise.
-#[track_caller]
-fn has(msg: &str, fragments: &[&str]) {
-    for f in fragments {
-        assert!(msg.contains(f), "expected {f:?} in the message:\n{msg}");
-    }
-}
+mod common;
+use common::{err, err_with, has};
 
 /// A valid one-project scenario to break.
 const GOOD: &str = r#"[simulation]

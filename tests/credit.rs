@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{root, run as bin, text};
+use common::{replay_run_log, root, run as bin, text};
 
 /// `column` of every row of a CSV, keyed by `key`.
 fn column(path: &Path, key: &str, column: &str) -> BTreeMap<String, String> {
@@ -54,25 +54,13 @@ fn round_trip(sets: &[&str], scheme: &str) -> usize {
     }
     let o = bin(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let replayed = tmp.path().join("replay");
-    let o = bin(&[
-        "credit",
-        run.join("jobs.csv").to_str().unwrap(),
-        "--config",
-        run.join("credit-main.toml").to_str().unwrap(),
-        "--hosts",
-        run.join("credit-hosts-main.csv").to_str().unwrap(),
-        "--out",
-        replayed.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let results = replay_run_log(&run, &tmp.path().join("replay"));
     // The run's hosts file gives every result a classic claim.
-    let classic = column(&replayed.join("credit_results.csv"), "result_id", "classic");
+    let classic = column(&results, "result_id", "classic");
     assert!(classic.values().all(|c| !c.is_empty()));
     let run_credit = column(&run.join("results.csv"), "id", "granted_credit");
     let logged = column(&run.join("jobs.csv"), "result_id", "granted_credit");
-    let replay_credit = column(&replayed.join("credit_results.csv"), "result_id", scheme);
+    let replay_credit = column(&results, "result_id", scheme);
     assert!(
         logged.len() > 100,
         "too few results to test: {}",

@@ -13,25 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 mod common;
-use common::{run as bin, text};
-
-/// Loads `text` as `bad.toml` and returns the error message; fails if it loads.
-fn err(text: &str) -> String {
-    match load_str(text, "bad.toml", &[], None) {
-        Ok(_) => panic!("scenario was accepted:\n{text}"),
-        Err(e) => {
-            assert_eq!(e.exit_code(), 2);
-            e.to_string()
-        }
-    }
-}
-
-#[track_caller]
-fn has(msg: &str, fragments: &[&str]) {
-    for f in fragments {
-        assert!(msg.contains(f), "expected {f:?} in the message:\n{msg}");
-    }
-}
+use common::{err, has, replay_run_log, run as bin, text};
 
 const TWO_APPS: &str = r#"
 [[project.main.app]]
@@ -327,26 +309,10 @@ fn a_multi_app_runs_job_log_replays_to_its_credits() {
         cfg.contains("[[app]]") && cfg.contains("comparison = \"fuzzy\""),
         "{cfg}"
     );
-    let replayed = tmp.path().join("replay");
-    let o = bin(&[
-        "credit",
-        run.join("jobs.csv").to_str().unwrap(),
-        "--config",
-        run.join("credit-main.toml").to_str().unwrap(),
-        "--hosts",
-        run.join("credit-hosts-main.csv").to_str().unwrap(),
-        "--out",
-        replayed.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let results = replay_run_log(&run, &tmp.path().join("replay"));
     let logged_app = column(&run.join("jobs.csv"), "result_id", "app_id");
     let run_credit = column(&run.join("results.csv"), "id", "granted_credit");
-    let replay_credit = column(
-        &replayed.join("credit_results.csv"),
-        "result_id",
-        "credit_new",
-    );
+    let replay_credit = column(&results, "result_id", "credit_new");
     let apps: std::collections::BTreeSet<&str> = logged_app.values().map(|s| s.as_str()).collect();
     assert_eq!(apps.into_iter().collect::<Vec<_>>(), ["1", "2"]);
     assert_eq!(replay_credit.len(), logged_app.len());

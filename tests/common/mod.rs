@@ -29,3 +29,48 @@ pub fn run(args: &[&str]) -> Output {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// Loads `text` as `bad.toml` with the `--set` arguments `sets` and returns the
+/// error message; fails if it loads, or if the exit code is not 2 (bad input).
+pub fn err_with(text: &str, sets: &[&str]) -> String {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    match boinc_sim::scenario::load::load_str(text, "bad.toml", &sets, None) {
+        Ok(_) => panic!("scenario was accepted:\n{text}"),
+        Err(e) => {
+            assert_eq!(e.exit_code(), 2);
+            e.to_string()
+        }
+    }
+}
+
+/// [`err_with`] without `--set`.
+pub fn err(text: &str) -> String {
+    err_with(text, &[])
+}
+
+/// Asserts that `msg` contains every fragment, printing the message otherwise.
+#[track_caller]
+pub fn has(msg: &str, fragments: &[&str]) {
+    for f in fragments {
+        assert!(msg.contains(f), "expected {f:?} in the message:\n{msg}");
+    }
+}
+
+/// Replays the job log of the run folder `run` (`run --job-log`, project `main`)
+/// into `out` with the settings and hosts files the run wrote, and returns the
+/// replay's `credit_results.csv`.
+pub fn replay_run_log(run: &Path, out: &Path) -> std::path::PathBuf {
+    let o = self::run(&[
+        "credit",
+        run.join("jobs.csv").to_str().unwrap(),
+        "--config",
+        run.join("credit-main.toml").to_str().unwrap(),
+        "--hosts",
+        run.join("credit-hosts-main.csv").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    out.join("credit_results.csv")
+}
