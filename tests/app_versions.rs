@@ -4,7 +4,6 @@
 //! GPUs is refused; and giving hosts GPUs changes no draw of a run whose app has
 //! no GPU version.
 
-use boinc_sim::scenario::load::load_str;
 use boinc_sim::server::db::ResultRow;
 use boinc_sim::server::resource::ProcType;
 use boinc_sim::stats::recorder::StatsRecorder;
@@ -159,9 +158,7 @@ p_fpops = {{ dist = "uniform", min = 5e8, max = 2e9 }}
 {extra}
 "#
     );
-    let loaded = load_str(&text, "gpus.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let world = StatsRecorder::world(loaded.file, &RunOptions::default(), None);
-    world.run().unwrap_or_else(|e| panic!("{e}"))
+    common::run_text(&text, "gpus.toml", &RunOptions::default())
 }
 
 fn results(done: &Finished<StatsRecorder>) -> Vec<ResultRow> {

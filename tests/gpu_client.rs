@@ -3,10 +3,11 @@
 //! several CPUs, and every step of the run passes the invariants (CPUs and GPU
 //! instances of the running tasks, per-resource buffers).
 
-use boinc_sim::scenario::load::load_str;
 use boinc_sim::server::db::ResultRow;
 use boinc_sim::stats::recorder::StatsRecorder;
 use boinc_sim::world::{Finished, RunOptions};
+
+mod common;
 
 /// Two days of 20 CPU-only hosts and 20 hosts with one NVIDIA GPU, a CPU version
 /// and `versions`, under `--check-invariants`.
@@ -49,9 +50,7 @@ p_fpops = {{ dist = "uniform", min = 1e9, max = 3e9 }}
 {gpu_hosts}
 "#
     );
-    let loaded = load_str(&text, "gpu.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
-    world.run().unwrap_or_else(|e| panic!("{e}"))
+    common::run_text(&text, "gpu.toml", &RunOptions::CHECKED)
 }
 
 const CUDA: &str = r#"[[project.main.app.version]]

@@ -1169,8 +1169,14 @@ impl ClientHost {
             Policy::SeedDebt => 1.0,
             Policy::ModernRec => ncpus + self.projects.len() as f64,
         };
+        // The round-robin simulation fills a resource while it is not saturated, so
+        // the last job it picks may overcommit it by its instances less one (BOINC's
+        // `pick_jobs_to_run`): the simulated queue then drains that much faster, and
+        // the client fetches for that many more instances than it has.
+        let widest = mine().map(instances).fold(1.0, f64::max);
+        let simulated = ncpus + (widest - 1.0);
         let bound =
-            mismatch * ncpus * window / frac.max(1e-9) + slack_jobs * largest / frac.max(0.1);
+            mismatch * simulated * window / frac.max(1e-9) + slack_jobs * largest / frac.max(0.1);
         (held > bound * (1.0 + 1e-9)).then(|| {
             let what = if rsc == ProcType::Cpu {
                 String::new()

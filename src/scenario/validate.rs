@@ -409,6 +409,19 @@ impl Checker<'_> {
         }
     }
 
+    /// Whether host group `g` attaches to project `name`: its `project` (the only
+    /// project when it names none), or one of its `shares`.
+    fn attaches(&self, g: &HostGroup, name: &str) -> bool {
+        if g.shares.is_empty() {
+            let only = (self.file.project.len() == 1)
+                .then(|| self.file.project.keys().next())
+                .flatten();
+            g.project == name || (g.project.is_empty() && only.is_some_and(|o| o == name))
+        } else {
+            g.shares.contains_key(name)
+        }
+    }
+
     /// The project a named host belongs to, if it resolves (no problem pushed).
     fn host_project(&self, h: &NamedHost) -> Option<String> {
         if h.project.is_empty() {
@@ -777,6 +790,7 @@ impl Checker<'_> {
                 a.wrong_output_collision_frac,
             );
             self.app_versions(&pa, &a.version);
+            self.multi_threaded_for_seed(prefix, &pa, &a.version);
             self.work_generator(
                 &section("work_generator", a.work_generator.is_some()),
                 s.work_generator,
@@ -787,6 +801,31 @@ impl Checker<'_> {
             self.non_negative(&format!("{pv}.tolerance"), v.tolerance);
             self.non_negative(&format!("{pv}.max_granted_credit"), v.max_granted_credit);
             self.non_negative(&format!("{pv}.max_claimed_credit"), v.max_claimed_credit);
+        }
+    }
+
+    /// A multi-threaded version needs a client that schedules CPUs, not jobs: the
+    /// seed_debt client runs one job per CPU (spec client §1), so a group with it
+    /// attached to this project is refused, as a seed group with GPUs is.
+    fn multi_threaded_for_seed(&mut self, prefix: &str, pa: &str, versions: &[AppVersionConfig]) {
+        let name = prefix.strip_prefix("project.").unwrap_or(prefix);
+        let seed_group = self.file.host_group.iter().find(|g| {
+            g.policy.unwrap_or(self.file.client.policy) == Policy::SeedDebt
+                && self.attaches(g, name)
+        });
+        let Some(g) = seed_group else {
+            return;
+        };
+        if let Some(k) = versions.iter().position(|v| v.avg_ncpus > 1.0) {
+            let group = g.name.clone();
+            self.push(
+                format!("{pa}.version.{k}.avg_ncpus"),
+                format!(
+                    "a multi-threaded version, but host group `{group}` attaches to this \
+                     project with the seed_debt client, which runs one-CPU jobs only (spec \
+                     client §1); expected avg_ncpus <= 1, or policy = \"modern_rec\""
+                ),
+            );
         }
     }
 
@@ -1044,15 +1083,7 @@ impl Checker<'_> {
         let policy = g.policy.unwrap_or(self.file.client.policy);
         for (name, p) in &s.project {
             let path = format!("{prefix}.project.{name}");
-            let attached = if g.shares.is_empty() {
-                let only = (self.file.project.len() == 1)
-                    .then(|| self.file.project.keys().next())
-                    .flatten();
-                g.project == *name || (g.project.is_empty() && only == Some(name))
-            } else {
-                g.shares.contains_key(name)
-            };
-            if !attached {
+            if !self.attaches(g, name) {
                 self.push(
                     path.clone(),
                     format!("project `{name}` is not one this host group attaches to; expected a project of its `project` or `shares`"),

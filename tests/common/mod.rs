@@ -74,3 +74,16 @@ pub fn replay_run_log(run: &Path, out: &Path) -> std::path::PathBuf {
     assert!(o.status.success(), "{}", text(&o.stderr));
     out.join("credit_results.csv")
 }
+
+/// Loads the scenario `text` (named `name` in messages) and runs it in process
+/// with `opts`, without a run folder; panics with the message on any error.
+pub fn run_text(
+    text: &str,
+    name: &str,
+    opts: &boinc_sim::world::RunOptions,
+) -> boinc_sim::world::Finished<boinc_sim::stats::recorder::StatsRecorder> {
+    let loaded = boinc_sim::scenario::load::load_str(text, name, &[], None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let world = boinc_sim::stats::recorder::StatsRecorder::world(loaded.file, opts, None);
+    world.run().unwrap_or_else(|e| panic!("{e}"))
+}
