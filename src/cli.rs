@@ -431,6 +431,7 @@ fn run(a: RunArgs) -> ExitCode {
     let wall = started.elapsed().as_secs_f64();
     let end = loaded.file.simulation.duration.get();
     let headlines = crate::stats::headline::headlines(&finished, end as f64);
+    let app_headlines = crate::stats::apps::app_headlines(&finished, end as f64);
     let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
     let Some(output) = finished.recorder.output.take() else {
         return ExitCode::from(1);
@@ -444,6 +445,7 @@ fn run(a: RunArgs) -> ExitCode {
         .collect();
     if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
         .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
+        .and_then(|_| crate::stats::apps::write_csv(output.dir(), &app_headlines))
         .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
         .and_then(|_| {
             let credit: Vec<_> = names

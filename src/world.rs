@@ -534,7 +534,8 @@ impl<R: Recorder> World<R> {
                 self.recorder.workunit(pi, &p.name, wu, false)?;
             }
             for (_, r) in p.db.results.iter() {
-                self.recorder.result(pi, &p.name, r, false)?;
+                let app = p.db.wu(r.workunitid).appid;
+                self.recorder.result(pi, &p.name, app, r, false)?;
             }
         }
         // Close every host's accounting at the end of the run.
@@ -709,7 +710,7 @@ impl<R: Recorder> World<R> {
         for (wu, results) in p.purged.drain(..) {
             rec.workunit(pi, &p.name, &wu, true)?;
             for r in &results {
-                rec.result(pi, &p.name, r, true)?;
+                rec.result(pi, &p.name, wu.appid, r, true)?;
             }
         }
         p.db.audit.clear();

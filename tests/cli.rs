@@ -109,6 +109,7 @@ fn same_scenario_and_seed_give_byte_identical_outputs() {
         "timeseries.csv",
         "histograms.csv",
         "summary.csv",
+        "summary_apps.csv",
         "summary.json",
         "manifest.json",
     ] {

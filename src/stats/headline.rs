@@ -9,6 +9,8 @@
 use super::metrics::{self, Hist, ProjectMetrics};
 use super::recorder::StatsRecorder;
 use super::summary::Tally;
+use crate::server::config::WuTemplate;
+use crate::server::types::AppId;
 use crate::world::Finished;
 use std::io;
 use std::path::Path;
@@ -158,10 +160,73 @@ fn host_side(f: &Finished<StatsRecorder>, pi: usize) -> HostSide {
     s
 }
 
+/// Whose figures a row gives: a whole project (`summary.csv`) or one of its apps
+/// (`summary_apps.csv`, [`super::apps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Project,
+    App(AppId),
+}
+
+/// The columns of `summary.csv` that exist only per project, left out of
+/// `summary_apps.csv`: hosts attach to a project, not to an app (its credit per
+/// host and idle capacity), and a scheduler RPC or a backoff is with a project, whatever
+/// apps its jobs belong to.
+pub const PROJECT_ONLY: [&str; 11] = [
+    "hosts_attached",
+    "credit_per_host_mean_credit",
+    "credit_per_host_p50_credit",
+    "credit_per_host_p90_credit",
+    "credit_per_host_gini",
+    "scheduler_requests",
+    "scheduler_requests_per_hour",
+    "client_rpcs_failed",
+    "client_backoffs",
+    "client_backoff_mean_s",
+    "hosts_idle_frac",
+];
+
 /// The headline row of project `pi`.
 fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline {
+    Headline {
+        project: f.projects[pi].name.clone(),
+        values: values(f, pi, Scope::Project, duration_s),
+    }
+}
+
+/// The columns of `summary_apps.csv` after its keys: those of `summary.csv` but the
+/// [`PROJECT_ONLY`] ones, in the same order.
+pub fn app_columns() -> impl Iterator<Item = &'static str> {
+    COLUMNS.into_iter().filter(|c| !PROJECT_ONLY.contains(c))
+}
+
+/// The figures of project `pi` ([`COLUMNS`]) or of one of its apps
+/// ([`app_columns`]), named and in column order: one definition of every column for
+/// both files. An app's figures come from its own tally (the rows of its
+/// workunits), its own workunit template and its own credit neutrality.
+pub fn values(
+    f: &Finished<StatsRecorder>,
+    pi: usize,
+    scope: Scope,
+    duration_s: f64,
+) -> Vec<(&'static str, Option<f64>)> {
     let p = &f.projects[pi];
-    let t: &Tally = &f.recorder.tallies[pi];
+    let t: &Tally = match scope {
+        Scope::Project => &f.recorder.tallies[pi],
+        Scope::App(a) => &f.recorder.app_tallies[pi][a as usize - 1],
+    };
+    // A value of the workunit template: the app's own, or the one all apps share.
+    let template_of = |g: fn(&WuTemplate) -> f64| match scope {
+        Scope::Project => all_apps(p, g),
+        Scope::App(a) => Some(g(&p.app(a).workunit)),
+    };
+    let neutrality = match scope {
+        Scope::Project => f.recorder.credit[pi].worst_neutrality(),
+        Scope::App(a) => f.recorder.credit[pi]
+            .neutrality()
+            .get(&a)
+            .and_then(|r| r.ok()),
+    };
     let m: &ProjectMetrics = &t.metrics;
     let days = duration_s / 86_400.0;
     let hours = duration_s / 3_600.0;
@@ -181,7 +246,10 @@ fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline
     let cpu_reported = total(metrics::CPU_REPORTED);
     let cpu_wasted = total(metrics::CPU_WASTED);
     let backoffs = total(metrics::BACKOFFS);
-    let hosts = host_side(f, pi);
+    let hosts = match scope {
+        Scope::Project => host_side(f, pi),
+        Scope::App(_) => HostSide::default(),
+    };
     let turnaround = hist("result_turnaround_s");
     let slack = hist("result_slack_s");
     let canonical = hist("workunit_time_to_canonical_s");
@@ -191,9 +259,9 @@ fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline
     let dl = t.deadline;
     // In the order of COLUMNS.
     let values: [Option<f64>; COLUMNS.len()] = [
-        all_apps(p, |w| w.delay_bound.get() as f64), // delay_bound_s
-        all_apps(p, |w| w.min_quorum as f64),        // min_quorum
-        all_apps(p, |w| w.target_nresults as f64),   // target_nresults
+        template_of(|w| w.delay_bound.get() as f64), // delay_bound_s
+        template_of(|w| w.min_quorum as f64),        // min_quorum
+        template_of(|w| w.target_nresults as f64),   // target_nresults
         n(t.workunits),                              // workunits_created
         Some(assim_valid),                           // workunits_assimilated_valid
         Some(assim_error),                           // workunits_assimilated_error
@@ -263,12 +331,13 @@ fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline
         n(science.wrong_canonical),                   // workunits_wrong_canonical
         n(science.wrong_valid),                       // results_wrong_valid
         n(science.correct_invalid),                   // results_correct_invalid
-        f.recorder.credit[pi].worst_neutrality(),     // credit_neutrality_ratio
+        neutrality,                                   // credit_neutrality_ratio
     ];
-    Headline {
-        project: p.name.clone(),
-        values: COLUMNS.into_iter().zip(values).collect(),
-    }
+    COLUMNS
+        .into_iter()
+        .zip(values)
+        .filter(|(c, _)| scope == Scope::Project || !PROJECT_ONLY.contains(c))
+        .collect()
 }
 
 /// The headline rows of every project, in scenario order.
@@ -299,14 +368,15 @@ pub fn write_csv(dir: &Path, rows: &[Headline]) -> io::Result<()> {
     w.write_record(&header)?;
     for h in rows {
         let mut rec = vec![h.project.clone()];
-        rec.extend(
-            h.values
-                .iter()
-                .map(|(_, v)| v.map_or(String::new(), |x| format!("{x:?}"))),
-        );
+        rec.extend(h.values.iter().map(|(_, v)| field(*v)));
         w.write_record(&rec)?;
     }
     w.flush()
+}
+
+/// A figure as a CSV field: the shortest round-trip form, empty without data.
+pub fn field(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{x:?}"))
 }
 
 /// A template value of the project's apps: the value when every app has the same,

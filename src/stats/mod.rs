@@ -14,7 +14,8 @@
 //!   folders may be replaced, stale temporary folders, cleanup on SIGINT/SIGTERM.
 //! * [`summary`] tallies the figures that go into `summary.json`.
 //! * [`headline`] derives each project's headline figures from those tallies:
-//!   `summary.csv`, and `headline` in `summary.json`.
+//!   `summary.csv`, and `headline` in `summary.json`; [`apps`] the same figures per
+//!   app, `summary_apps.csv`.
 //! * [`hosts`] writes `hosts.csv`, the client figures of merit per host, and their
 //!   population summary.
 //! * [`manifest`] writes `manifest.json`: version, scenario hash, seed, overrides and
@@ -29,6 +30,7 @@
 //! * [`science`] counts what happened to the truth of the outputs: wrong canonical
 //!   results, wrong VALID and correct INVALID results.
 
+pub mod apps;
 pub mod credit;
 pub mod headline;
 pub mod hosts;

@@ -1,8 +1,8 @@
 //! The stats side of a run: the [`Recorder`] the world reports to.
 //!
-//! [`StatsRecorder`] tallies every final row into each project's [`Tally`] (and its
-//! time series and histograms) and, for `boinc-sim run`, writes the rows to the run
-//! folder as they become final. It depends on the world, never the reverse
+//! [`StatsRecorder`] tallies every final row into its project's [`Tally`] (and its
+//! time series and histograms) and into its app's and, for `boinc-sim run`, writes
+//! the rows to the run folder as they become final. It depends on the world, never the reverse
 //! ([`crate::world::Recorder`]): the world runs and hands over what happened, and what
 //! is left at the end ([`Finished`](crate::world::Finished)) is read by
 //! [`super::headline`], [`super::summary`] and [`super::hosts`].
@@ -15,6 +15,7 @@ use crate::engine::Time;
 use crate::scenario::ScenarioFile;
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
+use crate::server::types::AppId;
 use crate::stats::credit::CreditFigures;
 use crate::world::{Recorder, RunOptions, World};
 use std::io;
@@ -23,6 +24,9 @@ use std::io;
 pub struct StatsRecorder {
     /// Headline figures per project (scenario order), tallied as rows are finalised.
     pub tallies: Vec<Tally>,
+    /// The same figures per app: `app_tallies[pi][k]` is app `k + 1` of project `pi`
+    /// (`summary_apps.csv`), fed the project's rows of that app.
+    pub app_tallies: Vec<Vec<Tally>>,
     /// Receives every row as the run goes (`None`: no run folder, e.g. a sweep run).
     pub output: Option<RunOutput>,
     /// Credit per FLOP and device neutrality per project (scenario order), from the
@@ -42,16 +46,20 @@ impl StatsRecorder {
         let end = scenario.simulation.duration.get();
         // Latencies never exceed the run, so the histograms span it.
         let out = &scenario.output;
-        let tallies = (0..scenario.project.len())
-            .map(|_| {
-                let metrics = if opts.no_metrics {
-                    ProjectMetrics::off()
-                } else {
-                    ProjectMetrics::new(out.interval.get(), out.histogram_bin.get(), end.max(1))
-                };
-                let warmup = out.warmup.get();
-                Tally::new(metrics, Window { warmup, end })
-            })
+        let tally = || {
+            let metrics = if opts.no_metrics {
+                ProjectMetrics::off()
+            } else {
+                ProjectMetrics::new(out.interval.get(), out.histogram_bin.get(), end.max(1))
+            };
+            let warmup = out.warmup.get();
+            Tally::new(metrics, Window { warmup, end })
+        };
+        let tallies = (0..scenario.project.len()).map(|_| tally()).collect();
+        let app_tallies = scenario
+            .project
+            .values()
+            .map(|p| p.apps().map(|_| tally()).collect())
             .collect();
         let credit = (0..scenario.project.len())
             .map(|_| CreditFigures::new(out.interval.get(), out.warmup.get()))
@@ -59,6 +67,7 @@ impl StatsRecorder {
         let group_names = scenario.host_group.iter().map(|g| g.name.clone()).collect();
         Self {
             tallies,
+            app_tallies,
             output,
             credit,
             group_names,
@@ -120,6 +129,7 @@ impl Recorder for StatsRecorder {
         purged: bool,
     ) -> io::Result<()> {
         self.tallies[pi].add_workunit(wu, purged);
+        self.app_tallies[pi][wu.appid as usize - 1].add_workunit(wu, purged);
         match &mut self.output {
             Some(out) => out.write_workunit(project, wu, purged),
             None => Ok(()),
@@ -136,8 +146,16 @@ impl Recorder for StatsRecorder {
         Ok(())
     }
 
-    fn result(&mut self, pi: usize, project: &str, r: &ResultRow, purged: bool) -> io::Result<()> {
+    fn result(
+        &mut self,
+        pi: usize,
+        project: &str,
+        app: AppId,
+        r: &ResultRow,
+        purged: bool,
+    ) -> io::Result<()> {
         self.tallies[pi].add_result(r);
+        self.app_tallies[pi][app as usize - 1].add_result(r);
         match &mut self.output {
             Some(out) => out.write_result(project, r, purged),
             None => Ok(()),

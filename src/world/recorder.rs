@@ -14,6 +14,7 @@
 use crate::engine::Time;
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
+use crate::server::types::AppId;
 use std::io;
 
 /// The run's observer, wired to the world by whoever starts the run (the command
@@ -47,8 +48,16 @@ pub trait Recorder {
     }
 
     /// A result row is final, as [`Self::workunit`]; a purged workunit's results
-    /// follow it.
-    fn result(&mut self, pi: usize, project: &str, r: &ResultRow, purged: bool) -> io::Result<()>;
+    /// follow it. `app` is its workunit's app (a RESULT row names only its workunit,
+    /// and a result never sent has no app version), for figures per app.
+    fn result(
+        &mut self,
+        pi: usize,
+        project: &str,
+        app: AppId,
+        r: &ResultRow,
+        purged: bool,
+    ) -> io::Result<()>;
 
     /// A simulated host's scheduler RPC to project `pi` at `now`: `reached` is false
     /// when an outage refused it (spec backend §2.9).

@@ -161,6 +161,7 @@ def main(run_dir):
             ):
                 fail(f"summary.csv {row['project']}.{c} = {row[c]}, summary.json says {want}")
     check_science(wu, res, ts, summ)
+    check_apps(d, wu, res, summ)
     check_window_figures(summary, wu, res, summ)
     print(
         f"check_outputs: ok ({len(wu)} workunits, {len(res)} results, {len(hosts)} hosts, "
@@ -205,6 +206,46 @@ def check_science(wu, res, ts, summ):
         last = frac.iloc[-1]
         if abs(last - (want["wrong_canonical_frac"] or 0.0)) > 1e-12:
             fail(f"timeseries.csv {p}: last wrong_canonical_frac {last}, recomputed {want}")
+
+
+def check_apps(d, wu, res, summ):
+    """summary_apps.csv (docs/outputs.md): one row per (project, app), summary.csv's
+    columns but the per-project ones, floats; the counts are those of each app's rows
+    in the row tables, and a one-app project's row repeats its summary.csv row."""
+    apps = pd.read_csv(d / "summary_apps.csv")
+    expect_kind(apps, "summary_apps.csv", ["app_id"], "i")
+    for c in ["project", "app"]:
+        if not pd.api.types.is_string_dtype(apps[c]):
+            fail(f"summary_apps.csv: {c} column is {apps[c].dtype}, expected text")
+    figures = list(apps.columns[3:])
+    if [c for c in summ.columns if c in figures] != figures:
+        fail(f"summary_apps.csv columns {figures} are not summary.csv's, in order")
+    for c in figures:
+        if apps[c].dtype.kind != "f":
+            fail(f"summary_apps.csv: column {c} is {apps[c].dtype}, expected floats")
+    if sorted(set(apps["project"])) != sorted(summ["project"]):
+        fail(f"summary_apps.csv projects {list(apps['project'])}, summary.csv {list(summ['project'])}")
+    app_of = wu.set_index(["project", "id"])["appid"]
+    res_app = app_of.loc[list(zip(res["project"], res["workunitid"]))].to_numpy()
+    for _, a in apps.iterrows():
+        mine = (wu["project"] == a["project"]) & (wu["appid"] == a["app_id"])
+        r = res[(res["project"] == a["project"]) & (res_app == a["app_id"])]
+        want = {
+            "workunits_created": mine.sum(),
+            "results_created": len(r),
+            "results_sent": r["sent_time_s"].notna().sum(),
+        }
+        for c, v in want.items():
+            if a[c] != v:
+                fail(f"summary_apps.csv {a['project']}/{a['app']}.{c} = {a[c]}, recomputed {v}")
+    for _, row in summ.iterrows():
+        mine = apps[apps["project"] == row["project"]]
+        if len(mine) != 1:
+            continue
+        for c in figures:
+            got, want = mine.iloc[0][c], row[c]
+            if pd.isna(got) != pd.isna(want) or (not pd.isna(want) and got != want):
+                fail(f"summary_apps.csv {row['project']}.{c} = {got}, summary.csv says {want}")
 
 
 if __name__ == "__main__":
