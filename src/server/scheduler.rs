@@ -470,8 +470,12 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     st.ncpus = host.p_ncpus.min(cfg.max_ncpus).max(1);
     let features = p.sw.scheduler_features;
     if features {
+        // Only the HR types the project's apps use: most use none.
         for t in 1..=2 {
-            st.hr_classes[t] = hr::hr_class(t as i32, &host.os_name, &host.p_vendor, &host.p_model);
+            if p.apps.iter().any(|a| a.cfg.homogeneous_redundancy == t) {
+                st.hr_classes[t as usize] =
+                    hr::hr_class(t, &host.os_name, &host.p_vendor, &host.p_model);
+            }
         }
     }
     // Each host app version, in version order: its `reliable` and `trusted` (one
