@@ -336,3 +336,70 @@ fn a_multi_app_runs_job_log_replays_to_its_credits() {
         assert_eq!(replay.to_bits(), run.to_bits(), "result {id}");
     }
 }
+
+#[test]
+fn wrong_outputs_collide_as_their_own_app_says() {
+    // Every wrong output of `yes_no` takes its error class's value (collision 1);
+    // those of `floats` never collide. One group, so one error class: its hosts
+    // err alike, and a third of their outputs are wrong.
+    let app = |name: &str, collision: f64| {
+        format!(
+            r#"
+[[project.main.app]]
+name = "{name}"
+wrong_output_collision_frac = {collision}
+[project.main.app.workunit]
+min_quorum = 2
+target_nresults = 2
+max_total_results = 4
+max_success_results = 3
+max_error_results = 3
+rsc_fpops_est = 3.6e12
+[project.main.app.work_generator]
+mode = "cushion"
+cushion = 20
+"#
+        )
+    };
+    let text = format!(
+        r#"[simulation]
+seed = 4
+duration = "2d"
+
+[client]
+policy = "modern_rec"
+
+[project.main.daemons]
+db_purge = 0
+{}{}
+[[host_group]]
+count = 40
+p_ncpus = 2
+wrong_result_prob = 0.33
+"#,
+        app("yes_no", 1.0),
+        app("floats", 0.0)
+    );
+    let done = common::run_text(&text, "outputs.toml", &RunOptions::CHECKED);
+    let p = &done.projects[0];
+    // Per app: (workunits with two wrong outputs, of which the outputs agree).
+    let mut pairs = [(0, 0); 2];
+    for w in workunits(&done) {
+        let wrong: Vec<f64> = w
+            .results
+            .iter()
+            .map(|&r| p.db.result(r))
+            .filter(|r| r.output_correct == Some(false))
+            .map(|r| r.output)
+            .collect();
+        if wrong.len() >= 2 {
+            let k = w.appid as usize - 1;
+            pairs[k].0 += 1;
+            pairs[k].1 += usize::from(wrong[0] == wrong[1]);
+        }
+    }
+    let [(yes_no, agree), (floats, agree_floats)] = pairs;
+    assert!(yes_no > 10 && floats > 10, "{pairs:?}");
+    assert_eq!(agree, yes_no, "yes_no's wrong outputs all collide");
+    assert_eq!(agree_floats, 0, "floats' wrong outputs never collide");
+}

@@ -152,13 +152,17 @@ pub enum TaskState {
     Done,
 }
 
-/// What a job uses while it runs, and how fast it truly computes: the reply's app
-/// version on this host (`avg_ncpus`, the GPU type and `coproc_usage`; spec client
-/// §5.4, backend §2.4.4).
+/// The job's app version on this host, as the reply gave it: its app, what it
+/// uses while it runs (`avg_ncpus`, the GPU type and `coproc_usage`; spec client
+/// §5.4, backend §2.4.4) and how fast it truly computes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct JobUsage {
     /// The processor type the job is scheduled on (CPU, or its GPU type).
     pub proc_type: ProcType,
+    /// The workunit's app within its project (`appid − 1`): which app's outputs a
+    /// wrong result takes ([`HostBehaviour::outputs`]). Beside `proc_type`, it
+    /// fills padding: the job costs no more memory.
+    pub app: u16,
     /// CPUs the job uses: several for a multi-threaded job, a fraction for most GPU
     /// jobs.
     pub avg_ncpus: f64,
@@ -174,6 +178,7 @@ impl Default for JobUsage {
     fn default() -> Self {
         JobUsage {
             proc_type: ProcType::Cpu,
+            app: 0,
             avg_ncpus: 1.0,
             gpu_usage: 0.0,
             true_flops: None,
@@ -193,10 +198,6 @@ impl JobUsage {
 pub struct ClientJob {
     /// Index into [`ClientHost::projects`].
     pub project: u8,
-    /// The workunit's app within its project (`appid − 1`): which app's outputs a
-    /// wrong result takes ([`HostBehaviour::outputs`]). Fits the padding after
-    /// `project`, so the job costs no memory.
-    pub app: u16,
     pub result_id: ResultId,
     pub workunit_id: WuId,
     pub received_time: Time,
@@ -761,7 +762,7 @@ impl ClientHost {
             } else if self.rng.random::<f64>() < self.truth.wrong_result_prob {
                 let noise: f64 = self.rng.random();
                 let pi = self.projects[self.jobs[k].project as usize].project as usize;
-                let app = self.jobs[k].app as usize;
+                let app = self.jobs[k].usage.app as usize;
                 let model = behaviour
                     .outputs
                     .get(pi)
@@ -993,13 +994,13 @@ impl ClientHost {
     pub fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
         let mut new = ClientJob {
             project: pi as u8,
-            app: job.appid.saturating_sub(1) as u16,
             result_id: job.result_id,
             workunit_id: job.workunit_id,
             received_time: now,
             report_deadline: job.report_deadline,
             usage: JobUsage {
                 proc_type: job.proc_type,
+                app: job.appid.saturating_sub(1) as u16,
                 avg_ncpus: job.avg_ncpus,
                 gpu_usage: job.gpu_usage,
                 true_flops: Some(job.true_flops),
@@ -1261,6 +1262,14 @@ mod tests {
     use super::*;
     use crate::client::config::ClientSection;
     use crate::engine::rng::{StreamKind, stream};
+
+    /// A job's size is the client's memory per job in flight, millions of them in a
+    /// large run (docs/performance.md "Sizes"): a field added shows here first.
+    #[test]
+    fn job_size() {
+        assert_eq!(std::mem::size_of::<JobUsage>(), 40);
+        assert_eq!(std::mem::size_of::<ClientJob>(), 184);
+    }
 
     fn host(ncpus: u32) -> ClientHost {
         let projects = vec![ProjectState {

@@ -78,6 +78,7 @@ pub fn add_usage_job(
             } else {
                 ProcType::Cpu
             },
+            app: 0,
             avg_ncpus,
             gpu_usage,
             true_flops: Some(flops),
