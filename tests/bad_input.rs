@@ -735,7 +735,7 @@ fn durations_with_units_parse() {
     )
     .expect("loads");
     let p = &l.file.project["p"];
-    assert_eq!(p.workunit.delay_bound, Duration(21_600));
+    assert_eq!(p.workunit.as_ref().unwrap().delay_bound, Duration(21_600));
     assert_eq!(p.daemons.validator, Duration(5_400));
 }
 
@@ -749,7 +749,7 @@ fn set_takes_effect() {
     ];
     let l = load_str(GOOD, "good.toml", &sets, None).expect("loads");
     let p = &l.file.project["main"];
-    assert_eq!(p.workunit.delay_bound, Duration(86_400));
+    assert_eq!(p.workunit.as_ref().unwrap().delay_bound, Duration(86_400));
     assert_eq!(p.backend.variant, boinc_sim::server::config::Variant::Seed);
     assert_eq!(p.config.delete_delay, Duration(864_000));
     assert_eq!(l.file.simulation.seed, 7);
@@ -796,8 +796,11 @@ fn defaults_are_filled() {
     assert_eq!(l.file.simulation.duration, Duration(30 * 86_400));
     assert_eq!(l.file.simulation.tie_order.len(), 8);
     let p = &l.file.project["main"];
-    assert_eq!(p.workunit.delay_bound, Duration(7 * 86_400));
-    assert_eq!(p.workunit.min_quorum, 1);
+    assert_eq!(
+        p.workunit.as_ref().unwrap().delay_bound,
+        Duration(7 * 86_400)
+    );
+    assert_eq!(p.workunit.as_ref().unwrap().min_quorum, 1);
     assert_eq!(p.config.daily_result_quota, 500);
     assert_eq!(p.config.shmem_work_items, 100);
     assert_eq!(l.file.output.transitions, Some(false), "unscripted: off");

@@ -251,6 +251,9 @@ pub fn load_str(
         d.more = rest.iter().map(|p| ctx.problem(p).headline()).collect();
         return Err(ScenarioError::Invalid(Box::new(d)));
     }
+    for p in file.project.values_mut() {
+        p.fill_one_app();
+    }
 
     let warnings = toml_edit::Document::parse(source_text.clone())
         .map(|doc| {

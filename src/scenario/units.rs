@@ -83,11 +83,13 @@ impl Serialize for Duration {
 
 /// Duration keys where a bare number far below the usual value is most likely a
 /// forgotten unit (`delay_bound = 3` meant as 3 days; BOINC keeps it in seconds):
-/// the key path (`*` is any project) and the threshold in seconds. A bare number
+/// the key path (`*` is any key of a table, or any entry of an array of tables:
+/// any project, any app) and the threshold in seconds. A bare number
 /// below it gives a warning naming the unit assumed; a value with a unit never does.
 pub const SHORT_BARE_DURATIONS: &[(&str, i64)] = &[
     ("simulation.duration", 100),
     ("project.*.workunit.delay_bound", 100),
+    ("project.*.app.*.workunit.delay_bound", 100),
 ];
 
 /// The key paths and values of bare-number durations in `doc` that are below their
@@ -120,11 +122,32 @@ fn collect<'a>(
         found.push((path.clone(), item));
         return;
     };
-    let Some(t) = item.as_table_like() else {
-        return;
-    };
+    if let Some(t) = item.as_table_like() {
+        collect_in(t, first, rest, path, found);
+    } else if let Some(a) = item.as_array_of_tables()
+        && *first == "*"
+    {
+        // Each entry of an array of tables, by index (`project.main.app.1`).
+        for (i, t) in a.iter().enumerate() {
+            path.push(i.to_string());
+            if let Some((next, rest)) = rest.split_first() {
+                collect_in(t, next, rest, path, found);
+            }
+            path.pop();
+        }
+    }
+}
+
+/// The keys of table `t` that `first` matches, each followed by `rest`.
+fn collect_in<'a>(
+    t: &'a dyn toml_edit::TableLike,
+    first: &str,
+    rest: &[&str],
+    path: &mut Vec<String>,
+    found: &mut Vec<(Vec<String>, &'a toml_edit::Item)>,
+) {
     for (k, v) in t.iter() {
-        if *first == "*" || *first == k {
+        if first == "*" || first == k {
             path.push(k.to_owned());
             collect(v, rest, path, found);
             path.pop();
@@ -138,7 +161,7 @@ mod tests {
 
     #[test]
     fn short_bare_durations_are_found_and_values_with_units_are_not() {
-        let doc: toml_edit::DocumentMut = "[simulation]\nduration = 30\n[project.a.workunit]\ndelay_bound = 3\n[project.b.workunit]\ndelay_bound = \"3s\"\n[project.c.workunit]\ndelay_bound = 1000\n"
+        let doc: toml_edit::DocumentMut = "[simulation]\nduration = 30\n[project.a.workunit]\ndelay_bound = 3\n[project.b.workunit]\ndelay_bound = \"3s\"\n[project.c.workunit]\ndelay_bound = 1000\n[[project.d.app]]\n[project.d.app.workunit]\ndelay_bound = 86400\n[[project.d.app]]\n[project.d.app.workunit]\ndelay_bound = 2\n"
             .parse()
             .unwrap();
         let found = short_bare_durations(doc.as_item());
@@ -147,7 +170,8 @@ mod tests {
             shown,
             [
                 ("simulation.duration".to_string(), 30),
-                ("project.a.workunit.delay_bound".to_string(), 3)
+                ("project.a.workunit.delay_bound".to_string(), 3),
+                ("project.d.app.1.workunit.delay_bound".to_string(), 2)
             ]
         );
     }

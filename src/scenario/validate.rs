@@ -14,9 +14,7 @@
 use super::schema::*;
 use crate::client::config::Policy;
 use crate::server::ProjectConfig;
-use crate::server::config::{
-    AppConfig, AppVersionConfig, ValidatorConfig, WorkGenConfig, WorkGenMode, WuTemplate,
-};
+use crate::server::config::{AppConfig, AppVersionConfig, WorkGenConfig, WorkGenMode, WuTemplate};
 use crate::server::db::parse_result_name;
 use crate::server::types::{AssimilateState, FileDeleteState, Outcome, ServerState, ValidateState};
 use std::collections::BTreeMap;
@@ -707,12 +705,9 @@ impl Checker<'_> {
             }
         };
         for (section, given_at_project) in [
-            ("workunit", p.workunit != WuTemplate::default()),
-            (
-                "work_generator",
-                p.work_generator != WorkGenConfig::default(),
-            ),
-            ("validator", p.validator != ValidatorConfig::default()),
+            ("workunit", p.workunit.is_some()),
+            ("work_generator", p.work_generator.is_some()),
+            ("validator", p.validator.is_some()),
         ] {
             if !given_at_project {
                 continue;

@@ -820,7 +820,7 @@ fn check_error_count(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Vio
 /// `grant_claimed_credit`). Compared with a relative tolerance of 1e-9, so that a
 /// value recomputed rather than copied does not count as different.
 fn check_equal_credit(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
-    if p.cfg.validator.grant_claimed_credit {
+    if p.app(wu.appid).validator.grant_claimed_credit {
         return Ok(());
     }
     let mut valid = wu
@@ -1563,7 +1563,7 @@ mod tests {
         let mut c = InvariantChecker::new();
         let v = step(&mut c, &mut p, Actor::Validator).unwrap_err();
         assert_eq!((v.rule, v.id), (15, w));
-        p.cfg.validator.grant_claimed_credit = true;
+        p.apps[0].validator.grant_claimed_credit = true;
         step(&mut c, &mut p, Actor::Validator).unwrap();
         // Rule 16 still holds the hosts to the credit granted: they got none here.
         assert_eq!(rule(c.check_all(&p, 50)), 16);

@@ -50,12 +50,17 @@ pub struct ProjectConfig {
     )]
     pub app: Vec<AppConfig>,
     /// Workunit template of the work generator (spec backend §2.1) of a project
-    /// with one app; with several, each app gives its own.
-    pub workunit: WuTemplate,
-    pub work_generator: WorkGenConfig,
+    /// with one app; with several, each app gives its own. `None`: not given (a
+    /// one-app project is given BOINC's defaults when loaded, [`Self::fill_one_app`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workunit: Option<WuTemplate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_generator: Option<WorkGenConfig>,
     /// Daemon polling periods (spec backend §2.0).
     pub daemons: DaemonPeriods,
-    pub validator: ValidatorConfig,
+    /// The validator's settings of a one-app project (as `workunit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validator: Option<ValidatorConfig>,
     pub file_deleter: FileDeleterConfig,
     /// The assimilation handler's answers in unscripted passes (spec backend §2.6).
     pub assimilator: assimilator::AssimilatorConfig,
@@ -73,10 +78,10 @@ impl Default for ProjectConfig {
             backend: BackendSection::default(),
             config: SchedConfig::default(),
             app: vec![AppConfig::default()],
-            workunit: WuTemplate::default(),
-            work_generator: WorkGenConfig::default(),
+            workunit: None,
+            work_generator: None,
             daemons: DaemonPeriods::default(),
-            validator: ValidatorConfig::default(),
+            validator: None,
             file_deleter: FileDeleterConfig::default(),
             assimilator: assimilator::AssimilatorConfig::default(),
             db_purge: DbPurgeConfig::default(),
@@ -88,14 +93,43 @@ impl Default for ProjectConfig {
 
 impl ProjectConfig {
     /// Each app with its daemons' settings, id 1 first: its own tables, else the
-    /// project-level ones ([`AppSettings`]).
+    /// project-level ones, else BOINC's defaults ([`AppSettings`]).
     pub fn apps(&self) -> impl Iterator<Item = AppSettings<'_>> + '_ {
-        self.app.iter().map(|a| AppSettings {
+        static DEFAULTS: std::sync::LazyLock<(WuTemplate, WorkGenConfig, ValidatorConfig)> =
+            std::sync::LazyLock::new(Default::default);
+        let d = &*DEFAULTS;
+        self.app.iter().map(move |a| AppSettings {
             app: a,
-            workunit: a.workunit.as_ref().unwrap_or(&self.workunit),
-            work_generator: a.work_generator.as_ref().unwrap_or(&self.work_generator),
-            validator: a.validator.as_ref().unwrap_or(&self.validator),
+            workunit: (a.workunit.as_ref())
+                .or(self.workunit.as_ref())
+                .unwrap_or(&d.0),
+            work_generator: (a.work_generator.as_ref())
+                .or(self.work_generator.as_ref())
+                .unwrap_or(&d.1),
+            validator: (a.validator.as_ref())
+                .or(self.validator.as_ref())
+                .unwrap_or(&d.2),
         })
+    }
+
+    /// Gives a one-app project whose app has none of its own the project-level
+    /// template, work generator and validator, at BOINC's defaults where the file
+    /// gives none: the effective configuration of such a project then shows every
+    /// setting its daemons use. A project with several apps keeps none at project
+    /// level: its apps' own tables are its settings.
+    pub fn fill_one_app(&mut self) {
+        let [a] = self.app.as_slice() else {
+            return;
+        };
+        if a.workunit.is_none() {
+            self.workunit.get_or_insert_with(Default::default);
+        }
+        if a.work_generator.is_none() {
+            self.work_generator.get_or_insert_with(Default::default);
+        }
+        if a.validator.is_none() {
+            self.validator.get_or_insert_with(Default::default);
+        }
     }
 
     /// The id of the app named `name`; "" names the first app.
