@@ -77,12 +77,12 @@ pub struct ProjectState {
     /// The work request of the project's last scheduler RPC (`req_secs`,
     /// `req_instances`, `estimated_delay`), kept for scripted expectations.
     pub last_request: WorkRequest,
-    pub cpu_backoff_interval: f64,
-    pub cpu_backoff_time: f64,
-    /// The work-fetch backoff of each GPU type, by processor type (index 0 unused:
-    /// the CPU's is `cpu_backoff_*`; spec client §2.7).
-    pub gpu_backoff_interval: [f64; crate::server::resource::N_RSC],
-    pub gpu_backoff_time: [f64; crate::server::resource::N_RSC],
+    /// The work-fetch backoff of each processor type, by BOINC's number (the
+    /// CPU's at [`CPU`](crate::server::resource::CPU); spec client §2.7,
+    /// `RSC_PROJECT_WORK_FETCH::backoff_interval`): its current length, and when it
+    /// ends (0: none).
+    pub backoff_interval: [f64; crate::server::resource::N_RSC],
+    pub backoff_time: [f64; crate::server::resource::N_RSC],
     /// The last reply's `no_rsc_apps`: the project has no app version for that
     /// processor type, so work fetch never asks it for that type (spec client §2.6).
     pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
@@ -120,14 +120,6 @@ pub struct ProjectState {
 }
 
 impl ProjectState {
-    /// When the work-fetch backoff of processor type `rsc` ends (0: none).
-    pub fn backoff_time(&self, rsc: ProcType) -> f64 {
-        match rsc {
-            ProcType::Cpu => self.cpu_backoff_time,
-            t => self.gpu_backoff_time[t.index()],
-        }
-    }
-
     /// Records the backoff just set by a failed RPC or master fetch: its length is
     /// `min_rpc_time - now`.
     pub fn note_backoff(&mut self, now: f64) {

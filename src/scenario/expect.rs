@@ -5,6 +5,7 @@
 use super::schema::Expect;
 use crate::client::scripted::ScriptedHost;
 use crate::server::db::result_name;
+use crate::server::resource::CPU;
 use crate::server::{Project, lookup_result};
 
 /// Tolerance of credit comparisons.
@@ -358,13 +359,13 @@ pub fn check_client(
             &mut errs,
             "cpu_backoff_interval",
             ex.cpu_backoff_interval,
-            p.cpu_backoff_interval,
+            p.backoff_interval[CPU],
         );
         cmp(
             &mut errs,
             "cpu_backoff_time",
             ex.cpu_backoff_time,
-            p.cpu_backoff_time,
+            p.backoff_time[CPU],
         );
         cmp(
             &mut errs,

@@ -16,6 +16,7 @@
 use super::units::Duration;
 use crate::client::config::Policy;
 use crate::client::host::{ClientHost, TaskState, TimeStats};
+use crate::server::resource::CPU;
 use crate::server::scheduler::Job;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -109,10 +110,10 @@ impl ClientStart {
                 p.nrpc_failures = n;
             }
             if let Some(t) = s.cpu_backoff_time {
-                p.cpu_backoff_time = t.get() as f64;
+                p.backoff_time[CPU] = t.get() as f64;
             }
             if let Some(t) = s.cpu_backoff_interval {
-                p.cpu_backoff_interval = t.get() as f64;
+                p.backoff_interval[CPU] = t.get() as f64;
             }
         }
     }

@@ -24,6 +24,9 @@ pub enum ProcType {
     Intel = 3,
 }
 
+/// The CPU's index in per-resource arrays (`RSC_TYPE_CPU`).
+pub const CPU: usize = ProcType::Cpu.index();
+
 impl ProcType {
     /// Every type, by BOINC's number.
     pub const ALL: [ProcType; N_RSC] = [
@@ -34,7 +37,7 @@ impl ProcType {
     ];
 
     /// BOINC's number, an index into per-resource arrays.
-    pub fn index(self) -> usize {
+    pub const fn index(self) -> usize {
         self as usize
     }
 

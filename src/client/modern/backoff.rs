@@ -57,13 +57,8 @@ pub fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &Cli
 
 /// The backoff interval and end of processor type `rsc` for project `p`.
 fn backoff_of(p: &mut ProjectState, rsc: ProcType) -> (&mut f64, &mut f64) {
-    match rsc {
-        ProcType::Cpu => (&mut p.cpu_backoff_interval, &mut p.cpu_backoff_time),
-        t => (
-            &mut p.gpu_backoff_interval[t.index()],
-            &mut p.gpu_backoff_time[t.index()],
-        ),
-    }
+    let k = rsc.index();
+    (&mut p.backoff_interval[k], &mut p.backoff_time[k])
 }
 
 /// `resource_backoff` of the CPU (§2.7): 600 s, then doubling up to a day, times a
@@ -101,6 +96,7 @@ pub fn clear_rsc_backoff(p: &mut ProjectState, rsc: ProcType) {
 mod tests {
     use super::*;
     use crate::client::modern::test_util::*;
+    use crate::server::resource::CPU;
 
     fn delays(u: f64) -> Vec<f64> {
         let (mut h, mut g) = host_and_ctx(1, &[100.0], |_| {});
@@ -167,7 +163,7 @@ mod tests {
         let mut ivals = Vec::new();
         for _ in 0..10 {
             resource_backoff(&mut h, 0, 100.0, &g.cfg);
-            ivals.push(h.projects[0].cpu_backoff_interval);
+            ivals.push(h.projects[0].backoff_interval[CPU]);
         }
         assert_eq!(
             &ivals[..9],
@@ -175,8 +171,8 @@ mod tests {
                 600.0, 1200.0, 2400.0, 4800.0, 9600.0, 19200.0, 38400.0, 76800.0, 86400.0
             ]
         );
-        assert_eq!(h.projects[0].cpu_backoff_time, 100.0 + 0.5 * 86_400.0);
+        assert_eq!(h.projects[0].backoff_time[CPU], 100.0 + 0.5 * 86_400.0);
         clear_resource_backoff(&mut h.projects[0]);
-        assert_eq!(h.projects[0].cpu_backoff_interval, 0.0);
+        assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
     }
 }

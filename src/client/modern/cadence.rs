@@ -273,7 +273,7 @@ fn fetch_time(host: &ClientHost, rr: &RrOut, rsc: ProcType, now: f64, cfg: &Clie
         };
         fetch = fetch.min(
             buf.max(p.min_rpc_time.ceil())
-                .max(p.backoff_time(rsc).ceil()),
+                .max(p.backoff_time[rsc.index()].ceil()),
         );
     }
     fetch

@@ -5,6 +5,7 @@
 use super::test_util::*;
 use crate::client::host::{ClientHost, TaskState};
 use crate::engine::Time;
+use crate::server::resource::CPU;
 
 fn running_project(h: &ClientHost) -> Option<u8> {
     h.jobs.iter().find(|j| j.is_running()).map(|j| j.project)
@@ -232,14 +233,14 @@ fn resource_backoff_doubles_then_resets_when_jobs_come() {
     drive(&mut h, &g, &mut srv, 0, 4500, |_, _| {});
     let times: Vec<Time> = srv.calls.iter().map(|c| c.now).collect();
     assert_eq!(times, [0, 300, 900, 2100, 4500]);
-    assert_eq!(h.projects[0].cpu_backoff_interval, 9600.0);
+    assert_eq!(h.projects[0].backoff_interval[CPU], 9600.0);
     assert!(h.projects[0].sched_req_no_work);
     srv.send = true;
     drive(&mut h, &g, &mut srv, 4501, 4500 + 4800, |_, _| {});
     assert_eq!(srv.calls.len(), 6);
     assert_eq!(srv.calls.last().unwrap().now, 4500 + 4800);
-    assert_eq!(h.projects[0].cpu_backoff_interval, 0.0);
-    assert_eq!(h.projects[0].cpu_backoff_time, 0.0);
+    assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
+    assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
     assert!(!h.projects[0].sched_req_no_work);
 }
 
@@ -290,7 +291,7 @@ fn report_rpc_piggyback_backs_off_only_in_emulator_mode() {
         drive(&mut h, &g, &mut srv, 0, 3660, |_, _| {});
         assert_eq!(srv.calls.len(), 1);
         assert!(srv.calls[0].work.req_secs > 0.0);
-        assert_eq!(h.projects[0].cpu_backoff_interval > 0.0, emulator);
+        assert_eq!(h.projects[0].backoff_interval[CPU] > 0.0, emulator);
         assert!(h.projects[0].sched_req_no_work);
     }
 }

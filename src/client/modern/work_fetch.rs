@@ -13,7 +13,7 @@ use super::rec::project_priority_init;
 use super::rr_sim::{RrCache, RrOut};
 use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, ProjectState, RpcReason, WorkRequest};
-use crate::server::resource::{N_RSC, ProcType, coproc_of};
+use crate::server::resource::{CPU, N_RSC, ProcType, coproc_of};
 
 /// `WF_MAX_RUNNABLE_JOBS` (§2.1).
 pub const WF_MAX_RUNNABLE_JOBS: u32 = 1000;
@@ -98,7 +98,7 @@ pub fn rsc_reason(
         RscReason::NoApps
     } else if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(cfg) {
         RscReason::ZeroShare
-    } else if p.backoff_time(rsc) > now {
+    } else if p.backoff_time[rsc.index()] > now {
         RscReason::BackedOff
     } else {
         RscReason::None
@@ -366,7 +366,7 @@ pub fn handle_reply(
     // never-set backoff (0) counts at simulated time 0 too.
     if req.req_secs > 0.0
         && cpu_jobs == 0
-        && p.cpu_backoff_time <= now
+        && p.backoff_time[CPU] <= now
         && matches!(
             p.sched_rpc_pending,
             RpcReason::ResultsDue | RpcReason::NeedWork
@@ -382,9 +382,7 @@ pub fn handle_reply(
         let k = t.index();
         if got[k] > 0 {
             clear_rsc_backoff(&mut host.projects[pi], *t);
-        } else if req.gpu_req_secs[k] > 0.0
-            && host.projects[pi].gpu_backoff_time[k] <= now
-            && automatic
+        } else if req.gpu_req_secs[k] > 0.0 && host.projects[pi].backoff_time[k] <= now && automatic
         {
             rsc_backoff(host, pi, *t, now, cfg);
         }
@@ -428,7 +426,7 @@ mod tests {
         assert_eq!(pi, 1);
         assert_eq!(req.req_secs, 51_840.0 - 8000.0);
         // Backed-off B is skipped; MIN_RPC_TIME A too.
-        h.projects[1].cpu_backoff_time = 10.0;
+        h.projects[1].backoff_time[CPU] = 10.0;
         let (pi, _) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
         assert_eq!(pi, 0);
         h.projects[0].min_rpc_time = 10.0;
@@ -481,11 +479,11 @@ mod tests {
         assert_eq!(req.gpu_req_instances[nv], 1.0);
         h.projects[0].sched_rpc_pending = RpcReason::NeedWork;
         handle_reply(&mut h, 0, 0.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].gpu_backoff_time[nv], 600.0);
-        assert_eq!(h.projects[0].cpu_backoff_time, 0.0);
+        assert_eq!(h.projects[0].backoff_time[nv], 600.0);
+        assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
         assert!(choose_project(&mut h, 1.0, &g.cfg, &mut RrCache::default()).is_none());
         // A GPU job queued for the window: the GPU is saturated, nothing to ask.
-        h.projects[0].gpu_backoff_time[nv] = 0.0;
+        h.projects[0].backoff_time[nv] = 0.0;
         add_usage_job(&mut h, 0, 60_000.0, 1e11, 0.2, 1.0);
         assert!(choose_project(&mut h, 1.0, &g.cfg, &mut RrCache::default()).is_none());
     }
@@ -496,17 +494,17 @@ mod tests {
         let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
         give_gpus(&mut h, 1, 1e12);
         let nv = ProcType::Nvidia.index();
-        h.projects[0].gpu_backoff_time[nv] = 50.0;
-        h.projects[0].gpu_backoff_interval[nv] = 600.0;
-        h.projects[0].cpu_backoff_time = 70.0;
+        h.projects[0].backoff_time[nv] = 50.0;
+        h.projects[0].backoff_interval[nv] = 600.0;
+        h.projects[0].backoff_time[CPU] = 70.0;
         add_usage_job(&mut h, 0, 600.0, 1e11, 0.2, 1.0);
         h.jobs[0].received_time = 100;
         let mut req = WorkRequest::default();
         req.gpu_req_secs[nv] = 100.0;
         handle_reply(&mut h, 0, 100.0, &g.cfg, &req, 1);
-        assert_eq!(h.projects[0].gpu_backoff_time[nv], 0.0);
-        assert_eq!(h.projects[0].gpu_backoff_interval[nv], 0.0);
-        assert_eq!(h.projects[0].cpu_backoff_time, 70.0);
+        assert_eq!(h.projects[0].backoff_time[nv], 0.0);
+        assert_eq!(h.projects[0].backoff_interval[nv], 0.0);
+        assert_eq!(h.projects[0].backoff_time[CPU], 70.0);
     }
 
     #[test]
@@ -519,16 +517,16 @@ mod tests {
         };
         h.projects[0].sched_rpc_pending = RpcReason::None; // a real-client report RPC
         handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].cpu_backoff_interval, 0.0);
+        assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
         assert!(h.projects[0].sched_req_no_work);
         h.projects[0].sched_rpc_pending = RpcReason::NeedWork;
         handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].cpu_backoff_time, 50.0 + 300.0);
+        assert_eq!(h.projects[0].backoff_time[CPU], 50.0 + 300.0);
         // Still backed off: a piggy-backed request that gets nothing does not extend it.
         handle_reply(&mut h, 0, 60.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].cpu_backoff_interval, 600.0);
+        assert_eq!(h.projects[0].backoff_interval[CPU], 600.0);
         handle_reply(&mut h, 0, 60.0, &g.cfg, &req, 2);
-        assert_eq!(h.projects[0].cpu_backoff_time, 0.0);
+        assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
         assert!(!h.projects[0].sched_req_no_work);
     }
 }
