@@ -599,3 +599,77 @@ fn a_logged_sweep_prints_progress_lines_warnings_and_the_points_within_the_noise
         text(&o.stderr)
     );
 }
+
+#[test]
+fn an_apps_own_row_gives_the_metrics_of_a_sweep_over_its_template() {
+    // Two apps; the sweep varies the second's delay_bound and reads its row: the
+    // app's own delay_bound_s follows the point, while the project's is empty
+    // (its apps' differ).
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/multi-app.toml")
+        .display()
+        .to_string()
+        .replace('\\', "/");
+    let body = |app: &str| {
+        format!(
+            r#"[sweep]
+scenario = "{scenario}"
+seed = 3
+metrics = ["delay_bound_s", "workunits_created"]
+{app}
+
+[sweep.set]
+"simulation.duration" = "1d"
+"host_group.0.count" = 30
+"host_group.1.count" = 10
+
+[[parameter]]
+key = "project.main.app.search.workunit.delay_bound"
+values = ["1d", "2d"]
+"#
+        )
+    };
+    let mean = |out: &Path, column: &str| -> Vec<String> {
+        let mut r = csv::Reader::from_path(out.join("sweep-summary.csv")).unwrap();
+        let h = r.headers().unwrap().clone();
+        let k = h.iter().position(|c| c == column).unwrap();
+        r.records().map(|x| x.unwrap()[k].to_string()).collect()
+    };
+    let file = dir.path().join("app.toml");
+    std::fs::write(&file, body("app = \"search\"")).unwrap();
+    let out = dir.path().join("app");
+    let o = sweep(&file, &out, &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(mean(&out, "delay_bound_s_mean"), ["86400.0", "172800.0"]);
+    let app_created = mean(&out, "workunits_created_mean");
+
+    std::fs::write(&file, body("")).unwrap();
+    let out = dir.path().join("project");
+    let o = sweep(&file, &out, &[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(mean(&out, "delay_bound_s_mean"), ["", ""]);
+    // The project's workunits are both apps': more than the search app's alone.
+    for (p, a) in mean(&out, "workunits_created_mean")
+        .iter()
+        .zip(&app_created)
+    {
+        assert!(
+            p.parse::<f64>().unwrap() > a.parse::<f64>().unwrap(),
+            "{p} vs {a}"
+        );
+    }
+
+    // An app the project lacks, or a metric only a project has, is refused.
+    std::fs::write(&file, body("app = \"serch\"")).unwrap();
+    let o = sweep(&file, &dir.path().join("bad"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("the project has no app `serch`; expected one of `sim`, `search`")
+    );
+    let bad = body("app = \"search\"").replace("\"workunits_created\"", "\"hosts_attached\"");
+    std::fs::write(&file, bad).unwrap();
+    let o = sweep(&file, &dir.path().join("bad2"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("`hosts_attached` exists only per project"));
+}

@@ -498,6 +498,7 @@ mod tests {
             params: vec!["x".into()],
             metrics: vec!["y".into(), "miss_frac".into()],
             project: None,
+            app: None,
             replications: reps,
             seed: 0,
             points: (0..points).map(|p| vec![format!("{p}d")]).collect(),

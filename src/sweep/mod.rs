@@ -26,6 +26,7 @@ pub mod spec;
 use crate::engine::time::format_duration;
 use crate::scenario::load::{ScenarioError, fnv1a64, load};
 use crate::scenario::schema::ScenarioFile;
+use crate::stats::headline::Scope;
 use crate::stats::recorder::StatsRecorder;
 use crate::world::RunOptions;
 use rayon::prelude::*;
@@ -75,6 +76,9 @@ pub struct Plan {
     pub params: Vec<String>,
     pub metrics: Vec<String>,
     pub project: Option<String>,
+    /// The app whose `summary_apps.csv` row the metrics are, if not the project's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
     pub replications: u32,
     pub seed: u64,
     /// Each point's values as written (CSV cells).
@@ -179,6 +183,7 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
         params: f.parameter.iter().map(|p| p.key.clone()).collect(),
         metrics: f.sweep.metrics.clone(),
         project: f.sweep.project.clone(),
+        app: f.sweep.app.clone(),
         replications: f.sweep.replications,
         seed: f.sweep.seed,
         points,
@@ -207,8 +212,13 @@ pub fn censoring(plan: &Plan, scenarios: &[ScenarioFile]) -> Vec<String> {
             None => f.project.values().next(),
         };
         let Some(project) = project else { continue };
-        // The longest delay bound of the project's apps: the app most censored.
-        let bound = project.apps().map(|a| a.workunit.delay_bound.get()).max();
+        // The sweep's app, or the longest delay bound of the project's apps (the
+        // app most censored).
+        let bound = project
+            .apps()
+            .filter(|a| plan.app.as_ref().is_none_or(|name| &a.app.name == name))
+            .map(|a| a.workunit.delay_bound.get())
+            .max();
         let (bound, duration) = (bound.unwrap_or(0), f.simulation.duration.get());
         if 3 * bound > duration {
             long.entry((bound, duration)).or_default().push(p);
@@ -400,21 +410,29 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
         .map_err(|e| {
             SweepError::Failed(format!("point {p}, replication {rep}: run failed: {e}"))
         })?;
-    let rows = crate::stats::headline::headlines(&finished, duration);
-    let row = match &plan.project {
-        Some(name) => rows.iter().find(|h| &h.project == name),
-        None => rows.first(),
+    let pi = match &plan.project {
+        Some(name) => finished.projects.iter().position(|q| &q.name == name),
+        None => (!finished.projects.is_empty()).then_some(0),
     }
     .ok_or_else(|| SweepError::Failed(format!("point {p}: the scenario has no project")))?;
+    // The project's row, or its app's (`sweep.app`, checked when the sweep loaded).
+    let scope = match &plan.app {
+        Some(name) => {
+            let id = finished.projects[pi].cfg.app_id(name).ok_or_else(|| {
+                SweepError::Failed(format!("point {p}: the project has no app `{name}`"))
+            })?;
+            Scope::App(id)
+        }
+        None => Scope::Project,
+    };
     let record = RunRecord {
         point: p,
         replication: rep,
         seed,
         values: plan.points[p].clone(),
-        metrics: row
-            .values
-            .iter()
-            .map(|(c, v)| (c.to_string(), *v))
+        metrics: crate::stats::headline::values(&finished, pi, scope, duration)
+            .into_iter()
+            .map(|(c, v)| (c.to_string(), v))
             .collect(),
     };
     let path = runs_dir.join(record_name(p, rep));

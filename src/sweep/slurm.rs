@@ -117,6 +117,7 @@ mod tests {
             params: vec!["k".into()],
             metrics: vec!["m".into()],
             project: None,
+            app: None,
             replications: 3,
             seed: 1,
             points: vec![vec!["1".into()], vec!["2".into()]],

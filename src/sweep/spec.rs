@@ -8,7 +8,7 @@
 
 use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at};
 use crate::scenario::units::parse_duration;
-use crate::stats::headline::COLUMNS;
+use crate::stats::headline::{COLUMNS, PROJECT_ONLY};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,6 +64,10 @@ pub struct SweepSection {
     /// The project whose `summary.csv` row is used (default: the first in scenario
     /// order).
     pub project: Option<String>,
+    /// An app of that project, by name: the metrics are then its
+    /// `summary_apps.csv` row (the app's own throughput and deadlines) instead of
+    /// the project's.
+    pub app: Option<String>,
     /// Overrides applied to every run before the point's own (`--set` syntax:
     /// key path = TOML value).
     #[serde(default)]
@@ -290,6 +294,16 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
                 ),
             ));
         }
+        if s.app.is_some() && PROJECT_ONLY.contains(&m.as_str()) {
+            return Err(bad(
+                &format!("sweep.metrics.{i}"),
+                format!(
+                    "`{m}` exists only per project, not per app (docs/outputs.md, \
+                     summary_apps.csv); expected a metric of summary_apps.csv, or no \
+                     `sweep.app`"
+                ),
+            ));
+        }
     }
     if file.parameter.is_empty() {
         return Err(bad(
@@ -429,6 +443,29 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
                     .join(", ")
             ),
         ));
+    }
+    // So must the app whose row it is.
+    if let Some(app) = &file.sweep.app {
+        let project = match &file.sweep.project {
+            Some(p) => probe.file.project.get(p),
+            None => probe.file.project.values().next(),
+        };
+        if let Some(project) = project
+            && project.app.iter().all(|a| &a.name != app)
+        {
+            let names: Vec<String> = project
+                .app
+                .iter()
+                .map(|a| format!("`{}`", a.name))
+                .collect();
+            return Err(bad(
+                "sweep.app",
+                format!(
+                    "the project has no app `{app}`; expected one of {}",
+                    names.join(", ")
+                ),
+            ));
+        }
     }
     let mut positions = BTreeMap::new();
     for (i, p) in file.parameter.iter().enumerate() {
