@@ -145,8 +145,6 @@ pub fn write_run_configs(
                 .iter()
                 .map(|a| crate::server::config::AppConfig {
                     validator: Some(a.validator.clone()),
-                    workunit: None,
-                    work_generator: None,
                     version: Vec::new(),
                     ..a.cfg.clone()
                 })

@@ -14,6 +14,8 @@ use std::ops::Range;
 pub struct App {
     pub id: AppId,
     /// The APP row's fields (name, `target_nresults`, homogeneous redundancy, …).
+    /// Its optional sections are cleared: the settings in force are the resolved
+    /// ones beside it.
     pub cfg: AppConfig,
     /// The template its work generator creates workunits from.
     pub workunit: WuTemplate,
@@ -37,7 +39,12 @@ impl App {
     ) -> Self {
         Self {
             id,
-            cfg: s.app.clone(),
+            cfg: AppConfig {
+                workunit: None,
+                work_generator: None,
+                validator: None,
+                ..s.app.clone()
+            },
             workunit: s.workunit.clone(),
             work_generator: s.work_generator.clone(),
             validator: s.validator.clone(),
