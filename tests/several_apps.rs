@@ -217,32 +217,17 @@ fn each_app_makes_its_own_workunits_and_runs_its_own_versions() {
 
 #[test]
 fn a_one_app_project_reads_the_same_in_either_form() {
-    let project_level = run(r#"
-[project.main.workunit]
-delay_bound = "2d"
-min_quorum = 2
-target_nresults = 2
-max_total_results = 4
-max_success_results = 3
-max_error_results = 3
-[project.main.work_generator]
-mode = "cushion"
-cushion = 40
-"#);
-    let in_app = run(r#"
-[[project.main.app]]
-name = "app"
-[project.main.app.workunit]
-delay_bound = "2d"
-min_quorum = 2
-target_nresults = 2
-max_total_results = 4
-max_success_results = 3
-max_error_results = 3
-[project.main.app.work_generator]
-mode = "cushion"
-cushion = 40
-"#);
+    // One template and one generator, written at project level, then in the app.
+    const TEMPLATE: &str = "delay_bound = \"2d\"\nmin_quorum = 2\ntarget_nresults = 2\n\
+                            max_total_results = 4\nmax_success_results = 3\nmax_error_results = 3\n";
+    const GENERATOR: &str = "mode = \"cushion\"\ncushion = 40\n";
+    let project_level = run(&format!(
+        "[project.main.workunit]\n{TEMPLATE}[project.main.work_generator]\n{GENERATOR}"
+    ));
+    let in_app = run(&format!(
+        "[[project.main.app]]\nname = \"app\"\n[project.main.app.workunit]\n{TEMPLATE}\
+         [project.main.app.work_generator]\n{GENERATOR}"
+    ));
     let key = |d: &Finished<StatsRecorder>| {
         let mut v: Vec<(u32, u32, i64, i64, u64)> = d.projects[0]
             .db
