@@ -388,3 +388,63 @@ wrong_result_prob = 0.33
     assert_eq!(agree, yes_no, "yes_no's wrong outputs all collide");
     assert_eq!(agree_floats, 0, "floats' wrong outputs never collide");
 }
+
+#[test]
+fn compare_puts_the_apps_of_two_multi_app_runs_side_by_side() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |db: &str| {
+        let out = tmp.path().join(db);
+        let o = bin(&[
+            "run",
+            "scenarios/multi-app.toml",
+            "--set",
+            "simulation.duration=2d",
+            "--set",
+            "host_group.0.count=40",
+            "--set",
+            "host_group.1.count=10",
+            "--set",
+            &format!("project.main.app.search.workunit.delay_bound={db}"),
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        out
+    };
+    let (a, b) = (run("1d"), run("2d"));
+    let out = tmp.path().join("cmp");
+    let o = bin(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // compare.csv: the search app's own delay bound per run, the project's empty.
+    let mut r = csv::Reader::from_path(out.join("compare.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (cp, cm, cv) = (col("project"), col("metric"), col("value"));
+    let mut bounds: Vec<(String, String)> = Vec::new();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        if &rec[cm] == "delay_bound_s" {
+            bounds.push((rec[cp].to_string(), rec[cv].to_string()));
+        }
+    }
+    let of = |p: &str| -> Vec<&str> {
+        bounds
+            .iter()
+            .filter(|(q, _)| q == p)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    };
+    assert_eq!(of("main"), ["", ""]);
+    assert_eq!(of("main/sim"), ["604800.0", "604800.0"]);
+    assert_eq!(of("main/search"), ["86400.0", "172800.0"]);
+    // Overlay charts are the project's only.
+    assert!(out.join("compare_throughput.png").is_file());
+    assert!(!out.join("compare_throughput_main_search.png").exists());
+}

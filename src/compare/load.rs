@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// File names read in a run folder.
 pub const SUMMARY_CSV: &str = "summary.csv";
+pub use crate::stats::apps::SUMMARY_APPS_CSV;
 pub const SUMMARY_JSON: &str = "summary.json";
 pub const MANIFEST_JSON: &str = "manifest.json";
 /// The run's time series, for charts that overlay several runs.
@@ -198,7 +199,17 @@ pub fn load_run(path: &Path) -> Result<Run, CompareError> {
         .map(super::config::flatten)
         .unwrap_or_default();
     let (metrics_file, projects) = if csv {
-        (SUMMARY_CSV, read_summary_csv(&path.join(SUMMARY_CSV))?)
+        let mut projects = read_summary_csv(&path.join(SUMMARY_CSV))?;
+        // The apps of projects with several, after the projects (older folders
+        // have no summary_apps.csv).
+        let apps = path.join(SUMMARY_APPS_CSV);
+        if apps.is_file() {
+            let text = std::fs::read_to_string(&apps).map_err(|e| {
+                CompareError::Input(format!("cannot read {}: {}", apps.display(), io_reason(&e)))
+            })?;
+            projects.extend(parse_summary_apps_csv(&text, &apps.display().to_string())?);
+        }
+        (SUMMARY_CSV, projects)
     } else {
         let summary = summary.as_ref().expect("checked above");
         (SUMMARY_JSON, projects_of_summary_json(summary))
@@ -234,6 +245,33 @@ fn read_json(path: &Path) -> Result<Value, CompareError> {
 /// missing values. A column with a non-empty field that is not a number is not a
 /// metric and is left out (the column set is open-ended).
 pub fn parse_summary_csv(text: &str, origin: &str) -> Result<Vec<ProjectSummary>, CompareError> {
+    parse_keyed_csv(text, origin, &[])
+}
+
+/// Parses `summary_apps.csv` and keeps the apps of projects with several, each
+/// named `project/app` (`main/search`): a one-app project's app row repeats its
+/// `summary.csv` row.
+pub fn parse_summary_apps_csv(
+    text: &str,
+    origin: &str,
+) -> Result<Vec<ProjectSummary>, CompareError> {
+    let rows = parse_keyed_csv(text, origin, &["app", "app_id"])?;
+    let project_of = |name: &str| name.split('/').next().unwrap_or_default().to_string();
+    let apps_of = |p: &str| rows.iter().filter(|r| project_of(&r.project) == p).count();
+    Ok(rows
+        .iter()
+        .filter(|r| apps_of(&project_of(&r.project)) > 1)
+        .cloned()
+        .collect())
+}
+
+/// Rows keyed by the `project` column, joined with `/` to the first of `keys` (the
+/// other keys are dropped, not metrics).
+fn parse_keyed_csv(
+    text: &str,
+    origin: &str,
+    keys: &[&str],
+) -> Result<Vec<ProjectSummary>, CompareError> {
     let bad = |msg: String| CompareError::Input(format!("{origin}: {msg}"));
     let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let header: Vec<String> = reader
@@ -242,18 +280,27 @@ pub fn parse_summary_csv(text: &str, origin: &str) -> Result<Vec<ProjectSummary>
         .iter()
         .map(str::to_string)
         .collect();
-    let Some(pi) = header.iter().position(|h| h == "project") else {
+    let column = |name: &str| header.iter().position(|h| h == name);
+    let Some(pi) = column("project") else {
         return Err(bad("no `project` column".to_string()));
     };
+    let mut key_columns = vec![pi];
+    for k in keys {
+        key_columns.push(column(k).ok_or_else(|| bad(format!("no `{k}` column")))?);
+    }
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     for (i, rec) in reader.records().enumerate() {
         let rec = rec.map_err(|e| bad(format!("line {}: {e}", i + 2)))?;
         let fields: Vec<String> = rec.iter().map(|f| f.trim().to_string()).collect();
-        rows.push((fields[pi].clone(), fields));
+        let name = match key_columns.get(1) {
+            Some(&a) => format!("{}/{}", fields[pi], fields[a]),
+            None => fields[pi].clone(),
+        };
+        rows.push((name, fields));
     }
     let numeric: Vec<bool> = (0..header.len())
         .map(|c| {
-            c != pi
+            !key_columns.contains(&c)
                 && rows
                     .iter()
                     .all(|(_, f)| f[c].is_empty() || f[c].parse::<f64>().is_ok())

@@ -2,7 +2,8 @@
 //! `delay_bound` went from 3 to 7 days.
 //!
 //! * [`load`] reads run folders ([`load_runs`]): each project's headline metrics from
-//!   `summary.csv` (or `summary.json` in older folders), and the scenario, seed,
+//!   `summary.csv` (or `summary.json` in older folders), each app's of a project with
+//!   several from `summary_apps.csv` (named `project/app`), and the scenario, seed,
 //!   `--set` overrides and effective configuration from `manifest.json`.
 //! * [`config`] flattens the effective configurations to `--set`-style key paths
 //!   and lists the keys whose values differ.
@@ -113,8 +114,13 @@ pub fn compare(paths: &[PathBuf], labels: &[String], out: &Path) -> Result<Strin
         .iter()
         .map(|r| (r.label.clone(), r.path.clone()))
         .collect();
+    // Overlays need a project's time series: apps (`project/app`) have none.
+    let projects: Vec<String> = (cmp.shared.iter())
+        .filter(|p| !p.contains('/'))
+        .cloned()
+        .collect();
     let charts =
-        crate::plot::write_overlays(&labelled, &cmp.shared, folder.dir()).map_err(|e| match e {
+        crate::plot::write_overlays(&labelled, &projects, folder.dir()).map_err(|e| match e {
             crate::plot::PlotError::BadInput(m) => CompareError::Input(m),
             other => CompareError::Output {
                 path: out.display().to_string(),
