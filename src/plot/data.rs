@@ -56,6 +56,8 @@ pub struct RunData {
     pub hosts: usize,
     /// `summary.csv`, when present.
     pub summary: Option<SummaryTable>,
+    /// `summary_apps.csv`, when present (folders from before it have none).
+    pub summary_apps: Option<SummaryTable>,
     /// Files the charts would have used but that are not in the folder.
     pub missing_files: Vec<&'static str>,
     /// `credit_versions.csv`, in file order (empty when missing).
@@ -77,6 +79,20 @@ pub struct CreditVersionRow {
 pub const MANIFEST_JSON: &str = "manifest.json";
 pub const SUMMARY_JSON: &str = "summary.json";
 pub const SUMMARY_CSV: &str = "summary.csv";
+
+/// A CSV file of the folder as text cells, `None` when it is missing.
+fn read_table(dir: &Path, name: &'static str) -> Result<Option<SummaryTable>, PlotError> {
+    let Some(mut csv) = Csv::open(dir, name)? else {
+        return Ok(None);
+    };
+    let columns: Vec<String> = csv.header.iter().map(String::from).collect();
+    let mut rows = Vec::new();
+    csv.rows(|r, _| {
+        rows.push(r.iter().map(String::from).collect());
+        Ok(())
+    })?;
+    Ok(Some(SummaryTable { columns, rows }))
+}
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
 pub const HISTOGRAMS_CSV: &str = "histograms.csv";
 pub const HOSTS_CSV: &str = "hosts.csv";
@@ -333,17 +349,11 @@ impl RunData {
     }
 
     fn read_summary_csv(&mut self) -> Result<(), PlotError> {
-        let Some(mut csv) = Csv::open(&self.dir, SUMMARY_CSV)? else {
+        self.summary = read_table(&self.dir, SUMMARY_CSV)?;
+        if self.summary.is_none() {
             self.missing_files.push(SUMMARY_CSV);
-            return Ok(());
-        };
-        let columns: Vec<String> = csv.header.iter().map(String::from).collect();
-        let mut rows = Vec::new();
-        csv.rows(|r, _| {
-            rows.push(r.iter().map(String::from).collect());
-            Ok(())
-        })?;
-        self.summary = Some(SummaryTable { columns, rows });
+        }
+        self.summary_apps = read_table(&self.dir, crate::stats::apps::SUMMARY_APPS_CSV)?;
         Ok(())
     }
 

@@ -182,11 +182,36 @@ fn table_from_json(projects: &serde_json::Map<String, Value>) -> Table {
     }
 }
 
+/// Appends a column per app of each project with several (`project/app`) from
+/// `summary_apps.csv`, its cells matched to the table's rows by figure name (empty
+/// for the figures that exist only per project).
+fn add_app_columns(table: &mut Table, apps: &super::data::SummaryTable) {
+    let col = |name: &str| apps.columns.iter().position(|c| c == name);
+    let (Some(ip), Some(ia)) = (col("project"), col("app")) else {
+        return;
+    };
+    let cell = |r: &Vec<String>, i: usize| r.get(i).cloned().unwrap_or_default();
+    let several = |p: &str| apps.rows.iter().filter(|r| cell(r, ip) == p).count() > 1;
+    for r in apps.rows.iter().filter(|r| several(&cell(r, ip))) {
+        table
+            .projects
+            .push(format!("{}/{}", cell(r, ip), cell(r, ia)));
+        for (name, cells) in &mut table.rows {
+            cells.push(col(name).map(|i| cell(r, i)).unwrap_or_default());
+        }
+    }
+}
+
 /// The summary table: one column per project, one row per metric, from summary.csv
-/// in file order, else from summary.json's per-project figures.
+/// in file order, else from summary.json's per-project figures; then a column per
+/// app of each project with several.
 fn summary_table(d: &RunData, out: &mut String) {
     let table = if let Some(s) = &d.summary {
-        table_from_csv(s)
+        let mut t = table_from_csv(s);
+        if let Some(apps) = &d.summary_apps {
+            add_app_columns(&mut t, apps);
+        }
+        t
     } else if let Some(Value::Object(ps)) = d.summary_json.as_ref().and_then(|s| s.get("projects"))
     {
         table_from_json(ps)
@@ -203,9 +228,10 @@ fn summary_table(d: &RunData, out: &mut String) {
     } = table;
     let _ = writeln!(
         out,
-        "<p class=\"note\">From {}; one column per project, figures grouped by what they \
-         measure, each with its unit (definitions: docs/outputs.md). Hover a name for its \
-         column, a cell for the exact value.</p>",
+        "<p class=\"note\">From {}; one column per project (and per app of a project with \
+         several, from summary_apps.csv), figures grouped by what they measure, each with \
+         its unit (definitions: docs/outputs.md). Hover a name for its column, a cell for \
+         the exact value.</p>",
         esc(source)
     );
     out.push_str(
@@ -464,6 +490,35 @@ mod tests {
         assert!(h.contains("<svg width=\"10\" height=\"10\"><text>x</text></svg>\n<figcaption>"));
         // Nothing fetched from elsewhere.
         assert!(!h.contains("src=\"http") && !h.contains("href=\"http"));
+    }
+
+    #[test]
+    fn apps_of_a_project_with_several_get_their_own_columns() {
+        let mut d = data();
+        d.summary_apps = Some(SummaryTable {
+            columns: vec![
+                "project".into(),
+                "app_id".into(),
+                "app".into(),
+                "results_reported".into(),
+            ],
+            rows: vec![
+                vec!["p<1>".into(), "1".into(), "sim".into(), "1000".into()],
+                vec!["p<1>".into(), "2".into(), "search".into(), "234".into()],
+                vec!["q".into(), "1".into(), "app".into(), "7".into()],
+            ],
+        });
+        let h = html(&d, &[]);
+        assert!(h.contains(
+            "<th scope=\"col\">p&lt;1&gt;/sim</th><th scope=\"col\">p&lt;1&gt;/search</th></tr>"
+        ));
+        // A one-app project's app repeats its project: no column.
+        assert!(!h.contains("q/app"));
+        // Figures only a project has are empty in the app columns.
+        assert!(h.contains("<td title=\"1000\">"));
+        assert!(
+            h.contains("<td title=\"0.05\">5 %</td><td title=\"\">–</td><td title=\"\">–</td>")
+        );
     }
 
     #[test]
