@@ -1,6 +1,8 @@
 //! Property tests: on many random scenarios (random quorum and limits, error,
-//! wrong-result and dropout rates, grace period, variant), the invariants of spec
-//! backend §3 hold after every daemon step, and a run is a pure function of its seed.
+//! wrong-result and dropout rates, grace period, variant; and projects of several
+//! apps with multi-threaded and GPU versions), the invariants of spec backend §3 and
+//! the client's hold after every daemon step, and a run is a pure function of its
+//! seed.
 
 use boinc_sim::scenario::load::load_str;
 use boinc_sim::server::invariants::check_quiescent;
@@ -117,5 +119,168 @@ fn eventual_invariants_hold_at_quiescence() {
         if let Err(v) = check_quiescent(p) {
             panic!("seed {seed}: {v}");
         }
+    }
+}
+
+/// A random heterogeneous project: two apps with their own quorum, deadline and
+/// size; the first with a plain and an `mt_threads`-thread version, the second with
+/// a CPU and (if `cuda`) a CUDA version using `gpu_count` GPUs; homogeneous
+/// redundancy and app version and adaptive replication as drawn; CPU-only hosts
+/// with `ncpus` CPUs and GPU hosts, on the modern client; db_purge on if `purge`.
+#[allow(clippy::too_many_arguments)]
+fn apps_scenario(
+    q: [i32; 2],
+    bound_h: [u32; 2],
+    mt_threads: u32,
+    cuda: bool,
+    gpu_count: f64,
+    hr: i32,
+    hav: bool,
+    adaptive: bool,
+    ncpus: u32,
+    err_p: f64,
+    purge: bool,
+    seed: u64,
+) -> String {
+    let purge = if purge { "\"1h\"" } else { "0" };
+    let app = |k: usize, name: &str| {
+        let (q, t) = (q[k], q[k]);
+        format!(
+            r#"
+[[project.main.app]]
+name = "{name}"
+homogeneous_redundancy = {hr}
+homogeneous_app_version = {hav}
+target_nresults = {adaptive}
+[project.main.app.workunit]
+min_quorum = {q}
+target_nresults = {t}
+max_error_results = 3
+max_total_results = {total}
+max_success_results = {s}
+delay_bound = "{b}h"
+rsc_fpops_est = {est}
+[project.main.app.work_generator]
+mode = "cushion"
+cushion = 10
+max_workunits = 40
+"#,
+            total = t + 3,
+            s = t + 1,
+            b = bound_h[k],
+            est = if k == 0 { 3.6e13 } else { 7.2e12 },
+            adaptive = if adaptive && q == 1 { 2 } else { 0 },
+        )
+    };
+    let cuda_version = if cuda {
+        format!(
+            "[[project.main.app.version]]\nplan_class = \"cuda\"\navg_ncpus = 0.2\n\
+             coproc = {{ type = \"nvidia\", count = {gpu_count} }}\nflops_scale = 0.1\n"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        r#"
+[simulation]
+seed = {seed}
+duration = "3d"
+
+[client]
+policy = "modern_rec"
+
+[project.main.config]
+one_result_per_host_per_wu = true
+
+[project.main.daemons]
+db_purge = {purge}
+{first}
+[[project.main.app.version]]
+plan_class = ""
+[[project.main.app.version]]
+plan_class = "mt"
+avg_ncpus = {mt_threads}
+{second}
+[[project.main.app.version]]
+plan_class = ""
+{cuda_version}
+[[host_group]]
+name = "cpu"
+count = 20
+p_ncpus = {ncpus}
+p_fpops = {{ dist = "uniform", min = 1e9, max = 3e9 }}
+error_prob = {err_p}
+os_name = "Linux"
+
+[[host_group]]
+name = "gpu"
+count = 10
+p_ncpus = {ncpus}
+os_name = "Microsoft Windows"
+coproc = [{{ type = "nvidia", count = 2, peak_flops = 5e11 }}]
+error_prob = {err_p}
+"#,
+        first = app(0, "long"),
+        second = app(1, "short"),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Several apps with multi-threaded and GPU versions: the server's invariants
+    /// and the client's (no CPU or GPU oversubscribed, GPU jobs only on GPUs, the
+    /// buffer within its bounds) hold after every step; every result went with a
+    /// version of its own workunit's app, a GPU version only to a host with that
+    /// GPU; and the apps' figures add up to the project's.
+    #[test]
+    fn invariants_hold_on_random_multi_app_projects(
+        q0 in 1i32..=2,
+        q1 in 1i32..=3,
+        b0 in 12u32..=72,
+        b1 in 6u32..=48,
+        mt_threads in 2u32..=8,
+        cuda in any::<bool>(),
+        gpu_count in prop_oneof![Just(0.5f64), Just(1.0f64), Just(2.0f64)],
+        hr in 0i32..=2,
+        hav in any::<bool>(),
+        adaptive in any::<bool>(),
+        ncpus in 1u32..=8,
+        err_p in 0.0f64..0.2,
+        purge in any::<bool>(),
+        seed in 0u64..1000,
+    ) {
+        let text = apps_scenario([q0, q1], [b0, b1], mt_threads, cuda, gpu_count, hr, hav, adaptive, ncpus, err_p, purge, seed);
+        let loaded = load_str(&text, "apps.toml", &[], None).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+        let finished = world.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let p = &finished.projects[0];
+        for (_, r) in p.db.results.iter() {
+            if r.app_version_id == 0 {
+                continue;
+            }
+            let av = p.app_version(r.app_version_id);
+            prop_assert_eq!(av.appid, p.db.wu(r.workunitid).appid);
+            if av.proc_type != boinc_sim::server::resource::ProcType::Cpu {
+                prop_assert!(!p.db.host(r.hostid).coprocs.is_empty(), "GPU job on a CPU-only host");
+            }
+        }
+        // Hosts of 2 CPUs and more run the multi-threaded version, the fastest on
+        // them (seen when db_purge kept every row). The CUDA version may go unused:
+        // CPU hosts can take every new job of `short` first, and with a homogeneous
+        // app version its other results then need the CPU version too, as in BOINC.
+        let used = |pred: &dyn Fn(&boinc_sim::server::app_version::AppVersion) -> bool| {
+            p.db.results
+                .iter()
+                .any(|(_, r)| r.app_version_id != 0 && pred(p.app_version(r.app_version_id)))
+        };
+        if ncpus >= 2 && !purge {
+            prop_assert!(used(&|v| v.avg_ncpus > 1.0), "no multi-threaded job");
+        }
+        let t = &finished.recorder.tallies[0];
+        let apps = &finished.recorder.app_tallies[0];
+        prop_assert!(apps.iter().all(|a| a.workunits > 0), "an app made no work");
+        prop_assert_eq!(apps.iter().map(|a| a.workunits).sum::<u64>(), t.workunits);
+        prop_assert_eq!(apps.iter().map(|a| a.results).sum::<u64>(), t.results);
     }
 }
