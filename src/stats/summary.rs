@@ -169,16 +169,35 @@ impl Tally {
 }
 
 /// The censoring warnings of a run, one per project whose `delay_bound` exceeds a
-/// third of the measured window ([`window::censoring_warning`]), in scenario order.
+/// third of the measured window ([`window::censoring_warning`]), in scenario order;
+/// in a project with several apps, one per such app, with the app's own censored
+/// results.
 pub fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
-    f.projects
-        .iter()
-        .zip(&f.recorder.tallies)
-        .filter_map(|(p, t)| {
-            let delay_bound = p.apps.iter().map(|a| a.workunit.delay_bound.get()).max()?;
-            window::censoring_warning(&p.name, delay_bound, t.window, t.deadline.censored)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (pi, (p, t)) in f.projects.iter().zip(&f.recorder.tallies).enumerate() {
+        if let [app] = p.apps.as_slice() {
+            let who = format!("project {}", p.name);
+            let bound = app.workunit.delay_bound.get();
+            out.extend(window::censoring_warning(
+                &who,
+                bound,
+                t.window,
+                t.deadline.censored,
+            ));
+            continue;
+        }
+        for (app, t) in p.apps.iter().zip(&f.recorder.app_tallies[pi]) {
+            let who = format!("project {}, app {}", p.name, app.cfg.name);
+            let bound = app.workunit.delay_bound.get();
+            out.extend(window::censoring_warning(
+                &who,
+                bound,
+                t.window,
+                t.deadline.censored,
+            ));
+        }
+    }
+    out
 }
 
 /// `summary.json`: headline figures and the effective configuration. Contains no

@@ -103,20 +103,16 @@ pub fn deadline_fate(r: &ResultRow, w: Window) -> Option<DeadlineFate> {
     })
 }
 
-/// The censoring warning of a project (`summary.json` `warnings`, and stderr): when
-/// `delay_bound` exceeds a third of the measured window, a large part of the results
-/// sent have no outcome at the end, and the ones that do are the quick ones, so the
-/// deadline figures lean optimistic.
-pub fn censoring_warning(
-    project: &str,
-    delay_bound: Time,
-    w: Window,
-    censored: u64,
-) -> Option<String> {
+/// The censoring warning of a project, or of an app (`summary.json` `warnings`, and
+/// stderr): when `delay_bound` exceeds a third of the measured window, a large part
+/// of the results sent have no outcome at the end, and the ones that do are the
+/// quick ones, so the deadline figures lean optimistic. `who` starts the message:
+/// `project main`, or `project main, app search`.
+pub fn censoring_warning(who: &str, delay_bound: Time, w: Window, censored: u64) -> Option<String> {
     let span = w.end - w.warmup;
     (3 * delay_bound > span).then(|| {
         format!(
-            "project {project}: delay_bound ({}) is more than a third of the measured {} \
+            "{who}: delay_bound ({}) is more than a third of the measured {} \
              (simulation.duration minus [output] warmup): {censored} results sent have their \
              deadline after the end and are left out of the deadline figures; \
              simulate at least 3 × delay_bound for figures that describe the steady state",
@@ -266,8 +262,8 @@ mod tests {
             warmup: 86_400,
             end: 10 * 86_400,
         };
-        assert_eq!(censoring_warning("main", 3 * 86_400, w, 5), None);
-        let msg = censoring_warning("main", 3 * 86_400 + 1, w, 5).unwrap();
+        assert_eq!(censoring_warning("project main", 3 * 86_400, w, 5), None);
+        let msg = censoring_warning("project main", 3 * 86_400 + 1, w, 5).unwrap();
         assert!(
             msg.starts_with(
                 "project main: delay_bound (3 d) is more than a third of the measured 9 d"
