@@ -104,6 +104,11 @@ fn bad_app_lists_name_the_line_and_key() {
 /// A modern-client run of 40 hosts for 3 days of `apps` (the project's apps and
 /// anything else of the project), in process.
 fn run(apps: &str) -> Finished<StatsRecorder> {
+    run_with(apps, "")
+}
+
+/// [`run`] with `group` added to the host group's keys.
+fn run_with(apps: &str, group: &str) -> Finished<StatsRecorder> {
     let text = format!(
         r#"[simulation]
 seed = 8
@@ -121,6 +126,7 @@ db_purge = 0
 count = 40
 p_ncpus = 2
 p_fpops = {{ dist = "uniform", min = 1e9, max = 3e9 }}
+{group}
 "#
     );
     common::run_text(&text, "apps.toml", &RunOptions::CHECKED)
@@ -346,26 +352,10 @@ cushion = 20
 "#
         )
     };
-    let text = format!(
-        r#"[simulation]
-seed = 4
-duration = "2d"
-
-[client]
-policy = "modern_rec"
-
-[project.main.daemons]
-db_purge = 0
-{}{}
-[[host_group]]
-count = 40
-p_ncpus = 2
-wrong_result_prob = 0.33
-"#,
-        app("yes_no", 1.0),
-        app("floats", 0.0)
+    let done = run_with(
+        &format!("{}{}", app("yes_no", 1.0), app("floats", 0.0)),
+        "wrong_result_prob = 0.33",
     );
-    let done = common::run_text(&text, "outputs.toml", &RunOptions::CHECKED);
     let p = &done.projects[0];
     // Per app: (workunits with two wrong outputs, of which the outputs agree).
     let mut pairs = [(0, 0); 2];

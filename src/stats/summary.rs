@@ -174,20 +174,17 @@ impl Tally {
 /// results.
 pub fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
     let mut out = Vec::new();
-    for (pi, (p, t)) in f.projects.iter().zip(&f.recorder.tallies).enumerate() {
-        if let [app] = p.apps.as_slice() {
-            let who = format!("project {}", p.name);
-            let bound = app.workunit.delay_bound.get();
-            out.extend(window::censoring_warning(
-                &who,
-                bound,
-                t.window,
-                t.deadline.censored,
-            ));
-            continue;
-        }
-        for (app, t) in p.apps.iter().zip(&f.recorder.app_tallies[pi]) {
-            let who = format!("project {}, app {}", p.name, app.cfg.name);
+    for (pi, (p, project_tally)) in f.projects.iter().zip(&f.recorder.tallies).enumerate() {
+        let several = p.apps.len() > 1;
+        for (app, app_tally) in p.apps.iter().zip(&f.recorder.app_tallies[pi]) {
+            let (who, t) = if several {
+                (
+                    format!("project {}, app {}", p.name, app.cfg.name),
+                    app_tally,
+                )
+            } else {
+                (format!("project {}", p.name), project_tally)
+            };
             let bound = app.workunit.delay_bound.get();
             out.extend(window::censoring_warning(
                 &who,
