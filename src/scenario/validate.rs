@@ -14,7 +14,7 @@
 use super::schema::*;
 use crate::client::config::Policy;
 use crate::server::ProjectConfig;
-use crate::server::config::{AppConfig, AppVersionConfig, WorkGenConfig, WorkGenMode, WuTemplate};
+use crate::server::config::{AppVersionConfig, WorkGenConfig, WorkGenMode, WuTemplate};
 use crate::server::db::parse_result_name;
 use crate::server::types::{AssimilateState, FileDeleteState, Outcome, ServerState, ValidateState};
 use std::collections::BTreeMap;
@@ -704,19 +704,24 @@ impl Checker<'_> {
                 format!("{prefix}.app")
             }
         };
-        for (section, given_at_project) in [
-            ("workunit", p.workunit.is_some()),
-            ("work_generator", p.work_generator.is_some()),
-            ("validator", p.validator.is_some()),
+        // Each section: given at project level, and in the (first) app.
+        let first = &p.app[0];
+        for (section, at_project, in_app) in [
+            ("workunit", p.workunit.is_some(), first.workunit.is_some()),
+            (
+                "work_generator",
+                p.work_generator.is_some(),
+                first.work_generator.is_some(),
+            ),
+            (
+                "validator",
+                p.validator.is_some(),
+                first.validator.is_some(),
+            ),
         ] {
-            if !given_at_project {
+            if !at_project {
                 continue;
             }
-            let in_app = |a: &AppConfig| match section {
-                "workunit" => a.workunit.is_some(),
-                "work_generator" => a.work_generator.is_some(),
-                _ => a.validator.is_some(),
-            };
             if several {
                 self.push(
                     format!("{prefix}.{section}"),
@@ -725,7 +730,7 @@ impl Checker<'_> {
                          a [{prefix}.app.{section}] table in each [[{prefix}.app]]"
                     ),
                 );
-            } else if in_app(&p.app[0]) {
+            } else if in_app {
                 self.push(
                     format!("{}.{section}", pa(0)),
                     format!(

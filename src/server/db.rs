@@ -466,11 +466,18 @@ impl Db {
         }
     }
 
-    /// Adds `delta` to the UNSENT count of workunit `wuid`'s app, when counted.
+    /// Adds `delta` to the UNSENT count of workunit `wuid`'s app, when counted (the
+    /// workunit is read only then).
     fn count_unsent(&mut self, wuid: WuId, delta: i64) {
         if !self.unsent_by_app.is_empty() {
-            let app = self.wu(wuid).appid as usize - 1;
-            self.unsent_by_app[app] = self.unsent_by_app[app].wrapping_add_signed(delta);
+            self.count_unsent_of(self.wu(wuid).appid, delta);
+        }
+    }
+
+    /// Adds `delta` to app `appid`'s UNSENT count, when counted.
+    fn count_unsent_of(&mut self, appid: AppId, delta: i64) {
+        if let Some(n) = self.unsent_by_app.get_mut(appid as usize - 1) {
+            *n = n.wrapping_add_signed(delta);
         }
     }
 
@@ -568,8 +575,8 @@ impl Db {
             if r.server_state == ServerState::Unsent && !r.in_cache {
                 self.feedable.remove(&(Reverse(r.priority), wuid, rid));
             }
-            if r.server_state == ServerState::Unsent && !self.unsent_by_app.is_empty() {
-                self.unsent_by_app[wu.appid as usize - 1] -= 1;
+            if r.server_state == ServerState::Unsent {
+                self.count_unsent_of(wu.appid, -1);
             }
             if r.server_state == ServerState::InProgress {
                 self.detach_from_host(r.hostid, rid);
