@@ -245,7 +245,10 @@ fn read_json(path: &Path) -> Result<Value, CompareError> {
 /// missing values. A column with a non-empty field that is not a number is not a
 /// metric and is left out (the column set is open-ended).
 pub fn parse_summary_csv(text: &str, origin: &str) -> Result<Vec<ProjectSummary>, CompareError> {
-    parse_keyed_csv(text, origin, &[])
+    Ok(parse_keyed_csv(text, origin, &[])?
+        .into_iter()
+        .map(|(_, row)| row)
+        .collect())
 }
 
 /// Parses `summary_apps.csv` and keeps the apps of projects with several, each
@@ -256,22 +259,24 @@ pub fn parse_summary_apps_csv(
     origin: &str,
 ) -> Result<Vec<ProjectSummary>, CompareError> {
     let rows = parse_keyed_csv(text, origin, &["app", "app_id"])?;
-    let project_of = |name: &str| name.split('/').next().unwrap_or_default().to_string();
-    let apps_of = |p: &str| rows.iter().filter(|r| project_of(&r.project) == p).count();
+    let projects: Vec<&str> = rows.iter().map(|(project, _)| project.as_str()).collect();
+    let shown = crate::stats::apps::shown_beside_projects(&projects);
     Ok(rows
-        .iter()
-        .filter(|r| apps_of(&project_of(&r.project)) > 1)
-        .cloned()
+        .into_iter()
+        .zip(shown)
+        .filter(|(_, s)| *s)
+        .map(|((_, row), _)| row)
         .collect())
 }
 
-/// Rows keyed by the `project` column, joined with `/` to the first of `keys` (the
-/// other keys are dropped, not metrics).
+/// Rows keyed by the `project` column, named by it or, with `keys`, by the app
+/// label of it and the first key ([`crate::stats::apps::label`]; the other keys are
+/// dropped, not metrics); each with its project.
 fn parse_keyed_csv(
     text: &str,
     origin: &str,
     keys: &[&str],
-) -> Result<Vec<ProjectSummary>, CompareError> {
+) -> Result<Vec<(String, ProjectSummary)>, CompareError> {
     let bad = |msg: String| CompareError::Input(format!("{origin}: {msg}"));
     let mut reader = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let header: Vec<String> = reader
@@ -293,7 +298,7 @@ fn parse_keyed_csv(
         let rec = rec.map_err(|e| bad(format!("line {}: {e}", i + 2)))?;
         let fields: Vec<String> = rec.iter().map(|f| f.trim().to_string()).collect();
         let name = match key_columns.get(1) {
-            Some(&a) => format!("{}/{}", fields[pi], fields[a]),
+            Some(&a) => crate::stats::apps::label(&fields[pi], &fields[a]),
             None => fields[pi].clone(),
         };
         rows.push((name, fields));
@@ -308,12 +313,15 @@ fn parse_keyed_csv(
         .collect();
     Ok(rows
         .into_iter()
-        .map(|(project, fields)| ProjectSummary {
-            project,
-            metrics: (0..header.len())
-                .filter(|&c| numeric[c])
-                .map(|c| (header[c].clone(), fields[c].parse::<f64>().ok()))
-                .collect(),
+        .map(|(name, fields)| {
+            let row = ProjectSummary {
+                project: name,
+                metrics: (0..header.len())
+                    .filter(|&c| numeric[c])
+                    .map(|c| (header[c].clone(), fields[c].parse::<f64>().ok()))
+                    .collect(),
+            };
+            (fields[pi].clone(), row)
         })
         .collect())
 }

@@ -191,11 +191,11 @@ fn add_app_columns(table: &mut Table, apps: &super::data::SummaryTable) {
         return;
     };
     let cell = |r: &Vec<String>, i: usize| r.get(i).cloned().unwrap_or_default();
-    let several = |p: &str| apps.rows.iter().filter(|r| cell(r, ip) == p).count() > 1;
-    for r in apps.rows.iter().filter(|r| several(&cell(r, ip))) {
-        table
-            .projects
-            .push(format!("{}/{}", cell(r, ip), cell(r, ia)));
+    let projects: Vec<String> = apps.rows.iter().map(|r| cell(r, ip)).collect();
+    let names: Vec<&str> = projects.iter().map(String::as_str).collect();
+    let shown = crate::stats::apps::shown_beside_projects(&names);
+    for (r, _) in apps.rows.iter().zip(shown).filter(|(_, s)| *s) {
+        (table.projects).push(crate::stats::apps::label(&cell(r, ip), &cell(r, ia)));
         for (name, cells) in &mut table.rows {
             cells.push(col(name).map(|i| cell(r, i)).unwrap_or_default());
         }

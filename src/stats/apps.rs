@@ -48,6 +48,21 @@ pub fn app_headlines(f: &Finished<StatsRecorder>, duration_s: f64) -> Vec<AppHea
         .collect()
 }
 
+/// The name an app's figures go by beside its project's (`compare`, the report's
+/// summary table): `project/app`, e.g. `main/search`.
+pub fn label(project: &str, app: &str) -> String {
+    format!("{project}/{app}")
+}
+
+/// Which rows of `summary_apps.csv`, given each row's project, are shown beside the
+/// projects' rows: those of projects with several apps. A one-app project's app row
+/// repeats its project's row.
+pub fn shown_beside_projects(projects: &[&str]) -> Vec<bool> {
+    (projects.iter())
+        .map(|p| projects.iter().filter(|q| *q == p).count() > 1)
+        .collect()
+}
+
 /// Writes `summary_apps.csv`: the [`KEYS`], then one column per figure, written
 /// as in `summary.csv` ([`headline::field`]).
 pub fn write_csv(dir: &Path, rows: &[AppHeadline]) -> io::Result<()> {
