@@ -278,7 +278,7 @@ proptest! {
             prop_assert!(used(&|v| v.avg_ncpus > 1.0), "no multi-threaded job");
         }
         let t = &finished.recorder.tallies[0];
-        let apps = &finished.recorder.app_tallies[0];
+        let apps = [1, 2].map(|a| finished.recorder.app_tally(0, a));
         prop_assert!(apps.iter().all(|a| a.workunits > 0), "an app made no work");
         prop_assert_eq!(apps.iter().map(|a| a.workunits).sum::<u64>(), t.workunits);
         prop_assert_eq!(apps.iter().map(|a| a.results).sum::<u64>(), t.results);

@@ -253,6 +253,12 @@ impl Project {
         &self.app_versions[id as usize - 1]
     }
 
+    /// App version `id`, if there is one (a result never sent has version 0).
+    #[inline]
+    pub fn find_app_version(&self, id: u32) -> Option<&app_version::AppVersion> {
+        self.app_versions.get((id as usize).wrapping_sub(1))
+    }
+
     /// The versions of app `id`.
     pub fn versions_of(&self, id: types::AppId) -> &[app_version::AppVersion] {
         &self.app_versions[self.app(id).versions.clone()]

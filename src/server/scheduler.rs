@@ -388,8 +388,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         // BOINC raises elapsed time to CPU time only for single-threaded versions: a
         // multi-threaded job rightly uses more CPU time than elapsed time.
         let single_threaded = p
-            .app_versions
-            .get((r.app_version_id as usize).wrapping_sub(1))
+            .find_app_version(r.app_version_id)
             .is_none_or(|av| av.avg_ncpus <= 1.0);
         p.db.set_hostid(ACTOR, rid, req.hostid);
         let mut et = rep.elapsed_time;
@@ -533,8 +532,7 @@ fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> 
 /// The `flops_estimate_error` of version `av`: how much faster the server believes
 /// it than it is (1 for the plain CPU version).
 fn estimate_error(p: &Project, av: u32) -> f64 {
-    p.app_versions
-        .get((av as usize).wrapping_sub(1))
+    p.find_app_version(av)
         .map_or(1.0, |v| v.flops_estimate_error)
 }
 

@@ -213,7 +213,7 @@ pub fn values(
     let p = &f.projects[pi];
     let t: &Tally = match scope {
         Scope::Project => &f.recorder.tallies[pi],
-        Scope::App(a) => &f.recorder.app_tallies[pi][a as usize - 1],
+        Scope::App(a) => f.recorder.app_tally(pi, a),
     };
     // A value of the workunit template: the app's own, or the one all apps share.
     let template_of = |g: fn(&WuTemplate) -> f64| match scope {

@@ -24,8 +24,10 @@ use std::io;
 pub struct StatsRecorder {
     /// Headline figures per project (scenario order), tallied as rows are finalised.
     pub tallies: Vec<Tally>,
-    /// The same figures per app: `app_tallies[pi][k]` is app `k + 1` of project `pi`
-    /// (`summary_apps.csv`), fed the project's rows of that app.
+    /// The same figures per app of a project with several: `app_tallies[pi][k]` is
+    /// app `k + 1` of project `pi` (`summary_apps.csv`), fed the project's rows of
+    /// that app. Empty for a one-app project, whose app's figures are the project's
+    /// ([`Self::app_tally`]): every row is then tallied once, not twice.
     pub app_tallies: Vec<Vec<Tally>>,
     /// Receives every row as the run goes (`None`: no run folder, e.g. a sweep run).
     pub output: Option<RunOutput>,
@@ -59,7 +61,13 @@ impl StatsRecorder {
         let app_tallies = scenario
             .project
             .values()
-            .map(|p| p.apps().map(|_| tally()).collect())
+            .map(|p| {
+                if p.app.len() > 1 {
+                    p.apps().map(|_| tally()).collect()
+                } else {
+                    Vec::new()
+                }
+            })
             .collect();
         let credit = (0..scenario.project.len())
             .map(|_| CreditFigures::new(out.interval.get(), out.warmup.get()))
@@ -72,6 +80,15 @@ impl StatsRecorder {
             credit,
             group_names,
             job_log: None,
+        }
+    }
+
+    /// The figures of app `app` of project `pi`: its own tally, or the project's
+    /// when the project has one app.
+    pub fn app_tally(&self, pi: usize, app: AppId) -> &Tally {
+        match self.app_tallies[pi].get(app as usize - 1) {
+            Some(t) => t,
+            None => &self.tallies[pi],
         }
     }
 
@@ -129,7 +146,9 @@ impl Recorder for StatsRecorder {
         purged: bool,
     ) -> io::Result<()> {
         self.tallies[pi].add_workunit(wu, purged);
-        self.app_tallies[pi][wu.appid as usize - 1].add_workunit(wu, purged);
+        if let Some(t) = self.app_tallies[pi].get_mut(wu.appid as usize - 1) {
+            t.add_workunit(wu, purged);
+        }
         match &mut self.output {
             Some(out) => out.write_workunit(project, wu, purged),
             None => Ok(()),
@@ -155,7 +174,9 @@ impl Recorder for StatsRecorder {
         purged: bool,
     ) -> io::Result<()> {
         self.tallies[pi].add_result(r);
-        self.app_tallies[pi][app as usize - 1].add_result(r);
+        if let Some(t) = self.app_tallies[pi].get_mut(app as usize - 1) {
+            t.add_result(r);
+        }
         match &mut self.output {
             Some(out) => out.write_result(project, r, purged),
             None => Ok(()),

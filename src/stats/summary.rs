@@ -174,17 +174,14 @@ impl Tally {
 /// results.
 pub fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
     let mut out = Vec::new();
-    for (pi, (p, project_tally)) in f.projects.iter().zip(&f.recorder.tallies).enumerate() {
-        let several = p.apps.len() > 1;
-        for (app, app_tally) in p.apps.iter().zip(&f.recorder.app_tallies[pi]) {
-            let (who, t) = if several {
-                (
-                    format!("project {}, app {}", p.name, app.cfg.name),
-                    app_tally,
-                )
+    for (pi, p) in f.projects.iter().enumerate() {
+        for app in &p.apps {
+            let who = if p.apps.len() > 1 {
+                format!("project {}, app {}", p.name, app.cfg.name)
             } else {
-                (format!("project {}", p.name), project_tally)
+                format!("project {}", p.name)
             };
+            let t = f.recorder.app_tally(pi, app.id);
             let bound = app.workunit.delay_bound.get();
             out.extend(window::censoring_warning(
                 &who,
