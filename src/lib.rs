@@ -31,6 +31,7 @@
 //! dispatches a host event to its group's policy.
 //! `tests/layering.rs` fails if a module names one it must not.
 
+pub mod base;
 pub mod cli;
 pub mod client;
 pub mod compare;

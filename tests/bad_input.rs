@@ -5,8 +5,8 @@
 //! checked by eye. A few positive cases check that the same loader fills defaults,
 //! parses durations and applies `--set`.
 
+use boinc_sim::base::units::Duration;
 use boinc_sim::scenario::load::{ScenarioError, load, load_str};
-use boinc_sim::scenario::units::Duration;
 use std::io::Write;
 
 mod common;

@@ -4,9 +4,9 @@
 //! wrong, shows credit_new's scales correcting it; bad logs fail with the file,
 //! line, column and what was expected, exit status 2.
 
+use boinc_sim::base::units::Duration;
 use boinc_sim::credit::replay::{self, ReplayConfig};
 use boinc_sim::credit::tally;
-use boinc_sim::scenario::units::Duration;
 use boinc_sim::stats::job_log;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -144,6 +144,14 @@ fn lower_layers_never_name_higher_ones() {
         .copied()
         .chain(["server", "client", "scenario"])
         .collect();
+    // The leaf: durations, distributions and hashing name nothing else of the crate.
+    let above_base: Vec<&str> = above_engine.iter().copied().chain(["engine"]).collect();
+    assert_never_names(
+        &["base"],
+        "crate",
+        &above_base,
+        "durations, distributions and hashing are the leaf every layer shares",
+    );
     assert_never_names(
         &["engine"],
         "crate",

@@ -10,8 +10,8 @@
 //! ascending id, as one validator pass does. A run's own log, which records when
 //! each result was validated, therefore replays to the run's credits bit for bit.
 
+use crate::base::units::Duration;
 use crate::engine::{INT_MAX, Time};
-use crate::scenario::units::Duration;
 use crate::server::config::{AppConfig, BackendSection, CreditScheme, ValidatorConfig, WuTemplate};
 use crate::server::credit::classic_claimed_credit;
 use crate::server::credit_new::CreditNew;

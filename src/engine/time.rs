@@ -23,33 +23,4 @@ pub fn db_time(t: Time) -> DbTime {
     t.clamp(DbTime::MIN.into(), INT_MAX) as DbTime
 }
 
-/// Seconds in a day, the unit of quotas and credit averages.
-pub const DAY: Time = 86_400;
-
-/// Formats a duration in seconds the way scenario files accept it back (`"10d"`,
-/// `"6h"`, `"90m"` or plain seconds), choosing the largest exact unit.
-pub fn format_duration(secs: i64) -> String {
-    if secs != 0 && secs % DAY == 0 {
-        format!("{}d", secs / DAY)
-    } else if secs != 0 && secs % 3600 == 0 {
-        format!("{}h", secs / 3600)
-    } else if secs != 0 && secs % 60 == 0 {
-        format!("{}m", secs / 60)
-    } else {
-        format!("{secs}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_use_the_largest_exact_unit() {
-        assert_eq!(format_duration(864_000), "10d");
-        assert_eq!(format_duration(21_600), "6h");
-        assert_eq!(format_duration(5_400), "90m");
-        assert_eq!(format_duration(61), "61");
-        assert_eq!(format_duration(0), "0");
-    }
-}
+pub use crate::base::units::{DAY, format_duration};

@@ -187,7 +187,7 @@ fn req_f64(record: &csv::StringRecord, i: usize, name: &str) -> Result<f64, Stri
 pub fn json_duration(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
-        Value::String(s) => crate::scenario::units::parse_duration(s).ok(),
+        Value::String(s) => crate::base::units::parse_duration(s).ok(),
         _ => None,
     }
 }

@@ -16,7 +16,7 @@
 
 use super::figure::{ColorScale, Figure, Layer, Panel, Tile, color};
 use super::{PlotError, file_safe, format};
-use crate::scenario::units::parse_duration;
+use crate::base::units::parse_duration;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

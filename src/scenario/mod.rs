@@ -7,13 +7,11 @@
 //! [`capacity`] refuses sizes that cannot fit in memory.
 
 pub mod capacity;
-pub mod dist;
 pub mod expect;
 pub mod expect_reply;
 pub mod load;
 pub mod schema;
 pub mod start;
-pub mod units;
 pub mod validate;
 
 pub use load::{Loaded, ScenarioError, load, load_str};

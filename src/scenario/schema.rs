@@ -4,8 +4,8 @@
 //! column and the list of valid keys. Semantic checks (cross-references, impossible
 //! values) live in [`super::validate`]. Every key is documented in `docs/scenario.md`.
 
-use super::dist::Dist;
-use super::units::Duration;
+use crate::base::dist::Dist;
+use crate::base::units::Duration;
 use crate::client::config::{ClientSection, Policy};
 use crate::server::ProjectConfig;
 use serde::{Deserialize, Serialize};
@@ -289,9 +289,9 @@ fn d_speed() -> Dist {
 }
 fn d_arrival() -> Dist {
     Dist {
-        kind: super::dist::Kind::Uniform {
-            min: super::dist::Num(0.0),
-            max: super::dist::Num(3600.0),
+        kind: crate::base::dist::Kind::Uniform {
+            min: crate::base::dist::Num(0.0),
+            max: crate::base::dist::Num(3600.0),
         },
         min: None,
         max: None,

@@ -13,7 +13,7 @@
 //! Times (`min_rpc_time`, `cpu_backoff_time`) are absolute simulation times, like an
 //! expectation's `at`.
 
-use super::units::Duration;
+use crate::base::units::Duration;
 use crate::client::config::Policy;
 use crate::client::host::{ClientHost, TaskState, TimeStats};
 use crate::server::resource::CPU;

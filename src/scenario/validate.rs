@@ -294,7 +294,7 @@ impl Checker<'_> {
         }
     }
 
-    fn duration_non_negative(&mut self, path: &str, d: super::units::Duration) {
+    fn duration_non_negative(&mut self, path: &str, d: crate::base::units::Duration) {
         if d.get() < 0 {
             self.push(
                 path,
@@ -307,7 +307,7 @@ impl Checker<'_> {
         }
     }
 
-    fn duration_positive(&mut self, path: &str, d: super::units::Duration) {
+    fn duration_positive(&mut self, path: &str, d: crate::base::units::Duration) {
         if d.get() <= 0 {
             self.push(
                 path,
@@ -322,7 +322,7 @@ impl Checker<'_> {
 
     /// Nothing runs after `simulation.duration`: a later event would be silently
     /// dropped, and a later expect silently never checked.
-    fn before_end(&mut self, path: &str, what: &str, t: super::units::Duration) {
+    fn before_end(&mut self, path: &str, what: &str, t: crate::base::units::Duration) {
         let end = self.file.simulation.duration.get();
         if t.get() > end {
             self.push(

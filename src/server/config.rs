@@ -7,9 +7,9 @@
 //! `deny_unknown_fields`, so a misspelt key is an error that names the valid keys.
 //! Defaults are BOINC's parser defaults unless a comment says otherwise.
 
+use crate::base::dist::Dist;
+use crate::base::units::Duration;
 use crate::engine::Time;
-use crate::scenario::dist::Dist;
-use crate::scenario::units::Duration;
 use serde::{Deserialize, Serialize};
 
 /// `config.xml` parameters used by the scheduler and daemons (spec backend §2.9).

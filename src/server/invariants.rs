@@ -1013,7 +1013,7 @@ pub(crate) mod test_rows {
     pub fn workunit() -> WorkunitRow {
         let t = crate::server::config::WuTemplate {
             max_total_results: 2,
-            delay_bound: crate::scenario::units::Duration(1000),
+            delay_bound: crate::base::units::Duration(1000),
             ..Default::default()
         };
         WorkunitRow::from_template(&t, 0)
@@ -1030,7 +1030,7 @@ mod tests {
     use super::super::ProjectConfig;
     use super::super::db::HostRow;
     use super::*;
-    use crate::scenario::units::Duration;
+    use crate::base::units::Duration;
 
     const T: Actor = Actor::Transitioner;
 
@@ -1430,7 +1430,7 @@ mod tests {
         // No slack for the grace period (spec backend §2.4.5 at HEAD): with
         // `report_grace_period = 100`, a `tt` one second past the DB deadline
         // 1010 still fails (the earlier `now − 1 + 2×grace` needed that slack).
-        p.cfg.config.report_grace_period = crate::scenario::units::Duration(100);
+        p.cfg.config.report_grace_period = crate::base::units::Duration(100);
         p.db.set_transition_time(T, w, 1011);
         let v = step(&mut c, &mut p, T).unwrap_err();
         assert_eq!((v.rule, v.entity), (11, WORKUNIT));

@@ -8,8 +8,8 @@
 
 use super::spec::Goal;
 use super::{Plan, Records};
+use crate::base::units::parse_duration;
 use crate::plot::sweep::{Kind, classify};
-use crate::scenario::units::parse_duration;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::io;
 use std::path::Path;

@@ -23,8 +23,9 @@ pub mod design;
 pub mod slurm;
 pub mod spec;
 
+use crate::base::hash::fnv1a64;
 use crate::engine::time::format_duration;
-use crate::scenario::load::{ScenarioError, fnv1a64, load};
+use crate::scenario::load::{ScenarioError, load};
 use crate::scenario::schema::ScenarioFile;
 use crate::stats::headline::Scope;
 use crate::stats::recorder::StatsRecorder;

@@ -6,8 +6,8 @@
 //! file or a value the scenario refuses fails at once with the file, line, column and
 //! key path.
 
+use crate::base::units::parse_duration;
 use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at};
-use crate::scenario::units::parse_duration;
 use crate::stats::headline::{COLUMNS, PROJECT_ONLY};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

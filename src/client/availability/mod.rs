@@ -22,9 +22,9 @@ pub mod trace;
 pub use trace::Trace;
 
 use super::host::TimeStats;
+use crate::base::dist::Dist;
 use crate::engine::Time;
 use crate::engine::rng::SimRng;
-use crate::scenario::dist::Dist;
 use rand::RngExt;
 use rand_distr::Exp1;
 use std::sync::Arc;

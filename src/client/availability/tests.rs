@@ -1,6 +1,6 @@
 use super::*;
+use crate::base::dist::{Kind, Num};
 use crate::engine::rng::{StreamKind, stream};
-use crate::scenario::dist::{Kind, Num};
 use std::path::Path;
 
 const H: Time = 3600;

@@ -7,8 +7,8 @@
 //! that touch (`end` of one equals `start` of the next) are merged. Lines starting with
 //! `#` are comments.
 
+use crate::base::units::parse_duration;
 use crate::engine::Time;
-use crate::scenario::units::parse_duration;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;

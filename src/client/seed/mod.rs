@@ -116,8 +116,7 @@ fn edf_pick(host: &ClientHost, want: impl Fn(TaskState) -> bool) -> Option<usize
 /// and each project's backoff and pending flags (not counters such as `nrpcs`, which
 /// change without progress).
 fn poll_state(host: &ClientHost) -> u64 {
-    let mut h =
-        crate::scenario::load::fnv1a64(&host.unfinished_secs(Policy::SeedDebt).to_le_bytes());
+    let mut h = crate::base::hash::fnv1a64(&host.unfinished_secs(Policy::SeedDebt).to_le_bytes());
     let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
     mix(host.jobs.len() as u64);
     for j in &host.jobs {

@@ -5,13 +5,12 @@
 //! the distribution: `{ dist = "lognormal", mu = 21.0, sigma = 0.5 }`. Parameters that
 //! are times also accept duration strings (`"2h"`, `"3d"`). Sampling goes through
 //! rand_distr with its `std_math` feature, so a stream never changes when the
-//! dependency graph does (see `shared/notes/rust-stack.md`). `min`/`max` clamp a draw
+//! dependency graph does (a different `libm` or `std` could otherwise move a draw). `min`/`max` clamp a draw
 //! (for example to keep a normal speed positive). The
 //! clamping keys are `lower` and `upper`, because `min`/`max` are uniform's parameters.
 
 use super::units::parse_duration;
-use crate::engine::rng::SimRng;
-use rand::RngExt;
+use rand::{Rng, RngExt};
 use rand_distr::Distribution;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -162,7 +161,7 @@ impl Dist {
     }
 
     /// One draw, clamped to `[min, max]`.
-    pub fn sample(&self, rng: &mut SimRng) -> f64 {
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         let x = match self.kind {
             Kind::Fixed { value } => value.0,
             Kind::Uniform { min, max } => {
@@ -317,7 +316,10 @@ impl Serialize for Dist {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rng::{StreamKind, stream};
+    use rand::SeedableRng;
+    fn stream(seed: u64) -> rand_pcg::Pcg64Mcg {
+        rand_pcg::Pcg64Mcg::seed_from_u64(seed)
+    }
 
     #[derive(Deserialize)]
     struct T {
@@ -345,7 +347,7 @@ mod tests {
 
     #[test]
     fn samples_have_the_right_means() {
-        let mut r = stream(3, StreamKind::HostGroup, 0);
+        let mut r = stream(3);
         for d in [
             parse("x = { dist = \"uniform\", min = 1, max = 3 }").unwrap(),
             parse("x = { dist = \"exponential\", mean = 5 }").unwrap(),
@@ -363,7 +365,7 @@ mod tests {
     #[test]
     fn clamping_and_problems() {
         let d = parse("x = { dist = \"normal\", mean = 0, sd = 1, lower = 0.5 }").unwrap();
-        let mut r = stream(1, StreamKind::HostGroup, 1);
+        let mut r = stream(1);
         assert!((0..1000).all(|_| d.sample(&mut r) >= 0.5));
         assert!(
             parse("x = { dist = \"uniform\", min = 3, max = 1 }")

@@ -3,9 +3,25 @@
 //! Durations are whole seconds, as BOINC keeps them; a scenario may write them as an
 //! integer (`86400`) or with a unit suffix (`"10d"`, `"6h"`, `"90m"`, `"30s"`).
 
-use crate::engine::time::format_duration;
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 use std::fmt;
+
+/// Seconds in a day, the unit of quotas and credit averages.
+pub const DAY: i64 = 86_400;
+
+/// Formats a duration in seconds the way scenario files accept it back (`"10d"`,
+/// `"6h"`, `"90m"` or plain seconds), choosing the largest exact unit.
+pub fn format_duration(secs: i64) -> String {
+    if secs != 0 && secs % DAY == 0 {
+        format!("{}d", secs / DAY)
+    } else if secs != 0 && secs % 3600 == 0 {
+        format!("{}h", secs / 3600)
+    } else if secs != 0 && secs % 60 == 0 {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{secs}")
+    }
+}
 
 /// A duration in whole seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -157,6 +173,15 @@ fn collect_in<'a>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_use_the_largest_exact_unit() {
+        assert_eq!(format_duration(864_000), "10d");
+        assert_eq!(format_duration(21_600), "6h");
+        assert_eq!(format_duration(5_400), "90m");
+        assert_eq!(format_duration(61), "61");
+        assert_eq!(format_duration(0), "0");
+    }
+
     use super::*;
 
     #[test]
