@@ -8,8 +8,10 @@
 //! The world knows nothing of the outputs: it hands every final row, audit row, RPC
 //! outcome and gauge sample to a [`Recorder`], which [`crate::stats`] implements.
 
+mod error;
 mod recorder;
 
+pub use error::RunError;
 pub use recorder::Recorder;
 
 use crate::client::availability::{AvailSpec, Availability};
@@ -25,7 +27,7 @@ use crate::scenario::validate::parse_wu_name;
 use crate::scenario::{Daemon, ReportOutcome, ScenarioFile, ScriptEvent};
 use crate::server::config::OutageKind;
 use crate::server::db::{HavRow, HostRow, OutputStatus};
-use crate::server::invariants::{InvariantChecker, Violation};
+use crate::server::invariants::InvariantChecker;
 use crate::server::resource::{Coproc, N_RSC};
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
 use crate::server::types::*;
@@ -106,50 +108,6 @@ pub struct RunCounters {
     pub daemon_passes: u64,
     /// `[[expect]]` entries checked (each once, at its time or at the end).
     pub expectations_checked: u64,
-}
-
-/// Why a run failed.
-#[derive(Debug)]
-pub enum RunError {
-    Invariant(Violation),
-    /// Some `[[expect]]` entries failed: one message per failure, each starting
-    /// with the entry's `file:line:column`, and how many entries were checked.
-    Expectations {
-        failed: Vec<String>,
-        checked: u64,
-    },
-    Fatal(String),
-    /// A client-side invariant failed (`--check-invariants`).
-    Client(String),
-    Io(std::io::Error),
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Invariant(v) => write!(f, "{v}"),
-            RunError::Expectations { failed, checked } => {
-                write!(
-                    f,
-                    "{} of {checked} expectation(s) checked failed:",
-                    failed.len()
-                )?;
-                for m in failed {
-                    write!(f, "\n  {m}")?;
-                }
-                Ok(())
-            }
-            RunError::Fatal(m) => write!(f, "{m}"),
-            RunError::Client(m) => write!(f, "client invariant violated: {m}"),
-            RunError::Io(e) => write!(f, "cannot write outputs: {e}"),
-        }
-    }
-}
-
-impl From<std::io::Error> for RunError {
-    fn from(e: std::io::Error) -> Self {
-        RunError::Io(e)
-    }
 }
 
 pub struct World<R> {
