@@ -414,7 +414,7 @@ fn run(a: RunArgs) -> ExitCode {
     let started = Instant::now();
     let mut world = StatsRecorder::world(loaded.file.clone(), &opts, Some(output));
     if a.job_log
-        && let Err(e) = world.recorder.enable_job_log()
+        && let Err(e) = world.recorder_mut().enable_job_log()
     {
         eprintln!("error: cannot write the job log: {e}");
         return ExitCode::from(1);

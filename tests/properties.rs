@@ -116,7 +116,7 @@ fn eventual_invariants_hold_at_quiescence() {
         let finished = world.run().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let p = &finished.projects[0];
         assert_eq!(p.db.workunits.len(), 60);
-        if let Err(v) = check_quiescent(p) {
+        if let Err(v) = check_quiescent(p, 40 * 86_400) {
             panic!("seed {seed}: {v}");
         }
     }

@@ -403,14 +403,24 @@ impl WorkRequest {
     }
 }
 
-/// Everything a host sends in one scheduler RPC.
-pub struct RpcCall<'a> {
+/// Everything a host sends in one scheduler RPC (spec client §4.1): who it is,
+/// what it asks for, and its jobs, from which the request's reported results and
+/// `other_results` are read ([`Self::reported`], [`Self::in_progress`]). The server
+/// side builds whatever lists it needs in buffers of its own, so a host holds no
+/// buffers between its RPCs and lends none.
+pub struct RpcRequest<'a> {
+    /// Global index of the host (its random streams' id).
+    pub host_index: u32,
+    /// The host's group, whose attributes a new host record takes.
+    pub group: u16,
+    /// The project's index in the world.
     pub project: u16,
     pub hostid: HostId,
     pub reattached: bool,
     pub work: WorkRequest,
-    pub reported: &'a [ReportedJob],
-    pub other_results: &'a [ResultId],
+    /// Index of the project in the host's own list, which its jobs carry.
+    pub(crate) slot: u8,
+    pub(crate) jobs: &'a [ClientJob],
     pub p_ncpus: u32,
     pub p_fpops: f64,
     /// The host's coprocessors (`<coprocs>` of the request's host info).
@@ -418,38 +428,78 @@ pub struct RpcCall<'a> {
     pub time_stats: TimeStats,
 }
 
-/// The project servers, as seen from a host.
-pub trait ServerLink {
-    /// Makes one scheduler RPC. New jobs are appended to `jobs`. Returns the status
-    /// and, for a new host record, the host id the server assigned.
-    fn rpc(&mut self, now: Time, call: &RpcCall, jobs: &mut Vec<Job>) -> (RpcStatus, HostId);
-    /// Fetches the project's master file: true if the project's web server answered.
-    fn master_fetch(&mut self, now: Time, project: u16) -> bool;
-    /// The last reply's `result_abort` (false) and `result_abort_if_not_started`
-    /// (true) entries, appended to `out` (spec client §4.2).
-    fn last_aborts(&mut self, _out: &mut Vec<(ResultId, bool)>) {}
-    /// A reply's `<no_rsc_apps>` from `project`: per processor type, whether the
-    /// project has no app version for it (BOINC's scheduler reply; the client then
-    /// never asks it for that type).
-    fn no_rsc_apps(&mut self, _project: u16) -> [bool; crate::server::resource::N_RSC] {
-        [false; crate::server::resource::N_RSC]
+impl RpcRequest<'_> {
+    /// The results the request reports: the project's jobs ready to report, in the
+    /// client's order (spec client §4.1, `<result>` elements).
+    pub fn reported(&self) -> impl Iterator<Item = ReportedJob> + '_ {
+        self.jobs
+            .iter()
+            .filter(|j| j.project == self.slot && j.ready_to_report())
+            .map(|j| ReportedJob {
+                result_id: j.result_id,
+                client_state: j.client_state,
+                exit_status: j.exit_status,
+                cpu_time: j.reported_cpu_time(),
+                elapsed_time: j.cpu_time,
+                output: j.output,
+                output_correct: j.output_correct,
+                output_status: OutputStatus::Ok,
+            })
     }
-    /// Lends the buffers an RPC is built in, to be handed back with
-    /// [`Self::return_scratch`]. The world keeps one set for every host, so a host
-    /// holds no buffers between its RPCs and an RPC allocates nothing (issue 12).
-    fn take_scratch(&mut self) -> RpcScratch {
-        RpcScratch::default()
+
+    /// The project's other jobs the client holds (`<other_results>`), in the
+    /// client's order; the server sorts them.
+    pub fn in_progress(&self) -> impl Iterator<Item = ResultId> + '_ {
+        self.jobs
+            .iter()
+            .filter(|j| j.project == self.slot && !j.ready_to_report())
+            .map(|j| j.result_id)
     }
-    fn return_scratch(&mut self, _scratch: RpcScratch) {}
 }
 
-/// Buffers of one scheduler RPC: the reported results, the other results listed, and
-/// the jobs of the reply.
-#[derive(Debug, Default)]
-pub struct RpcScratch {
-    pub reports: Vec<ReportedJob>,
-    pub other: Vec<ResultId>,
-    pub jobs: Vec<Job>,
+/// The whole answer to one scheduler RPC (spec client §4.2): its status, the host
+/// id a new host record got, and, for a real reply, the jobs sent, the jobs to
+/// abort, and the processor types the project has no app version for. The lists
+/// borrow the server's reply buffers until the client has read them.
+#[derive(Debug)]
+pub struct RpcReply<'a> {
+    pub status: RpcStatus,
+    /// The host's id in the project's database (a new one at first contact).
+    pub hostid: HostId,
+    pub jobs: &'a [Job],
+    /// `result_abort`: jobs to stop whatever their state.
+    pub aborts: &'a [ResultId],
+    /// `result_abort_if_not_started`: jobs to drop if they never ran.
+    pub aborts_if_not_started: &'a [ResultId],
+    /// `<no_rsc_apps>`: per processor type, whether the project has no app version
+    /// for it (the client then never asks it for that type, spec client §2.6).
+    pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
+}
+
+impl<'a> RpcReply<'a> {
+    /// A reply that carries no lists: a failed RPC, a project that is down, or a
+    /// test server's empty answer.
+    pub fn bare(status: RpcStatus, hostid: HostId) -> Self {
+        RpcReply {
+            status,
+            hostid,
+            jobs: &[],
+            aborts: &[],
+            aborts_if_not_started: &[],
+            no_rsc_apps: [false; crate::server::resource::N_RSC],
+        }
+    }
+}
+
+/// The project servers, as seen from a host: one call per scheduler RPC, and one
+/// per master-file fetch. Whatever fails on the server side comes back as an
+/// [`Self::Error`] value, which the client's policy passes up unchanged.
+pub trait ServerLink {
+    type Error;
+    /// Makes one scheduler RPC and returns the whole reply.
+    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error>;
+    /// Fetches the project's master file: true if the project's web server answered.
+    fn master_fetch(&mut self, now: Time, project: u16) -> bool;
 }
 
 /// One simulated host.
@@ -849,15 +899,15 @@ impl ClientHost {
     /// Makes one scheduler RPC to `self.projects[pi]`: reports every ready result,
     /// lists the jobs in progress, asks for `work`, and adds the jobs of the reply.
     /// Shared by both policies; what a failure or an empty reply means is theirs.
-    pub fn rpc(
+    pub fn rpc<S: ServerLink + ?Sized>(
         &mut self,
         now: Time,
         pi: usize,
         work: WorkRequest,
         behaviour: &HostBehaviour,
         cfg: &ClientConfig,
-        server: &mut dyn ServerLink,
-    ) -> RpcStatus {
+        server: &mut S,
+    ) -> Result<RpcStatus, S::Error> {
         let detach = behaviour.detach_prob > 0.0
             && {
                 let u: f64 = self.rng.random();
@@ -869,48 +919,23 @@ impl ClientHost {
             self.jobs.retain(|j| j.project as usize != pi);
             self.merit.detaches += 1;
         }
-        let RpcScratch {
-            mut reports,
-            mut other,
-            mut jobs,
-        } = server.take_scratch();
-        reports.clear();
-        other.clear();
-        jobs.clear();
-        for j in &self.jobs {
-            if j.project as usize != pi {
-                continue;
-            }
-            if j.ready_to_report() {
-                reports.push(ReportedJob {
-                    result_id: j.result_id,
-                    client_state: j.client_state,
-                    exit_status: j.exit_status,
-                    cpu_time: j.reported_cpu_time(),
-                    elapsed_time: j.cpu_time,
-                    output: j.output,
-                    output_correct: j.output_correct,
-                    output_status: OutputStatus::Ok,
-                });
-            } else {
-                other.push(j.result_id);
-            }
-        }
-        other.sort_unstable();
         let p = &self.projects[pi];
-        let call = RpcCall {
+        let req = RpcRequest {
+            host_index: self.index,
+            group: self.group,
             project: p.project,
             hostid: p.hostid,
             reattached: detach,
             work,
-            reported: &reports,
-            other_results: &other,
+            slot: pi as u8,
+            jobs: &self.jobs,
             p_ncpus: self.usable_cpus(cfg),
             p_fpops: self.p_fpops,
             coprocs: &self.coprocs,
             time_stats: self.time_stats,
         };
-        let (status, hostid) = server.rpc(now, &call, &mut jobs);
+        let reply = server.rpc(now, &req)?;
+        let status = reply.status;
         let p = &mut self.projects[pi];
         p.last_request = work;
         match status {
@@ -919,7 +944,8 @@ impl ClientHost {
             }
             RpcStatus::Ok { .. } => {
                 p.nrpcs += 1;
-                p.hostid = hostid;
+                p.hostid = reply.hostid;
+                p.no_rsc_apps = reply.no_rsc_apps;
                 // Reported results are acknowledged and leave the client.
                 let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
                 self.jobs.retain(|j| {
@@ -937,10 +963,9 @@ impl ClientHost {
                 });
                 // The server's aborts: the job stops and is reported as aborted by
                 // the project (`result_abort`; `_if_not_started` only before it ran).
-                let mut aborts = Vec::new();
-                server.last_aborts(&mut aborts);
-                self.projects[pi].no_rsc_apps = server.no_rsc_apps(self.projects[pi].project);
-                for (rid, only_unstarted) in aborts {
+                let aborts = reply.aborts.iter().map(|&r| (r, false));
+                let if_unstarted = reply.aborts_if_not_started.iter().map(|&r| (r, true));
+                for (rid, only_unstarted) in aborts.chain(if_unstarted) {
                     if let Some(j) = self
                         .jobs
                         .iter_mut()
@@ -958,8 +983,8 @@ impl ClientHost {
                 p.met_deadline += met;
                 p.missed_deadline += missed;
                 p.flops_wasted += wasted;
-                p.njobs += jobs.len() as u64;
-                for job in &jobs {
+                p.njobs += reply.jobs.len() as u64;
+                for job in reply.jobs {
                     // A job the client already has only gets the new deadline.
                     if let Some(j) = self
                         .jobs
@@ -973,12 +998,7 @@ impl ClientHost {
                 }
             }
         }
-        server.return_scratch(RpcScratch {
-            reports,
-            other,
-            jobs,
-        });
-        status
+        Ok(status)
     }
 
     /// Adds a job the project `pi` sent at `now` to the queue, with its time limit

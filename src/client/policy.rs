@@ -16,11 +16,17 @@ impl ClientHost {
     /// Runs one host event at `now` under the group's policy and returns the time of
     /// the host's next event (`Time::MAX`: none). Whatever the policy, the host wakes
     /// again no later than its next availability change and never at `now` itself.
-    pub fn wake(&mut self, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
+    /// A failure on the server side comes back as the link's error, unchanged.
+    pub fn wake<S: ServerLink + ?Sized>(
+        &mut self,
+        now: Time,
+        g: &GroupCtx,
+        server: &mut S,
+    ) -> Result<Time, S::Error> {
         let next = match g.cfg.policy {
-            Policy::SeedDebt => seed::wake(self, now, g, server),
-            Policy::ModernRec => modern::wake(self, now, g, server),
+            Policy::SeedDebt => seed::wake(self, now, g, server)?,
+            Policy::ModernRec => modern::wake(self, now, g, server)?,
         };
-        next.min(self.avail.next_change()).max(now + 1)
+        Ok(next.min(self.avail.next_change()).max(now + 1))
     }
 }

@@ -105,7 +105,7 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId, a: HandlerResult) -> bo
         HandlerResult::Defer => AssimilateState::Init,
         HandlerResult::Error => return false,
     };
-    p.db.set_wu_assimilate_state(ACTOR, wuid, state);
+    p.db.set_wu_assimilate_state(ACTOR, wuid, state, now);
     p.db.set_transition_time(ACTOR, wuid, now);
     true
 }

@@ -367,10 +367,11 @@ impl Field {
     }
 }
 
-/// One change of one state field: a row of `transitions.csv`.
+/// One change of one state field: a row of `transitions.csv`. It carries no time:
+/// every row of the trail belongs to the step that made it, and the world, which
+/// keeps the one clock, stamps the step's time on the rows when it drains them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Transition {
-    pub time: Time,
     pub actor: Actor,
     pub entity: Entity,
     pub id: u32,
@@ -414,8 +415,6 @@ pub struct Db {
     pub audit: Vec<Transition>,
     /// Whether to record the audit trail at all.
     pub audit_enabled: bool,
-    /// Current time, set by the world before each event, stamped on audit rows.
-    pub now: Time,
     /// Live results per `server_state` code (index 0 and 3 unused), kept by the
     /// setters so the state of the database can be sampled in O(1).
     pub result_state_counts: [u64; 6],
@@ -431,7 +430,6 @@ macro_rules! audit {
     ($db:expr, $actor:expr, $entity:expr, $id:expr, $field:expr, $old:expr, $new:expr) => {
         if $db.audit_enabled {
             $db.audit.push(Transition {
-                time: $db.now,
                 actor: $actor,
                 entity: $entity,
                 id: $id,
@@ -741,8 +739,7 @@ impl Db {
         );
     }
 
-    pub fn set_canonical(&mut self, actor: Actor, id: WuId, rid: ResultId) {
-        let now = self.now;
+    pub fn set_canonical(&mut self, actor: Actor, id: WuId, rid: ResultId, now: Time) {
         let truth = self.results.get(rid).and_then(|r| r.output_correct);
         let wu = self.wu_mut(id);
         let old = wu.canonical_resultid;
@@ -763,8 +760,13 @@ impl Db {
         );
     }
 
-    pub fn set_wu_assimilate_state(&mut self, actor: Actor, id: WuId, v: AssimilateState) {
-        let now = self.now;
+    pub fn set_wu_assimilate_state(
+        &mut self,
+        actor: Actor,
+        id: WuId,
+        v: AssimilateState,
+        now: Time,
+    ) {
         let wu = self.wu_mut(id);
         let old = wu.assimilate_state;
         if old == v {
@@ -790,8 +792,13 @@ impl Db {
         );
     }
 
-    pub fn set_wu_file_delete_state(&mut self, actor: Actor, id: WuId, v: FileDeleteState) {
-        let now = self.now;
+    pub fn set_wu_file_delete_state(
+        &mut self,
+        actor: Actor,
+        id: WuId,
+        v: FileDeleteState,
+        now: Time,
+    ) {
         let wu = self.wu_mut(id);
         let old = wu.file_delete_state;
         if old == v {

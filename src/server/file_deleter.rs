@@ -74,7 +74,7 @@ pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
     }
     for &wuid in &list {
         let s = outcome(p);
-        p.db.set_wu_file_delete_state(ACTOR, wuid, s);
+        p.db.set_wu_file_delete_state(ACTOR, wuid, s, now);
     }
     n += list.len();
     p.scratch = list;

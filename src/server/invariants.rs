@@ -891,7 +891,7 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
 /// Checks the eventual invariants, rules 17–21 of spec backend §3, which hold at
 /// quiescence: no host will report, all deadlines have passed, and the daemons have
 /// run until nothing changes. Meant for tests and scenario ends; the violation's time
-/// is the project's `db.now`. Per workunit, lower rule numbers are reported first.
+/// is `now`. Per workunit, lower rule numbers are reported first.
 ///
 /// * 17: every WU has a canonical result or an error (or is `TRANSITION_NONE`).
 /// * 18: every result OVER; every WU `need_validate = 0`, assimilated, tt = INT_MAX.
@@ -912,8 +912,7 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
 /// * 21: no SUCCESS result with `validate_state = INIT`.
 ///
 /// `TRANSITION_NONE` workunits are skipped by the workunit parts of 18–20 as by 17.
-pub fn check_quiescent(p: &Project) -> Result<(), Violation> {
-    let now = p.db.now;
+pub fn check_quiescent(p: &Project, now: Time) -> Result<(), Violation> {
     let deleter_on = p.cfg.daemons.file_deleter.get() > 0;
     let errors_injected = p.cfg.file_deleter.failure_prob > 0.0;
     let purge_on = p.cfg.daemons.db_purge.get() > 0;
@@ -1030,6 +1029,20 @@ mod tests {
     use super::super::ProjectConfig;
     use super::super::db::HostRow;
     use super::*;
+
+    thread_local! {
+        /// The tests' clock: the time of the step being built, as the world's clock
+        /// would be.
+        static NOW: std::cell::Cell<Time> = const { std::cell::Cell::new(0) };
+    }
+
+    fn set_now(t: Time) {
+        NOW.with(|n| n.set(t));
+    }
+
+    fn now() -> Time {
+        NOW.with(|n| n.get())
+    }
     use crate::base::units::Duration;
 
     const T: Actor = Actor::Transitioner;
@@ -1051,7 +1064,7 @@ mod tests {
     /// does (spec backend §2.4.4 `add_result_to_reply`).
     fn send(p: &mut Project, rid: ResultId, host: HostId, t: Time) {
         let a = Actor::Scheduler;
-        p.db.now = t;
+        set_now(t);
         let userid = p.db.host(host).userid;
         let r = p.db.result_mut(rid);
         r.sent_time = t;
@@ -1066,7 +1079,7 @@ mod tests {
 
     /// Accepts a successful report of `rid` at `t` (spec backend §2.4.3).
     fn report_success(p: &mut Project, rid: ResultId, t: Time) {
-        p.db.now = t;
+        set_now(t);
         p.db.result_mut(rid).received_time = t;
         p.db.set_over(Actor::Scheduler, rid, Outcome::Success);
         let wuid = p.db.result(rid).workunitid;
@@ -1076,7 +1089,7 @@ mod tests {
     /// Drains the audit trail and checks it as one step of `actor`.
     fn step(c: &mut InvariantChecker, p: &mut Project, actor: Actor) -> Result<(), Violation> {
         let touched = std::mem::take(&mut p.db.audit);
-        let now = p.db.now;
+        let now = now();
         c.check_after_step(p, now, &touched, Some(actor))
     }
 
@@ -1096,12 +1109,12 @@ mod tests {
             p.db.insert_workunit(Actor::WorkGenerator, test_rows::workunit());
         step(&mut c, &mut p, Actor::WorkGenerator).unwrap();
 
-        p.db.now = 1;
+        set_now(1);
         let rid = p.db.insert_result(T, test_rows::result(wuid, 0));
         p.db.set_transition_time(T, wuid, 1 + 864_000);
         step(&mut c, &mut p, T).unwrap();
 
-        p.db.now = 5;
+        set_now(5);
         p.feeder.fill(&mut p.db, 0, rid);
         step(&mut c, &mut p, Actor::Feeder).unwrap();
 
@@ -1113,51 +1126,51 @@ mod tests {
         report_success(&mut p, rid, 500);
         step(&mut c, &mut p, Actor::Scheduler).unwrap();
 
-        p.db.now = 501;
+        set_now(501);
         p.db.set_need_validate(T, wuid, true);
         p.db.set_transition_time(T, wuid, 501 + 864_000);
         step(&mut c, &mut p, T).unwrap();
 
         let v = Actor::Validator;
-        p.db.now = 502;
+        set_now(502);
         p.db.set_validate_state(v, rid, ValidateState::Valid);
         p.db.result_mut(rid).granted_credit = 100.0;
         p.db.host_mut(h).total_credit += 100.0;
-        p.db.set_canonical(v, wuid, rid);
-        p.db.set_wu_assimilate_state(v, wuid, AssimilateState::Ready);
+        p.db.set_canonical(v, wuid, rid, now());
+        p.db.set_wu_assimilate_state(v, wuid, AssimilateState::Ready, now());
         p.db.set_transition_time(v, wuid, INT_MAX);
         p.db.set_need_validate(v, wuid, false);
         step(&mut c, &mut p, v).unwrap();
 
         let a = Actor::Assimilator;
-        p.db.now = 503;
+        set_now(503);
         p.db.wu_mut(wuid).assimilate_count += 1;
-        p.db.set_wu_assimilate_state(a, wuid, AssimilateState::Done);
+        p.db.set_wu_assimilate_state(a, wuid, AssimilateState::Done, now());
         p.db.set_transition_time(a, wuid, 503);
         step(&mut c, &mut p, a).unwrap();
 
-        p.db.now = 504;
-        p.db.set_wu_file_delete_state(T, wuid, FileDeleteState::Ready);
+        set_now(504);
+        p.db.set_wu_file_delete_state(T, wuid, FileDeleteState::Ready, now());
         p.db.set_result_file_delete_state(T, rid, FileDeleteState::Ready);
         p.db.set_transition_time(T, wuid, INT_MAX);
         step(&mut c, &mut p, T).unwrap();
 
         let f = Actor::FileDeleter;
-        p.db.now = 505;
-        p.db.set_wu_file_delete_state(f, wuid, FileDeleteState::Done);
+        set_now(505);
+        p.db.set_wu_file_delete_state(f, wuid, FileDeleteState::Done, now());
         p.db.set_result_file_delete_state(f, rid, FileDeleteState::Done);
         step(&mut c, &mut p, f).unwrap();
 
         c.check_all(&p, 505).unwrap();
-        check_quiescent(&p).unwrap();
+        check_quiescent(&p, now()).unwrap();
 
         // With db_purge on, the finished WU should have been purged (rule 19).
         p.cfg.daemons.db_purge = Duration(300);
-        assert_eq!(rule(check_quiescent(&p)), 19);
+        assert_eq!(rule(check_quiescent(&p, now())), 19);
         p.db.purge_workunit(wuid);
         step(&mut c, &mut p, Actor::DbPurge).unwrap();
         c.check_all(&p, 600).unwrap();
-        check_quiescent(&p).unwrap();
+        check_quiescent(&p, now()).unwrap();
         assert!(c.hostid.is_empty() && c.canonical.is_empty());
     }
 
@@ -1283,10 +1296,10 @@ mod tests {
         send(p, rids[0], h, 10);
         report_success(p, rids[0], 20);
         let v = Actor::Validator;
-        p.db.now = 30;
+        set_now(30);
         p.db.set_validate_state(v, rids[0], ValidateState::Valid);
-        p.db.set_canonical(v, w, rids[0]);
-        p.db.set_wu_assimilate_state(v, w, AssimilateState::Ready);
+        p.db.set_canonical(v, w, rids[0], now());
+        p.db.set_wu_assimilate_state(v, w, AssimilateState::Ready, now());
         p.db.set_transition_time(v, w, INT_MAX);
         (w, rids, h)
     }
@@ -1302,7 +1315,7 @@ mod tests {
         p.db.set_validate_state(Actor::Validator, rids[1], ValidateState::Valid);
         step(&mut c, &mut p, Actor::Validator).unwrap();
         // Changing it is caught from the audit row, naming the actor…
-        p.db.set_canonical(Actor::Validator, w, rids[1]);
+        p.db.set_canonical(Actor::Validator, w, rids[1], now());
         let v = step(&mut c, &mut p, Actor::Validator).unwrap_err();
         assert_eq!(v.rule, 5);
         assert!(
@@ -1369,18 +1382,18 @@ mod tests {
         let mut c = InvariantChecker::new();
         step(&mut c, &mut p, Actor::Validator).unwrap();
         p.db.wu_mut(w).assimilate_count = 1;
-        p.db.set_wu_assimilate_state(Actor::Assimilator, w, AssimilateState::Done);
+        p.db.set_wu_assimilate_state(Actor::Assimilator, w, AssimilateState::Done, now());
         step(&mut c, &mut p, Actor::Assimilator).unwrap();
         // R1 is still UNSENT: flagging the input files now breaks rule 8.
-        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Ready);
+        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Ready, now());
         let v = step(&mut c, &mut p, T).unwrap_err();
         assert_eq!(v.rule, 8);
         assert!(v.message.contains("wu1_1"), "{v}");
         // Once R1 is over, the same change is fine.
-        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Init);
+        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Init, now());
         p.db.set_over(T, rids[1], Outcome::DidntNeed);
         let _ = std::mem::take(&mut p.db.audit);
-        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Ready);
+        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Ready, now());
         step(&mut c, &mut p, T).unwrap();
     }
 
@@ -1402,7 +1415,7 @@ mod tests {
         let (w, _, _) = validated(&mut p, 1);
         let mut c = InvariantChecker::new();
         step(&mut c, &mut p, Actor::Validator).unwrap();
-        p.db.set_wu_assimilate_state(T, w, AssimilateState::Done);
+        p.db.set_wu_assimilate_state(T, w, AssimilateState::Done, now());
         assert_eq!(rule(step(&mut c, &mut p, T)), 10);
         // The assimilator without counting the call: still rule 10.
         let mut c = InvariantChecker::new();
@@ -1423,7 +1436,7 @@ mod tests {
         send(&mut p, rid, h, 10);
         step(&mut c, &mut p, Actor::Scheduler).unwrap();
         // The transitioner forgets the deadline.
-        p.db.now = 20;
+        set_now(20);
         p.db.set_transition_time(T, w, 20 + 864_000);
         let v = step(&mut c, &mut p, T).unwrap_err();
         assert_eq!((v.rule, v.entity), (11, WORKUNIT));
@@ -1460,11 +1473,11 @@ mod tests {
         p.db.set_transition_time(Actor::Scheduler, w, 20);
         // Two errors > max_error_results = 1: fine until the transitioner has run.
         step(&mut c, &mut p, Actor::Scheduler).unwrap();
-        p.db.now = 21;
+        set_now(21);
         p.db.set_transition_time(T, w, INT_MAX);
         assert_eq!(rule(step(&mut c, &mut p, T)), 12);
         p.db.set_error_mask(T, w, error_mask::TOO_MANY_ERROR_RESULTS);
-        p.db.set_wu_assimilate_state(T, w, AssimilateState::Ready);
+        p.db.set_wu_assimilate_state(T, w, AssimilateState::Ready, now());
         step(&mut c, &mut p, T).unwrap();
         // A user abort (exit 203) is not an error in the modern count.
         let mut p2 = project();
@@ -1587,31 +1600,31 @@ mod tests {
         p.cfg.daemons.db_purge = Duration(0);
         let (w, rids, _) = validated(&mut p, 2);
         // R1 still UNSENT: rule 18 (17 holds: there is a canonical result).
-        assert_eq!(rule(check_quiescent(&p)), 18);
+        assert_eq!(rule(check_quiescent(&p, now())), 18);
         p.db.set_over(Actor::Validator, rids[1], Outcome::DidntNeed);
         // Not assimilated yet: rule 18.
-        assert_eq!(rule(check_quiescent(&p)), 18);
+        assert_eq!(rule(check_quiescent(&p, now())), 18);
         p.db.wu_mut(w).assimilate_count = 1;
-        p.db.set_wu_assimilate_state(Actor::Assimilator, w, AssimilateState::Done);
+        p.db.set_wu_assimilate_state(Actor::Assimilator, w, AssimilateState::Done, now());
         // Files not deleted: rule 19.
-        assert_eq!(rule(check_quiescent(&p)), 19);
-        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Done);
+        assert_eq!(rule(check_quiescent(&p, now())), 19);
+        p.db.set_wu_file_delete_state(T, w, FileDeleteState::Done, now());
         p.db.set_result_file_delete_state(T, rids[0], FileDeleteState::Done);
-        check_quiescent(&p).unwrap();
+        check_quiescent(&p, now()).unwrap();
         // A DIDNT_NEED result's files are never deleted (quirk Q6): rule 19.
         p.db.set_result_file_delete_state(T, rids[1], FileDeleteState::Done);
-        assert_eq!(rule(check_quiescent(&p)), 19);
+        assert_eq!(rule(check_quiescent(&p, now())), 19);
         p.db.set_result_file_delete_state(T, rids[1], FileDeleteState::Init);
         // Assimilated twice: rule 20.
         p.db.wu_mut(w).assimilate_count = 2;
-        assert_eq!(rule(check_quiescent(&p)), 20);
+        assert_eq!(rule(check_quiescent(&p, now())), 20);
         p.db.wu_mut(w).assimilate_count = 1;
         // A SUCCESS result never validated: rule 21.
         p.db.result_mut(rids[1]).outcome = Outcome::Success;
-        assert_eq!(rule(check_quiescent(&p)), 21);
+        assert_eq!(rule(check_quiescent(&p, now())), 21);
         p.db.result_mut(rids[1]).outcome = Outcome::DidntNeed;
         // A WU with neither canonical nor error: rule 17.
         p.db.insert_workunit(Actor::WorkGenerator, test_rows::workunit());
-        assert_eq!(rule(check_quiescent(&p)), 17);
+        assert_eq!(rule(check_quiescent(&p, now())), 17);
     }
 }

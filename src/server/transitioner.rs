@@ -166,7 +166,7 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
             }
         }
         if p.db.wu(wuid).assimilate_state == AssimilateState::Init {
-            p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready);
+            p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready, now);
         }
     } else if canonical == 0 || !sw.modern_needed {
         // Step 5b: create the instances still needed.
@@ -209,7 +209,7 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
         && !results.is_empty()
         && wu.canonical_resultid > 0
     {
-        p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready);
+        p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready, now);
     }
 
     // Step 8: file deletion.
@@ -218,7 +218,7 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
         let delete_delay = p.cfg.config.delete_delay.get();
         if now >= most_recently_returned + delete_delay {
             if all_over_and_validated && p.db.wu(wuid).file_delete_state == FileDeleteState::Init {
-                p.db.set_wu_file_delete_state(ACTOR, wuid, FileDeleteState::Ready);
+                p.db.set_wu_file_delete_state(ACTOR, wuid, FileDeleteState::Ready, now);
             }
             let canonical = p.db.wu(wuid).canonical_resultid;
             for &rid in &results {

@@ -247,12 +247,12 @@ fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAct
     if canonical != 0 {
         // Step 6.
         action = TtAction::Never;
-        p.db.set_canonical(ACTOR, wuid, canonical);
+        p.db.set_canonical(ACTOR, wuid, canonical, now);
         p.db.wu_mut(wuid).canonical_credit = credit;
         if p.sw.assimilate_ready_unconditional
             || p.db.wu(wuid).assimilate_state == AssimilateState::Init
         {
-            p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready);
+            p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready, now);
         }
         let results = p.db.wu(wuid).results.clone();
         for rid in results {

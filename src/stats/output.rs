@@ -505,13 +505,19 @@ impl RunOutput {
         t.end_row()
     }
 
-    /// Appends audit rows to `transitions.csv`; does nothing when it is off.
-    pub fn write_transitions(&mut self, project: &str, rows: &[Transition]) -> io::Result<()> {
+    /// Appends the audit rows of one step at `time` to `transitions.csv`; does
+    /// nothing when it is off.
+    pub fn write_transitions(
+        &mut self,
+        project: &str,
+        time: Time,
+        rows: &[Transition],
+    ) -> io::Result<()> {
         let Some(t) = self.transitions.as_mut() else {
             return Ok(());
         };
         for row in rows {
-            t.int(row.time)?;
+            t.int(time)?;
             t.str(project)?;
             t.str(row.actor.name())?;
             t.str(row.entity.name())?;
@@ -631,8 +637,8 @@ mod tests {
         wu.true_fpops = 7.2e12;
         out.write_workunit("main", &wu, true).unwrap();
         out.write_result("main", &r, false).unwrap();
+        let time = 502;
         let t = Transition {
-            time: 502,
             actor: Actor::Validator,
             entity: Entity::Workunit,
             id: 1,
@@ -640,7 +646,7 @@ mod tests {
             old: 0,
             new: 3,
         };
-        out.write_transitions("main", &[t, Transition { old: -7, ..t }])
+        out.write_transitions("main", time, &[t, Transition { old: -7, ..t }])
             .unwrap();
         out.finish(&serde_json::json!({"seed": 1})).unwrap();
 
@@ -689,8 +695,8 @@ mod tests {
         let r = test_rows::result(1, 2);
         out.write_result("p", &r, true).unwrap();
         // A no-op when the table is off.
+        let time = 0;
         let t = Transition {
-            time: 0,
             actor: Actor::Feeder,
             entity: Entity::Result,
             id: 1,
@@ -698,7 +704,7 @@ mod tests {
             old: 0,
             new: 1,
         };
-        out.write_transitions("p", &[t]).unwrap();
+        out.write_transitions("p", time, &[t]).unwrap();
         out.finish(&serde_json::Value::Null).unwrap();
         assert_eq!(
             entries(&dir),
@@ -771,8 +777,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("run");
         let mut out = RunOutput::create_audited(&dir, AuditTrail::Gzip).unwrap();
+        let time = 7;
         let t = Transition {
-            time: 7,
             actor: Actor::Feeder,
             entity: Entity::Result,
             id: 1,
@@ -780,7 +786,7 @@ mod tests {
             old: 0,
             new: 1,
         };
-        out.write_transitions("p", &[t]).unwrap();
+        out.write_transitions("p", time, &[t]).unwrap();
         out.finish(&serde_json::json!({})).unwrap();
         assert_eq!(
             entries(&dir),

@@ -131,9 +131,15 @@ impl Recorder for StatsRecorder {
             .is_some_and(|o| o.transitions_enabled())
     }
 
-    fn transitions(&mut self, _pi: usize, project: &str, rows: &[Transition]) -> io::Result<()> {
+    fn transitions(
+        &mut self,
+        _pi: usize,
+        project: &str,
+        time: Time,
+        rows: &[Transition],
+    ) -> io::Result<()> {
         match &mut self.output {
-            Some(out) => out.write_transitions(project, rows),
+            Some(out) => out.write_transitions(project, time, rows),
             None => Ok(()),
         }
     }

@@ -25,9 +25,15 @@ pub trait Recorder {
     /// rows of each step only if so (or if the invariants are checked).
     fn wants_transitions(&self) -> bool;
 
-    /// The audit rows of one step of project `pi` (spec backend §2: every state
-    /// change a daemon or the scheduler made), in the order they were made.
-    fn transitions(&mut self, pi: usize, project: &str, rows: &[Transition]) -> io::Result<()>;
+    /// The audit rows of one step of project `pi` at `time` (spec backend §2: every
+    /// state change a daemon or the scheduler made), in the order they were made.
+    fn transitions(
+        &mut self,
+        pi: usize,
+        project: &str,
+        time: Time,
+        rows: &[Transition],
+    ) -> io::Result<()>;
 
     /// A workunit row is final: purged by db_purge (`purged`, spec backend §2.8) or
     /// still live at the end of the run.

@@ -44,7 +44,12 @@ use scheduler_op::Round;
 /// `scheduler_rpc_poll` does with `last_time = now`: a chain of RPCs at start-up
 /// (initial RPC, then work fetch while the buffer is short) is spaced 5 s apart and
 /// ends by the work-fetch and backoff rules alone.
-pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
+pub fn wake<S: ServerLink + ?Sized>(
+    host: &mut ClientHost,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut S,
+) -> Result<Time, S::Error> {
     let cfg = &g.cfg;
     let t = now as f64;
     let prev = host.last_advance as f64;
@@ -82,12 +87,13 @@ pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn Ser
     }
     if connected
         && t >= host.next_rpc_poll
-        && scheduler_op::poll_round(host, now, g, server, &mut cache, &mut gate) == Round::Operation
+        && scheduler_op::poll_round(host, now, g, server, &mut cache, &mut gate)?
+            == Round::Operation
     {
         host.next_rpc_poll = t + scheduler_op::SCHEDULER_RPC_POLL_PERIOD;
     }
     if computing && host.must_schedule_cpus {
         cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
     }
-    cadence::next_wake(host, now, cfg, &mut cache)
+    Ok(cadence::next_wake(host, now, cfg, &mut cache))
 }

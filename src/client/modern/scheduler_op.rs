@@ -39,14 +39,14 @@ pub enum Round {
 
 /// One poll round at `now`. `gate_open` is the 60-s work-fetch gate as established by
 /// the cadence module; it is consumed when the gated part runs.
-pub fn poll_round(
+pub fn poll_round<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     now: Time,
     g: &GroupCtx,
-    server: &mut dyn ServerLink,
+    server: &mut S,
     cache: &mut RrCache,
     gate_open: &mut bool,
-) -> Round {
+) -> Result<Round, S::Error> {
     let cfg = &g.cfg;
     let t = now as f64;
     // 2. A pending master fetch (check_master_fetch_start), first in list order.
@@ -56,7 +56,7 @@ pub fn poll_round(
         .position(|p| p.master_url_fetch_pending && p.min_rpc_time <= t)
     {
         master_fetch(host, pi, now, cfg, server);
-        return Round::Operation;
+        return Ok(Round::Operation);
     }
     // 3. The initial RPC of a project never contacted (RPC_REASON_INIT): honours the
     //    backoff, ignores suspension.
@@ -68,12 +68,12 @@ pub fn poll_round(
         // piggyback_work_request, then set_initial_work_request overrides it.
         let req = initial_request(&host.projects[pi]);
         host.projects[pi].sched_rpc_pending = RpcReason::Init;
-        do_rpc(host, pi, now, g, server, cache, req);
-        return Round::Operation;
+        do_rpc(host, pi, now, g, server, cache, req)?;
+        return Ok(Round::Operation);
     }
     // 5. The gate: 60 s since the last check, or forced.
     if !(*gate_open || host.must_check_work_fetch) {
-        return Round::Idle;
+        return Ok(Round::Idle);
     }
     *gate_open = false;
     host.must_check_work_fetch = false;
@@ -87,19 +87,19 @@ pub fn poll_round(
         } else {
             RpcReason::None
         };
-        do_rpc(host, pi, now, g, server, cache, req);
-        return Round::Operation;
+        do_rpc(host, pi, now, g, server, cache, req)?;
+        return Ok(Round::Operation);
     }
     // 7. Work fetch, unless computing is suspended.
     if !host.avail.computing() {
-        return Round::Idle;
+        return Ok(Round::Idle);
     }
     if let Some((pi, req)) = choose_project(host, t, cfg, cache) {
         host.projects[pi].sched_rpc_pending = RpcReason::NeedWork;
-        do_rpc(host, pi, now, g, server, cache, req);
-        return Round::Operation;
+        do_rpc(host, pi, now, g, server, cache, req)?;
+        return Ok(Round::Operation);
     }
-    Round::Idle
+    Ok(Round::Idle)
 }
 
 /// `find_project_with_overdue_results` (§2.9 step 6): the project of the first ready
@@ -136,12 +136,12 @@ pub fn project_with_overdue_results(
 /// fetch leaves the fetch pending: the poll retries it when the backoff ends, and
 /// each failure counts towards `master_fetch_retry_cap` (spec client §6 S1:
 /// "by 1 per failed master fetch"; "a master fetch is pending").
-fn master_fetch(
+fn master_fetch<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
     now: Time,
     cfg: &ClientConfig,
-    server: &mut dyn ServerLink,
+    server: &mut S,
 ) {
     let ok = server.master_fetch(now, host.projects[pi].project);
     let p = &mut host.projects[pi];
@@ -156,18 +156,18 @@ fn master_fetch(
 }
 
 /// Makes the RPC and applies the reply (§2.8, §4.2, §2.7).
-fn do_rpc(
+fn do_rpc<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
     now: Time,
     g: &GroupCtx,
-    server: &mut dyn ServerLink,
+    server: &mut S,
     cache: &mut RrCache,
     req: WorkRequest,
-) {
+) -> Result<(), S::Error> {
     let cfg = &g.cfg;
     let t = now as f64;
-    let status = host.rpc(now, pi, req, &g.behaviour, cfg, server);
+    let status = host.rpc(now, pi, req, &g.behaviour, cfg, server)?;
     cache.invalidate();
     match status {
         RpcStatus::Failed => project_rpc_backoff(host, pi, t, cfg),
@@ -196,4 +196,5 @@ fn do_rpc(
     }
     host.projects[pi].sched_rpc_pending = RpcReason::None;
     host.must_check_work_fetch = true; // "RPC complete"
+    Ok(())
 }

@@ -3,7 +3,8 @@
 
 use crate::client::config::{ClientConfig, ClientSection, Policy};
 use crate::client::host::{
-    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcCall, RpcStatus, ServerLink, WorkRequest,
+    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcReply, RpcRequest, RpcStatus, ServerLink,
+    WorkRequest,
 };
 use crate::engine::Time;
 use crate::server::scheduler::Job;
@@ -109,6 +110,8 @@ pub struct MockServer {
     pub next_id: u32,
     pub calls: Vec<Call>,
     pub master_calls: Vec<Time>,
+    /// The jobs of the last reply (the reply borrows them).
+    sent: Vec<Job>,
 }
 
 impl MockServer {
@@ -123,17 +126,39 @@ impl MockServer {
             next_id: 1,
             calls: Vec::new(),
             master_calls: Vec::new(),
+            sent: Vec::new(),
         }
     }
 }
 
 impl ServerLink for MockServer {
-    fn rpc(&mut self, now: Time, call: &RpcCall, jobs: &mut Vec<Job>) -> (RpcStatus, HostId) {
+    type Error = std::convert::Infallible;
+
+    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error> {
+        let mut jobs = std::mem::take(&mut self.sent);
+        jobs.clear();
+        let (status, hostid) = self.answer(now, req, &mut jobs);
+        self.sent = jobs;
+        Ok(RpcReply {
+            jobs: &self.sent,
+            ..RpcReply::bare(status, hostid)
+        })
+    }
+
+    fn master_fetch(&mut self, now: Time, _project: u16) -> bool {
+        self.master_calls.push(now);
+        self.master_ok
+    }
+}
+
+impl MockServer {
+    /// The answer to one request: its status and host id, its jobs into `jobs`.
+    fn answer(&mut self, now: Time, call: &RpcRequest, jobs: &mut Vec<Job>) -> (RpcStatus, HostId) {
         self.calls.push(Call {
             now,
             project: call.project,
             work: call.work,
-            reported: call.reported.len(),
+            reported: call.reported().count(),
             hostid: call.hostid,
         });
         if self.fail {
@@ -177,10 +202,6 @@ impl ServerLink for MockServer {
             },
         )
     }
-    fn master_fetch(&mut self, now: Time, _project: u16) -> bool {
-        self.master_calls.push(now);
-        self.master_ok
-    }
 }
 
 /// Runs the host from `start` through its own wake times while they are ≤ `until`,
@@ -196,7 +217,7 @@ pub fn drive(
     let mut t = start;
     let mut guard = 0;
     while t <= until {
-        let next = h.wake(t, g, srv);
+        let next = h.wake(t, g, srv).unwrap();
         seen(h, t);
         assert!(next > t);
         t = next;

@@ -23,7 +23,7 @@ fn s4(extra: Option<Time>) -> Vec<f64> {
     let samples = [3600, 86_400, 864_000, 1_728_000];
     let mut out = Vec::new();
     let mut t = 0;
-    let mut natural = h.wake(0, &g, &mut srv);
+    let mut natural = h.wake(0, &g, &mut srv).unwrap();
     loop {
         let sample = samples
             .iter()
@@ -35,7 +35,7 @@ fn s4(extra: Option<Time>) -> Vec<f64> {
         if nt > 1_728_000 {
             break;
         }
-        natural = h.wake(nt, &g, &mut srv);
+        natural = h.wake(nt, &g, &mut srv).unwrap();
         t = nt;
         if samples.contains(&t) {
             out.push(h.projects[0].rec);
@@ -162,7 +162,7 @@ fn idle_host_with_failed_project_sleeps_until_the_backoff_ends() {
     (h.joined, h.last_advance) = (100, 100);
     let mut srv = MockServer::new(3600.0);
     srv.fail = true;
-    let next = h.wake(100, &g, &mut srv);
+    let next = h.wake(100, &g, &mut srv).unwrap();
     assert_eq!(h.projects[0].min_rpc_time, 100.0 + 86_400.0);
     assert_eq!(next, 100 + 86_400);
 }
@@ -175,16 +175,16 @@ fn idle_host_with_failed_project_sleeps_until_the_backoff_ends() {
 fn initial_rpc_asks_one_second_per_project() {
     let (mut h, g) = host_and_ctx(2, &[100.0, 100.0], |_| {});
     let mut srv = MockServer::new(3600.0);
-    assert_eq!(h.wake(0, &g, &mut srv), 5);
+    assert_eq!(h.wake(0, &g, &mut srv).unwrap(), 5);
     assert_eq!(srv.calls.len(), 1);
     assert_eq!(srv.calls[0].hostid, 0);
     assert_eq!(srv.calls[0].work.req_secs, 1.0);
-    assert_eq!(h.wake(5, &g, &mut srv), 10);
+    assert_eq!(h.wake(5, &g, &mut srv).unwrap(), 10);
     assert_eq!(srv.calls[1].project, 1);
     assert_eq!(srv.calls[1].work.req_secs, 1.0);
     // Then a real work fetch for the whole shortfall (less what the two jobs, each
     // 3600 s and run from 0 and 5, still need).
-    let next = h.wake(10, &g, &mut srv);
+    let next = h.wake(10, &g, &mut srv).unwrap();
     assert_eq!(srv.calls.len(), 3);
     assert_eq!(
         srv.calls[2].work.req_secs,
@@ -199,7 +199,7 @@ fn empty_two_cpu_host_requests_the_whole_shortfall() {
     let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
     h.projects[0].hostid = 1;
     let mut srv = MockServer::new(3600.0);
-    h.wake(0, &g, &mut srv);
+    h.wake(0, &g, &mut srv).unwrap();
     let w = srv.calls[0].work;
     assert_eq!((w.req_secs, w.req_instances), (2.0 * 51_840.0, 2.0));
     // 29 jobs cover the request; both CPUs run.
@@ -213,7 +213,7 @@ fn no_fetch_while_saturated_above_work_buf_min() {
     h.projects[0].hostid = 1;
     add_job(&mut h, 0, 50_000.0, 10_000_000);
     let mut srv = MockServer::new(3600.0);
-    let next = h.wake(0, &g, &mut srv);
+    let next = h.wake(0, &g, &mut srv).unwrap();
     assert!(srv.calls.is_empty());
     // saturated_time 50000 − t < 8640 first for t > 41360: the 60-s grid says 41400.
     assert_eq!(next, 41_400);
@@ -263,7 +263,7 @@ fn report_triggers() {
     // An hour after completion (strictly), on the 60-s grid.
     let (mut h, g) = reporting_host(&[(0, 10_000_000)]);
     let mut srv = MockServer::new(3600.0);
-    assert_eq!(h.wake(0, &g, &mut srv), 3660);
+    assert_eq!(h.wake(0, &g, &mut srv).unwrap(), 3660);
     drive(&mut h, &g, &mut srv, 3660, 3660, |_, _| {});
     assert_eq!((srv.calls[0].now, srv.calls[0].reported), (3660, 1));
     assert_eq!(srv.calls[0].work.req_secs, 0.0); // buffer above work_buf_total
@@ -271,12 +271,12 @@ fn report_triggers() {
     // Within max(86400, work_buf_min) of the deadline.
     let (mut h, g) = reporting_host(&[(0, 87_000)]);
     let mut srv = MockServer::new(3600.0);
-    assert_eq!(h.wake(0, &g, &mut srv), 660);
+    assert_eq!(h.wake(0, &g, &mut srv).unwrap(), 660);
     // 64 ready results: at once.
     let done: Vec<(Time, Time)> = (0..64).map(|_| (0, 10_000_000)).collect();
     let (mut h, g) = reporting_host(&done);
     let mut srv = MockServer::new(3600.0);
-    h.wake(0, &g, &mut srv);
+    h.wake(0, &g, &mut srv).unwrap();
     assert_eq!((srv.calls[0].now, srv.calls[0].reported), (0, 64));
 }
 

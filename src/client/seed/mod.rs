@@ -51,7 +51,12 @@ pub const SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT: f64 = 21_600.0;
 ///    session due, which the caller makes `now + 1`.
 /// 5. CPU scheduling again, for the new jobs.
 /// 6. [`next_wake`].
-pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) -> Time {
+pub fn wake<S: ServerLink + ?Sized>(
+    host: &mut ClientHost,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut S,
+) -> Result<Time, S::Error> {
     let cfg = &g.cfg;
     host.begin_event(now, g);
     let t = now as f64;
@@ -63,7 +68,7 @@ pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn Ser
     if host.avail.connected() {
         while let Some(session) = due_session(host, t, cfg) {
             let before = poll_state(host);
-            run_session(host, session, now, g, server);
+            run_session(host, session, now, g, server)?;
             if poll_state(host) == before {
                 break; // nothing happened: the main loop sleeps 1 s
             }
@@ -71,7 +76,7 @@ pub fn wake(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn Ser
         // New jobs may fill idle slots (spec client §1.10: whenever a slot is free).
         schedule_cpus(host, now, cfg);
     }
-    next_wake(host, now, cfg)
+    Ok(next_wake(host, now, cfg))
 }
 
 /// CPU scheduling of the seed era (spec client §1.10): `nslots = min(p_ncpus,
@@ -171,13 +176,13 @@ fn due_session(host: &ClientHost, now: f64, cfg: &ClientConfig) -> Option<Sessio
 }
 
 /// Runs one session (spec client §1.5–1.6).
-fn run_session(
+fn run_session<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     session: Session,
     now: Time,
     g: &GroupCtx,
-    server: &mut dyn ServerLink,
-) {
+    server: &mut S,
+) -> Result<(), S::Error> {
     match session {
         Session::GetWork => get_work_session(host, now, g, server),
         // §1.5 step 2. The 2003 code enters this case through `init_get_work()`,
@@ -185,7 +190,10 @@ fn run_session(
         // `work_needed_secs()`) to the projects not waiting for their master file,
         // even above the low water mark. We run only the master fetches; the poll
         // then starts a get-work session if the buffer calls for one.
-        Session::Master => master_fetches(host, now, g, server),
+        Session::Master => {
+            master_fetches(host, now, g, server);
+            Ok(())
+        }
         Session::Pending(pi) => report_result_session(host, pi, 0.0, now, g, server),
         Session::Overdue(pi) => {
             // §1.5 step 4: ask for work only if this project has the largest debt.
@@ -195,7 +203,7 @@ fn run_session(
             } else {
                 0.0
             };
-            report_result_session(host, pi, req, now, g, server);
+            report_result_session(host, pi, req, now, g, server)
         }
     }
 }

@@ -36,14 +36,14 @@ fn unfinished_of(host: &ClientHost, pi: usize) -> u32 {
 /// One scheduler RPC to project `pi` asking for `req_secs` (spec client §1.6): it
 /// reports all the project's ready results and adds the reply's jobs
 /// ([`ClientHost::rpc`]). The request's `estimated_delay` is the buffer in seconds.
-fn rpc_once(
+fn rpc_once<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
     req_secs: f64,
     now: Time,
     g: &GroupCtx,
-    server: &mut dyn ServerLink,
-) -> Outcome {
+    server: &mut S,
+) -> Result<Outcome, S::Error> {
     let before = unfinished_of(host, pi);
     let detaches = host.merit.detaches;
     let work = WorkRequest {
@@ -52,25 +52,27 @@ fn rpc_once(
         estimated_delay: current_work_buf_days(host) * 86_400.0,
         ..Default::default()
     };
-    match host.rpc(now, pi, work, &g.behaviour, &g.cfg, server) {
-        RpcStatus::Failed => Outcome::Error { request_delay: 0.0 },
-        RpcStatus::Down { request_delay } => Outcome::Error { request_delay },
-        RpcStatus::Ok { request_delay, .. } => {
-            // A detach inside the RPC dropped the project's jobs first.
-            let kept = if host.merit.detaches != detaches {
-                0
-            } else {
-                before
-            };
-            let nresults = unfinished_of(host, pi).saturating_sub(kept);
-            // The reply served any pending user/attach request (`sched_rpc_pending`).
-            host.projects[pi].sched_rpc_pending = RpcReason::None;
-            Outcome::Reply {
-                nresults,
-                request_delay,
+    Ok(
+        match host.rpc(now, pi, work, &g.behaviour, &g.cfg, server)? {
+            RpcStatus::Failed => Outcome::Error { request_delay: 0.0 },
+            RpcStatus::Down { request_delay } => Outcome::Error { request_delay },
+            RpcStatus::Ok { request_delay, .. } => {
+                // A detach inside the RPC dropped the project's jobs first.
+                let kept = if host.merit.detaches != detaches {
+                    0
+                } else {
+                    before
+                };
+                let nresults = unfinished_of(host, pi).saturating_sub(kept);
+                // The reply served any pending user/attach request (`sched_rpc_pending`).
+                host.projects[pi].sched_rpc_pending = RpcReason::None;
+                Outcome::Reply {
+                    nresults,
+                    request_delay,
+                }
             }
-        }
-    }
+        },
+    )
 }
 
 /// Applies one RPC's outcome to project `pi` (spec client §1.6–1.7): an error backs
@@ -123,18 +125,18 @@ fn settle(
 /// After a reply (a no-work reply backs off, any other resets) it continues with the
 /// next project for the **whole remaining need**, not a share of it, while that need
 /// is positive. When the chain ends, pending master fetches run.
-pub fn get_work_session(
+pub fn get_work_session<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     now: Time,
     g: &GroupCtx,
-    server: &mut dyn ServerLink,
-) {
+    server: &mut S,
+) -> Result<(), S::Error> {
     let t = now as f64;
     compute_resource_debts(&mut host.projects, t, g.cfg.seed_exp_sign_bug);
     let mut req = work_needed_secs(host, &g.cfg);
     let mut cur = next_project(&host.projects, None, t);
     while let Some(pi) = cur {
-        let outcome = rpc_once(host, pi, req, now, g, server);
+        let outcome = rpc_once(host, pi, req, now, g, server)?;
         settle(host, pi, outcome, now, g, true);
         cur = match outcome {
             Outcome::Error { .. } => {
@@ -152,22 +154,24 @@ pub fn get_work_session(
         };
     }
     master_fetches(host, now, g, server);
+    Ok(())
 }
 
 /// A report-result session (`must_get_work = false`, spec client §1.6): one RPC to
 /// project `pi` asking for `req_secs` (0, or `work_needed_secs()` when the project has
 /// the largest debt). Any reply, even one without jobs, is a success; only an error
 /// backs off.
-pub fn report_result_session(
+pub fn report_result_session<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
     req_secs: f64,
     now: Time,
     g: &GroupCtx,
-    server: &mut dyn ServerLink,
-) {
-    let outcome = rpc_once(host, pi, req_secs, now, g, server);
+    server: &mut S,
+) -> Result<(), S::Error> {
+    let outcome = rpc_once(host, pi, req_secs, now, g, server)?;
     settle(host, pi, outcome, now, g, false);
+    Ok(())
 }
 
 /// `next_project_master_pending()`: the first project in list order whose master file
@@ -186,7 +190,12 @@ pub fn next_project_master_pending(host: &ClientHost, now: f64) -> Option<usize>
 /// `master_url_fetch_pending` and nothing else: our simulated master files always list
 /// the same scheduler URL, never a new one, so the "new URLs" reset of
 /// `min_rpc_time`, `nrpc_failures` and `master_fetch_failures` never applies.
-pub fn master_fetches(host: &mut ClientHost, now: Time, g: &GroupCtx, server: &mut dyn ServerLink) {
+pub fn master_fetches<S: ServerLink + ?Sized>(
+    host: &mut ClientHost,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut S,
+) {
     let t = now as f64;
     while let Some(pi) = next_project_master_pending(host, t) {
         let project = host.projects[pi].project;

@@ -7,7 +7,9 @@ use super::debt::{EXP_DECAY_RATE, compute_resource_debts, update_avg_cpu};
 use super::*;
 use crate::client::availability::AvailSpec;
 use crate::client::config::{ClientSection, Policy, SeedBackoff};
-use crate::client::host::{ClientJob, HostBehaviour, ProjectState, RpcCall, RpcStatus};
+use crate::client::host::{
+    ClientJob, HostBehaviour, ProjectState, RpcReply, RpcRequest, RpcStatus,
+};
 use crate::server::scheduler::Job;
 use crate::server::types::HostId;
 
@@ -43,6 +45,8 @@ struct Mock {
     /// Deadline of sent jobs, relative to the RPC.
     deadline: Time,
     next_id: u32,
+    /// The jobs of the last reply (the reply borrows them).
+    sent: Vec<Job>,
 }
 
 impl Mock {
@@ -56,17 +60,39 @@ impl Mock {
             job_secs: 3600.0,
             deadline: 100 * 86_400,
             next_id: 1,
+            sent: Vec::new(),
         }
     }
 }
 
 impl ServerLink for Mock {
-    fn rpc(&mut self, now: Time, call: &RpcCall, jobs: &mut Vec<Job>) -> (RpcStatus, HostId) {
+    type Error = std::convert::Infallible;
+
+    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error> {
+        let mut jobs = std::mem::take(&mut self.sent);
+        jobs.clear();
+        let (status, hostid) = self.answer(now, req, &mut jobs);
+        self.sent = jobs;
+        Ok(RpcReply {
+            jobs: &self.sent,
+            ..RpcReply::bare(status, hostid)
+        })
+    }
+
+    fn master_fetch(&mut self, now: Time, project: u16) -> bool {
+        self.masters.push((now, project));
+        self.master_ok
+    }
+}
+
+impl Mock {
+    /// The answer to one request: its status and host id, its jobs into `jobs`.
+    fn answer(&mut self, now: Time, call: &RpcRequest, jobs: &mut Vec<Job>) -> (RpcStatus, HostId) {
         self.calls.push(Call {
             t: now,
             project: call.project,
             req_secs: call.work.req_secs,
-            reported: call.reported.len(),
+            reported: call.reported().count(),
         });
         let request_delay = self.request_delay;
         match self.modes[call.project as usize] {
@@ -114,11 +140,6 @@ impl ServerLink for Mock {
                 )
             }
         }
-    }
-
-    fn master_fetch(&mut self, now: Time, project: u16) -> bool {
-        self.masters.push((now, project));
-        self.master_ok
     }
 }
 
@@ -168,7 +189,7 @@ fn drive(
     let mut t = t0;
     let mut n = 0;
     while t <= limit {
-        let next = h.wake(t, g, m);
+        let next = h.wake(t, g, m).unwrap();
         n += 1;
         assert!(next > t);
         if stop(h, m) {
@@ -197,7 +218,7 @@ fn s16_first_two_get_work_sessions() {
     let mut h = host(1, &[100.0, 300.0]);
     let mut m = Mock::new(2);
     let t0 = 1;
-    let next = h.wake(t0, &g, &mut m);
+    let next = h.wake(t0, &g, &mut m).unwrap();
     assert_eq!(
         m.calls,
         vec![Call {
@@ -257,7 +278,7 @@ fn s16_no_work_reply_backs_off_and_asks_next_project() {
     let mut m = Mock::new(2);
     m.modes[1] = Mode::Nothing;
     let t0 = 1;
-    let next = h.wake(t0, &g, &mut m);
+    let next = h.wake(t0, &g, &mut m).unwrap();
     let asked: Vec<(Time, u16, f64)> = m
         .calls
         .iter()
@@ -281,7 +302,7 @@ fn failed_and_down_back_off_and_move_on() {
         let mut h = host(1, &[100.0, 300.0]);
         let mut m = Mock::new(2);
         m.modes[1] = mode;
-        h.wake(1, &g, &mut m);
+        h.wake(1, &g, &mut m).unwrap();
         let asked: Vec<(u16, f64)> = m.calls.iter().map(|c| (c.project, c.req_secs)).collect();
         assert_eq!(asked, vec![(1, 259_200.0), (0, 259_200.0)]);
         assert_eq!(h.projects[1].nrpc_failures, 1);
@@ -309,7 +330,7 @@ fn request_delay_rule_and_quirk() {
         let mut m = Mock::new(1);
         m.modes[0] = mode;
         m.request_delay = 3600.0;
-        h.wake(1, &g, &mut m);
+        h.wake(1, &g, &mut m).unwrap();
         assert_eq!(h.projects[0].min_rpc_time, want, "{quirk} {mode:?}");
         let failures = if mode == Mode::Supply { 0 } else { 1 };
         assert_eq!(h.projects[0].nrpc_failures, failures);
@@ -324,11 +345,11 @@ fn idle_host_sleeps_until_backoff_ends() {
     let mut h = host(1, &[100.0, 300.0]);
     let mut m = Mock::new(2);
     m.modes = vec![Mode::Failed, Mode::Failed];
-    let next = h.wake(1, &g, &mut m);
+    let next = h.wake(1, &g, &mut m).unwrap();
     assert_eq!(m.calls.len(), 2);
     assert_eq!(h.projects[0].min_rpc_time, 61.0);
     assert_eq!(next, 62);
-    let next = h.wake(next, &g, &mut m);
+    let next = h.wake(next, &g, &mut m).unwrap();
     assert_eq!(m.calls.len(), 4);
     assert_eq!(h.projects[0].nrpc_failures, 2);
     assert_eq!(next, 62 + 61);
@@ -415,10 +436,10 @@ fn exp_sign_bug_makes_average_grow() {
     h.jobs.push(job(0, 2, 86_400.0, 10_000_000));
     let mut m = Mock::new(1);
     m.modes[0] = Mode::Nothing;
-    assert_eq!(h.wake(0, &g, &mut m), 86_400);
-    assert_eq!(h.wake(86_400, &g, &mut m), 172_800);
+    assert_eq!(h.wake(0, &g, &mut m).unwrap(), 86_400);
+    assert_eq!(h.wake(86_400, &g, &mut m).unwrap(), 172_800);
     assert_eq!(h.projects[0].exp_avg_cpu, 86_400.0);
-    h.wake(172_800, &g, &mut m);
+    h.wake(172_800, &g, &mut m).unwrap();
     let grown = 86_400.0 * (86_400.0 * EXP_DECAY_RATE).exp() + 86_400.0;
     assert_eq!(h.projects[0].exp_avg_cpu, grown);
     assert!(grown > 2.0 * 86_400.0);
@@ -672,7 +693,7 @@ fn master_fetch_then_rpc() {
     let mut h = host(1, &[100.0]);
     h.projects[0].master_url_fetch_pending = true;
     let mut m = Mock::new(1);
-    h.wake(1, &g, &mut m);
+    h.wake(1, &g, &mut m).unwrap();
     assert_eq!(m.masters, vec![(1, 0)]);
     assert!(!h.projects[0].master_url_fetch_pending);
     assert_eq!(m.calls.len(), 1);
@@ -689,7 +710,7 @@ fn master_fetch_failure_backs_off_and_retries() {
     h.projects[0].master_url_fetch_pending = true;
     let mut m = Mock::new(1);
     m.master_ok = false;
-    let next = h.wake(1, &g, &mut m);
+    let next = h.wake(1, &g, &mut m).unwrap();
     let p = &h.projects[0];
     assert_eq!(m.masters, vec![(1, 0)]);
     assert!(m.calls.is_empty());
@@ -705,13 +726,13 @@ fn master_fetch_failure_backs_off_and_retries() {
     // The pending fetch is due when the backoff ends (min_rpc_time <= now).
     assert_eq!(next, 61);
     m.master_ok = true;
-    h.wake(next, &g, &mut m);
+    h.wake(next, &g, &mut m).unwrap();
     assert_eq!(m.masters, vec![(1, 0), (61, 0)]);
     // Our master files list no new URLs: the failure counters stay.
     assert_eq!(h.projects[0].master_fetch_failures, 1);
     // min_rpc_time (61) is not < 61, so get-work waits one more second.
     assert!(m.calls.is_empty());
-    h.wake(62, &g, &mut m);
+    h.wake(62, &g, &mut m).unwrap();
     assert_eq!(m.calls.len(), 1);
     assert_eq!(h.projects[0].nrpc_failures, 0);
 }
@@ -728,16 +749,16 @@ fn edf_start_order_without_preemption() {
     h.jobs.push(job(0, 2, 100.0, 1_003_000));
     h.jobs.push(job(0, 3, 100.0, 1_004_000));
     h.jobs.push(job(0, 4, 100.0, 1_004_000));
-    assert_eq!(h.wake(1, &g, &mut m), 101);
+    assert_eq!(h.wake(1, &g, &mut m).unwrap(), 101);
     assert_eq!(running(&h), vec![2]);
     // A job with an earlier deadline arrives; it does not preempt.
     h.jobs.push(job(0, 5, 100.0, 1_002_000));
-    assert_eq!(h.wake(50, &g, &mut m), 101);
+    assert_eq!(h.wake(50, &g, &mut m).unwrap(), 101);
     assert_eq!(running(&h), vec![2]);
     let mut order = vec![2];
     let mut t = 101;
     while h.jobs.iter().any(|j| j.unfinished()) {
-        t = h.wake(t, &g, &mut m);
+        t = h.wake(t, &g, &mut m).unwrap();
         if let Some(&r) = running(&h).first()
             && order.last() != Some(&r)
         {
@@ -789,12 +810,12 @@ fn report_result_session_at_deadline_minus_6h() {
     let mut m = Mock::new(1);
     h.jobs.push(job(0, 1, 100.0, 100_000));
     h.jobs.push(job(0, 2, 1_000_000.0, 5_000_000));
-    assert_eq!(h.wake(1, &g, &mut m), 101);
+    assert_eq!(h.wake(1, &g, &mut m).unwrap(), 101);
     // Job 1 done at 101; the next event is the overdue time, not a tick.
-    assert_eq!(h.wake(101, &g, &mut m), 100_000 - 21_600);
+    assert_eq!(h.wake(101, &g, &mut m).unwrap(), 100_000 - 21_600);
     assert!(m.calls.is_empty());
     assert!(h.jobs[0].ready_to_report());
-    let next = h.wake(78_400, &g, &mut m);
+    let next = h.wake(78_400, &g, &mut m).unwrap();
     assert_eq!(
         m.calls,
         vec![Call {
@@ -821,12 +842,12 @@ fn overdue_report_waits_for_backoff() {
     h.jobs.push(job(0, 1, 100.0, 10_000));
     h.jobs.push(job(0, 2, 1_000_000.0, 5_000_000));
     h.jobs[0].state = TaskState::Done;
-    let next = h.wake(5000, &g, &mut m);
+    let next = h.wake(5000, &g, &mut m).unwrap();
     assert_eq!(m.calls.len(), 1);
     assert_eq!(h.projects[0].nrpc_failures, 1);
     assert_eq!(next, 5060);
     m.modes[0] = Mode::Supply;
-    h.wake(next, &g, &mut m);
+    h.wake(next, &g, &mut m).unwrap();
     assert_eq!(m.calls.len(), 2);
     assert_eq!(m.calls[1].reported, 1);
     // Any reply counts as success in a report-result session.
@@ -845,7 +866,7 @@ fn report_session_asks_work_only_for_top_debt() {
         h.jobs.push(job(0, 1, 100.0, 20_000));
         h.jobs[0].state = TaskState::Done;
         h.jobs.push(job(1, 2, 129_600.0, 5_000_000));
-        h.wake(0, &g, &mut m);
+        h.wake(0, &g, &mut m).unwrap();
         assert_eq!(m.calls.len(), 1);
         assert_eq!((m.calls[0].project, m.calls[0].req_secs), (0, want));
     }
@@ -861,8 +882,8 @@ fn reporting_variants() {
     let mut m = Mock::new(1);
     h.jobs.push(job(0, 1, 100.0, 100_000));
     h.jobs.push(job(0, 2, 1_000_000.0, 5_000_000));
-    h.wake(1, &g, &mut m);
-    h.wake(101, &g, &mut m);
+    h.wake(1, &g, &mut m).unwrap();
+    h.wake(101, &g, &mut m).unwrap();
     assert_eq!(m.calls.len(), 1);
     assert_eq!((m.calls[0].t, m.calls[0].reported), (101, 1));
     // 2004-04: cushion 21600·2·(1 − 0.75) + 21600 = 32400.
@@ -886,10 +907,10 @@ fn low_water_crossing_is_exact() {
     // s/s and reaches 1 day (172800 s) after 43200 s.
     h.jobs.push(job(0, 1, 129_600.0, 10_000_000));
     h.jobs.push(job(0, 2, 129_600.0, 10_000_000));
-    let next = h.wake(10, &g, &mut m);
+    let next = h.wake(10, &g, &mut m).unwrap();
     assert!(m.calls.is_empty());
     assert_eq!(next, 10 + 43_200);
-    h.wake(next, &g, &mut m);
+    h.wake(next, &g, &mut m).unwrap();
     assert_eq!(m.calls.len(), 1);
     // Need (3 − 1)·86400·2.
     assert_eq!(m.calls[0].req_secs, 345_600.0);

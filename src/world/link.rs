@@ -1,0 +1,268 @@
+//! The back end as the hosts see it: every project's servers, the recorder that
+//! hears what they do, the invariant checkers and the run's counters, owned apart
+//! from the hosts. A host's policy reaches it through [`ServerLink`]: one call per
+//! scheduler RPC, which returns the whole reply, errors included, as a value
+//! (spec backend §2.4, client §4).
+//!
+//! The world owns a [`Backend`] and the hosts side by side, so a host event borrows
+//! its host and the back end at once: nothing is swapped out, lent or parked.
+
+use super::{Recorder, RunCounters, RunError};
+use crate::client::host::{RpcReply, RpcRequest, RpcStatus, ServerLink};
+use crate::engine::Time;
+use crate::engine::rng::{self, StreamKind};
+use crate::scenario::Daemon;
+use crate::server::config::OutageKind;
+use crate::server::db::HostRow;
+use crate::server::invariants::InvariantChecker;
+use crate::server::resource::N_RSC;
+use crate::server::scheduler::{self, Reply, ReportedJob, Request};
+use crate::server::types::*;
+use crate::server::{
+    Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator, work_generator,
+};
+use rand::RngExt;
+
+/// A db_purge pass that purged more than this many workunits is followed at once by
+/// another (`db_purge`'s main loop, spec backend §2.8).
+const PURGE_AGAIN_ABOVE: usize = 500;
+
+/// Every project's back end, with what hears it and checks it.
+pub struct Backend<R> {
+    pub projects: Vec<Project>,
+    /// Hears of every row finalised, RPC and gauge sample.
+    pub recorder: R,
+    pub counters: RunCounters,
+    /// One checker per project under `--check-invariants`.
+    pub(super) checkers: Option<Vec<InvariantChecker>>,
+    fd_state: Vec<file_deleter::State>,
+    /// Attributes of the host rows each group's hosts get at first contact, by group.
+    host_rows: Vec<HostRow>,
+    /// The scenario's master seed: a new host record draws its day offset from its
+    /// own (host, project) stream.
+    seed: u64,
+    /// The reply of the last scheduler RPC, and the request's lists, built here in
+    /// buffers reused by every RPC.
+    pub(super) reply: Reply,
+    pub(super) reports: Vec<ReportedJob>,
+    pub(super) other: Vec<ResultId>,
+}
+
+impl<R: Recorder> Backend<R> {
+    pub(super) fn new(
+        projects: Vec<Project>,
+        recorder: R,
+        check_invariants: bool,
+        host_rows: Vec<HostRow>,
+        seed: u64,
+    ) -> Self {
+        let n = projects.len();
+        Backend {
+            checkers: check_invariants
+                .then(|| (0..n).map(|_| InvariantChecker::default()).collect()),
+            fd_state: vec![file_deleter::State::default(); n],
+            projects,
+            recorder,
+            counters: RunCounters::default(),
+            host_rows,
+            seed,
+            reply: Reply::default(),
+            reports: Vec::new(),
+            other: Vec::new(),
+        }
+    }
+
+    /// One pass of a daemon of a project, followed by output and invariant checks.
+    pub fn run_daemon(&mut self, now: Time, pi: usize, daemon: Daemon) -> Result<(), RunError> {
+        self.counters.daemon_passes += 1;
+        let p = &mut self.projects[pi];
+        match daemon {
+            Daemon::Scheduler => {}
+            Daemon::Transitioner => {
+                transitioner::pass(p, now);
+            }
+            Daemon::Validator => {
+                validator::pass(p, now);
+            }
+            Daemon::Assimilator => {
+                assimilator::pass(p, now);
+            }
+            Daemon::FileDeleter => {
+                file_deleter::pass(p, now, &mut self.fd_state[pi]);
+            }
+            Daemon::DbPurge => while db_purge::pass(p, now) > PURGE_AGAIN_ABOVE {},
+            Daemon::Feeder => {
+                feeder::pass(p, now);
+            }
+            Daemon::WorkGenerator => {
+                work_generator::pass(p, now);
+            }
+        }
+        self.after_step(now, pi, Some(super::actor_of(daemon)))
+    }
+
+    /// Ends one step of project `pi` at `now`: surfaces a fatal condition, checks the
+    /// invariants, and hands the step's audit rows (stamped with `now`), decided
+    /// results and purged rows to the recorder.
+    pub(super) fn after_step(
+        &mut self,
+        now: Time,
+        pi: usize,
+        actor: Option<Actor>,
+    ) -> Result<(), RunError> {
+        let p = &mut self.projects[pi];
+        if let Some(f) = p.fatal.take() {
+            return Err(RunError::Fatal(f));
+        }
+        if let Some(checkers) = &mut self.checkers {
+            checkers[pi]
+                .check_after_step(p, now, &p.db.audit, actor)
+                .map_err(RunError::Invariant)?;
+        }
+        let rec = &mut self.recorder;
+        rec.transitions(pi, &p.name, now, &p.db.audit)?;
+        rec.decided(pi, &p.name, &p.decided)?;
+        p.decided.clear();
+        for (wu, results) in p.purged.drain(..) {
+            rec.workunit(pi, &p.name, &wu, true)?;
+            for r in &results {
+                rec.result(pi, &p.name, wu.appid, r, true)?;
+            }
+        }
+        p.db.audit.clear();
+        Ok(())
+    }
+}
+
+impl<R: Recorder> ServerLink for Backend<R> {
+    type Error = RunError;
+
+    /// A scheduler RPC (spec backend §2.4, client §4). During an outage the RPC fails
+    /// as the outage's kind says and never reaches the server.
+    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, RunError> {
+        let pi = req.project as usize;
+        if let Some(o) = self.projects[pi].cfg.outage_at(now) {
+            self.counters.rpcs_failed += 1;
+            self.recorder.rpc(pi, now, false);
+            let status = match o.kind {
+                // The maintenance reply's `request_delay` (spec backend §2.9); the
+                // client applies it as spec client §1.7 / §4.2 say.
+                OutageKind::Down => RpcStatus::Down {
+                    request_delay: o.maintenance_delay(&self.projects[pi].cfg.config),
+                },
+                OutageKind::Unreachable => RpcStatus::Failed,
+            };
+            return Ok(RpcReply::bare(status, req.hostid));
+        }
+        self.recorder.rpc(pi, now, true);
+        let p = &mut self.projects[pi];
+        let mut hostid = req.hostid;
+        if hostid == 0 {
+            // First contact: the server creates the host record (spec backend §2.4.2).
+            let row = self.host_rows[req.group as usize].clone();
+            hostid = first_contact(p, row, self.seed, req.host_index as u64, pi, req.p_fpops);
+        }
+        {
+            // The request's host_info and time_stats update the host row, so the
+            // scheduler's runtime estimates use the client's own figures (§2.4.4).
+            let h = p.db.host_mut(hostid);
+            h.p_ncpus = req.p_ncpus as i32;
+            h.p_fpops = req.p_fpops;
+            if *h.coprocs != *req.coprocs {
+                h.coprocs = req.coprocs.into();
+            }
+            h.on_frac = req.time_stats.on_frac;
+            h.active_frac = req.time_stats.active_frac;
+        }
+        self.reports.clear();
+        self.reports.extend(req.reported());
+        self.other.clear();
+        self.other.extend(req.in_progress());
+        self.other.sort_unstable();
+        let work = &req.work;
+        let request = Request {
+            hostid,
+            reattached: req.reattached,
+            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
+            // A CPU instance request with no seconds still asks for work (the
+            // server's `work_needed` tests both), as one second: the CPU instance
+            // count is not forwarded, so that CPU-only hosts get what they got before
+            // per-resource requests.
+            req_secs: std::array::from_fn(|k| {
+                if k > 0 {
+                    work.gpu_req_secs[k]
+                } else if work.req_secs <= 0.0 && work.req_instances > 0.0 {
+                    1.0
+                } else {
+                    work.req_secs
+                }
+            }),
+            req_instances: std::array::from_fn(|k| {
+                if k > 0 {
+                    work.gpu_req_instances[k]
+                } else {
+                    0.0
+                }
+            }),
+            max_jobs: u32::MAX,
+            estimated_delay: work.estimated_delay,
+            reported: &self.reports,
+            other_results: Some(&self.other),
+        };
+        scheduler::process_request(p, now, &request, &mut self.reply);
+        self.counters.rpcs += 1;
+        // `<no_rsc_apps>`: the processor types the project has no app version for.
+        let no_rsc_apps: [bool; N_RSC] =
+            std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k));
+        self.after_step(now, pi, Some(Actor::Scheduler))?;
+        let reply = &self.reply;
+        Ok(RpcReply {
+            status: RpcStatus::Ok {
+                new_jobs: reply.jobs.len() as u32,
+                request_delay: reply.request_delay,
+                no_work: reply.no_work,
+            },
+            hostid,
+            jobs: &reply.jobs,
+            aborts: &reply.aborts,
+            aborts_if_not_started: &reply.aborts_if_not_started,
+            no_rsc_apps,
+        })
+    }
+
+    fn master_fetch(&mut self, now: Time, project: u16) -> bool {
+        !self.projects[project as usize]
+            .cfg
+            .outage
+            .iter()
+            .any(|o| o.covers(now) && o.kind == OutageKind::Unreachable)
+    }
+}
+
+/// The host record the server creates at a simulated host's first contact (spec
+/// backend §2.4.2): the group's attributes with the client's speed, the host's own
+/// day offset (from its (host, project) stream unless pinned) and a user of its own.
+pub(super) fn first_contact(
+    p: &mut Project,
+    mut row: HostRow,
+    seed: u64,
+    hi: u64,
+    pi: usize,
+    p_fpops: f64,
+) -> HostId {
+    let day = p.cfg.pin.day_offset.unwrap_or_else(|| {
+        rng::stream(seed, StreamKind::HostProject, hi << 16 | pi as u64).random()
+    });
+    row.p_fpops = p_fpops;
+    let hostid = add_host(p, row, day);
+    p.db.host_mut(hostid).userid = hostid;
+    hostid
+}
+
+/// Inserts a host record with the next id and its day offset.
+pub(super) fn add_host(p: &mut Project, mut row: HostRow, day_offset: f64) -> HostId {
+    let id = p.db.hosts.next_id();
+    row.id = id;
+    row.day_offset = day_offset;
+    p.db.hosts.insert(row)
+}
