@@ -1,6 +1,6 @@
 //! Decides at build time which tests of optional tools cannot run here, so that
-//! `cargo test` reports them as *ignored, with the reason* rather than as passed
-//! (issue 10 §5). Each sets a cfg that the test reads with
+//! `cargo test` reports them as *ignored, with the reason* rather than as passed.
+//! Each sets a cfg that the test reads with
 //! `#[cfg_attr(no_TOOL, ignore = "reason")]`:
 //!
 //! * `no_chromium`: `chromium` is not on the PATH and `BOINC_SIM_REQUIRE_CHROMIUM`

@@ -1,4 +1,4 @@
-//! Credit across app versions (issue 13 §3–4): the job log, the credit figures of a
+//! Credit across app versions: the job log, the credit figures of a
 //! run, and `boinc-sim credit`, the replay of a job log (`docs/credit.md`).
 //!
 //! * [`crate::stats::job_log`] is the job log's format: what `run --job-log` writes

@@ -12,8 +12,8 @@ pub type Time = i64;
 pub const INT_MAX: Time = 2_147_483_647;
 
 /// A time as a row stores it: BOINC's `int` (spec backend, "Conventions"). Rows
-/// keep the times they only record in this type, 4 bytes instead of 8 (issue 12:
-/// memory per job in flight); a run never reaches `INT_MAX`, because
+/// keep the times they only record in this type, 4 bytes instead of 8, to cut the
+/// memory per job in flight; a run never reaches `INT_MAX`, because
 /// `simulation.duration` is validated below it.
 pub type DbTime = i32;
 

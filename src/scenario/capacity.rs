@@ -1,5 +1,5 @@
-//! Sizes that cannot fit in memory are refused before anything is allocated
-//! (issue 10 §5): a `count = 4e9` host group must end in a clear error, not in the
+//! Sizes that cannot fit in memory are refused before anything is allocated: a
+//! `count = 4e9` host group must end in a clear error, not in the
 //! kernel's out-of-memory killer an hour later.
 //!
 //! The estimate is a lower bound, so a run that would fit is never refused: each

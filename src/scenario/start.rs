@@ -1,4 +1,4 @@
-//! A simulated client's starting state (`[host_group.start]`, issue 11): the values a
+//! A simulated client's starting state (`[host_group.start]`): the values a
 //! client state file would give it when it joins, so that a scripted scenario can set
 //! up a situation exactly.
 //!

@@ -5,7 +5,7 @@
 //! `transition_time` moves on almost every event a workunit sees (a result sent,
 //! reported, timed out, validated), so the index is written far more often than it
 //! is read. A keyed priority queue with an exact `change_priority` cost about 30 % of
-//! a 100,000-host run (issue 12's profile), and a binary heap with lazy deletion
+//! a 100,000-host run (measured by profiling), and a binary heap with lazy deletion
 //! still 10 %: millions of pops from a heap of millions. The transitioner needs no
 //! order among the due workunits, only their set (it sorts them by id itself), so
 //! this index is a calendar: entries are filed in buckets of `BUCKET` seconds of

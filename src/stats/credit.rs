@@ -1,4 +1,4 @@
-//! Credit per FLOP of real work and device neutrality (issue 13 §3), from the
+//! Credit per FLOP of real work and device neutrality, from the
 //! results the validator decided: per app version, per device type and per host
 //! group, in time buckets, and over the headline window. A run
 //! (`credit_versions.csv`, `credit_devices.csv`, `credit_groups.csv`, summary) and a

@@ -1,4 +1,4 @@
-//! Output folders that never destroy what the user did not make (issue 10 §5).
+//! Output folders that never destroy what the user did not make.
 //!
 //! Every folder boinc-sim writes (a run folder, a `compare` folder, a run's or a
 //! sweep's `plots/`) is first built in a temporary sibling `<folder>.tmp-<pid>`
