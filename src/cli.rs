@@ -412,7 +412,7 @@ fn run(a: RunArgs) -> ExitCode {
         no_metrics: false,
     };
     let started = Instant::now();
-    let mut world = StatsRecorder::world(loaded.file.clone(), &opts, Some(output));
+    let mut world = StatsRecorder::world(&loaded, &opts, Some(output));
     if a.job_log
         && let Err(e) = world.recorder_mut().enable_job_log()
     {
@@ -606,7 +606,7 @@ fn bench(a: BenchArgs) -> ExitCode {
         no_metrics: a.no_metrics,
     };
     let t0 = Instant::now();
-    let world = StatsRecorder::world(loaded.file.clone(), &opts, None);
+    let world = StatsRecorder::world(&loaded, &opts, None);
     let setup = t0.elapsed().as_secs_f64();
     let hosts = world.hosts.len() + world.named.len();
     let bar = RunProgress::stderr(world.end, !a.no_progress);

@@ -95,7 +95,7 @@ fn daemons(project: &str) -> String {
 
 fn run_checked(text: &str) {
     let loaded = load_str(text, "random.toml", &[], None).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+    let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
     if let Err(e) = world.run() {
         panic!("{e}\n--- scenario ---\n{text}");
     }
@@ -130,7 +130,7 @@ proptest! {
 /// CPU fractions per project from a finished run's client summary.
 fn cpu_split(text: &str) -> Vec<(String, f64, f64)> {
     let loaded = load_str(text, "shares.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let world = StatsRecorder::world(loaded.file, &RunOptions::default(), None);
+    let world = StatsRecorder::world(&loaded, &RunOptions::default(), None);
     let f = world.run().unwrap_or_else(|e| panic!("{e}"));
     let s = boinc_sim::stats::hosts::client_summary(&f);
     // The hosts must really have computed: a split of nothing proves nothing.
@@ -226,7 +226,7 @@ fn trace_hosts_replay_their_trace_exactly() {
         .unwrap_or_else(|e| panic!("{e}"));
     let end = loaded.file.simulation.duration.get();
     let trace = Trace::load(&dir.join("traces/synthetic.csv")).unwrap();
-    let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+    let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
     let f = world.run().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(f.hosts.len(), 16);
     let mut computed = 0.0;
@@ -278,7 +278,7 @@ jobs = 0
     for (abort, outcome) in [(true, "client_error"), (false, "success")] {
         let sets = vec![format!("project.main.config.send_result_abort={abort}")];
         let loaded = load_str(text, "abort.toml", &sets, None).unwrap_or_else(|e| panic!("{e}"));
-        let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+        let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
         let f = world.run().unwrap_or_else(|e| panic!("{e}"));
         let t = &f.recorder.tallies[0];
         assert_eq!(t.results, 1);
@@ -323,7 +323,7 @@ count = 3
 os_name = "Microsoft Windows"
 "#;
     let loaded = load_str(text, "groups.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let f = StatsRecorder::world(loaded.file, &RunOptions::default(), None)
+    let f = StatsRecorder::world(&loaded, &RunOptions::default(), None)
         .run()
         .unwrap_or_else(|e| panic!("{e}"));
     for h in &f.hosts {
@@ -349,7 +349,7 @@ os_name = "Microsoft Windows"
 fn client_expectation_on_an_unattached_project_fails() {
     let text = "[simulation]\nduration = \"1h\"\n[project.a]\n[project.b]\n[[host_group]]\nname = \"h\"\ncount = 1\nproject = \"a\"\n[[expect]]\nclient = \"h\"\nproject = \"b\"\nrec = 0.0\n[[expect]]\nclient = \"h\"\nproject = \"b\"\nrunning = \"\"\n";
     let loaded = load_str(text, "na.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let err = StatsRecorder::world(loaded.file, &RunOptions::default(), None)
+    let err = StatsRecorder::world(&loaded, &RunOptions::default(), None)
         .run()
         .err()
         .expect("the run must fail")

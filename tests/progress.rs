@@ -67,7 +67,7 @@ fn an_observed_run_writes_the_same_folder_and_is_told_every_progress_every_event
     let (plain, observed) = (tmp.path().join("plain"), tmp.path().join("observed"));
 
     let out = RunOutput::create(&plain, true).unwrap();
-    let f = StatsRecorder::world(loaded.file.clone(), &RunOptions::default(), Some(out))
+    let f = StatsRecorder::world(&loaded, &RunOptions::default(), Some(out))
         .run()
         .unwrap();
     let events = f.counters.events;
@@ -75,7 +75,7 @@ fn an_observed_run_writes_the_same_folder_and_is_told_every_progress_every_event
 
     let mut calls: Vec<Progress> = Vec::new();
     let out = RunOutput::create(&observed, true).unwrap();
-    let f = StatsRecorder::world(loaded.file.clone(), &RunOptions::default(), Some(out))
+    let f = StatsRecorder::world(&loaded, &RunOptions::default(), Some(out))
         .run_with(&mut |p| calls.push(p))
         .unwrap();
     assert_eq!(f.counters.events, events);

@@ -95,7 +95,7 @@ proptest! {
         let errors = errors.min(q + extra_target + 1 + extra_total);
         let text = scenario(q, extra_target, extra_total, errors, err_p, wrong_p, drop_p, grace, seed_variant, classic, seed);
         let loaded = load_str(&text, "prop.toml", &[], None).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+        let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
         let finished = world.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
         let t = &finished.recorder.tallies[0];
         prop_assert!(t.workunits > 0, "no workunit was created");
@@ -112,7 +112,7 @@ fn eventual_invariants_hold_at_quiescence() {
             .replace("duration = \"4d\"", "duration = \"40d\"")
             .replace("db_purge = \"1h\"", "db_purge = 0");
         let loaded = load_str(&text, "q.toml", &[], None).unwrap();
-        let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+        let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
         let finished = world.run().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let p = &finished.projects[0];
         assert_eq!(p.db.workunits.len(), 60);
@@ -252,7 +252,7 @@ proptest! {
     ) {
         let text = apps_scenario([q0, q1], [b0, b1], mt_threads, cuda, gpu_count, hr, hav, adaptive, ncpus, err_p, purge, seed);
         let loaded = load_str(&text, "apps.toml", &[], None).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+        let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
         let finished = world.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
         let p = &finished.projects[0];
         for (_, r) in p.db.results.iter() {

@@ -10,7 +10,7 @@ use boinc_sim::world::{Finished, RunOptions};
 
 fn run(name: &str, text: &str) -> Finished<StatsRecorder> {
     let loaded = load_str(text, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
-    StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None)
+    StatsRecorder::world(&loaded, &RunOptions::CHECKED, None)
         .run()
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }

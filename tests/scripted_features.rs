@@ -66,7 +66,7 @@ request = 1
 fn run_ok(name: &str, text: &str) {
     let loaded = load_str(text, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(!loaded.file.expect.is_empty());
-    let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+    let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
     if let Err(e) = world.run() {
         panic!("{name}: {e}");
     }
@@ -470,7 +470,7 @@ reply = { jobs = ["wu1_1"] }
         .expect("the reply line")
         - 2; // the `[[expect]]` header, 1-based
     let loaded = load_str(&text, "place.toml", &[], None).unwrap();
-    let err = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None)
+    let err = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None)
         .run()
         .err()
         .expect("the expectation must fail")

@@ -17,7 +17,7 @@ fn run_spec(name: &str) {
         !loaded.file.expect.is_empty(),
         "{name} states no expectations"
     );
-    let world = StatsRecorder::world(loaded.file, &RunOptions::CHECKED, None);
+    let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
     if let Err(e) = world.run() {
         panic!("{name}: {e}");
     }
@@ -146,7 +146,7 @@ fn a_wrong_expectation_fails_the_run() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/spec/s1-single-success.toml");
     let sets = vec!["expect.0.state=\"2/0/0/1\"".to_string()];
     let loaded = load(&path, &sets, None).unwrap_or_else(|e| panic!("{e}"));
-    let world = StatsRecorder::world(loaded.file, &RunOptions::default(), None);
+    let world = StatsRecorder::world(&loaded, &RunOptions::default(), None);
     let err = world.run().err().expect("the run must fail");
     assert!(err.to_string().contains("expected 2/0/0/1"), "{err}");
 }

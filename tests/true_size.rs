@@ -53,7 +53,7 @@ p_fpops = {p_fpops:e}
 
 fn run(text: &str, options: &RunOptions) -> Finished<StatsRecorder> {
     let loaded = load_str(text, "true_size.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let world = StatsRecorder::world(loaded.file, options, None);
+    let world = StatsRecorder::world(&loaded, options, None);
     world
         .run()
         .unwrap_or_else(|e| panic!("{e}\n--- scenario ---\n{text}"))

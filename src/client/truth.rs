@@ -15,8 +15,9 @@
 //! workunit lie at least [`OutputModel::spacing`] apart, wider than the validator's
 //! fuzzy tolerance, so the comparison can never mistake one kind for another.
 
+use crate::base::dist::Dist;
 use crate::engine::rng::{SimRng, StreamKind, stream};
-use crate::scenario::{HostGroup, ScenarioFile};
+use crate::server::ProjectConfig;
 use crate::server::config::Comparison;
 use crate::server::types::{ResultId, WuId};
 use rand::RngExt;
@@ -118,10 +119,10 @@ impl HostTruth {
 
 /// Each project's [`OutputModel`] of each app (index `appid − 1`), in world (name)
 /// order: the app's collision fraction and its validator's tolerance.
-pub fn output_models(scenario: &ScenarioFile) -> Vec<Vec<OutputModel>> {
-    scenario
-        .project
-        .values()
+pub fn output_models<'a>(
+    projects: impl Iterator<Item = &'a ProjectConfig>,
+) -> Vec<Vec<OutputModel>> {
+    projects
         .map(|p| {
             p.apps()
                 .map(|a| {
@@ -136,30 +137,19 @@ pub fn output_models(scenario: &ScenarioFile) -> Vec<Vec<OutputModel>> {
         .collect()
 }
 
-/// The error class index of each host group: classes are numbered in order of first
-/// appearance; a group without `error_class` is a class named after itself.
-pub fn error_classes(groups: &[HostGroup]) -> Vec<u32> {
-    let mut names: Vec<&str> = Vec::new();
-    groups
-        .iter()
-        .map(|g| {
-            let name = g.error_class.as_deref().unwrap_or(&g.name);
-            let k = names.iter().position(|n| *n == name).unwrap_or_else(|| {
-                names.push(name);
-                names.len() - 1
-            });
-            k as u32
-        })
-        .collect()
-}
-
-/// The truth of host `index` of group `g`, in error class `class`: its probabilities
-/// are drawn first, error then wrong result, from its own truth stream (a plain
-/// number draws nothing), so a group's other draws never change.
-pub fn host_truth(seed: u64, index: u32, g: &HostGroup, class: u32) -> HostTruth {
+/// The truth of host `index`, in error class `class`: its probabilities are drawn
+/// first, error then wrong result, from its own truth stream (a plain number draws
+/// nothing), so a group's other draws never change.
+pub fn host_truth(
+    seed: u64,
+    index: u32,
+    error_prob: &Dist,
+    wrong_result_prob: &Dist,
+    class: u32,
+) -> HostTruth {
     let mut rng = stream(seed, StreamKind::HostTruth, index as u64);
-    let error_prob = g.error_prob.sample(&mut rng).clamp(0.0, 1.0);
-    let wrong_result_prob = g.wrong_result_prob.sample(&mut rng).clamp(0.0, 1.0);
+    let error_prob = error_prob.sample(&mut rng).clamp(0.0, 1.0);
+    let wrong_result_prob = wrong_result_prob.sample(&mut rng).clamp(0.0, 1.0);
     HostTruth {
         error_prob,
         wrong_result_prob,

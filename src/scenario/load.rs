@@ -11,6 +11,7 @@
 //! key path, and an error at a key that a `--set` wrote is reported as coming from
 //! that `--set`.
 
+use super::plan::Plan;
 use super::schema::ScenarioFile;
 use super::validate::{Problem, validate};
 use std::fmt;
@@ -22,6 +23,9 @@ use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Key, Table, Table
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub file: ScenarioFile,
+    /// The file resolved for the world: names as indices, durations in seconds
+    /// ([`Plan`]).
+    pub plan: Plan,
     /// The scenario text after `--set` overrides (equal to the file's text when there
     /// are none). Written to the output so that a run can be reproduced; `--seed` is
     /// not written into it (it is in `file.simulation.seed`).
@@ -246,10 +250,8 @@ pub fn load_str(
             super::capacity::memory_limit(),
         ));
     }
-    if let Some((first, rest)) = problems.split_first() {
-        let mut d = ctx.problem(first);
-        d.more = rest.iter().map(|p| ctx.problem(p).headline()).collect();
-        return Err(ScenarioError::Invalid(Box::new(d)));
+    if !problems.is_empty() {
+        return Err(invalid(&ctx, &problems));
     }
     for p in file.project.values_mut() {
         p.fill_one_app();
@@ -273,17 +275,43 @@ pub fn load_str(
         .unwrap_or_default();
 
     locate_expectations(&mut file, &ctx);
+    // The world is built from the resolved plan, never from names.
+    let plan = match Plan::resolve(&file) {
+        Ok(plan) => plan,
+        Err(problems) => return Err(invalid(&ctx, &problems)),
+    };
     let hash = format!(
         "{:016x}",
         crate::base::hash::fnv1a64(source_text.as_bytes())
     );
     Ok(Loaded {
         file,
+        plan,
         source_text,
         origin: origin.to_owned(),
         hash,
         warnings,
     })
+}
+
+/// The error of a scenario with `problems` (not empty): the first located in full,
+/// the others by their headlines.
+fn invalid(ctx: &Ctx<'_>, problems: &[Problem]) -> ScenarioError {
+    let mut d = ctx.problem(&problems[0]);
+    d.more = problems[1..]
+        .iter()
+        .map(|p| ctx.problem(p).headline())
+        .collect();
+    ScenarioError::Invalid(Box::new(d))
+}
+
+impl Loaded {
+    /// The same scenario with master seed `seed` (a sweep's replication).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.file.simulation.seed = seed;
+        self.plan.seed = seed;
+        self
+    }
 }
 
 /// Gives every `[[expect]]` entry its `file:line:column` (the entry's header in the

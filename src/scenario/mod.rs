@@ -7,9 +7,8 @@
 //! [`capacity`] refuses sizes that cannot fit in memory.
 
 pub mod capacity;
-pub mod expect;
-pub mod expect_reply;
 pub mod load;
+pub mod plan;
 pub mod schema;
 pub mod start;
 pub mod validate;

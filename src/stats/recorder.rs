@@ -12,7 +12,7 @@ use super::output::RunOutput;
 use super::summary::Tally;
 use super::window::Window;
 use crate::engine::Time;
-use crate::scenario::ScenarioFile;
+use crate::scenario::{Loaded, ScenarioFile};
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::AppId;
@@ -112,15 +112,11 @@ impl StatsRecorder {
         }
     }
 
-    /// The world of `scenario` with a recorder of its own: the usual way to start a
+    /// The world of a loaded scenario with a recorder of its own: the usual way to start a
     /// run whose figures are wanted.
-    pub fn world(
-        scenario: ScenarioFile,
-        opts: &RunOptions,
-        output: Option<RunOutput>,
-    ) -> World<Self> {
-        let recorder = Self::new(&scenario, opts, output);
-        World::new(scenario, opts, recorder)
+    pub fn world(loaded: &Loaded, opts: &RunOptions, output: Option<RunOutput>) -> World<Self> {
+        let recorder = Self::new(&loaded.file, opts, output);
+        World::new(loaded.plan.clone(), opts, recorder)
     }
 }
 

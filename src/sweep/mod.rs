@@ -25,7 +25,7 @@ pub mod spec;
 
 use crate::base::hash::fnv1a64;
 use crate::engine::time::format_duration;
-use crate::scenario::load::{ScenarioError, load};
+use crate::scenario::load::{Loaded, ScenarioError, load};
 use crate::scenario::schema::ScenarioFile;
 use crate::stats::headline::Scope;
 use crate::stats::recorder::StatsRecorder;
@@ -109,7 +109,7 @@ pub struct RunRecord {
 /// A sweep ready to run: the plan and each point's validated scenario.
 pub struct Planned {
     pub plan: Plan,
-    pub scenarios: Vec<ScenarioFile>,
+    pub scenarios: Vec<Loaded>,
 }
 
 /// Expands the sweep and loads every point's scenario (base `[sweep.set]`, then the
@@ -174,7 +174,7 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
                 assigned.join(", ")
             ))
         })?;
-        scenarios.push(loaded.file);
+        scenarios.push(loaded);
         points.push(point.iter().map(spec::cell).collect());
     }
     let plan = Plan {
@@ -191,7 +191,8 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
         goal: s.goal.clone(),
         warnings: Vec::new(),
     };
-    let warnings = censoring(&plan, &scenarios);
+    let files: Vec<&ScenarioFile> = scenarios.iter().map(|l| &l.file).collect();
+    let warnings = censoring(&plan, &files);
     Ok(Planned {
         plan: Plan { warnings, ..plan },
         scenarios,
@@ -204,7 +205,7 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
 /// censored), so the longer the deadline the larger the share of results whose
 /// fate the run never sees, and rates such as `deadline_miss_frac` are biased
 /// towards long deadlines (`docs/sweep.md`, "Censoring").
-pub fn censoring(plan: &Plan, scenarios: &[ScenarioFile]) -> Vec<String> {
+pub fn censoring(plan: &Plan, scenarios: &[&ScenarioFile]) -> Vec<String> {
     // (delay_bound, duration) -> points.
     let mut long: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
     for (p, f) in scenarios.iter().enumerate() {
@@ -402,11 +403,10 @@ pub fn execute(
 /// project's headline figures go into the record.
 fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(), SweepError> {
     let plan = &planned.plan;
-    let mut file = planned.scenarios[p].clone();
     let seed = design::run_seed(plan.seed, rep);
-    file.simulation.seed = seed;
-    let duration = file.simulation.duration.get() as f64;
-    let finished = StatsRecorder::world(file, &RunOptions::default(), None)
+    let loaded = planned.scenarios[p].clone().with_seed(seed);
+    let duration = loaded.file.simulation.duration.get() as f64;
+    let finished = StatsRecorder::world(&loaded, &RunOptions::default(), None)
         .run()
         .map_err(|e| {
             SweepError::Failed(format!("point {p}, replication {rep}: run failed: {e}"))

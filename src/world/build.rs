@@ -1,222 +1,54 @@
-//! Building the world of a checked scenario: its projects, named hosts, host groups
-//! and the first events of the queue. Every draw a host makes here comes from its
-//! own streams, in a fixed order, so adding a host never changes another's.
+//! Building the world from a resolved [`Plan`]: its projects, named hosts, host
+//! groups and the first events of the queue. Every draw a host makes here comes from
+//! its own streams, in a fixed order, so adding a host never changes another's.
 
 use super::link::{self, Backend};
-use super::script::script_class;
 use super::{
     CLASS_END, CLASS_EXPECT, CLASS_SAMPLE, Event, HostGroupRt, Recorder, RunOptions, World,
-    daemon_index,
 };
-use crate::client::availability::{AvailSpec, Availability};
-use crate::client::config::ClientConfig;
-use crate::client::host::{ClientHost, GroupCtx, HostBehaviour, ProjectState};
+use crate::client::availability::Availability;
+use crate::client::config::Policy;
+use crate::client::host::{ClientHost, ProjectState, TaskState, TimeStats};
 use crate::client::scripted::ScriptedHost;
 use crate::client::truth;
 use crate::engine::rng::{self, StreamKind};
 use crate::engine::{EventQueue, Time};
-use crate::scenario::{Daemon, ScenarioFile};
-use crate::server::db::{HavRow, HostRow};
-use crate::server::resource::Coproc;
-use crate::server::scheduler;
+use crate::scenario::Daemon;
+use crate::scenario::plan::{GroupPlan, Plan, StartJobPlan, StartPlan};
+use crate::server::db::HavRow;
+use crate::server::resource::{CPU, Coproc};
+use crate::server::scheduler::{self, Job};
 use crate::server::{APP_VERSION_ID, Project};
 use rand::RngExt;
-use std::sync::Arc;
 
 impl<R: Recorder> World<R> {
-    /// Builds the world of a validated scenario. `recorder` hears of every row
+    /// Builds the world of a resolved scenario. `recorder` hears of every row
     /// finalised as the run goes.
-    pub fn new(scenario: ScenarioFile, opts: &RunOptions, recorder: R) -> Self {
-        let seed = scenario.simulation.seed;
+    pub fn new(plan: Plan, opts: &RunOptions, recorder: R) -> Self {
+        let seed = plan.seed;
         let audit = recorder.wants_transitions() || opts.check_invariants;
-        let names: Vec<String> = scenario.project.keys().cloned().collect();
-        let project_index = |name: &str| -> u16 {
-            if name.is_empty() {
-                0
-            } else {
-                names.iter().position(|n| n == name).unwrap_or(0) as u16
-            }
-        };
-        let mut projects: Vec<Project> = scenario
-            .project
-            .iter()
-            .enumerate()
-            .map(|(i, (name, cfg))| Project::new(i, name, cfg.clone(), seed, audit))
+        let mut projects: Vec<Project> = (plan.projects.iter().enumerate())
+            .map(|(i, p)| Project::new(i, &p.name, p.cfg.clone(), seed, audit))
             .collect();
-        let mut tie_class = [0u8; 8];
-        for (pos, d) in scenario.simulation.tie_order.iter().enumerate() {
-            tie_class[daemon_index(*d)] = pos as u8;
-        }
-
-        // Named hosts first, in file order, then host groups.
-        let mut named = Vec::new();
-        for h in &scenario.host {
-            let pi = project_index(&h.project);
-            let p = &mut projects[pi as usize];
-            let id = p.db.hosts.next_id();
-            let attrs = HostRow {
-                userid: h.userid.unwrap_or(id),
-                p_ncpus: h.p_ncpus,
-                p_fpops: h.p_fpops,
-                p_iops: h.p_iops,
-                m_nbytes: h.m_nbytes,
-                d_free: h.d_free,
-                on_frac: h.on_frac,
-                active_frac: h.active_frac,
-                os_name: h.os_name.as_str().into(),
-                p_vendor: h.p_vendor.as_str().into(),
-                p_model: h.p_model.as_str().into(),
-                ..Default::default()
-            };
-            let day = h.day_offset.or(p.cfg.pin.day_offset).unwrap_or_else(|| {
-                rng::stream(seed, StreamKind::Host, id as u64 ^ (pi as u64) << 32).random()
-            });
-            let hostid = link::add_host(p, attrs, day);
-            if let Some(hav) = &h.hav {
-                p.db.host_mut(hostid).havs.push(HavRow {
-                    app_version_id: APP_VERSION_ID,
-                    max_jobs_per_day: hav.max_jobs_per_day,
-                    n_jobs_today: hav.n_jobs_today,
-                    consecutive_valid: hav.consecutive_valid,
-                    ..Default::default()
-                });
-            }
-            named.push(ScriptedHost {
-                name: h.name.clone(),
-                project: pi,
-                hostid,
-                holds: Vec::new(),
-                last_reply: None,
-            });
-        }
-
-        let end = scenario.simulation.duration.get();
+        let named = named_hosts(&plan, &mut projects);
+        let end = plan.end;
+        let host_class = plan.tie_class_of(Daemon::Scheduler);
         let mut queue = EventQueue::new();
         // Sized once: a million hosts never pay for a doubled vector.
-        let mut hosts =
-            Vec::with_capacity(scenario.host_group.iter().map(|g| g.count as usize).sum());
+        let mut hosts = Vec::with_capacity(plan.host_count());
         let mut groups = Vec::new();
-        let outputs = truth::output_models(&scenario);
-        let classes = truth::error_classes(&scenario.host_group);
-        for (gi, g) in scenario.host_group.iter().enumerate() {
-            let mut cfg = ClientConfig::resolve(&scenario.client, g.policy);
-            cfg.gpu_active_frac = g.gpu_active_frac;
-            let ctx = Arc::new(GroupCtx {
-                avail: avail_spec(g, cfg.policy),
-                cfg,
-                behaviour: HostBehaviour {
-                    outputs: outputs.clone(),
-                    detach_prob: g.detach_prob,
-                },
-            });
-            // Attached projects in project (name) order, as the client lists them.
-            let attached: Vec<(u16, f64)> = if g.shares.is_empty() {
-                vec![(project_index(&g.project), 100.0)]
-            } else {
-                g.shares
-                    .iter()
-                    .map(|(n, s)| (project_index(n), *s))
-                    .collect()
-            };
-            let row = HostRow {
-                p_ncpus: g.p_ncpus,
-                p_iops: g.p_iops,
-                m_nbytes: g.m_nbytes,
-                d_free: g.d_free,
-                on_frac: g.on_frac,
-                active_frac: g.active_frac,
-                gpu_active_frac: g.gpu_active_frac,
-                os_name: g.os_name.as_str().into(),
-                p_vendor: g.p_vendor.as_str().into(),
-                p_model: g.p_model.as_str().into(),
-                host_group: Some(gi as u32),
-                ..Default::default()
-            };
+        for (gi, g) in plan.groups.iter().enumerate() {
             let first = hosts.len();
             for slot in 0..g.count {
                 let index = hosts.len() as u32;
-                let mut hrng = rng::stream(seed, StreamKind::Host, index as u64);
-                // Population draws come first, in a fixed order, from the host's own
-                // stream: adding a host never changes another host's draws.
-                let p_fpops = g.p_fpops.sample(&mut hrng).max(1.0);
-                let joined = (g.arrival.sample(&mut hrng).max(0.0).ceil() as Time).min(end);
-                let leave_at = g.lifetime.as_ref().map_or(Time::MAX, |d| {
-                    joined.saturating_add(d.sample(&mut hrng).max(1.0).ceil() as Time)
-                });
-                // Availability has its own stream, so the periods a host is on do
-                // not shift with what it draws for its jobs.
-                let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
-                let avail = Availability::new(&ctx.avail, slot, joined, &mut arng);
-                let states = attached
-                    .iter()
-                    .map(|&(project, share)| ProjectState {
-                        project,
-                        resource_share: share,
-                        ..Default::default()
-                    })
-                    .collect();
-                queue.push(joined, tie_class[0], Event::Host(index));
-                let mut host = ClientHost::new(
-                    gi as u16,
-                    index,
-                    g.p_ncpus.max(1) as u32,
-                    p_fpops,
-                    hrng,
-                    arng,
-                    states,
-                    avail,
-                    joined,
-                );
-                host.leave_at = leave_at;
-                host.truth = truth::host_truth(seed, index, g, classes[gi]);
-                host.coprocs = draw_coprocs(g, seed, index);
-                if let Some(start) = &g.start {
-                    // A client with a state has contacted its projects before: each
-                    // knows it (no initial RPC, spec client §2.9 step 3).
-                    for ps in &mut host.projects {
-                        let p = &mut projects[ps.project as usize];
-                        ps.hostid = link::first_contact(
-                            p,
-                            row.clone(),
-                            seed,
-                            index as u64,
-                            ps.project as usize,
-                            p_fpops,
-                        );
-                        p.db.host_mut(ps.hostid).coprocs = host.coprocs.clone();
-                    }
-                    start.apply(&mut host, joined as f64, project_index);
-                    for sj in &start.job {
-                        let pw = project_index(if sj.project.is_empty() {
-                            &g.project
-                        } else {
-                            &sj.project
-                        });
-                        let Some(pi) = host.projects.iter().position(|ps| ps.project == pw) else {
-                            continue;
-                        };
-                        let p = &mut projects[pw as usize];
-                        let deadline = sj.report_deadline.get();
-                        // Checked by scenario validation.
-                        let appid = p.cfg.app_id(&sj.app).unwrap_or(1);
-                        let Some(job) = scheduler::sent_before_start(
-                            p,
-                            appid,
-                            joined,
-                            host.projects[pi].hostid,
-                            deadline,
-                        ) else {
-                            continue;
-                        };
-                        sj.enqueue(&mut host, pi, &job, joined, ctx.cfg.policy);
-                    }
-                }
+                let host = group_host(g, gi, slot, index, seed, end, &mut projects);
+                queue.push(host.joined, host_class, Event::Host(index));
                 hosts.push(Box::new(host));
             }
             groups.push(HostGroupRt {
                 name: g.name.clone(),
-                ctx,
-                row,
+                ctx: g.ctx.clone(),
+                row: g.row.clone(),
                 first,
             });
         }
@@ -234,28 +66,18 @@ impl<R: Recorder> World<R> {
                 (Daemon::WorkGenerator, d.work_generator),
             ] {
                 if period.get() > 0 {
-                    let class = tie_class[daemon_index(daemon)];
-                    queue.push(
-                        0,
-                        class,
-                        Event::DaemonPass {
-                            project: pi as u16,
-                            daemon,
-                        },
-                    );
+                    let project = pi as u16;
+                    let ev = Event::DaemonPass { project, daemon };
+                    queue.push(0, plan.tie_class_of(daemon), ev);
                 }
             }
         }
-        for (i, ev) in scenario.event.iter().enumerate() {
-            queue.push(
-                ev.at.get(),
-                script_class(ev, &tie_class),
-                Event::Script(i as u32),
-            );
+        for (i, ev) in plan.events.iter().enumerate() {
+            queue.push(ev.at, ev.class, Event::Script(i as u32));
         }
-        for (i, ex) in scenario.expect.iter().enumerate() {
+        for (i, ex) in plan.expects.iter().enumerate() {
             if let Some(at) = ex.at {
-                queue.push(at.get(), CLASS_EXPECT, Event::Expect(i as u32));
+                queue.push(at, CLASS_EXPECT, Event::Expect(i as u32));
             }
         }
         queue.push(end, CLASS_END, Event::End);
@@ -263,64 +85,209 @@ impl<R: Recorder> World<R> {
             queue.push(0, CLASS_SAMPLE, Event::Sample(0));
         }
 
-        let check = opts.check_invariants || scenario.simulation.check_invariants;
-        let host_rows = groups.iter().map(|g: &HostGroupRt| g.row.clone()).collect();
+        let check = opts.check_invariants || plan.check_invariants;
+        let host_rows = groups.iter().map(|g| g.row.clone()).collect();
         let backend = Backend::new(projects, recorder, check, host_rows, seed);
         Self {
-            scenario,
             backend,
             queue,
             hosts,
             groups,
             named,
             end,
-            tie_class,
+            tie_class: plan.tie_class,
+            sample_interval: plan.sample_interval,
+            events: plan.events,
+            expects: plan.expects,
             started: false,
             expect_failures: Vec::new(),
         }
     }
 }
 
+/// The named hosts, in file order, each with its host row in its project.
+fn named_hosts(plan: &Plan, projects: &mut [Project]) -> Vec<ScriptedHost> {
+    let seed = plan.seed;
+    let mut named = Vec::new();
+    for h in &plan.named {
+        let pi = h.project;
+        let p = &mut projects[pi as usize];
+        let id = p.db.hosts.next_id();
+        let mut attrs = h.row.clone();
+        attrs.userid = h.userid.unwrap_or(id);
+        let day = h.day_offset.or(p.cfg.pin.day_offset).unwrap_or_else(|| {
+            rng::stream(seed, StreamKind::Host, id as u64 ^ (pi as u64) << 32).random()
+        });
+        let hostid = link::add_host(p, attrs, day);
+        if let Some(hav) = &h.hav {
+            p.db.host_mut(hostid).havs.push(HavRow {
+                app_version_id: APP_VERSION_ID,
+                max_jobs_per_day: hav.max_jobs_per_day,
+                n_jobs_today: hav.n_jobs_today,
+                consecutive_valid: hav.consecutive_valid,
+                ..Default::default()
+            });
+        }
+        named.push(ScriptedHost {
+            name: h.name.clone(),
+            project: pi,
+            hostid,
+            holds: Vec::new(),
+            last_reply: None,
+        });
+    }
+    named
+}
+
+/// Host `slot` of group `g` (number `gi`), global index `index`, as it joins.
+fn group_host(
+    g: &GroupPlan,
+    gi: usize,
+    slot: u32,
+    index: u32,
+    seed: u64,
+    end: Time,
+    projects: &mut [Project],
+) -> ClientHost {
+    let mut hrng = rng::stream(seed, StreamKind::Host, index as u64);
+    // Population draws come first, in a fixed order, from the host's own stream:
+    // adding a host never changes another host's draws.
+    let p_fpops = g.p_fpops.sample(&mut hrng).max(1.0);
+    let joined = (g.arrival.sample(&mut hrng).max(0.0).ceil() as Time).min(end);
+    let leave_at = g.lifetime.as_ref().map_or(Time::MAX, |d| {
+        joined.saturating_add(d.sample(&mut hrng).max(1.0).ceil() as Time)
+    });
+    // Availability has its own stream, so the periods a host is on do not shift
+    // with what it draws for its jobs.
+    let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
+    let avail = Availability::new(&g.ctx.avail, slot, joined, &mut arng);
+    let states = (g.attached.iter())
+        .map(|&(project, share)| ProjectState {
+            project,
+            resource_share: share,
+            ..Default::default()
+        })
+        .collect();
+    let mut host = ClientHost::new(
+        gi as u16, index, g.p_ncpus, p_fpops, hrng, arng, states, avail, joined,
+    );
+    host.leave_at = leave_at;
+    host.truth = truth::host_truth(
+        seed,
+        index,
+        &g.error_prob,
+        &g.wrong_result_prob,
+        g.error_class,
+    );
+    host.coprocs = draw_coprocs(g, seed, index);
+    if let Some(start) = &g.start {
+        // A client with a state has contacted its projects before: each knows it
+        // (no initial RPC, spec client §2.9 step 3).
+        for ps in &mut host.projects {
+            let p = &mut projects[ps.project as usize];
+            let row = g.row.clone();
+            let pi = ps.project as usize;
+            ps.hostid = link::first_contact(p, row, seed, index as u64, pi, p_fpops);
+            p.db.host_mut(ps.hostid).coprocs = host.coprocs.clone();
+        }
+        apply_start(start, &mut host, joined as f64);
+        for sj in &start.jobs {
+            let Some(pi) = host.projects.iter().position(|ps| ps.project == sj.project) else {
+                continue; // the group is not attached to it: refused when loaded
+            };
+            let p = &mut projects[sj.project as usize];
+            let hostid = host.projects[pi].hostid;
+            let sent =
+                scheduler::sent_before_start(p, sj.appid, joined, hostid, sj.report_deadline);
+            if let Some(job) = sent {
+                enqueue_start_job(sj, &mut host, pi, &job, joined, g.ctx.cfg.policy);
+            }
+        }
+    }
+    host
+}
+
 /// The GPUs of host `index` of group `g`: each type's peak FLOPS drawn, in the
 /// group's order, from the host's own coprocessor stream
 /// ([`StreamKind::HostCoproc`]), so that CPU-only hosts draw nothing new and every
 /// other draw stays as it was.
-fn draw_coprocs(g: &crate::scenario::HostGroup, seed: u64, index: u32) -> Box<[Coproc]> {
-    if g.coproc.is_empty() {
+fn draw_coprocs(g: &GroupPlan, seed: u64, index: u32) -> Box<[Coproc]> {
+    if g.coprocs.is_empty() {
         return Box::default();
     }
     let mut crng = rng::stream(seed, StreamKind::HostCoproc, index as u64);
-    g.coproc
-        .iter()
+    (g.coprocs.iter())
         .map(|c| Coproc {
-            kind: c.kind.proc_type(),
+            kind: c.kind,
             count: c.count,
             peak_flops: c.peak_flops.sample(&mut crng).max(1.0),
         })
         .collect()
 }
 
-/// The availability model of a host group (spec client §3.5, §5.3): a trace, explicit
-/// on/off periods, or the emulator's alternating process driven by `on_frac`; the
-/// time statistics are kept by the rule of the group's client `policy`.
-fn avail_spec(g: &crate::scenario::HostGroup, policy: crate::client::config::Policy) -> AvailSpec {
-    use crate::client::availability::OnOff;
-    let on_off = if let Some(t) = &g.trace_data.0 {
-        OnOff::Trace(Arc::clone(t))
-    } else if let (Some(on), Some(off)) = (&g.on_period, &g.off_period) {
-        OnOff::Periods { on: *on, off: *off }
-    } else if g.on_frac < 1.0 {
-        OnOff::Process {
-            on_frac: g.on_frac,
-            lambda: g.on_lambda.get() as f64,
+/// Gives `host`, just built and joining at `joined`, its starting state
+/// (`[host_group.start]`): time statistics, and per attached project REC,
+/// `exp_avg_cpu` and backoffs, each only where the scenario gives it.
+fn apply_start(start: &StartPlan, host: &mut ClientHost, joined: f64) {
+    let ts = host.avail.time_stats();
+    if start.on_frac.is_some() || start.active_frac.is_some() || start.connected_frac.is_some() {
+        let ts = TimeStats {
+            on_frac: start.on_frac.unwrap_or(ts.on_frac),
+            active_frac: start.active_frac.unwrap_or(ts.active_frac),
+            connected_frac: start.connected_frac.unwrap_or(ts.connected_frac),
+        };
+        host.avail.set_time_stats(ts);
+        host.time_stats = ts;
+    }
+    for (pi, s) in &start.projects {
+        let Some(p) = host.projects.iter_mut().find(|p| p.project == *pi) else {
+            continue; // the group is not attached to it: refused when loaded
+        };
+        if let Some(rec) = s.rec {
+            p.rec = rec;
+            p.rec_time = joined;
         }
-    } else {
-        OnOff::Always
+        if let Some(x) = s.exp_avg_cpu {
+            p.exp_avg_cpu = x;
+            p.exp_avg_mod_time = joined;
+        }
+        if let Some(t) = s.min_rpc_time {
+            p.min_rpc_time = t.get() as f64;
+        }
+        if let Some(n) = s.nrpc_failures {
+            p.nrpc_failures = n;
+        }
+        if let Some(t) = s.cpu_backoff_time {
+            p.backoff_time[CPU] = t.get() as f64;
+        }
+        if let Some(t) = s.cpu_backoff_interval {
+            p.backoff_interval[CPU] = t.get() as f64;
+        }
+    }
+}
+
+/// Puts `job`, which project `pi` sent at `now`, in `host`'s queue with the starting
+/// job's progress: computed up to its last checkpoint and out of memory (the client
+/// was not running), so it resumes from there (spec client §3.4).
+fn enqueue_start_job(
+    sj: &StartJobPlan,
+    host: &mut ClientHost,
+    pi: usize,
+    job: &Job,
+    now: Time,
+    policy: Policy,
+) {
+    host.receive(pi, job, now, policy);
+    let Some(j) = host.jobs.last_mut() else {
+        return;
     };
-    AvailSpec {
-        on_off,
-        active: (g.active_frac, g.active_lambda.get() as f64),
-        connected: (g.connected_frac, g.connected_lambda.get() as f64),
-        time_stats: crate::client::availability::TimeStatsRule::of(policy),
+    let f = sj.fraction_done;
+    if f > 0.0 {
+        j.flops_left = j.true_fpops * (1.0 - f);
+        j.checkpoint_flops_left = j.flops_left;
+        j.cpu_time = j.true_fpops * f / host.p_fpops;
+        j.checkpoint_cpu_time = j.cpu_time;
+        j.peak_flop_count = j.true_fpops * f;
+        j.state = TaskState::Quit;
     }
 }

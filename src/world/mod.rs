@@ -10,6 +10,8 @@
 
 mod build;
 mod error;
+mod expect;
+mod expect_reply;
 mod link;
 mod recorder;
 mod script;
@@ -20,7 +22,8 @@ pub use recorder::Recorder;
 use crate::client::host::{ClientHost, GroupCtx};
 use crate::client::scripted::ScriptedHost;
 use crate::engine::{EventQueue, Time};
-use crate::scenario::{Daemon, ScenarioFile};
+use crate::scenario::Daemon;
+use crate::scenario::plan::{EventPlan, ExpectPlan, daemon_index};
 use crate::server::Project;
 use crate::server::db::HostRow;
 use crate::server::types::*;
@@ -103,9 +106,6 @@ pub struct RunCounters {
 /// what happens next. A host event borrows its host and the back end at once, so a
 /// scheduler RPC is one call from the client's policy into [`Backend`].
 pub struct World<R> {
-    /// The checked scenario the world was built from: its scripted events and
-    /// expectations are read while the run goes.
-    pub scenario: ScenarioFile,
     backend: Backend<R>,
     pub queue: EventQueue<Event>,
     /// Boxed: a host is large and a run holds up to millions; the vector of boxes
@@ -115,6 +115,11 @@ pub struct World<R> {
     pub named: Vec<ScriptedHost>,
     pub end: Time,
     tie_class: [u8; 8],
+    /// Interval of the server-state samples, s.
+    sample_interval: Time,
+    /// The scenario's scripted events and expectations, resolved.
+    events: Vec<EventPlan>,
+    expects: Vec<ExpectPlan>,
     /// Whether the build step (rows written while the world was built, such as
     /// starting jobs' sends) has been handed to the recorder, at time 0.
     started: bool,
@@ -139,10 +144,6 @@ pub struct Finished<R> {
     pub groups: Vec<HostGroupRt>,
     pub projects: Vec<Project>,
     pub recorder: R,
-}
-
-pub(super) fn daemon_index(d: Daemon) -> usize {
-    Daemon::ALL.iter().position(|x| *x == d).unwrap_or(0)
 }
 
 pub(super) fn actor_of(d: Daemon) -> Actor {
@@ -177,8 +178,8 @@ impl<R: Recorder> World<R> {
             events: self.backend.counters.events,
         });
         // Expectations without a time are checked at the end.
-        for i in 0..self.scenario.expect.len() {
-            if self.scenario.expect[i].at.is_none() {
+        for i in 0..self.expects.len() {
+            if self.expects[i].at.is_none() {
                 self.check_expect(i);
             }
         }
@@ -319,7 +320,7 @@ impl<R: Recorder> World<R> {
                 for (pi, p) in b.projects.iter().enumerate() {
                     b.recorder.sample(pi, k as usize, &p.db);
                 }
-                let next = (k as Time + 1) * self.scenario.output.interval.get().max(1);
+                let next = (k as Time + 1) * self.sample_interval;
                 if next <= self.end {
                     self.queue.push(next, CLASS_SAMPLE, Event::Sample(k + 1));
                 }

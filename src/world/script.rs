@@ -1,130 +1,93 @@
 //! Scripted events and expectations: daemon passes, workunits created or
 //! cancelled, and named hosts' RPCs exactly when the scenario says (spec backend
-//! §4), and the `[[expect]]` checks of the state they lead to.
+//! §4), and the `[[expect]]` checks of the state they lead to. Every name was
+//! resolved when the scenario was loaded ([`crate::scenario::plan`]).
 
-use super::{Recorder, RunError, World, daemon_index};
+use super::{Recorder, RunError, World};
 use crate::engine::Time;
-use crate::scenario::validate::parse_wu_name;
-use crate::scenario::{Daemon, ReportOutcome, ScriptEvent};
+use crate::scenario::plan::{Action, ScriptedRpc};
 use crate::server::config::OutageKind;
-use crate::server::db::OutputStatus;
-use crate::server::resource::N_RSC;
+use crate::server::resource::{CPU, N_RSC};
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
 use crate::server::types::*;
 use crate::server::{assimilator, lookup_result, work_generator};
 
 impl<R: Recorder> World<R> {
-    fn project_of(&self, name: &Option<String>) -> usize {
-        match name {
-            Some(n) => self
-                .backend
-                .projects
-                .iter()
-                .position(|p| &p.name == n)
-                .unwrap_or(0),
-            None => 0,
-        }
-    }
-
+    /// Runs scripted event `i`.
     pub(super) fn run_script(&mut self, now: Time, i: usize) -> Result<(), RunError> {
-        let ev: ScriptEvent = self.scenario.event[i].clone();
-        if let Some(d) = ev.daemon {
-            let pi = self.project_of(&ev.project);
-            if !ev.assimilate.is_empty() {
+        match &self.events[i].action {
+            &Action::Daemon { project, daemon } => self.backend.run_daemon(now, project, daemon),
+            Action::Assimilate { project, script } => {
                 // A pass whose handler answers as the script says (spec backend §2.6).
-                let script: Vec<_> = ev
-                    .assimilate
-                    .iter()
-                    .filter_map(|(name, &a)| parse_wu_name(name).map(|id| (id, a)))
-                    .collect();
                 self.backend.counters.daemon_passes += 1;
-                let p = &mut self.backend.projects[pi];
-                assimilator::pass_scripted(p, now, &script);
-                return self.backend.after_step(now, pi, Some(Actor::Assimilator));
+                let p = &mut self.backend.projects[*project];
+                assimilator::pass_scripted(p, now, script);
+                self.backend
+                    .after_step(now, *project, Some(Actor::Assimilator))
             }
-            return self.backend.run_daemon(now, pi, d);
-        }
-        if let Some(n) = ev.create_workunits {
-            let pi = self.project_of(&ev.project);
-            let p = &mut self.backend.projects[pi];
-            // Checked by scenario validation.
-            let appid = p.cfg.app_id(ev.app.as_deref().unwrap_or("")).unwrap_or(1);
-            for _ in 0..n {
-                work_generator::create_work(p, appid, now, Actor::WorkGenerator);
+            &Action::CreateWorkunits {
+                project,
+                appid,
+                count,
+            } => {
+                let p = &mut self.backend.projects[project];
+                for _ in 0..count {
+                    work_generator::create_work(p, appid, now, Actor::WorkGenerator);
+                }
+                self.backend
+                    .after_step(now, project, Some(Actor::WorkGenerator))
             }
-            return self.backend.after_step(now, pi, Some(Actor::WorkGenerator));
-        }
-        if !ev.cancel.is_empty() {
-            let pi = self.project_of(&ev.project);
-            let p = &mut self.backend.projects[pi];
-            for name in &ev.cancel {
-                if let Some(id) = name.strip_prefix("wu").and_then(|s| s.parse().ok()) {
+            Action::Cancel { project, workunits } => {
+                let p = &mut self.backend.projects[*project];
+                for &id in workunits {
                     work_generator::cancel(p, now, id);
                 }
+                self.backend.after_step(now, *project, Some(Actor::Cancel))
             }
-            return self.backend.after_step(now, pi, Some(Actor::Cancel));
+            Action::Rpc(_) => self.scripted_rpc(now, i),
+            Action::Nothing => Ok(()),
         }
-        if let Some(name) = &ev.host {
-            self.scripted_rpc(now, name, &ev)?;
-        }
-        Ok(())
     }
 
-    fn scripted_rpc(&mut self, now: Time, name: &str, ev: &ScriptEvent) -> Result<(), RunError> {
-        let Some(ni) = self.named.iter().position(|h| h.name == name) else {
+    /// A named host's scheduler RPC, as scripted event `i` says.
+    fn scripted_rpc(&mut self, now: Time, i: usize) -> Result<(), RunError> {
+        let Action::Rpc(ev) = &self.events[i].action else {
             return Ok(());
         };
-        let pi = self.named[ni].project as usize;
-        let hostid = self.named[ni].hostid;
+        let ScriptedRpc { host: ni, .. } = *ev;
+        let b = &mut self.backend;
+        let host = &mut self.named[ni];
+        let pi = host.project as usize;
         // A lost job is gone from the client whether or not the RPC gets through.
         for lost in &ev.lost {
-            let rid = lookup_result(&self.backend.projects[pi], lost);
-            self.named[ni].holds.retain(|&h| h != rid);
+            let rid = lookup_result(&b.projects[pi], lost);
+            host.holds.retain(|&h| h != rid);
         }
         // During an outage the request never reaches the scheduler: a down one answers
         // with the maintenance reply (spec backend §2.9), an unreachable one not at all.
-        if let Some(o) = self.backend.projects[pi].cfg.outage_at(now) {
-            self.backend.counters.rpcs_failed += 1;
-            self.named[ni].last_reply = match o.kind {
+        if let Some(o) = b.projects[pi].cfg.outage_at(now) {
+            b.counters.rpcs_failed += 1;
+            host.last_reply = match o.kind {
                 OutageKind::Down => {
                     let mut r = Reply::default();
-                    r.maintenance(o.maintenance_delay(&self.backend.projects[pi].cfg.config));
+                    r.maintenance(o.maintenance_delay(&b.projects[pi].cfg.config));
                     Some(r)
                 }
                 OutageKind::Unreachable => None,
             };
             return Ok(());
         }
-        self.backend.reports.clear();
-        let p = &self.backend.projects[pi];
+        b.reports.clear();
+        let p = &b.projects[pi];
         for rep in &ev.report {
             let rid = lookup_result(p, &rep.result);
-            self.named[ni].holds.retain(|&h| h != rid);
-            let (client_state, exit_status) = match rep.outcome {
-                ReportOutcome::Success => (client_state::FILES_UPLOADED, 0),
-                ReportOutcome::ClientError => (
-                    client_state::COMPUTE_ERROR,
-                    rep.exit_status
-                        .unwrap_or(crate::client::host::CLIENT_ERROR_EXIT),
-                ),
-                ReportOutcome::Abort => (client_state::ABORTED, exit_status::EXIT_ABORTED_VIA_GUI),
-                ReportOutcome::ProjectAbort => {
-                    (client_state::ABORTED, exit_status::EXIT_ABORTED_BY_PROJECT)
-                }
-                ReportOutcome::NoReply => continue,
+            host.holds.retain(|&h| h != rid);
+            let Some((client_state, exit_status)) = rep.outcome else {
+                continue; // never reported
             };
             let sent = p.db.results.get(rid).map_or(now, |r| r.sent_time);
             let elapsed = rep.elapsed_time.unwrap_or((now - sent) as f64);
-            let output_status = match rep.output {
-                crate::scenario::OutputRead::Ok => OutputStatus::Ok,
-                crate::scenario::OutputRead::Unreadable => OutputStatus::Unreadable,
-                crate::scenario::OutputRead::Transient => OutputStatus::TransientUntil(
-                    rep.transient_until
-                        .map_or(crate::engine::INT_MAX, |d| d.get())
-                        .clamp(0, crate::engine::INT_MAX) as i32,
-                ),
-            };
-            self.backend.reports.push(ReportedJob {
+            b.reports.push(ReportedJob {
                 result_id: rid,
                 client_state,
                 exit_status,
@@ -132,97 +95,70 @@ impl<R: Recorder> World<R> {
                 elapsed_time: elapsed,
                 output: rep.value,
                 output_correct: rep.correct,
-                output_status,
+                output_status: rep.output_status,
             });
         }
         if ev.detach {
-            self.named[ni].holds.clear();
+            host.holds.clear();
         }
-        self.backend.other.clear();
-        self.backend.other.extend_from_slice(&self.named[ni].holds);
-        let (work_req_seconds, max_jobs) = match (ev.request, ev.work_req_seconds) {
-            (Some(n), _) => (if n > 0 { 1e12 } else { 0.0 }, n),
-            (None, Some(s)) => (s, u32::MAX),
-            (None, None) => (0.0, 0),
-        };
+        b.other.clear();
+        b.other.extend_from_slice(&host.holds);
+        let mut req_secs = [0.0; N_RSC];
+        req_secs[CPU] = ev.work_req_seconds;
         let req = Request {
-            hostid,
+            hostid: host.hostid,
             reattached: ev.detach,
-            req_secs: [work_req_seconds, 0.0, 0.0, 0.0],
+            req_secs,
             req_instances: [0.0; N_RSC],
-            max_jobs,
+            max_jobs: ev.max_jobs,
             estimated_delay: 0.0,
-            reported: &self.backend.reports,
-            other_results: ev.send_other_results.then_some(&self.backend.other[..]),
+            reported: &b.reports,
+            other_results: ev.send_other_results.then_some(&b.other[..]),
         };
-        let p = &mut self.backend.projects[pi];
-        scheduler::process_request(p, now, &req, &mut self.backend.reply);
-        self.backend.counters.rpcs += 1;
-        let holds = &mut self.named[ni].holds;
-        for j in &self.backend.reply.jobs {
-            if let Err(k) = holds.binary_search(&j.result_id) {
-                holds.insert(k, j.result_id);
+        scheduler::process_request(&mut b.projects[pi], now, &req, &mut b.reply);
+        b.counters.rpcs += 1;
+        for j in &b.reply.jobs {
+            if let Err(k) = host.holds.binary_search(&j.result_id) {
+                host.holds.insert(k, j.result_id);
             }
         }
-        self.named[ni].last_reply = Some(self.backend.reply.clone());
-        self.backend.after_step(now, pi, Some(Actor::Scheduler))
+        host.last_reply = Some(b.reply.clone());
+        b.after_step(now, pi, Some(Actor::Scheduler))
     }
 
-    // ----- expectations -------------------------------------------------------
-
+    /// Checks expectation `i`, noting a failure with its place and time.
     pub(super) fn check_expect(&mut self, i: usize) {
         self.backend.counters.expectations_checked += 1;
-        let ex = &self.scenario.expect[i];
-        let pi = self.project_of(&ex.project);
+        let ex = &self.expects[i];
+        let pi = ex.project;
         let p = &self.backend.projects[pi];
-        let named = &self.named;
-        let outcome = if let Some(c) = &ex.client {
-            let (name, k) = c.split_once('#').unwrap_or((c.as_str(), "0"));
-            let k: usize = k.parse().unwrap_or(0);
-            let g = self.groups.iter().find(|g| g.name == name);
-            let now = ex.at.map_or(self.end, |t| t.get());
-            match g.and_then(|g| self.hosts.get(g.first + k).map(|h| (g, h))) {
-                Some((g, h)) => {
-                    let pos = h.projects.iter().position(|q| q.project as usize == pi);
-                    let names: Vec<String> = self
-                        .backend
-                        .projects
-                        .iter()
-                        .map(|p| p.name.clone())
-                        .collect();
-                    crate::scenario::expect::check_client(
-                        ex,
-                        h,
-                        pos,
-                        now,
-                        &g.ctx.cfg,
-                        &names,
-                        &g.ctx.avail,
-                    )
-                }
-                None => Err(format!("no simulated host `{c}`")),
+        let outcome = match &ex.client {
+            Some(Ok(index)) => {
+                let h = &self.hosts[*index];
+                let g = &self.groups[h.group as usize];
+                let now = ex.at.unwrap_or(self.end);
+                let pos = h.projects.iter().position(|q| q.project as usize == pi);
+                let names: Vec<String> = (self.backend.projects.iter())
+                    .map(|p| p.name.clone())
+                    .collect();
+                super::expect::check_client(
+                    &ex.expect,
+                    h,
+                    pos,
+                    now,
+                    &g.ctx.cfg,
+                    &names,
+                    &g.ctx.avail,
+                )
             }
-        } else {
-            crate::scenario::expect::check(ex, p, named)
+            Some(Err(c)) => Err(format!("no simulated host `{c}`")),
+            None => super::expect::check(&ex.expect, p, &self.named, ex.named.as_ref()),
         };
         if let Err(msg) = outcome {
-            let at = ex
-                .at
-                .map_or("end".to_string(), |t| format!("t={}", t.get()));
-            let place = ex.source.0.as_deref().unwrap_or("scenario");
+            let at = ex.at.map_or("end".to_string(), |t| format!("t={t}"));
+            let place = &ex.place;
             self.expect_failures
                 .push(format!("{place}: expect[{i}] at {at}: {msg}"));
         }
     }
-}
-
-pub(super) fn script_class(ev: &ScriptEvent, tie: &[u8; 8]) -> u8 {
-    let d = if let Some(d) = ev.daemon {
-        d
-    } else if ev.create_workunits.is_some() {
-        Daemon::WorkGenerator
-    } else {
-        Daemon::Scheduler
-    };
-    tie[daemon_index(d)]
 }

@@ -84,6 +84,6 @@ pub fn run_text(
 ) -> boinc_sim::world::Finished<boinc_sim::stats::recorder::StatsRecorder> {
     let loaded = boinc_sim::scenario::load::load_str(text, name, &[], None)
         .unwrap_or_else(|e| panic!("{e}"));
-    let world = boinc_sim::stats::recorder::StatsRecorder::world(loaded.file, opts, None);
+    let world = boinc_sim::stats::recorder::StatsRecorder::world(&loaded, opts, None);
     world.run().unwrap_or_else(|e| panic!("{e}"))
 }

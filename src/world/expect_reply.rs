@@ -2,8 +2,8 @@
 //! (spec backend §2.4.1 step 12: jobs with their deadlines, acknowledgements, aborts,
 //! `request_delay`, user messages, `project_is_down`).
 
-use super::schema::ReplyExpect;
 use crate::client::scripted::ScriptedHost;
+use crate::scenario::schema::ReplyExpect;
 use crate::server::Project;
 use crate::server::db::result_name;
 use crate::server::scheduler::Reply;

@@ -1,9 +1,10 @@
-//! Checking `[[expect]]` entries against the database: how a scenario states the
-//! exact states BOINC would be in (spec backend §4 worked examples) so that a run
-//! verifies itself.
+//! Checking `[[expect]]` entries against the state of the run: how a scenario
+//! states the exact states BOINC would be in (spec backend §4 worked examples) so
+//! that a run verifies itself. The world runs the checks, since they read the
+//! projects' databases and the hosts' client state.
 
-use super::schema::Expect;
 use crate::client::scripted::ScriptedHost;
+use crate::scenario::schema::Expect;
 use crate::server::db::result_name;
 use crate::server::resource::CPU;
 use crate::server::{Project, lookup_result};
@@ -28,7 +29,12 @@ fn cmp_f(errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64) {
 }
 
 /// Checks one expectation. `Err` lists every mismatch.
-pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), String> {
+pub fn check(
+    ex: &Expect,
+    p: &Project,
+    named: &[ScriptedHost],
+    host: Option<&Result<usize, String>>,
+) -> Result<(), String> {
     let mut errs = Vec::new();
     let host_name = |id: u32| -> String {
         named
@@ -176,10 +182,12 @@ pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Str
         }
         return finish(subject, errs);
     }
-    if let Some(name) = &ex.host {
-        let Some(h) = named.iter().find(|h| &h.name == name) else {
-            return Err(format!("unknown host {name}"));
+    if let Some(target) = host {
+        let h = match target {
+            Ok(k) => &named[*k],
+            Err(name) => return Err(format!("unknown host {name}")),
         };
+        let name = &h.name;
         let subject = format!("host {name}");
         let row = p.db.host(h.hostid);
         if let Some(want) = &ex.reply {
@@ -278,8 +286,9 @@ pub fn check_client(
         );
     }
     // Every other client field is about one attached project.
-    let per_project = super::validate::given_fields(ex).iter().any(|f| {
-        !super::validate::CLIENT_HOST_LEVEL.contains(f) && super::validate::CLIENT_ONLY.contains(f)
+    let per_project = crate::scenario::validate::given_fields(ex).iter().any(|f| {
+        !crate::scenario::validate::CLIENT_HOST_LEVEL.contains(f)
+            && crate::scenario::validate::CLIENT_ONLY.contains(f)
     });
     if per_project {
         let Some(k) = pos else {

@@ -1,0 +1,638 @@
+//! The resolved plan of a checked scenario: what the world is built from.
+//!
+//! Loading runs in three stages, as ripgrep turns raw arguments into resolved ones
+//! before anything runs: serde reads the text into [`schema`](super::schema) structs,
+//! [`validate`](super::validate) checks what types cannot, and [`Plan::resolve`]
+//! turns the checked file into this plan. Here every name is an index (projects,
+//! apps, named hosts, groups, `group#k` hosts, workunit names), every duration is
+//! seconds, every distribution and availability model is built, and each
+//! expectation keeps its source position for its messages. The world never looks a
+//! name up while it runs, so it has no fallback to take: a name the validator let
+//! through but that does not resolve is an error here, at load time.
+
+use super::schema::{
+    CoprocSpec, Daemon, Expect, HavInit, HostGroup, NamedHost, OutputRead, ReportOutcome,
+    ScenarioFile, ScriptEvent,
+};
+use super::start::{ClientStart, ProjectStart};
+use super::validate::{Problem, parse_wu_name};
+use crate::base::dist::Dist;
+use crate::client::availability::{AvailSpec, OnOff, TimeStatsRule};
+use crate::client::config::ClientConfig;
+use crate::client::host::{CLIENT_ERROR_EXIT, GroupCtx, HostBehaviour};
+use crate::client::truth;
+use crate::engine::{INT_MAX, Time};
+use crate::server::ProjectConfig;
+use crate::server::assimilator::HandlerResult;
+use crate::server::db::{HostRow, OutputStatus};
+use crate::server::resource::ProcType;
+use crate::server::types::*;
+use std::sync::Arc;
+
+/// Everything the world needs of a scenario, resolved.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The master seed of every random stream.
+    pub seed: u64,
+    /// The simulated end of the run, s.
+    pub end: Time,
+    /// Each daemon's tie class at equal times (its place in `tie_order`), by its
+    /// position in [`Daemon::ALL`] (spec backend §2.0).
+    pub tie_class: [u8; 8],
+    /// Interval of the server-state samples of `timeseries.csv`, s (at least 1).
+    pub sample_interval: Time,
+    /// `simulation.check_invariants`.
+    pub check_invariants: bool,
+    /// The projects, in world (name) order.
+    pub projects: Vec<ProjectPlan>,
+    /// Named hosts, in file order.
+    pub named: Vec<NamedHostPlan>,
+    /// Host groups, in file order.
+    pub groups: Vec<GroupPlan>,
+    /// Scripted events, in file order.
+    pub events: Vec<EventPlan>,
+    /// Expectations, in file order.
+    pub expects: Vec<ExpectPlan>,
+}
+
+/// One project: its name and its back end's configuration.
+#[derive(Clone, Debug)]
+pub struct ProjectPlan {
+    pub name: String,
+    pub cfg: ProjectConfig,
+}
+
+/// A host driven by scripted events.
+#[derive(Clone, Debug)]
+pub struct NamedHostPlan {
+    pub name: String,
+    /// The project it belongs to.
+    pub project: u16,
+    /// Its host row's attributes (id and user are the database's).
+    pub row: HostRow,
+    /// Its user (default: a user of its own, the host's id).
+    pub userid: Option<u32>,
+    pub hav: Option<HavInit>,
+    /// Pinned day offset (spec backend §2.4.1 step 5).
+    pub day_offset: Option<f64>,
+}
+
+/// A population of simulated hosts.
+#[derive(Clone, Debug)]
+pub struct GroupPlan {
+    pub name: String,
+    pub count: u32,
+    /// What the group's hosts share: client configuration, behaviour, availability.
+    pub ctx: Arc<GroupCtx>,
+    /// Attributes of the host rows the group's hosts get in each project's database.
+    pub row: HostRow,
+    pub p_ncpus: u32,
+    /// The projects the hosts attach to, with their resource shares, in project
+    /// order (as the client lists them).
+    pub attached: Vec<(u16, f64)>,
+    pub p_fpops: Dist,
+    pub arrival: Dist,
+    pub lifetime: Option<Dist>,
+    pub error_prob: Dist,
+    pub wrong_result_prob: Dist,
+    /// The group's error class (hosts of one class share wrong outputs).
+    pub error_class: u32,
+    pub coprocs: Vec<CoprocPlan>,
+    pub start: Option<StartPlan>,
+}
+
+/// One GPU type of a group's hosts.
+#[derive(Clone, Debug)]
+pub struct CoprocPlan {
+    pub kind: ProcType,
+    pub count: u32,
+    pub peak_flops: Dist,
+}
+
+/// A client's starting state (`[host_group.start]`), its names resolved.
+#[derive(Clone, Debug)]
+pub struct StartPlan {
+    pub on_frac: Option<f64>,
+    pub active_frac: Option<f64>,
+    pub connected_frac: Option<f64>,
+    /// Per attached project, by project index.
+    pub projects: Vec<(u16, ProjectStart)>,
+    /// Jobs in the client's queue when it joins, in queue order.
+    pub jobs: Vec<StartJobPlan>,
+}
+
+/// A job a project sent before the host joined.
+#[derive(Clone, Debug)]
+pub struct StartJobPlan {
+    pub project: u16,
+    pub appid: AppId,
+    pub report_deadline: Time,
+    pub fraction_done: f64,
+}
+
+/// A scripted event: its time, its tie class, and what it does.
+#[derive(Clone, Debug)]
+pub struct EventPlan {
+    pub at: Time,
+    pub class: u8,
+    pub action: Action,
+}
+
+/// What a scripted event does.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// One pass of a daemon.
+    Daemon { project: usize, daemon: Daemon },
+    /// An assimilator pass whose handler answers as the script says (spec backend
+    /// §2.6).
+    Assimilate {
+        project: usize,
+        script: Vec<(WuId, HandlerResult)>,
+    },
+    /// Workunits created from an app's template now.
+    CreateWorkunits {
+        project: usize,
+        appid: AppId,
+        count: u32,
+    },
+    /// Workunits cancelled.
+    Cancel {
+        project: usize,
+        workunits: Vec<WuId>,
+    },
+    /// A named host's scheduler RPC.
+    Rpc(ScriptedRpc),
+    /// An event that does nothing (no action key given).
+    Nothing,
+}
+
+/// A named host's scripted scheduler RPC.
+#[derive(Clone, Debug)]
+pub struct ScriptedRpc {
+    /// Index of the named host.
+    pub host: usize,
+    /// Jobs the host has lost (result names, looked up in the database then).
+    pub lost: Vec<String>,
+    pub report: Vec<ScriptedReport>,
+    pub detach: bool,
+    pub send_other_results: bool,
+    /// CPU seconds asked for, and the most jobs the host takes.
+    pub work_req_seconds: f64,
+    pub max_jobs: u32,
+}
+
+/// What a scripted host reports of one of its jobs.
+#[derive(Clone, Debug)]
+pub struct ScriptedReport {
+    /// Result name, `wu<id>_<suffix>`.
+    pub result: String,
+    /// `None`: the host drops the job and never reports it.
+    pub outcome: Option<(i32, i32)>,
+    pub value: f64,
+    pub correct: Option<bool>,
+    pub cpu_time: Option<f64>,
+    pub elapsed_time: Option<f64>,
+    pub output_status: OutputStatus,
+}
+
+/// An `[[expect]]` entry with its targets resolved.
+#[derive(Clone, Debug)]
+pub struct ExpectPlan {
+    /// When it is checked (`None`: at the end of the run).
+    pub at: Option<Time>,
+    pub project: usize,
+    /// A simulated host's client state (`client = "group#k"`): the host's global
+    /// index, `Err` with the name when there is no such host.
+    pub client: Option<Result<usize, String>>,
+    /// A named host (`host = "name"`): its index, `Err` with the name when unknown.
+    pub named: Option<Result<usize, String>>,
+    /// The fields to compare.
+    pub expect: Expect,
+    /// `file:line:column` of the entry, for its messages.
+    pub place: String,
+}
+
+impl Plan {
+    /// Resolves a checked scenario. A name that does not resolve is a problem with
+    /// its key path, as the validator reports them: the world has no fallback.
+    pub fn resolve(s: &ScenarioFile) -> Result<Plan, Vec<Problem>> {
+        let mut r = Resolver {
+            s,
+            names: s.project.keys().map(String::as_str).collect(),
+            problems: Vec::new(),
+        };
+        let mut tie_class = [0u8; 8];
+        for (pos, d) in s.simulation.tie_order.iter().enumerate() {
+            tie_class[daemon_index(*d)] = pos as u8;
+        }
+        let projects = s
+            .project
+            .iter()
+            .map(|(name, cfg)| ProjectPlan {
+                name: name.clone(),
+                cfg: cfg.clone(),
+            })
+            .collect();
+        let named = (s.host.iter().enumerate())
+            .map(|(i, h)| r.named_host(i, h))
+            .collect();
+        let outputs = truth::output_models(s.project.values());
+        let classes = error_classes(&s.host_group);
+        let groups = (s.host_group.iter().enumerate())
+            .map(|(i, g)| r.group(i, g, &outputs, classes[i]))
+            .collect();
+        let events = (s.event.iter().enumerate())
+            .map(|(i, ev)| EventPlan {
+                at: ev.at.get(),
+                class: tie_class[daemon_index(event_daemon(ev))],
+                action: r.action(i, ev),
+            })
+            .collect();
+        let expects = (s.expect.iter().enumerate())
+            .map(|(i, ex)| r.expect(i, ex))
+            .collect();
+        if !r.problems.is_empty() {
+            return Err(r.problems);
+        }
+        Ok(Plan {
+            seed: s.simulation.seed,
+            end: s.simulation.duration.get(),
+            tie_class,
+            sample_interval: s.output.interval.get().max(1),
+            check_invariants: s.simulation.check_invariants,
+            projects,
+            named,
+            groups,
+            events,
+            expects,
+        })
+    }
+
+    /// The tie class of `daemon`.
+    pub fn tie_class_of(&self, daemon: Daemon) -> u8 {
+        self.tie_class[daemon_index(daemon)]
+    }
+
+    /// Simulated hosts in all groups.
+    pub fn host_count(&self) -> usize {
+        self.groups.iter().map(|g| g.count as usize).sum()
+    }
+}
+
+/// The position of `d` in [`Daemon::ALL`].
+pub fn daemon_index(d: Daemon) -> usize {
+    Daemon::ALL
+        .iter()
+        .position(|x| *x == d)
+        .expect("ALL lists every daemon")
+}
+
+/// The daemon whose tie class a scripted event takes: its own, the work generator's
+/// for created workunits, else the scheduler's.
+fn event_daemon(ev: &ScriptEvent) -> Daemon {
+    if let Some(d) = ev.daemon {
+        d
+    } else if ev.create_workunits.is_some() {
+        Daemon::WorkGenerator
+    } else {
+        Daemon::Scheduler
+    }
+}
+
+/// The error class index of each host group: classes are numbered in order of first
+/// appearance; a group without `error_class` is a class named after itself.
+fn error_classes(groups: &[HostGroup]) -> Vec<u32> {
+    let mut names: Vec<&str> = Vec::new();
+    groups
+        .iter()
+        .map(|g| {
+            let name = g.error_class.as_deref().unwrap_or(&g.name);
+            let k = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                names.push(name);
+                names.len() - 1
+            });
+            k as u32
+        })
+        .collect()
+}
+
+/// The availability model of a host group (spec client §3.5, §5.3): a trace, explicit
+/// on/off periods, or the emulator's alternating process driven by `on_frac`; the
+/// time statistics are kept by the rule of the group's client `policy`.
+fn avail_spec(g: &HostGroup, policy: crate::client::config::Policy) -> AvailSpec {
+    let on_off = if let Some(t) = &g.trace_data.0 {
+        OnOff::Trace(Arc::clone(t))
+    } else if let (Some(on), Some(off)) = (&g.on_period, &g.off_period) {
+        OnOff::Periods { on: *on, off: *off }
+    } else if g.on_frac < 1.0 {
+        OnOff::Process {
+            on_frac: g.on_frac,
+            lambda: g.on_lambda.get() as f64,
+        }
+    } else {
+        OnOff::Always
+    };
+    AvailSpec {
+        on_off,
+        active: (g.active_frac, g.active_lambda.get() as f64),
+        connected: (g.connected_frac, g.connected_lambda.get() as f64),
+        time_stats: TimeStatsRule::of(policy),
+    }
+}
+
+/// Resolves names against one scenario, collecting what does not resolve.
+struct Resolver<'a> {
+    s: &'a ScenarioFile,
+    names: Vec<&'a str>,
+    problems: Vec<Problem>,
+}
+
+impl Resolver<'_> {
+    fn problem(&mut self, path: String, message: String) {
+        self.problems.push(Problem { path, message });
+    }
+
+    /// The index of project `name`; "" names the only project.
+    fn project(&mut self, path: &str, name: &str) -> u16 {
+        if name.is_empty() {
+            return 0;
+        }
+        match self.names.iter().position(|n| *n == name) {
+            Some(k) => k as u16,
+            None => {
+                self.problem(path.into(), format!("unknown project `{name}`"));
+                0
+            }
+        }
+    }
+
+    /// The id of app `name` of project `pi`; "" names its first app.
+    fn app(&mut self, path: &str, pi: u16, name: &str) -> AppId {
+        let cfg = self.s.project.values().nth(pi as usize);
+        match cfg.and_then(|c| c.app_id(name)) {
+            Some(id) => id,
+            None => {
+                self.problem(path.into(), format!("unknown app `{name}`"));
+                1
+            }
+        }
+    }
+
+    fn wu(&mut self, path: &str, name: &str) -> WuId {
+        parse_wu_name(name).unwrap_or_else(|| {
+            self.problem(
+                path.into(),
+                format!("`{name}` is not a workunit name (wu<id>)"),
+            );
+            0
+        })
+    }
+
+    fn named_host(&mut self, i: usize, h: &NamedHost) -> NamedHostPlan {
+        NamedHostPlan {
+            name: h.name.clone(),
+            project: self.project(&format!("host.{i}.project"), &h.project),
+            row: HostRow {
+                p_ncpus: h.p_ncpus,
+                p_fpops: h.p_fpops,
+                p_iops: h.p_iops,
+                m_nbytes: h.m_nbytes,
+                d_free: h.d_free,
+                on_frac: h.on_frac,
+                active_frac: h.active_frac,
+                os_name: h.os_name.as_str().into(),
+                p_vendor: h.p_vendor.as_str().into(),
+                p_model: h.p_model.as_str().into(),
+                ..Default::default()
+            },
+            userid: h.userid,
+            hav: h.hav.clone(),
+            day_offset: h.day_offset,
+        }
+    }
+
+    fn group(
+        &mut self,
+        gi: usize,
+        g: &HostGroup,
+        outputs: &[Vec<truth::OutputModel>],
+        error_class: u32,
+    ) -> GroupPlan {
+        let mut cfg = ClientConfig::resolve(&self.s.client, g.policy);
+        cfg.gpu_active_frac = g.gpu_active_frac;
+        let ctx = Arc::new(GroupCtx {
+            avail: avail_spec(g, cfg.policy),
+            cfg,
+            behaviour: HostBehaviour {
+                outputs: outputs.to_vec(),
+                detach_prob: g.detach_prob,
+            },
+        });
+        let attached = if g.shares.is_empty() {
+            let p = self.project(&format!("host_group.{gi}.project"), &g.project);
+            vec![(p, 100.0)]
+        } else {
+            (g.shares.iter())
+                .map(|(n, s)| (self.project(&format!("host_group.{gi}.shares.{n}"), n), *s))
+                .collect()
+        };
+        let row = HostRow {
+            p_ncpus: g.p_ncpus,
+            p_iops: g.p_iops,
+            m_nbytes: g.m_nbytes,
+            d_free: g.d_free,
+            on_frac: g.on_frac,
+            active_frac: g.active_frac,
+            gpu_active_frac: g.gpu_active_frac,
+            os_name: g.os_name.as_str().into(),
+            p_vendor: g.p_vendor.as_str().into(),
+            p_model: g.p_model.as_str().into(),
+            host_group: Some(gi as u32),
+            ..Default::default()
+        };
+        let start = g.start.as_ref().map(|st| self.start(gi, g, st));
+        GroupPlan {
+            name: g.name.clone(),
+            count: g.count,
+            ctx,
+            row,
+            p_ncpus: g.p_ncpus.max(1) as u32,
+            attached,
+            p_fpops: g.p_fpops.clone(),
+            arrival: g.arrival.clone(),
+            lifetime: g.lifetime.clone(),
+            error_prob: g.error_prob.clone(),
+            wrong_result_prob: g.wrong_result_prob.clone(),
+            error_class,
+            coprocs: g.coproc.iter().map(coproc).collect(),
+            start,
+        }
+    }
+
+    fn start(&mut self, gi: usize, g: &HostGroup, st: &ClientStart) -> StartPlan {
+        let path = format!("host_group.{gi}.start");
+        let projects = (st.project.iter())
+            .map(|(n, p)| (self.project(&format!("{path}.project.{n}"), n), p.clone()))
+            .collect();
+        let jobs = (st.job.iter().enumerate())
+            .map(|(k, j)| {
+                let jp = format!("{path}.job.{k}");
+                let name = if j.project.is_empty() {
+                    &g.project
+                } else {
+                    &j.project
+                };
+                let project = self.project(&format!("{jp}.project"), name);
+                StartJobPlan {
+                    project,
+                    appid: self.app(&format!("{jp}.app"), project, &j.app),
+                    report_deadline: j.report_deadline.get(),
+                    fraction_done: j.fraction_done,
+                }
+            })
+            .collect();
+        StartPlan {
+            on_frac: st.on_frac,
+            active_frac: st.active_frac,
+            connected_frac: st.connected_frac,
+            projects,
+            jobs,
+        }
+    }
+
+    fn action(&mut self, i: usize, ev: &ScriptEvent) -> Action {
+        let path = format!("event.{i}");
+        let project = |r: &mut Self| -> usize {
+            r.project(
+                &format!("{path}.project"),
+                ev.project.as_deref().unwrap_or(""),
+            ) as usize
+        };
+        if let Some(daemon) = ev.daemon {
+            let project = project(self);
+            if ev.assimilate.is_empty() {
+                return Action::Daemon { project, daemon };
+            }
+            let script = (ev.assimilate.iter())
+                .map(|(name, &a)| (self.wu(&format!("{path}.assimilate.{name}"), name), a))
+                .collect();
+            return Action::Assimilate { project, script };
+        }
+        if let Some(count) = ev.create_workunits {
+            let pi = project(self);
+            let appid = self.app(
+                &format!("{path}.app"),
+                pi as u16,
+                ev.app.as_deref().unwrap_or(""),
+            );
+            return Action::CreateWorkunits {
+                project: pi,
+                appid,
+                count,
+            };
+        }
+        if !ev.cancel.is_empty() {
+            let project = project(self);
+            let workunits = (ev.cancel.iter().enumerate())
+                .map(|(k, name)| self.wu(&format!("{path}.cancel.{k}"), name))
+                .collect();
+            return Action::Cancel { project, workunits };
+        }
+        let Some(name) = &ev.host else {
+            return Action::Nothing;
+        };
+        let Some(host) = self.s.host.iter().position(|h| &h.name == name) else {
+            self.problem(format!("{path}.host"), format!("unknown host `{name}`"));
+            return Action::Nothing;
+        };
+        let (work_req_seconds, max_jobs) = match (ev.request, ev.work_req_seconds) {
+            (Some(n), _) => (if n > 0 { 1e12 } else { 0.0 }, n),
+            (None, Some(s)) => (s, u32::MAX),
+            (None, None) => (0.0, 0),
+        };
+        Action::Rpc(ScriptedRpc {
+            host,
+            lost: ev.lost.clone(),
+            report: ev.report.iter().map(report).collect(),
+            detach: ev.detach,
+            send_other_results: ev.send_other_results,
+            work_req_seconds,
+            max_jobs,
+        })
+    }
+
+    fn expect(&mut self, i: usize, ex: &Expect) -> ExpectPlan {
+        let project = self.project(
+            &format!("expect.{i}.project"),
+            ex.project.as_deref().unwrap_or(""),
+        ) as usize;
+        let client = ex.client.as_ref().map(|c| {
+            let (name, k) = c.split_once('#').unwrap_or((c.as_str(), "0"));
+            let mut first = 0usize;
+            for g in &self.s.host_group {
+                if g.name == name {
+                    return match k.parse::<usize>() {
+                        Ok(k) if k < g.count as usize => Ok(first + k),
+                        _ => Err(c.clone()),
+                    };
+                }
+                first += g.count as usize;
+            }
+            Err(c.clone())
+        });
+        let named = ex
+            .host
+            .as_ref()
+            .map(|n| (self.s.host.iter().position(|h| &h.name == n)).ok_or_else(|| n.clone()));
+        ExpectPlan {
+            at: ex.at.map(|t| t.get()),
+            project,
+            client,
+            named,
+            expect: ex.clone(),
+            place: ex.source.0.clone().unwrap_or_else(|| "scenario".into()),
+        }
+    }
+}
+
+fn coproc(c: &CoprocSpec) -> CoprocPlan {
+    CoprocPlan {
+        kind: c.kind.proc_type(),
+        count: c.count,
+        peak_flops: c.peak_flops.clone(),
+    }
+}
+
+/// A scripted report with its client state and exit status decided.
+fn report(rep: &super::schema::Report) -> ScriptedReport {
+    let outcome = match rep.outcome {
+        ReportOutcome::Success => Some((client_state::FILES_UPLOADED, 0)),
+        ReportOutcome::ClientError => Some((
+            client_state::COMPUTE_ERROR,
+            rep.exit_status.unwrap_or(CLIENT_ERROR_EXIT),
+        )),
+        ReportOutcome::Abort => Some((client_state::ABORTED, exit_status::EXIT_ABORTED_VIA_GUI)),
+        ReportOutcome::ProjectAbort => {
+            Some((client_state::ABORTED, exit_status::EXIT_ABORTED_BY_PROJECT))
+        }
+        ReportOutcome::NoReply => None,
+    };
+    let output_status = match rep.output {
+        OutputRead::Ok => OutputStatus::Ok,
+        OutputRead::Unreadable => OutputStatus::Unreadable,
+        OutputRead::Transient => OutputStatus::TransientUntil(
+            rep.transient_until
+                .map_or(INT_MAX, |d| d.get())
+                .clamp(0, INT_MAX) as i32,
+        ),
+    };
+    ScriptedReport {
+        result: rep.result.clone(),
+        outcome,
+        value: rep.value,
+        correct: rep.correct,
+        cpu_time: rep.cpu_time,
+        elapsed_time: rep.elapsed_time,
+        output_status,
+    }
+}
