@@ -458,11 +458,11 @@ impl Resolver<'_> {
             row,
             p_ncpus: g.p_ncpus.max(1) as u32,
             attached,
-            p_fpops: g.p_fpops.clone(),
-            arrival: g.arrival.clone(),
-            lifetime: g.lifetime.clone(),
-            error_prob: g.error_prob.clone(),
-            wrong_result_prob: g.wrong_result_prob.clone(),
+            p_fpops: g.p_fpops,
+            arrival: g.arrival,
+            lifetime: g.lifetime,
+            error_prob: g.error_prob,
+            wrong_result_prob: g.wrong_result_prob,
             error_class,
             coprocs: g.coproc.iter().map(coproc).collect(),
             start,
@@ -599,7 +599,7 @@ fn coproc(c: &CoprocSpec) -> CoprocPlan {
     CoprocPlan {
         kind: c.kind.proc_type(),
         count: c.count,
-        peak_flops: c.peak_flops.clone(),
+        peak_flops: c.peak_flops,
     }
 }
 
