@@ -27,8 +27,42 @@ fn cmp_f(errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64) {
     }
 }
 
-/// Checks one expectation. `Err` lists every mismatch.
+/// Why an expectation is not met: the row it names is missing or still there, or
+/// the fields that differ, each as `field = got, expected want`.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Unmet {
+    /// The result or workunit (`subject`: `result NAME`, `workunit NAME`) is not
+    /// in the database.
+    #[error("{0} does not exist")]
+    Missing(String),
+    /// `exists = false`, but the row is still there.
+    #[error("{0} still exists")]
+    StillExists(String),
+    /// No named host has this name.
+    #[error("unknown host {0}")]
+    UnknownHost(String),
+    /// A per-project client field, on a host not attached to the project.
+    #[error("the host is not attached to this project")]
+    NotAttached,
+    /// The fields of `subject` (a result, workunit or host) that differ.
+    #[error("{subject}: {}", .fields.join("; "))]
+    Fields {
+        subject: String,
+        fields: Vec<String>,
+    },
+    /// The fields of a simulated client that differ.
+    #[error("{}", .0.join("; "))]
+    ClientFields(Vec<String>),
+}
+
+/// [`verify`] with the mismatch as its message, as the world records failed
+/// expectations.
 pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), String> {
+    verify(ex, p, named).map_err(|e| e.to_string())
+}
+
+/// Checks one expectation. `Err` lists every mismatch.
+pub fn verify(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Unmet> {
     let mut errs = Vec::new();
     let host_name = |id: u32| -> String {
         named
@@ -42,8 +76,8 @@ pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Str
         let subject = format!("result {name}");
         match (row, ex.exists) {
             (None, Some(false)) => return Ok(()),
-            (None, _) => return Err(format!("{subject} does not exist")),
-            (Some(_), Some(false)) => return Err(format!("{subject} still exists")),
+            (None, _) => return Err(Unmet::Missing(subject)),
+            (Some(_), Some(false)) => return Err(Unmet::StillExists(subject)),
             _ => {}
         }
         let r = row.expect("checked");
@@ -115,8 +149,8 @@ pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Str
         let subject = format!("workunit {name}");
         match (row, ex.exists) {
             (None, Some(false)) => return Ok(()),
-            (None, _) => return Err(format!("{subject} does not exist")),
-            (Some(_), Some(false)) => return Err(format!("{subject} still exists")),
+            (None, _) => return Err(Unmet::Missing(subject)),
+            (Some(_), Some(false)) => return Err(Unmet::StillExists(subject)),
             _ => {}
         }
         let w = row.expect("checked");
@@ -178,7 +212,7 @@ pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Str
     }
     if let Some(name) = &ex.host {
         let Some(h) = named.iter().find(|h| &h.name == name) else {
-            return Err(format!("unknown host {name}"));
+            return Err(Unmet::UnknownHost(name.clone()));
         };
         let subject = format!("host {name}");
         let row = p.db.host(h.hostid);
@@ -220,18 +254,16 @@ pub fn check(ex: &Expect, p: &Project, named: &[ScriptedHost]) -> Result<(), Str
     Ok(())
 }
 
-fn finish(subject: String, errs: Vec<String>) -> Result<(), String> {
-    if errs.is_empty() {
+fn finish(subject: String, fields: Vec<String>) -> Result<(), Unmet> {
+    if fields.is_empty() {
         Ok(())
     } else {
-        Err(format!("{subject}: {}", errs.join("; ")))
+        Err(Unmet::Fields { subject, fields })
     }
 }
 
-/// Checks a client-state expectation against host `h`; `pos` is the position of the
-/// expectation's project among the host's attached projects. Float fields compare
-/// within `tolerance` (default 1e-6). `cpu_time` is integrated up to `now`; the other
-/// fields are as the client last updated them.
+/// [`verify_client`] with the mismatch as its message, as the world records failed
+/// expectations.
 pub fn check_client(
     ex: &Expect,
     h: &crate::client::host::ClientHost,
@@ -241,6 +273,22 @@ pub fn check_client(
     project_names: &[String],
     avail: &crate::client::availability::AvailSpec,
 ) -> Result<(), String> {
+    verify_client(ex, h, pos, now, cfg, project_names, avail).map_err(|e| e.to_string())
+}
+
+/// Checks a client-state expectation against host `h`; `pos` is the position of the
+/// expectation's project among the host's attached projects. Float fields compare
+/// within `tolerance` (default 1e-6). `cpu_time` is integrated up to `now`; the other
+/// fields are as the client last updated them.
+pub fn verify_client(
+    ex: &Expect,
+    h: &crate::client::host::ClientHost,
+    pos: Option<usize>,
+    now: crate::engine::Time,
+    cfg: &crate::client::config::ClientConfig,
+    project_names: &[String],
+    avail: &crate::client::availability::AvailSpec,
+) -> Result<(), Unmet> {
     let mut errs = Vec::new();
     let tol = ex.tolerance.unwrap_or(1e-6);
     let cmp = |errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64| {
@@ -283,7 +331,7 @@ pub fn check_client(
     });
     if per_project {
         let Some(k) = pos else {
-            return Err("the host is not attached to this project".into());
+            return Err(Unmet::NotAttached);
         };
         let p = &h.projects[k];
         cmp_i(
@@ -391,6 +439,6 @@ pub fn check_client(
     if errs.is_empty() {
         Ok(())
     } else {
-        Err(errs.join("; "))
+        Err(Unmet::ClientFields(errs))
     }
 }
