@@ -168,7 +168,7 @@ impl Dist {
                 DistProblem::Pareto,
             ),
         }
-        .or_else(|| match (self.min, self.max) {
+        .or(match (self.min, self.max) {
             (Some(a), Some(b)) if a > b => Some(DistProblem::Bounds),
             _ => None,
         })
