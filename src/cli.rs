@@ -1,17 +1,24 @@
-//! The command line: `run`, `check`, `bench`, `compare` and `plot`.
+//! The command line: `run`, `check`, `bench`, `compare`, `plot`, `sweep`,
+//! `sweep-merge` and `credit`.
 //!
 //! Exit codes: 0 success; 1 run failure (invariant violation, failed expectation,
 //! unwritable output); 2 bad input (scenario, flag, an output folder boinc-sim did
-//! not write); 130/143 interrupted by SIGINT/SIGTERM (`stats::outdir`). Errors are
-//! printed as one message, never as a panic or a backtrace.
+//! not write); 130/143 interrupted by SIGINT/SIGTERM (`stats::outdir`). Each command
+//! returns its failure as a [`CliError`], which knows its exit code; [`main`] prints
+//! it, once, as one message, never as a panic or a backtrace.
 
+use crate::compare::CompareError;
+use crate::credit::CreditError;
+use crate::plot::PlotError;
 use crate::progress::RunProgress;
-use crate::scenario::load::{Loaded, load};
-use crate::stats::outdir::{self, Target};
+use crate::scenario::load::{Loaded, ScenarioError, load};
+use crate::stats::outdir::{self, OutDirError, Target};
 use crate::stats::output::{AuditTrail, RunOutput};
 use crate::stats::recorder::StatsRecorder;
+use crate::sweep::SweepError;
 use crate::world::{Finished, RunError, RunOptions, World};
 use clap::{Args, Parser, Subcommand};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -254,25 +261,154 @@ pub struct CompareArgs {
     pub force: bool,
 }
 
-/// Entry point of the binary.
-pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            // clap prints help/version with exit 0 and usage errors with exit 2.
-            let _ = e.print();
-            return ExitCode::from(e.exit_code() as u8);
+/// Why a command failed: each variant is the failure of one step, and knows the
+/// exit status the command line gives it ([`Self::exit_code`], the codes of the
+/// module doc and of `--help`). [`main`] prints it once ([`Self::print`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The command line cannot be parsed, or asks for `--help` or `--version`
+    /// (clap's way to stop early, with exit 0). clap prints it.
+    #[error(transparent)]
+    Args(#[from] clap::Error),
+    /// The scenario cannot be read or is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The output folder may not be written (one boinc-sim did not write, the
+    /// current folder...): refused before any work.
+    #[error(transparent)]
+    OutDir(#[from] OutDirError),
+    /// The run folder's temporary folder cannot be created.
+    #[error("cannot create the output folder {}: {cause}", .dir.display())]
+    CreateOutput { dir: PathBuf, cause: io::Error },
+    /// The job log (`--job-log`) cannot be opened.
+    #[error("cannot write the job log: {0}")]
+    JobLog(io::Error),
+    /// The simulation failed: an invariant, an expectation, a fatal state.
+    #[error("run failed: {0}")]
+    Run(#[from] RunError),
+    /// A file of the run folder cannot be written, or the folder cannot be moved
+    /// into place.
+    #[error("cannot write outputs to {}: {cause}", .dir.display())]
+    WriteOutputs { dir: PathBuf, cause: io::Error },
+    /// `run --plot` cannot draw the run just made: a run failure whatever the
+    /// cause, since its input is the run's own files.
+    #[error("cannot plot the run: {0}")]
+    PlotRun(PlotError),
+    /// `boinc-sim plot` failed.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    /// `boinc-sim compare` failed.
+    #[error(transparent)]
+    Compare(#[from] CompareError),
+    /// `boinc-sim sweep` or `sweep-merge` failed.
+    #[error(transparent)]
+    Sweep(#[from] SweepError),
+    /// `boinc-sim credit` failed.
+    #[error(transparent)]
+    Credit(#[from] CreditError),
+    /// `check` cannot write the effective configuration as TOML.
+    #[error("cannot print the configuration: {0}")]
+    PrintConfig(#[from] toml::ser::Error),
+    /// The recorder gave back no run folder, although it was given one.
+    #[error("the run folder was lost before its files were written")]
+    OutputLost,
+}
+
+impl CliError {
+    /// The process exit status: 2 for bad input, 1 for a failure of the run or its
+    /// outputs, clap's own for the command line (0 after `--help`, 2 for a usage
+    /// error), and the wrapped error's where it has one.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Args(e) => e.exit_code() as u8,
+            Self::Scenario(e) => e.exit_code() as u8,
+            Self::OutDir(_) => 2,
+            Self::Run(e) => e.exit_code(),
+            Self::Plot(e) => e.exit_code(),
+            Self::Compare(e) => e.exit_code(),
+            Self::Sweep(e) => e.exit_code(),
+            Self::Credit(e) => e.exit_code(),
+            Self::CreateOutput { .. }
+            | Self::JobLog(_)
+            | Self::WriteOutputs { .. }
+            | Self::PlotRun(_)
+            | Self::PrintConfig(_)
+            | Self::OutputLost => 1,
         }
-    };
-    match &cli.command {
-        Command::Run(_)
-        | Command::Compare(_)
-        | Command::Plot(_)
-        | Command::Sweep(_)
-        | Command::Credit(_) => crate::stats::outdir::install_signal_cleanup(),
-        _ => {}
     }
-    match cli.command {
+
+    /// Prints the error: clap's own text (help on stdout, usage errors on stderr)
+    /// for the command line, else `error: ` and the message on stderr.
+    pub fn print(&self) {
+        match self {
+            Self::Args(e) => {
+                let _ = e.print();
+            }
+            e => eprintln!("error: {e}"),
+        }
+    }
+}
+
+impl Command {
+    /// Whether the command runs simulations, whose heap of hosts, jobs and server
+    /// rows is what huge pages speed up ([`crate::hugepages`]). `credit` replays a
+    /// log without simulating: its memory is allocated, filled and read about once,
+    /// so faulting in huge pages cost it more system time than they saved. A sweep
+    /// that only writes its Slurm script runs nothing either.
+    pub fn simulates(&self) -> bool {
+        match self {
+            Command::Run(_) | Command::Bench(_) => true,
+            Command::Sweep(a) => a.emit_slurm.is_none(),
+            Command::Check(_)
+            | Command::Compare(_)
+            | Command::Plot(_)
+            | Command::SweepMerge(_)
+            | Command::Credit(_) => false,
+        }
+    }
+
+    /// Whether the command writes an output folder through a temporary folder,
+    /// which SIGINT and SIGTERM must remove ([`outdir::install_signal_cleanup`]).
+    fn writes_output(&self) -> bool {
+        matches!(
+            self,
+            Command::Run(_)
+                | Command::Compare(_)
+                | Command::Plot(_)
+                | Command::Sweep(_)
+                | Command::Credit(_)
+        )
+    }
+}
+
+/// Entry point of the binary: the one place where a failure is printed and turned
+/// into the exit status.
+pub fn main() -> ExitCode {
+    match parse_and_execute() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            e.print();
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Parses the command line, asks for huge pages if the command simulates (which
+/// re-executes the binary with the same arguments, once), and runs the command.
+fn parse_and_execute() -> Result<(), CliError> {
+    let cli = Cli::try_parse()?;
+    if cli.command.simulates() {
+        crate::hugepages::enable();
+    }
+    execute(cli.command)
+}
+
+/// Runs one command.
+pub fn execute(command: Command) -> Result<(), CliError> {
+    if command.writes_output() {
+        outdir::install_signal_cleanup();
+    }
+    match command {
         Command::Run(a) => run(a),
         Command::Check(a) => check(a),
         Command::Bench(a) => bench(a),
@@ -284,15 +420,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn credit(a: CreditArgs) -> ExitCode {
+fn credit(a: CreditArgs) -> Result<(), CliError> {
     let out = a
         .out
         .clone()
         .unwrap_or_else(|| crate::stats::job_log::default_out(&a.jobs));
-    let target = match check_out_dir(&out, a.force) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
+    let target = outdir::check_target(&out, a.force)?;
     let args = crate::credit::ReplayArgs {
         jobs: a.jobs,
         hosts: a.hosts,
@@ -300,29 +433,13 @@ fn credit(a: CreditArgs) -> ExitCode {
         project: a.project,
         out: out.clone(),
     };
-    match crate::credit::run(&args) {
-        Ok(text) => {
-            if !a.quiet {
-                print!("{text}");
-                print_replaced(&out, target);
-                eprintln!("replay outputs in {}", out.display());
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.exit_code())
-        }
+    let text = crate::credit::run(&args)?;
+    if !a.quiet {
+        print!("{text}");
+        print_replaced(&out, target);
+        eprintln!("replay outputs in {}", out.display());
     }
-}
-
-/// Checks the output folder before any work ([`outdir::check_target`]): a folder
-/// boinc-sim did not write is refused (exit 2) unless `force`.
-fn check_out_dir(dir: &Path, force: bool) -> Result<Target, ExitCode> {
-    outdir::check_target(dir, force).map_err(|m| {
-        eprintln!("error: {m}");
-        ExitCode::from(2)
-    })
+    Ok(())
 }
 
 /// Says on stderr that an earlier output was replaced (a second run to the same
@@ -354,88 +471,115 @@ fn audit_trail(loaded: &Loaded, audit: bool) -> AuditTrail {
     }
 }
 
-/// Loads the scenario, printing its warnings, or the error and the exit code.
-fn load_or_report(a: &ScenarioArgs) -> Result<Loaded, ExitCode> {
-    let loaded = load(&a.scenario, &a.sets, a.seed).map_err(|e| {
-        eprintln!("error: {e}");
-        ExitCode::from(e.exit_code() as u8)
-    })?;
+/// Loads the scenario and prints its warnings.
+fn load_scenario(a: &ScenarioArgs) -> Result<Loaded, ScenarioError> {
+    let loaded = load(&a.scenario, &a.sets, a.seed)?;
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }
     Ok(loaded)
 }
 
-fn check(a: ScenarioArgs) -> ExitCode {
-    let loaded = match load_or_report(&a) {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    match toml::to_string_pretty(&loaded.file) {
-        Ok(s) => {
-            println!("# effective configuration of {}", a.scenario.display());
-            print!("{s}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: cannot print the configuration: {e}");
-            ExitCode::from(1)
-        }
-    }
+fn check(a: ScenarioArgs) -> Result<(), CliError> {
+    let loaded = load_scenario(&a)?;
+    let text = toml::to_string_pretty(&loaded.file)?;
+    println!("# effective configuration of {}", a.scenario.display());
+    print!("{text}");
+    Ok(())
 }
 
-fn run(a: RunArgs) -> ExitCode {
-    let loaded = match load_or_report(&a.scenario) {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
+/// `boinc-sim run`: every file is written into a temporary folder, which is moved
+/// into place only when the run, its files and its charts all succeeded; any
+/// failure before that drops the [`RunOutput`], which removes the folder, so
+/// nothing that looks like a complete run folder is ever left.
+fn run(a: RunArgs) -> Result<(), CliError> {
+    let loaded = load_scenario(&a.scenario)?;
     let out_dir = a
         .out
         .clone()
         .unwrap_or_else(|| Path::new("output").join(&loaded.file.simulation.name));
-    let target = match check_out_dir(&out_dir, a.force) {
-        Ok(t) => t,
-        Err(c) => return c,
+    let target = outdir::check_target(&out_dir, a.force)?;
+    let output =
+        RunOutput::create_audited(&out_dir, audit_trail(&loaded, a.audit)).map_err(|cause| {
+            CliError::CreateOutput {
+                dir: out_dir.clone(),
+                cause,
+            }
+        })?;
+    let started = Instant::now();
+    let world = build_world(&loaded, &a, output)?;
+    let bar = RunProgress::stderr(world.end, !a.quiet && !a.no_progress);
+    // The bar is cleared before anything else is printed.
+    let mut finished = run_world(world, bar)?;
+    let wall = started.elapsed().as_secs_f64();
+    let output = finished
+        .recorder
+        .output
+        .take()
+        .ok_or(CliError::OutputLost)?;
+    let unwritable = |cause| CliError::WriteOutputs {
+        dir: out_dir.clone(),
+        cause,
     };
-    let output = match RunOutput::create_audited(&out_dir, audit_trail(&loaded, a.audit)) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!(
-                "error: cannot create the output folder {}: {e}",
-                out_dir.display()
-            );
-            return ExitCode::from(1);
+    let summary = write_run_files(output.dir(), &mut finished, &loaded, &a).map_err(unwritable)?;
+    // Plots are drawn from the files just written, inside the temporary folder, so a
+    // failed plot (dropping `output` removes that folder) never leaves a
+    // complete-looking run folder without them.
+    let plotted = if a.plot {
+        let charts = crate::plot::plot_unfinished_run(output.dir(), Some(&summary))
+            .map_err(CliError::PlotRun)?;
+        Some(charts.len())
+    } else {
+        None
+    };
+    output.finish(&summary).map_err(unwritable)?;
+    if !a.quiet {
+        print_replaced(&out_dir, target);
+        print_run(&loaded, &finished, &out_dir, wall);
+        if let Some(n) = plotted {
+            print_plotted(&out_dir, n);
         }
-    };
+    }
+    Ok(())
+}
+
+/// The world of a run, recording into `output`, with the job log if asked.
+fn build_world(
+    loaded: &Loaded,
+    a: &RunArgs,
+    output: RunOutput,
+) -> Result<World<StatsRecorder>, CliError> {
     let opts = RunOptions {
         check_invariants: a.check_invariants,
         no_metrics: false,
     };
-    let started = Instant::now();
-    let mut world = StatsRecorder::world(&loaded, &opts, Some(output));
-    if a.job_log
-        && let Err(e) = world.recorder_mut().enable_job_log()
-    {
-        eprintln!("error: cannot write the job log: {e}");
-        return ExitCode::from(1);
+    let mut world = StatsRecorder::world(loaded, &opts, Some(output));
+    if a.job_log {
+        world
+            .recorder_mut()
+            .enable_job_log()
+            .map_err(CliError::JobLog)?;
     }
-    let bar = RunProgress::stderr(world.end, !a.quiet && !a.no_progress);
-    // The bar is cleared before anything else is printed.
-    let mut finished = match run_world(world, bar) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: run failed: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let wall = started.elapsed().as_secs_f64();
+    Ok(world)
+}
+
+/// Writes the files of a finished run into its temporary folder `dir`, the manifest
+/// last (it lists the folder's files), and returns the summary that
+/// `summary.json` holds once the folder is finished.
+fn write_run_files(
+    dir: &Path,
+    finished: &mut Finished<StatsRecorder>,
+    loaded: &Loaded,
+    a: &RunArgs,
+) -> io::Result<serde_json::Value> {
+    use crate::stats;
     let end = loaded.file.simulation.duration.get();
-    let headlines = crate::stats::headline::headlines(&finished, end as f64);
-    let app_headlines = crate::stats::apps::app_headlines(&finished, end as f64);
-    let summary = crate::stats::summary::summary_json(&loaded, &finished, &headlines);
-    let Some(output) = finished.recorder.output.take() else {
-        return ExitCode::from(1);
-    };
+    let headlines = stats::headline::headlines(finished, end as f64);
+    let app_headlines = stats::apps::app_headlines(finished, end as f64);
+    let summary = stats::summary::summary_json(loaded, finished, &headlines);
+    stats::hosts::write_hosts_csv(dir, finished)?;
+    stats::headline::write_csv(dir, &headlines)?;
+    stats::apps::write_csv(dir, &app_headlines)?;
     let names: Vec<&str> = finished.projects.iter().map(|p| p.name.as_str()).collect();
     let metrics: Vec<_> = finished
         .recorder
@@ -443,110 +587,67 @@ fn run(a: RunArgs) -> ExitCode {
         .iter()
         .map(|t| &t.metrics)
         .collect();
-    if let Err(e) = crate::stats::hosts::write_hosts_csv(output.dir(), &finished)
-        .and_then(|_| crate::stats::headline::write_csv(output.dir(), &headlines))
-        .and_then(|_| crate::stats::apps::write_csv(output.dir(), &app_headlines))
-        .and_then(|_| crate::stats::metrics::write(output.dir(), &names, &metrics, end))
-        .and_then(|_| {
-            let credit: Vec<_> = names
-                .iter()
-                .zip(&finished.recorder.credit)
-                .map(|(n, c)| (*n, c))
-                .collect();
-            let groups = crate::stats::credit::GroupNames {
-                names: &finished.recorder.group_names,
-                unnamed: "(named hosts)",
-            };
-            crate::stats::credit::write(output.dir(), &credit, &groups)
-        })
-        .and_then(|_| finished.recorder.finish_job_log())
-        .and_then(|_| {
-            if a.job_log {
-                crate::credit::write_run_configs(output.dir(), &finished.projects, &loaded.file)
-            } else {
-                Ok(())
-            }
-        })
-        // Last: the manifest lists the folder's files.
-        .and_then(|_| crate::stats::manifest::write(output.dir(), &loaded, &a.scenario.sets))
-    {
-        eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
-        return ExitCode::from(1);
-    }
-    // Plots are drawn from the files just written, inside the temporary folder, so a
-    // failed plot (dropping `output` removes that folder) never leaves a
-    // complete-looking run folder without them.
-    let plotted = if a.plot {
-        match crate::plot::plot_unfinished_run(output.dir(), Some(&summary)) {
-            Ok(charts) => Some(charts.len()),
-            Err(e) => {
-                eprintln!("error: cannot plot the run: {e}");
-                return ExitCode::from(1);
-            }
-        }
-    } else {
-        None
+    stats::metrics::write(dir, &names, &metrics, end)?;
+    let credit: Vec<_> = names
+        .iter()
+        .zip(&finished.recorder.credit)
+        .map(|(n, c)| (*n, c))
+        .collect();
+    let groups = stats::credit::GroupNames {
+        names: &finished.recorder.group_names,
+        unnamed: "(named hosts)",
     };
-    if let Err(e) = output.finish(&summary) {
-        eprintln!("error: cannot write outputs to {}: {e}", out_dir.display());
-        return ExitCode::from(1);
+    stats::credit::write(dir, &credit, &groups)?;
+    finished.recorder.finish_job_log()?;
+    if a.job_log {
+        crate::credit::write_run_configs(dir, &finished.projects, &loaded.file)?;
     }
-    if !a.quiet {
-        print_replaced(&out_dir, target);
-        eprintln!(
-            "{}: {} events, {} scheduler RPCs in {:.2} s wall; outputs in {}",
-            loaded.file.simulation.name,
-            finished.counters.events,
-            finished.counters.rpcs,
-            wall,
-            out_dir.display()
-        );
-        let checked = finished.counters.expectations_checked;
-        if checked > 0 {
-            eprintln!("  checked {checked} expectation(s): all met");
-        }
-        for (p, t) in finished.projects.iter().zip(&finished.recorder.tallies) {
-            eprintln!(
-                "  project {}: {} workunits ({} with canonical result, {} with error), {} results, {:.1} credit granted",
-                p.name,
-                t.workunits,
-                t.workunits_with_canonical,
-                t.workunits_with_error,
-                t.results,
-                t.granted_credit_total
-            );
-        }
-        for w in crate::stats::summary::censoring_warnings(&finished) {
-            eprintln!("warning: {w}");
-        }
-        if let Some(n) = plotted {
-            print_plotted(&out_dir, n);
-        }
-    }
-    ExitCode::SUCCESS
+    stats::manifest::write(dir, loaded, &a.scenario.sets)?;
+    Ok(summary)
 }
 
-fn compare(a: CompareArgs) -> ExitCode {
-    let out = a.out.unwrap_or_else(|| Path::new("output").join("compare"));
-    let target = match check_out_dir(&out, a.force) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
-    match crate::compare::compare(&a.runs, &a.labels, &out) {
-        Ok(text) => {
-            print!("{text}");
-            print_replaced(&out, target);
-            eprintln!(
-                "compare.csv, config_diff.csv and the overlay charts in {}",
-                out.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.exit_code() as u8)
-        }
+/// What a finished run prints on stderr: its counts, its expectations, each
+/// project's tally, and what the figures should not be trusted for.
+fn print_run(loaded: &Loaded, finished: &Finished<StatsRecorder>, out_dir: &Path, wall: f64) {
+    eprintln!(
+        "{}: {} events, {} scheduler RPCs in {:.2} s wall; outputs in {}",
+        loaded.file.simulation.name,
+        finished.counters.events,
+        finished.counters.rpcs,
+        wall,
+        out_dir.display()
+    );
+    let checked = finished.counters.expectations_checked;
+    if checked > 0 {
+        eprintln!("  checked {checked} expectation(s): all met");
     }
+    for (p, t) in finished.projects.iter().zip(&finished.recorder.tallies) {
+        eprintln!(
+            "  project {}: {} workunits ({} with canonical result, {} with error), {} results, {:.1} credit granted",
+            p.name,
+            t.workunits,
+            t.workunits_with_canonical,
+            t.workunits_with_error,
+            t.results,
+            t.granted_credit_total
+        );
+    }
+    for w in crate::stats::summary::censoring_warnings(finished) {
+        eprintln!("warning: {w}");
+    }
+}
+
+fn compare(a: CompareArgs) -> Result<(), CliError> {
+    let out = a.out.unwrap_or_else(|| Path::new("output").join("compare"));
+    let target = outdir::check_target(&out, a.force)?;
+    let text = crate::compare::compare(&a.runs, &a.labels, &out)?;
+    print!("{text}");
+    print_replaced(&out, target);
+    eprintln!(
+        "compare.csv, config_diff.csv and the overlay charts in {}",
+        out.display()
+    );
+    Ok(())
 }
 
 fn print_plotted(run_dir: &Path, charts: usize) {
@@ -557,25 +658,15 @@ fn print_plotted(run_dir: &Path, charts: usize) {
     );
 }
 
-fn plot(a: PlotArgs) -> ExitCode {
+fn plot(a: PlotArgs) -> Result<(), CliError> {
     let started = Instant::now();
-    if let Err(e) = crate::plot::check_plots_dir(&a.run_dir, a.force) {
-        eprintln!("error: {e}");
-        return ExitCode::from(e.exit_code());
+    crate::plot::check_plots_dir(&a.run_dir, a.force)?;
+    let charts = crate::plot::plot_run(&a.run_dir)?;
+    if !a.quiet {
+        print_plotted(&a.run_dir, charts.len());
+        eprintln!("  in {:.2} s wall", started.elapsed().as_secs_f64());
     }
-    match crate::plot::plot_run(&a.run_dir) {
-        Ok(charts) => {
-            if !a.quiet {
-                print_plotted(&a.run_dir, charts.len());
-                eprintln!("  in {:.2} s wall", started.elapsed().as_secs_f64());
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.exit_code())
-        }
-    }
+    Ok(())
 }
 
 /// Runs `world` to the end, moving `bar` as it goes, and clears the bar.
@@ -596,11 +687,8 @@ pub fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn bench(a: BenchArgs) -> ExitCode {
-    let loaded = match load_or_report(&a.scenario) {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
+fn bench(a: BenchArgs) -> Result<(), CliError> {
+    let loaded = load_scenario(&a.scenario)?;
     let opts = RunOptions {
         check_invariants: a.check_invariants,
         no_metrics: a.no_metrics,
@@ -611,13 +699,7 @@ fn bench(a: BenchArgs) -> ExitCode {
     let hosts = world.hosts.len() + world.named.len();
     let bar = RunProgress::stderr(world.end, !a.no_progress);
     let t1 = Instant::now();
-    let finished = match run_world(world, bar) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: run failed: {e}");
-            return ExitCode::from(1);
-        }
-    };
+    let finished = run_world(world, bar)?;
     let wall = t1.elapsed().as_secs_f64();
     let ev = finished.counters.events;
     let results: u64 = finished.recorder.tallies.iter().map(|t| t.results).sum();
@@ -643,12 +725,7 @@ fn bench(a: BenchArgs) -> ExitCode {
     if let Some(kib) = peak_rss_kib() {
         println!("peak RSS MiB        {:.1}", kib as f64 / 1024.0);
     }
-    ExitCode::SUCCESS
-}
-
-fn sweep_failed(e: crate::sweep::SweepError) -> ExitCode {
-    eprintln!("error: {e}");
-    ExitCode::from(e.exit_code())
+    Ok(())
 }
 
 /// The sweep's tables and charts once every run is there; prints the best point.
@@ -658,7 +735,7 @@ fn sweep_tables(
     records: &crate::sweep::Records,
     plots: bool,
     quiet: bool,
-) -> Result<(), crate::sweep::SweepError> {
+) -> Result<(), SweepError> {
     let choice = crate::sweep::finish(dir, plan, records)?;
     let charts = if plots {
         crate::sweep::plots(dir, plan, &choice)?.len()
@@ -680,97 +757,188 @@ fn sweep_tables(
     Ok(())
 }
 
-fn sweep(a: SweepArgs) -> ExitCode {
-    use crate::sweep;
-    let result = (|| -> Result<(), sweep::SweepError> {
-        let s = sweep::spec::read(&a.sweep)?;
-        let planned = sweep::plan(&s)?;
-        let plan = &planned.plan;
-        if !a.quiet {
-            for w in &plan.warnings {
-                eprintln!("warning: {w}");
-            }
+fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    let s = crate::sweep::spec::read(&a.sweep)?;
+    let planned = crate::sweep::plan(&s)?;
+    let plan = &planned.plan;
+    if !a.quiet {
+        for w in &plan.warnings {
+            eprintln!("warning: {w}");
         }
-        if let Some(dir) = &a.emit_slurm {
-            let (path, n) = sweep::slurm::emit(plan, &a.sweep, dir, a.shards, a.cpus_per_task)?;
+    }
+    match &a.emit_slurm {
+        Some(dir) => emit_slurm(&a, plan, dir),
+        None => run_sweep(&a, &planned),
+    }
+    .map_err(CliError::from)
+}
+
+/// `sweep --emit-slurm DIR`: writes the job-array script instead of running.
+fn emit_slurm(a: &SweepArgs, plan: &crate::sweep::Plan, dir: &Path) -> Result<(), SweepError> {
+    use crate::sweep::slurm;
+    let (path, n) = slurm::emit(plan, &a.sweep, dir, a.shards, a.cpus_per_task)?;
+    if !a.quiet {
+        eprintln!(
+            "{}: {} points x {} replications in {n} array tasks: sbatch {}\n\
+             then: boinc-sim sweep-merge {}",
+            plan.name,
+            plan.points.len(),
+            plan.replications,
+            path.display(),
+            slurm::absolute(dir).display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs the sweep's missing runs (all, or a shard's), then writes its tables, or,
+/// for a shard, says how to merge.
+fn run_sweep(a: &SweepArgs, planned: &crate::sweep::Planned) -> Result<(), SweepError> {
+    use crate::sweep;
+    let plan = &planned.plan;
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("output").join("sweeps").join(&plan.name));
+    sweep::claim_dir(&dir, plan)?;
+    let runs_dir = match a.shard {
+        Some(sh) => dir.join(sh.dir_name()).join(sweep::RUNS_DIR),
+        None => dir.join(sweep::RUNS_DIR),
+    };
+    let jobs = a.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let bar = crate::progress::SweepProgress::stderr(!a.quiet);
+    let report = |done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.update(done, total);
+        }
+    };
+    let ex = sweep::execute(planned, &runs_dir, a.shard, jobs, &report)?;
+    drop(bar);
+    if !a.quiet && ex.skipped > 0 {
+        eprintln!(
+            "resumed: {} runs were already done in {} and were skipped; {} run now",
+            ex.skipped,
+            runs_dir.display(),
+            ex.ran
+        );
+    }
+    match a.shard {
+        Some(sh) => {
             if !a.quiet {
                 eprintln!(
-                    "{}: {} points x {} replications in {n} array tasks: sbatch {}\n\
-                     then: boinc-sim sweep-merge {}",
-                    plan.name,
-                    plan.points.len(),
-                    plan.replications,
-                    path.display(),
-                    sweep::slurm::absolute(dir).display()
+                    "shard {}/{}: {} runs done in {}; merge with: boinc-sim sweep-merge {}",
+                    sh.index,
+                    sh.count,
+                    ex.skipped + ex.ran,
+                    runs_dir.display(),
+                    dir.display()
                 );
             }
-            return Ok(());
+            Ok(())
         }
-        let dir = a
-            .out
-            .clone()
-            .unwrap_or_else(|| Path::new("output").join("sweeps").join(&plan.name));
-        sweep::claim_dir(&dir, plan)?;
-        let runs_dir = match a.shard {
-            Some(sh) => dir.join(sh.dir_name()).join(sweep::RUNS_DIR),
-            None => dir.join(sweep::RUNS_DIR),
-        };
-        let jobs = a.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-        });
-        let bar = crate::progress::SweepProgress::stderr(!a.quiet);
-        let report = |done: usize, total: usize| {
-            if let Some(b) = &bar {
-                b.update(done, total);
-            }
-        };
-        let ex = sweep::execute(&planned, &runs_dir, a.shard, jobs, &report)?;
-        drop(bar);
-        if !a.quiet && ex.skipped > 0 {
-            eprintln!(
-                "resumed: {} runs were already done in {} and were skipped; {} run now",
-                ex.skipped,
-                runs_dir.display(),
-                ex.ran
-            );
+        None => {
+            let records = sweep::existing(plan, &runs_dir);
+            sweep_tables(&dir, plan, &records, !a.no_plots, a.quiet)
         }
-        match a.shard {
-            Some(sh) => {
-                if !a.quiet {
-                    eprintln!(
-                        "shard {}/{}: {} runs done in {}; merge with: boinc-sim sweep-merge {}",
-                        sh.index,
-                        sh.count,
-                        ex.skipped + ex.ran,
-                        runs_dir.display(),
-                        dir.display()
-                    );
-                }
-                Ok(())
-            }
-            None => {
-                let records = sweep::existing(plan, &runs_dir);
-                sweep_tables(&dir, plan, &records, !a.no_plots, a.quiet)
-            }
-        }
-    })();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => sweep_failed(e),
     }
 }
 
-fn sweep_merge(a: SweepMergeArgs) -> ExitCode {
-    let result = (|| -> Result<(), crate::sweep::SweepError> {
-        let plan = crate::sweep::read_plan(&a.dir)?;
-        let (records, nshards) = crate::sweep::gather(&a.dir, &plan)?;
-        if !a.quiet {
-            eprintln!("{} run records from {nshards} shard folders", records.len());
+fn sweep_merge(a: SweepMergeArgs) -> Result<(), CliError> {
+    let plan = crate::sweep::read_plan(&a.dir)?;
+    let (records, nshards) = crate::sweep::gather(&a.dir, &plan)?;
+    if !a.quiet {
+        eprintln!("{} run records from {nshards} shard folders", records.len());
+    }
+    Ok(sweep_tables(&a.dir, &plan, &records, !a.no_plots, a.quiet)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(args: &[&str]) -> Command {
+        Cli::try_parse_from(std::iter::once("boinc-sim").chain(args.iter().copied()))
+            .unwrap()
+            .command
+    }
+
+    #[test]
+    fn only_the_commands_that_simulate_ask_for_huge_pages() {
+        for args in [
+            &["run", "s.toml"][..],
+            &["bench", "s.toml"],
+            &["sweep", "w.toml"],
+            &["sweep", "w.toml", "--shard", "0/2"],
+        ] {
+            assert!(command(args).simulates(), "{args:?}");
         }
-        sweep_tables(&a.dir, &plan, &records, !a.no_plots, a.quiet)
-    })();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => sweep_failed(e),
+        for args in [
+            &["check", "s.toml"][..],
+            &["compare", "a", "b"],
+            &["plot", "out"],
+            &["sweep", "w.toml", "--emit-slurm", "slurm"],
+            &["sweep-merge", "out"],
+            &["credit", "jobs.csv"],
+        ] {
+            assert!(!command(args).simulates(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn help_and_version_exit_0_and_usage_errors_2() {
+        let parse = |args: &[&str]| {
+            CliError::from(
+                Cli::try_parse_from(std::iter::once("boinc-sim").chain(args.iter().copied()))
+                    .unwrap_err(),
+            )
+        };
+        assert_eq!(parse(&["--help"]).exit_code(), 0);
+        assert_eq!(parse(&["--version"]).exit_code(), 0);
+        assert_eq!(parse(&["run"]).exit_code(), 2);
+        assert_eq!(parse(&["sweep", "w.toml", "--shard", "2/2"]).exit_code(), 2);
+    }
+
+    #[test]
+    fn each_failure_keeps_its_message_and_exit_code() {
+        let io = || io::Error::other("disk full");
+        let run = CliError::from(RunError::Fatal("stuck".into()));
+        assert_eq!(
+            (run.to_string().as_str(), run.exit_code()),
+            ("run failed: stuck", 1)
+        );
+        let job_log = CliError::JobLog(io());
+        assert_eq!(job_log.to_string(), "cannot write the job log: disk full");
+        assert_eq!(job_log.exit_code(), 1);
+        let write = CliError::WriteOutputs {
+            dir: PathBuf::from("output/x"),
+            cause: io(),
+        };
+        assert_eq!(
+            write.to_string(),
+            "cannot write outputs to output/x: disk full"
+        );
+        assert_eq!(write.exit_code(), 1);
+        let plot_run = CliError::PlotRun(PlotError::BadInput("bad".into()));
+        assert_eq!(plot_run.to_string(), "cannot plot the run: bad");
+        assert_eq!(plot_run.exit_code(), 1);
+        let plot = CliError::from(PlotError::BadInput("bad".into()));
+        assert_eq!((plot.to_string().as_str(), plot.exit_code()), ("bad", 2));
+        let refused = CliError::from(OutDirError::IsFile(PathBuf::from("f")));
+        assert_eq!(refused.exit_code(), 2);
+        assert!(refused.to_string().starts_with("f is a file"), "{refused}");
+        assert_eq!(
+            CliError::from(CompareError::Input("x".into())).exit_code(),
+            2
+        );
+        assert_eq!(
+            CliError::from(SweepError::Failed("x".into())).exit_code(),
+            1
+        );
+        assert_eq!(
+            CliError::from(CreditError::Input("x".into())).exit_code(),
+            2
+        );
     }
 }

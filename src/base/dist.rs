@@ -94,6 +94,36 @@ pub struct Dist {
     pub max: Option<f64>,
 }
 
+/// What is wrong with a distribution's parameters ([`Dist::problem`]): one variant
+/// per kind, whose message names the condition it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DistProblem {
+    #[error("value must be finite")]
+    Fixed,
+    #[error("uniform needs finite min <= max")]
+    Uniform,
+    #[error("normal needs a finite mean and sd >= 0")]
+    Normal,
+    #[error("lognormal needs a finite mu and sigma >= 0")]
+    Lognormal,
+    #[error("exponential needs mean > 0")]
+    Exponential,
+    #[error("weibull needs scale > 0 and shape > 0")]
+    Weibull,
+    #[error("pareto needs scale > 0 and shape > 0")]
+    Pareto,
+    /// `lower` above `upper`: no draw could be clamped into them.
+    #[error("lower must not exceed upper")]
+    Bounds,
+}
+
+/// The validator keeps its problems as text.
+impl From<DistProblem> for String {
+    fn from(p: DistProblem) -> String {
+        p.to_string()
+    }
+}
+
 impl Dist {
     pub fn fixed(v: f64) -> Self {
         Dist {
@@ -108,38 +138,38 @@ impl Dist {
         matches!(self.kind, Kind::Fixed { .. })
     }
 
-    /// The parameters' problems, if any (checked by the scenario validator).
-    pub fn problem(&self) -> Option<String> {
-        let bad = |c: bool, m: &str| (!c).then(|| m.to_string());
+    /// The first problem of the parameters, if any (checked by the scenario
+    /// validator, which reports it at the value's key).
+    pub fn problem(&self) -> Option<DistProblem> {
+        let bad = |ok: bool, p: DistProblem| (!ok).then_some(p);
         let fin = |x: f64| x.is_finite();
         match self.kind {
-            Kind::Fixed { value } => bad(fin(value.0), "value must be finite"),
+            Kind::Fixed { value } => bad(fin(value.0), DistProblem::Fixed),
             Kind::Uniform { min, max } => bad(
                 fin(min.0) && fin(max.0) && min.0 <= max.0,
-                "uniform needs finite min <= max",
+                DistProblem::Uniform,
             ),
-            Kind::Normal { mean, sd } => bad(
-                fin(mean.0) && fin(sd.0) && sd.0 >= 0.0,
-                "normal needs a finite mean and sd >= 0",
-            ),
+            Kind::Normal { mean, sd } => {
+                bad(fin(mean.0) && fin(sd.0) && sd.0 >= 0.0, DistProblem::Normal)
+            }
             Kind::Lognormal { mu, sigma } => bad(
                 fin(mu) && fin(sigma) && sigma >= 0.0,
-                "lognormal needs a finite mu and sigma >= 0",
+                DistProblem::Lognormal,
             ),
             Kind::Exponential { mean } => {
-                bad(fin(mean.0) && mean.0 > 0.0, "exponential needs mean > 0")
+                bad(fin(mean.0) && mean.0 > 0.0, DistProblem::Exponential)
             }
             Kind::Weibull { scale, shape } => bad(
                 fin(scale.0) && scale.0 > 0.0 && fin(shape) && shape > 0.0,
-                "weibull needs scale > 0 and shape > 0",
+                DistProblem::Weibull,
             ),
             Kind::Pareto { scale, shape } => bad(
                 fin(scale.0) && scale.0 > 0.0 && fin(shape) && shape > 0.0,
-                "pareto needs scale > 0 and shape > 0",
+                DistProblem::Pareto,
             ),
         }
-        .or_else(|| match (self.min, self.max) {
-            (Some(a), Some(b)) if a > b => Some("lower must not exceed upper".into()),
+        .or(match (self.min, self.max) {
+            (Some(a), Some(b)) if a > b => Some(DistProblem::Bounds),
             _ => None,
         })
     }
@@ -367,12 +397,15 @@ mod tests {
         let d = parse("x = { dist = \"normal\", mean = 0, sd = 1, lower = 0.5 }").unwrap();
         let mut r = stream(1);
         assert!((0..1000).all(|_| d.sample(&mut r) >= 0.5));
-        assert!(
-            parse("x = { dist = \"uniform\", min = 3, max = 1 }")
-                .unwrap()
-                .problem()
-                .is_some()
-        );
+        let p = parse("x = { dist = \"uniform\", min = 3, max = 1 }")
+            .unwrap()
+            .problem();
+        assert_eq!(p, Some(DistProblem::Uniform));
+        assert_eq!(String::from(p.unwrap()), "uniform needs finite min <= max");
+        let p = parse("x = { dist = \"normal\", mean = 0, sd = 1, lower = 2, upper = 1 }")
+            .unwrap()
+            .problem();
+        assert_eq!(p, Some(DistProblem::Bounds));
     }
 
     #[test]

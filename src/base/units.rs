@@ -36,8 +36,25 @@ impl Duration {
     }
 }
 
+/// Why a duration could not be read ([`parse_duration`]); each variant keeps the
+/// text as given, which its message quotes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// More seconds than an `i64` holds.
+    #[error("duration `{0}` is too large")]
+    TooLarge(String),
+    /// A fraction of a second (`"0.5s"`, `"1.0001m"`): BOINC keeps whole seconds.
+    #[error("duration `{0}` is not a whole number of seconds")]
+    NotWhole(String),
+    /// Neither a number nor a number with a unit.
+    #[error(
+        "invalid duration `{0}`: expected seconds or a number with a unit d, h, m or s, e.g. \"10d\", \"6h\", \"90m\""
+    )]
+    Invalid(String),
+}
+
 /// Parses `"10d"`, `"6h"`, `"90m"`, `"30s"` or `"3600"`.
-pub fn parse_duration(s: &str) -> Result<i64, String> {
+pub fn parse_duration(s: &str) -> Result<i64, DurationError> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
         Some((i, 'd')) => (&t[..i], 86_400),
@@ -50,14 +67,12 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
     if let Ok(n) = num.parse::<i64>() {
         return n
             .checked_mul(mult)
-            .ok_or_else(|| format!("duration `{s}` is too large"));
+            .ok_or_else(|| DurationError::TooLarge(s.to_string()));
     }
     match num.parse::<f64>() {
         Ok(x) if x.is_finite() && (x * mult as f64).fract() == 0.0 => Ok((x * mult as f64) as i64),
-        Ok(_) => Err(format!("duration `{s}` is not a whole number of seconds")),
-        Err(_) => Err(format!(
-            "invalid duration `{s}`: expected seconds or a number with a unit d, h, m or s, e.g. \"10d\", \"6h\", \"90m\""
-        )),
+        Ok(_) => Err(DurationError::NotWhole(s.to_string())),
+        Err(_) => Err(DurationError::Invalid(s.to_string())),
     }
 }
 
@@ -211,5 +226,22 @@ mod tests {
         assert_eq!(parse_duration("1.5d"), Ok(129_600));
         assert!(parse_duration("ten days").is_err());
         assert!(parse_duration("0.5s").is_err());
+    }
+
+    #[test]
+    fn errors_quote_the_text_as_given() {
+        let msg = |s: &str| parse_duration(s).unwrap_err().to_string();
+        assert_eq!(
+            msg("0.5s"),
+            "duration `0.5s` is not a whole number of seconds"
+        );
+        assert_eq!(
+            msg("99999999999999999d"),
+            "duration `99999999999999999d` is too large"
+        );
+        assert_eq!(
+            msg(" ten days"),
+            "invalid duration ` ten days`: expected seconds or a number with a unit d, h, m or s, e.g. \"10d\", \"6h\", \"90m\""
+        );
     }
 }

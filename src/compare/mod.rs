@@ -48,7 +48,7 @@ pub enum CompareError {
 
 impl CompareError {
     /// 2 for bad input, 1 for a failure to write (the command line's convention).
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> u8 {
         match self {
             Self::Input(_) => 2,
             Self::Output { .. } => 1,

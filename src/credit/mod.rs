@@ -30,26 +30,24 @@ pub fn config_file(project: &str) -> String {
     format!("credit-{project}.toml")
 }
 
-/// Why a replay failed: bad input (exit 2) or an unwritable output (exit 1).
-#[derive(Debug)]
+/// Why a replay failed: bad input (exit 2) or an unwritable output (exit 1). The
+/// message is meant to be printed as is.
+#[derive(Debug, thiserror::Error)]
 pub enum CreditError {
+    /// The log, hosts or settings file is missing or malformed.
+    #[error("{0}")]
     Input(String),
+    /// The replay's folder cannot be written.
+    #[error("{0}")]
     Output(String),
 }
 
 impl CreditError {
+    /// 2 for bad input, 1 for a failure to write (the command line's convention).
     pub fn exit_code(&self) -> u8 {
         match self {
             CreditError::Input(_) => 2,
             CreditError::Output(_) => 1,
-        }
-    }
-}
-
-impl std::fmt::Display for CreditError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CreditError::Input(m) | CreditError::Output(m) => f.write_str(m),
         }
     }
 }

@@ -151,7 +151,7 @@ impl Csv {
     /// Calls `f` on every row, with the row's line number for error messages.
     fn rows(
         &mut self,
-        mut f: impl FnMut(&csv::StringRecord, u64) -> Result<(), String>,
+        mut f: impl FnMut(&csv::StringRecord, u64) -> Result<(), FieldError>,
     ) -> Result<(), PlotError> {
         let mut record = csv::StringRecord::new();
         loop {
@@ -167,19 +167,32 @@ impl Csv {
     }
 }
 
+/// A field of a CSV row that is not what the chart needs; the file and line are
+/// added by [`Csv::rows`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum FieldError {
+    #[error("`{name}` is not a number: `{value}`")]
+    NotANumber { name: String, value: String },
+    #[error("`{0}` is empty")]
+    Empty(String),
+}
+
 /// Parses a float field; `None` for an empty field.
-fn opt_f64(record: &csv::StringRecord, i: usize, name: &str) -> Result<Option<f64>, String> {
+fn opt_f64(record: &csv::StringRecord, i: usize, name: &str) -> Result<Option<f64>, FieldError> {
     let s = record.get(i).unwrap_or("").trim();
     if s.is_empty() {
         return Ok(None);
     }
     s.parse::<f64>()
         .map(Some)
-        .map_err(|_| format!("`{name}` is not a number: `{s}`"))
+        .map_err(|_| FieldError::NotANumber {
+            name: name.to_string(),
+            value: s.to_string(),
+        })
 }
 
-fn req_f64(record: &csv::StringRecord, i: usize, name: &str) -> Result<f64, String> {
-    opt_f64(record, i, name)?.ok_or_else(|| format!("`{name}` is empty"))
+fn req_f64(record: &csv::StringRecord, i: usize, name: &str) -> Result<f64, FieldError> {
+    opt_f64(record, i, name)?.ok_or_else(|| FieldError::Empty(name.to_string()))
 }
 
 /// A duration as `manifest.json` writes it: whole seconds, or a string with a unit

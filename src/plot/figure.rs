@@ -16,6 +16,18 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+/// Why plotters could not draw or write a chart. Its errors are generic over the
+/// backend (SVG text, PNG bitmap), so the error is kept as plotters describes it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DrawError(String);
+
+impl DrawError {
+    fn new(e: impl std::fmt::Debug) -> Self {
+        DrawError(format!("{e:?}"))
+    }
+}
+
 /// Width of the legend strip, px.
 const LEGEND_W: u32 = 250;
 /// Height of the title band, px.
@@ -472,26 +484,25 @@ impl Figure {
     }
 
     /// The chart as an SVG document.
-    pub fn to_svg(&self) -> Result<String, String> {
+    pub fn to_svg(&self) -> Result<String, DrawError> {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size()).into_drawing_area();
             self.draw(&root)?;
-            root.present().map_err(|e| format!("{e:?}"))?;
+            root.present().map_err(DrawError::new)?;
         }
         Ok(svg)
     }
 
     /// Writes the chart as a PNG file.
-    pub fn write_png(&self, path: &std::path::Path) -> Result<(), String> {
+    pub fn write_png(&self, path: &std::path::Path) -> Result<(), DrawError> {
         let root = BitMapBackend::new(path, self.size()).into_drawing_area();
         self.draw(&root)?;
-        root.present().map_err(|e| format!("{e:?}"))
+        root.present().map_err(DrawError::new)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
-        root.fill(&WHITE).map_err(err)?;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), DrawError> {
+        root.fill(&WHITE).map_err(DrawError::new)?;
         let (w, _) = root.dim_in_pixel();
         let (title_area, body) = root.split_vertically(TITLE_H);
         title_area
@@ -502,7 +513,7 @@ impl Figure {
                     .pos(Pos::new(HPos::Center, VPos::Center)),
                 (w as i32 / 2, TITLE_H as i32 / 2 + 2),
             )
-            .map_err(err)?;
+            .map_err(DrawError::new)?;
         let (grid, legend_area) = body.split_horizontally(w - LEGEND_W);
         let cols = self.columns.max(1);
         let rows = self.panels.len().div_ceil(cols).max(1);
@@ -567,8 +578,7 @@ fn wrap<DB: DrawingBackend>(
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(String, RGBColor, Sample)],
-) -> Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+) -> Result<(), DrawError> {
     let style = TextStyle::from((FAMILY, 14).into_font())
         .color(&INK)
         .pos(Pos::new(HPos::Left, VPos::Center));
@@ -582,7 +592,8 @@ fn draw_legend<DB: DrawingBackend>(
         }
         let lines = wrap(area, label, &style, LEGEND_W - 60);
         if y + line_h * lines.len() as i32 > h as i32 - 10 {
-            area.draw_text("…", &style, (48, y)).map_err(err)?;
+            area.draw_text("…", &style, (48, y))
+                .map_err(DrawError::new)?;
             break;
         }
         let (x0, x1) = (10, 40);
@@ -592,23 +603,23 @@ fn draw_legend<DB: DrawingBackend>(
                 if *dashed {
                     for (a, b) in [(x0, x0 + 8), (x0 + 12, x0 + 20), (x0 + 24, x1)] {
                         area.draw(&PathElement::new(vec![(a, y), (b, y)], style))
-                            .map_err(err)?;
+                            .map_err(DrawError::new)?;
                     }
                 } else {
                     area.draw(&PathElement::new(vec![(x0, y), (x1, y)], style))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                 }
             }
             Sample::Fill => {
                 area.draw(&Rectangle::new([(x0, y - 7), (x1, y + 7)], color.filled()))
-                    .map_err(err)?;
+                    .map_err(DrawError::new)?;
             }
             Sample::Shade => {
                 area.draw(&Rectangle::new(
                     [(x0, y - 7), (x1, y + 7)],
                     color.mix(BAND_ALPHA + 0.1).filled(),
                 ))
-                .map_err(err)?;
+                .map_err(DrawError::new)?;
             }
             Sample::Scale { .. } => {}
             Sample::VLine { dashed } => {
@@ -617,17 +628,17 @@ fn draw_legend<DB: DrawingBackend>(
                 if *dashed {
                     for (a, b) in [(y - 8, y - 3), (y + 1, y + 8)] {
                         area.draw(&PathElement::new(vec![(x, a), (x, b)], style))
-                            .map_err(err)?;
+                            .map_err(DrawError::new)?;
                     }
                 } else {
                     area.draw(&PathElement::new(vec![(x, y - 8), (x, y + 8)], style))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                 }
             }
         }
         for (i, l) in lines.iter().enumerate() {
             area.draw_text(l, &style, (48, y + i as i32 * line_h))
-                .map_err(err)?;
+                .map_err(DrawError::new)?;
         }
         y += line_h * lines.len() as i32 + 8;
     }
@@ -732,14 +743,14 @@ fn draw_color_bar<DB: DrawingBackend>(
     lo: f64,
     hi: f64,
     mut y: i32,
-) -> Result<i32, String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+) -> Result<i32, DrawError> {
     let style = TextStyle::from((FAMILY, 14).into_font())
         .color(&INK)
         .pos(Pos::new(HPos::Left, VPos::Center));
     let line_h = 18;
     for l in wrap(area, label, &style, LEGEND_W - 20) {
-        area.draw_text(&l, &style, (10, y)).map_err(err)?;
+        area.draw_text(&l, &style, (10, y))
+            .map_err(DrawError::new)?;
         y += line_h;
     }
     y += 4;
@@ -753,13 +764,13 @@ fn draw_color_bar<DB: DrawingBackend>(
             [(x0, top), (x1, top + 2)],
             viridis(t).filled(),
         ))
-        .map_err(err)?;
+        .map_err(DrawError::new)?;
     }
     area.draw(&Rectangle::new(
         [(x0, y), (x1, y + BAR_H)],
         GREY.stroke_width(1),
     ))
-    .map_err(err)?;
+    .map_err(DrawError::new)?;
     let (ticks, step) = nice_ticks(lo, hi, 5);
     let max = lo.abs().max(hi.abs());
     for v in ticks {
@@ -769,18 +780,19 @@ fn draw_color_bar<DB: DrawingBackend>(
             vec![(x1, ty), (x1 + 5, ty)],
             GREY.stroke_width(1),
         ))
-        .map_err(err)?;
+        .map_err(DrawError::new)?;
         let label = if max >= 1e4 || step <= 0.0 {
             format::tick(v, max)
         } else {
             let decimals = (-step.log10().floor()).max(0.0) as usize;
             format::trim(v, decimals)
         };
-        area.draw_text(&label, &style, (x1 + 9, ty)).map_err(err)?;
+        area.draw_text(&label, &style, (x1 + 9, ty))
+            .map_err(DrawError::new)?;
     }
     y += BAR_H + 20;
     for l in ["yellow = high", "dark purple = low"] {
-        area.draw_text(l, &style, (10, y)).map_err(err)?;
+        area.draw_text(l, &style, (10, y)).map_err(DrawError::new)?;
         y += line_h;
     }
     Ok(y + 8)
@@ -790,14 +802,13 @@ fn draw_color_bar<DB: DrawingBackend>(
 fn draw_strip<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
-) -> Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+) -> Result<(), DrawError> {
     let (w, h) = area.dim_in_pixel();
     let bold = TextStyle::from((FAMILY, 16, FontStyle::Bold).into_font())
         .color(&INK)
         .pos(Pos::new(HPos::Center, VPos::Bottom));
     area.draw_text(&panel.title, &bold, (w as i32 / 2, h as i32 / 2))
-        .map_err(err)?;
+        .map_err(DrawError::new)?;
     let grey = TextStyle::from((FAMILY, 15).into_font())
         .color(&GREY)
         .pos(Pos::new(HPos::Center, VPos::Top));
@@ -806,15 +817,14 @@ fn draw_strip<DB: DrawingBackend>(
         &grey,
         (w as i32 / 2, h as i32 / 2 + 4),
     )
-    .map_err(err)
+    .map_err(DrawError::new)
 }
 
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
     with_title: bool,
-) -> Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("{e:?}");
+) -> Result<(), DrawError> {
     let ((x0, x1), (y0, y1)) = panel.ranges();
     let mut builder = ChartBuilder::on(area);
     builder
@@ -832,7 +842,7 @@ fn draw_panel<DB: DrawingBackend>(
             Axis::new(x0, x1, &panel.x_ticks),
             Axis::new(y0, y1, &panel.y_ticks),
         )
-        .map_err(err)?;
+        .map_err(DrawError::new)?;
     let x_max = x0.abs().max(x1.abs());
     let y_max = y0.abs().max(y1.abs());
     let x_tick = |v: &f64| tick_label(*v, x_max, &panel.x_ticks);
@@ -851,7 +861,7 @@ fn draw_panel<DB: DrawingBackend>(
         .light_line_style(TRANSPARENT)
         .axis_style(GREY.stroke_width(1))
         .draw()
-        .map_err(err)?;
+        .map_err(DrawError::new)?;
 
     if !panel.note.is_empty() {
         let plot_area = chart.plotting_area().strip_coord_spec();
@@ -865,7 +875,7 @@ fn draw_panel<DB: DrawingBackend>(
         {
             plot_area
                 .draw_text(l, &style, (w as i32 / 2, 12 + 19 * i as i32))
-                .map_err(err)?;
+                .map_err(DrawError::new)?;
         }
     }
     if !panel.has_data() {
@@ -880,7 +890,7 @@ fn draw_panel<DB: DrawingBackend>(
             let y = h as i32 / 2 + (2 * i as i32 - (n - 1)) * 11;
             plot_area
                 .draw_text(l, &style, (w as i32 / 2, y))
-                .map_err(err)?;
+                .map_err(DrawError::new)?;
         }
     }
 
@@ -899,13 +909,13 @@ fn draw_panel<DB: DrawingBackend>(
                     poly.extend(xs.iter().copied().zip(below.iter().copied()).rev());
                     chart
                         .draw_series(std::iter::once(Polygon::new(poly, color.mix(0.8).filled())))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                     chart
                         .draw_series(LineSeries::new(
                             xs.iter().copied().zip(above.iter().copied()),
                             color.stroke_width(1),
                         ))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                     below = above;
                 }
             }
@@ -914,7 +924,7 @@ fn draw_panel<DB: DrawingBackend>(
                     .draw_series(bins.iter().filter(|b| b.2 > 0.0).map(|&(lo, hi, h)| {
                         Rectangle::new([(lo, 0.0), (hi, h)], color.mix(0.85).filled())
                     }))
-                    .map_err(err)?;
+                    .map_err(DrawError::new)?;
             }
             Layer::Band { color, points, .. } => {
                 let fill = color.mix(BAND_ALPHA).filled();
@@ -928,14 +938,14 @@ fn draw_panel<DB: DrawingBackend>(
                                 vec![(*x, *lo), (*x, *hi)],
                                 color.mix(0.5).stroke_width(3),
                             )))
-                            .map_err(err)?;
+                            .map_err(DrawError::new)?;
                         continue;
                     }
                     let mut poly: Vec<(f64, f64)> = seg.iter().map(|p| (p.0, p.2)).collect();
                     poly.extend(seg.iter().rev().map(|p| (p.0, p.1)));
                     chart
                         .draw_series(std::iter::once(Polygon::new(poly, fill)))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                 }
             }
             Layer::Tiles { scale, tiles } => {
@@ -947,7 +957,7 @@ fn draw_panel<DB: DrawingBackend>(
                             Rectangle::new(corners, fill.filled()),
                             Rectangle::new(corners, WHITE.stroke_width(2)),
                         ])
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                     // Dark cells get white text and frames.
                     let ink = if luminance(fill) < 0.5 { WHITE } else { INK };
                     if t.outlined {
@@ -962,7 +972,7 @@ fn draw_panel<DB: DrawingBackend>(
                         ];
                         chart
                             .draw_series([PathElement::new(frame, ink.stroke_width(OUTLINE_PX))])
-                            .map_err(err)?;
+                            .map_err(DrawError::new)?;
                     }
                     let (a, b) = (
                         chart.backend_coord(&corners[0]),
@@ -988,7 +998,7 @@ fn draw_panel<DB: DrawingBackend>(
                             (t.x, t.y),
                             style,
                         )))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                 }
             }
             Layer::Line { .. } | Layer::VLine { .. } | Layer::Dots { .. } | Layer::Key { .. } => {}
@@ -1009,16 +1019,16 @@ fn draw_panel<DB: DrawingBackend>(
                     if *dashed {
                         chart
                             .draw_series(DashedLineSeries::new(seg.iter().copied(), 8, 5, style))
-                            .map_err(err)?;
+                            .map_err(DrawError::new)?;
                     } else {
                         chart
                             .draw_series(LineSeries::new(seg.iter().copied(), style))
-                            .map_err(err)?;
+                            .map_err(DrawError::new)?;
                     }
                     if *markers || seg.len() == 1 {
                         chart
                             .draw_series(seg.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                            .map_err(err)?;
+                            .map_err(DrawError::new)?;
                     }
                 }
             }
@@ -1029,7 +1039,7 @@ fn draw_panel<DB: DrawingBackend>(
                             Circle::new((x, y), 8, scale.color(v).filled()),
                             Circle::new((x, y), 8, INK.stroke_width(1)),
                         ])
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                 }
             }
             Layer::VLine {
@@ -1040,11 +1050,11 @@ fn draw_panel<DB: DrawingBackend>(
                 if *dashed {
                     chart
                         .draw_series(DashedLineSeries::new(pts, 8, 5, style))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                 } else {
                     chart
                         .draw_series(LineSeries::new(pts, style))
-                        .map_err(err)?;
+                        .map_err(DrawError::new)?;
                 }
             }
             _ => {}
@@ -1080,7 +1090,7 @@ mod tests {
     /// that says why, not a full row of empty axes.
     #[test]
     fn blank_panels_shrink_to_a_strip() {
-        super::super::font::register().unwrap();
+        super::super::font::load().unwrap();
         let mut f = sample();
         let mut zero = Panel::new("all zero", "x", "y");
         zero.note = "zero throughout this run".into();
@@ -1108,7 +1118,7 @@ mod tests {
 
     #[test]
     fn svg_is_well_formed_escaped_and_deterministic() {
-        super::super::font::register().unwrap();
+        super::super::font::load().unwrap();
         let f = sample();
         let a = f.to_svg().unwrap();
         assert!(a.starts_with("<svg"), "{}", &a[..60]);
@@ -1172,7 +1182,7 @@ mod tests {
             ["a & b", "marker", "95% confidence interval"]
         );
         assert_eq!(legend[2].1, GREY);
-        super::super::font::register().unwrap();
+        super::super::font::load().unwrap();
         let svg = f.to_svg().unwrap();
         assert!(svg.contains("<polygon"), "the band is a polygon");
     }
@@ -1230,7 +1240,7 @@ mod tests {
                 Sample::Scale { lo: 1.0, hi: 3.0 }
             )]
         );
-        super::super::font::register().unwrap();
+        super::super::font::load().unwrap();
         let svg = f.to_svg().unwrap();
         for text in [
             "1d",

@@ -14,22 +14,29 @@ use std::sync::OnceLock;
 /// The family name every chart uses.
 pub const FAMILY: &str = "sans-serif";
 
+/// The embedded font cannot be parsed: a broken build rather than a user error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the embedded DejaVu Sans font cannot be parsed")]
+pub struct FontError;
+
 /// Registers DejaVu Sans (regular and bold) as [`FAMILY`], once per process.
-/// Returns an error message if the embedded font cannot be parsed, which would be
-/// a broken build rather than a user error.
-pub fn register() -> Result<(), String> {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
+pub fn load() -> Result<(), FontError> {
+    static DONE: OnceLock<Result<(), FontError>> = OnceLock::new();
+    *DONE.get_or_init(|| {
         for (style, bytes) in [
             (FontStyle::Normal, dejavu::sans::regular()),
             (FontStyle::Bold, dejavu::sans::bold()),
         ] {
-            plotters::style::register_font(FAMILY, style, bytes)
-                .map_err(|_| "the embedded DejaVu Sans font cannot be parsed".to_string())?;
+            plotters::style::register_font(FAMILY, style, bytes).map_err(|_| FontError)?;
         }
         Ok(())
     })
-    .clone()
+}
+
+/// [`load`] with the error as its message, for the sweep's charts, which keep
+/// their failures as text.
+pub fn register() -> Result<(), String> {
+    load().map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -38,7 +45,8 @@ mod tests {
 
     #[test]
     fn registering_twice_is_harmless() {
-        assert_eq!(register(), Ok(()));
+        assert_eq!(load(), Ok(()));
+        assert_eq!(load(), Ok(()));
         assert_eq!(register(), Ok(()));
     }
 }

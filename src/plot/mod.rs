@@ -57,6 +57,15 @@ pub enum PlotError {
     /// Rendering or writing failed.
     #[error("{0}")]
     Failed(String),
+    /// A chart could not be drawn or written.
+    #[error("chart {chart}: {cause}")]
+    Draw {
+        chart: String,
+        cause: figure::DrawError,
+    },
+    /// The embedded font is broken.
+    #[error("{0}")]
+    Font(#[from] font::FontError),
 }
 
 impl PlotError {
@@ -64,7 +73,7 @@ impl PlotError {
     pub fn exit_code(&self) -> u8 {
         match self {
             PlotError::BadInput(_) => 2,
-            PlotError::Failed(_) => 1,
+            PlotError::Failed(_) | PlotError::Draw { .. } | PlotError::Font(_) => 1,
         }
     }
 }
@@ -159,6 +168,13 @@ impl Drop for Staging {
     }
 }
 
+fn draw_failed(fig: &Figure, cause: figure::DrawError) -> PlotError {
+    PlotError::Draw {
+        chart: fig.name.clone(),
+        cause,
+    }
+}
+
 fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> PlotError {
     PlotError::Failed(format!("cannot {what} {}: {e}", path.display()))
 }
@@ -201,7 +217,7 @@ pub fn plot_unfinished_run(
     run_dir: &Path,
     summary: Option<&serde_json::Value>,
 ) -> Result<Vec<Chart>, PlotError> {
-    font::register().map_err(PlotError::Failed)?;
+    font::load()?;
     let mut d = RunData::load(run_dir)?;
     if d.summary_json.is_none() {
         // Through text, as if read from the file: serde_json's parser may round a
@@ -220,14 +236,12 @@ pub fn plot_unfinished_run(
     };
     let mut charts = Vec::new();
     for fig in figures(&d) {
-        let svg = fig
-            .to_svg()
-            .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+        let svg = fig.to_svg().map_err(|cause| draw_failed(&fig, cause))?;
         let svg_file = stage.plots.join(format!("{}.svg", fig.name));
         fs::write(&svg_file, &svg).map_err(|e| failed("write", &svg_file, e))?;
         let png_file = stage.plots.join(format!("{}.png", fig.name));
         fig.write_png(&png_file)
-            .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+            .map_err(|cause| draw_failed(&fig, cause))?;
         charts.push(Chart {
             svg_path: final_plots.join(format!("{}.svg", fig.name)),
             png_path: final_plots.join(format!("{}.png", fig.name)),
@@ -260,7 +274,7 @@ pub fn write_overlays(
     projects: &[String],
     dir: &Path,
 ) -> Result<Vec<String>, PlotError> {
-    font::register().map_err(PlotError::Failed)?;
+    font::load()?;
     let data = runs
         .iter()
         .map(|(label, path)| Ok((label.clone(), RunData::load(path)?)))
@@ -284,7 +298,7 @@ pub fn write_overlays(
 /// Draws the credit chart of a folder holding `credit_versions.csv` (a replay's,
 /// `boinc-sim credit`) into that folder, as `<name>.svg` and `<name>.png`.
 pub fn write_credit_chart(dir: &Path) -> Result<(), PlotError> {
-    font::register().map_err(PlotError::Failed)?;
+    font::load()?;
     let mut d = RunData {
         dir: dir.to_path_buf(),
         ..RunData::default()
@@ -295,13 +309,11 @@ pub fn write_credit_chart(dir: &Path) -> Result<(), PlotError> {
 
 /// Writes `fig` as `<name>.svg` and `<name>.png` into `dir`.
 fn write_figure(fig: &Figure, dir: &Path) -> Result<(), PlotError> {
-    let svg = fig
-        .to_svg()
-        .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))?;
+    let svg = fig.to_svg().map_err(|cause| draw_failed(fig, cause))?;
     let svg_file = dir.join(format!("{}.svg", fig.name));
     fs::write(&svg_file, &svg).map_err(|e| failed("write", &svg_file, e))?;
     fig.write_png(&dir.join(format!("{}.png", fig.name)))
-        .map_err(|e| PlotError::Failed(format!("chart {}: {e}", fig.name)))
+        .map_err(|cause| draw_failed(fig, cause))
 }
 
 #[cfg(test)]

@@ -95,34 +95,96 @@ fn forbidden(canon: &Path) -> Option<&'static str> {
     None
 }
 
+/// Why boinc-sim may not write an output folder ([`check_target`]). Each message
+/// says why and what to do instead; the command line exits 2 (bad input) on any of
+/// them, since nothing has been done yet.
+#[derive(Debug, thiserror::Error)]
+pub enum OutDirError {
+    /// The path ends in `..` or a root: there is no folder name to write.
+    #[error(
+        "`{}` does not name an output folder; expected a path ending in a folder name, e.g. output/run1",
+        .0.display()
+    )]
+    NoName(PathBuf),
+    /// What is at the path cannot be looked at.
+    #[error("cannot inspect {}: {cause}", .dir.display())]
+    Inspect { dir: PathBuf, cause: io::Error },
+    /// The current folder, a home folder, a root or a parent of one of them.
+    #[error(
+        "{} is {what}; boinc-sim never replaces it, even with --force; choose an output folder inside it, e.g. --out output/run1",
+        .dir.display()
+    )]
+    Forbidden { dir: PathBuf, what: &'static str },
+    /// A folder whose entries cannot be listed.
+    #[error("cannot read {}: {cause}", .dir.display())]
+    Read { dir: PathBuf, cause: io::Error },
+    /// A folder boinc-sim did not write, without `--force`: `entries` is how many
+    /// entries it holds and `first` the first few names, sorted.
+    #[error(
+        "{} already exists and was not written by boinc-sim (it has no boinc-sim {MANIFEST_JSON} or {MARKER} marker; it holds {}); boinc-sim replaces only its own output folders. Choose another output folder, or add --force to replace this one and everything in it",
+        .dir.display(),
+        listing(*.entries, .first)
+    )]
+    NotOurs {
+        dir: PathBuf,
+        entries: usize,
+        first: Vec<String>,
+    },
+    /// A file, without `--force`.
+    #[error(
+        "{} is a file, not an output folder; choose another output folder, or add --force to replace the file",
+        .0.display()
+    )]
+    IsFile(PathBuf),
+}
+
+/// How many entries a refused folder holds, and the first few: `2 entries: a, b`,
+/// `5 entries: a, b, c, ...`.
+fn listing(entries: usize, first: &[String]) -> String {
+    format!(
+        "{entries} entr{}: {}{}",
+        if entries == 1 { "y" } else { "ies" },
+        first.join(", "),
+        if entries > first.len() { ", ..." } else { "" }
+    )
+}
+
+/// How many names of a refused folder its message shows.
+const SHOWN_ENTRIES: usize = 3;
+
 /// Checks that boinc-sim may write its output folder at `dir`, before any work is
-/// done: refuses (the message says why and what to do) a folder it did not write
-/// unless `force`, and the current folder, a home folder or a root always.
-pub fn check_target(dir: &Path, force: bool) -> Result<Target, String> {
+/// done: refuses a folder it did not write unless `force`, and the current folder, a
+/// home folder or a root always.
+pub fn check_target(dir: &Path, force: bool) -> Result<Target, OutDirError> {
     if dir.file_name().is_none() {
-        return Err(format!(
-            "`{}` does not name an output folder; expected a path ending in a folder name, e.g. output/run1",
-            dir.display()
-        ));
+        return Err(OutDirError::NoName(dir.to_path_buf()));
     }
     let meta = match fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Target::New),
-        Err(e) => return Err(format!("cannot inspect {}: {e}", dir.display())),
+        Err(cause) => {
+            return Err(OutDirError::Inspect {
+                dir: dir.to_path_buf(),
+                cause,
+            });
+        }
     };
     let canon = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     if let Some(what) = forbidden(&canon) {
-        return Err(format!(
-            "{} is {what}; boinc-sim never replaces it, even with --force; choose an output folder inside it, e.g. --out output/run1",
-            dir.display()
-        ));
+        return Err(OutDirError::Forbidden {
+            dir: dir.to_path_buf(),
+            what,
+        });
     }
     if meta.is_dir() {
         if is_ours(dir) {
             return Ok(Target::ReplacesOurs);
         }
         let mut names: Vec<String> = fs::read_dir(dir)
-            .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+            .map_err(|cause| OutDirError::Read {
+                dir: dir.to_path_buf(),
+                cause,
+            })?
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
@@ -134,24 +196,19 @@ pub fn check_target(dir: &Path, force: bool) -> Result<Target, String> {
             return Ok(Target::ReplacesForced);
         }
         names.sort();
-        let n = names.len();
-        names.truncate(3);
-        return Err(format!(
-            "{} already exists and was not written by boinc-sim (it has no boinc-sim {MANIFEST_JSON} or {MARKER} marker; it holds {n} entr{}: {}{}); boinc-sim replaces only its own output folders. Choose another output folder, or add --force to replace this one and everything in it",
-            dir.display(),
-            if n == 1 { "y" } else { "ies" },
-            names.join(", "),
-            if n > 3 { ", ..." } else { "" }
-        ));
+        let entries = names.len();
+        names.truncate(SHOWN_ENTRIES);
+        return Err(OutDirError::NotOurs {
+            dir: dir.to_path_buf(),
+            entries,
+            first: names,
+        });
     }
     if force {
         FORCED.lock().unwrap_or_else(|e| e.into_inner()).push(canon);
         return Ok(Target::ReplacesForced);
     }
-    Err(format!(
-        "{} is a file, not an output folder; choose another output folder, or add --force to replace the file",
-        dir.display()
-    ))
+    Err(OutDirError::IsFile(dir.to_path_buf()))
 }
 
 /// Lets `dir` be replaced although boinc-sim did not mark it (`--force`, or a
@@ -339,37 +396,38 @@ mod tests {
         let user = tmp.path().join("mine");
         fs::create_dir(&user).unwrap();
         fs::write(user.join("thesis.tex"), "x").unwrap();
-        let err = check_target(&user, false).unwrap_err();
+        let err = check_target(&user, false).unwrap_err().to_string();
         assert!(
             err.contains("was not written by boinc-sim") && err.contains("thesis.tex"),
             "{err}"
         );
         assert!(!may_replace(&user));
-        assert_eq!(check_target(&user, true), Ok(Target::ReplacesForced));
+        assert_eq!(check_target(&user, true).unwrap(), Target::ReplacesForced);
         assert!(may_replace(&user));
 
         let empty = tmp.path().join("empty");
         fs::create_dir(&empty).unwrap();
-        assert_eq!(check_target(&empty, false), Ok(Target::New));
+        assert_eq!(check_target(&empty, false).unwrap(), Target::New);
         assert_eq!(
-            check_target(&tmp.path().join("none"), false),
-            Ok(Target::New)
+            check_target(&tmp.path().join("none"), false).unwrap(),
+            Target::New
         );
 
         let ours = tmp.path().join("ours");
         fs::create_dir(&ours).unwrap();
         fs::write(ours.join(MANIFEST_JSON), r#"{"crate": "boinc-sim"}"#).unwrap();
-        assert_eq!(check_target(&ours, false), Ok(Target::ReplacesOurs));
+        assert_eq!(check_target(&ours, false).unwrap(), Target::ReplacesOurs);
         fs::write(ours.join(MANIFEST_JSON), r#"{"crate": "other"}"#).unwrap();
         assert!(check_target(&ours, false).is_err());
         fs::write(ours.join(MARKER), MARKER_TEXT).unwrap();
-        assert_eq!(check_target(&ours, false), Ok(Target::ReplacesOurs));
+        assert_eq!(check_target(&ours, false).unwrap(), Target::ReplacesOurs);
 
         let file = tmp.path().join("file");
         fs::write(&file, "x").unwrap();
         assert!(
             check_target(&file, false)
                 .unwrap_err()
+                .to_string()
                 .contains("is a file")
         );
     }
@@ -380,9 +438,11 @@ mod tests {
             assert!(check_target(Path::new(p), true).is_err(), "{p}");
         }
         let cwd = std::env::current_dir().unwrap();
-        let err = check_target(&cwd, true).unwrap_err();
+        let err = check_target(&cwd, true).unwrap_err().to_string();
         assert!(err.contains("the current folder"), "{err}");
-        let err = check_target(cwd.parent().unwrap(), true).unwrap_err();
+        let err = check_target(cwd.parent().unwrap(), true)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("parent of the current folder"), "{err}");
     }
 

@@ -255,10 +255,16 @@ pub struct Shard {
     pub count: usize,
 }
 
+/// A `--shard` value that is not `I/N` with `0 ≤ I < N` (clap prints it after the
+/// flag's name).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected I/N with 0 ≤ I < N (e.g. 0/4), found `{0}`")]
+pub struct ShardError(pub String);
+
 impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("expected I/N with 0 ≤ I < N (e.g. 0/4), found `{s}`");
+    type Err = ShardError;
+    fn from_str(s: &str) -> Result<Self, ShardError> {
+        let bad = || ShardError(s.to_string());
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let (index, count) = (
             i.trim().parse().map_err(|_| bad())?,

@@ -6,7 +6,7 @@
 //! file or a value the scenario refuses fails at once with the file, line, column and
 //! key path.
 
-use crate::base::units::parse_duration;
+use crate::base::units::{DurationError, parse_duration};
 use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at};
 use crate::stats::headline::{COLUMNS, PROJECT_ONLY};
 use serde::{Deserialize, Serialize};
@@ -168,16 +168,36 @@ pub struct Constraint {
     pub bound: f64,
 }
 
+/// Why a `subject_to` entry is not a constraint; each message quotes the entry.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConstraintError {
+    /// What follows the operator is not a number.
+    #[error("`{entry}`: expected a number after `{}`, found `{found}`", .op.symbol())]
+    BadBound {
+        entry: String,
+        op: Op,
+        found: String,
+    },
+    /// No comparison operator.
+    #[error("`{0}`: expected `METRIC OP NUMBER` with OP one of <, <=, >, >=")]
+    NoOperator(String),
+    /// An `and` with nothing on one side.
+    #[error("`{0}`: expected constraints `METRIC OP NUMBER` on both sides of each `and`")]
+    EmptySide(String),
+}
+
 /// Parses `metric OP number`.
-pub fn parse_constraint(s: &str) -> Result<Constraint, String> {
-    for (sym, op) in [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)] {
-        if let Some((m, b)) = s.split_once(sym) {
-            let bound = b.trim().parse::<f64>().map_err(|_| {
-                format!(
-                    "`{s}`: expected a number after `{sym}`, found `{}`",
-                    b.trim()
-                )
-            })?;
+pub fn parse_constraint(s: &str) -> Result<Constraint, ConstraintError> {
+    for op in [Op::Le, Op::Ge, Op::Lt, Op::Gt] {
+        if let Some((m, b)) = s.split_once(op.symbol()) {
+            let bound = b
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| ConstraintError::BadBound {
+                    entry: s.to_string(),
+                    op,
+                    found: b.trim().to_string(),
+                })?;
             return Ok(Constraint {
                 metric: m.trim().to_string(),
                 op,
@@ -185,24 +205,20 @@ pub fn parse_constraint(s: &str) -> Result<Constraint, String> {
             });
         }
     }
-    Err(format!(
-        "`{s}`: expected `METRIC OP NUMBER` with OP one of <, <=, >, >="
-    ))
+    Err(ConstraintError::NoOperator(s.to_string()))
 }
 
 /// Parses one `subject_to` entry: a constraint, or several joined by `and` (or
 /// `&&`), all of which must hold: `"deadline_miss_frac < 0.05 and error_frac <
 /// 0.001"` is the same as the two entries.
-pub fn parse_constraints(s: &str) -> Result<Vec<Constraint>, String> {
+pub fn parse_constraints(s: &str) -> Result<Vec<Constraint>, ConstraintError> {
     let parts: Vec<&str> = s
         .split("&&")
         .flat_map(|p| p.split(" and "))
         .map(str::trim)
         .collect();
     if parts.len() > 1 && parts.iter().any(|p| p.is_empty()) {
-        return Err(format!(
-            "`{s}`: expected constraints `METRIC OP NUMBER` on both sides of each `and`"
-        ));
+        return Err(ConstraintError::EmptySide(s.to_string()));
     }
     parts.into_iter().map(parse_constraint).collect()
 }
@@ -329,12 +345,13 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
             }
             (None, Some(r)) => {
                 let msg = |m: String| bad(&at("range"), m);
-                let from = number(&r.from).map_err(msg)?;
-                let to = number(&r.to).map_err(msg)?;
+                let num = |v: &toml::Value| number(v).map_err(|e| msg(e.to_string()));
+                let from = num(&r.from)?;
+                let to = num(&r.to)?;
                 if to < from {
                     return Err(msg(format!("`to` ({to}) is below `from` ({from})")));
                 }
-                let step = r.step.as_ref().map(number).transpose().map_err(msg)?;
+                let step = r.step.as_ref().map(num).transpose()?;
                 if step.is_some_and(|st| st <= 0.0) {
                     return Err(msg("`step` must be positive".into()));
                 }
@@ -387,7 +404,7 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
             let mut constraints = Vec::new();
             for (i, c) in o.subject_to.iter().enumerate() {
                 let at = format!("objective.subject_to.{i}");
-                for c in parse_constraints(c).map_err(|m| bad(&at, m))? {
+                for c in parse_constraints(c).map_err(|e| bad(&at, e.to_string()))? {
                     if !s.metrics.contains(&c.metric) {
                         return Err(bad(
                             &at,
@@ -492,15 +509,31 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
     })
 }
 
+/// Why a range bound or step is neither a number nor a duration.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NumberError {
+    /// A string that is not a duration.
+    #[error("expected a number or a duration, found `{text}` ({cause})")]
+    BadDuration { text: String, cause: DurationError },
+    /// Another kind of value (a boolean, an array...), as TOML writes it.
+    #[error("expected a number or a duration, found `{0}`")]
+    NotANumber(String),
+}
+
 /// A number or a duration (`"3d"`) as a float (seconds for durations).
-pub fn number(v: &toml::Value) -> Result<f64, String> {
+pub fn number(v: &toml::Value) -> Result<f64, NumberError> {
     match v {
         toml::Value::Integer(i) => Ok(*i as f64),
         toml::Value::Float(f) => Ok(*f),
-        toml::Value::String(s) => parse_duration(s)
-            .map(|d| d as f64)
-            .map_err(|e| format!("expected a number or a duration, found `{s}` ({e})")),
-        other => Err(format!("expected a number or a duration, found `{other}`")),
+        toml::Value::String(s) => {
+            parse_duration(s)
+                .map(|d| d as f64)
+                .map_err(|cause| NumberError::BadDuration {
+                    text: s.clone(),
+                    cause,
+                })
+        }
+        other => Err(NumberError::NotANumber(other.to_string())),
     }
 }
 
@@ -536,9 +569,19 @@ mod tests {
         assert!(
             parse_constraints("a < 1 and ")
                 .unwrap_err()
+                .to_string()
                 .contains("both sides")
         );
         assert!(parse_constraints("a < 1 and b").is_err());
+        let msg = |s: &str| parse_constraint(s).unwrap_err().to_string();
+        assert_eq!(
+            msg("a <= x"),
+            "`a <= x`: expected a number after `<=`, found `x`"
+        );
+        assert_eq!(
+            msg("a = 2"),
+            "`a = 2`: expected `METRIC OP NUMBER` with OP one of <, <=, >, >="
+        );
     }
 
     #[test]
@@ -546,6 +589,16 @@ mod tests {
         assert_eq!(number(&toml::Value::String("2d".into())), Ok(172_800.0));
         assert_eq!(number(&toml::Value::Integer(3)), Ok(3.0));
         assert!(number(&toml::Value::Boolean(true)).is_err());
+        assert_eq!(
+            number(&toml::Value::Boolean(true)).unwrap_err().to_string(),
+            "expected a number or a duration, found `true`"
+        );
+        assert_eq!(
+            number(&toml::Value::String("0.5s".into()))
+                .unwrap_err()
+                .to_string(),
+            "expected a number or a duration, found `0.5s` (duration `0.5s` is not a whole number of seconds)"
+        );
         assert_eq!(cell(&toml::Value::String("3d".into())), "3d");
         assert_eq!(cell(&toml::Value::Integer(3)), "3");
     }

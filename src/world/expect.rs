@@ -28,13 +28,41 @@ fn cmp_f(errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64) {
     }
 }
 
+/// Why an expectation is not met: the row it names is missing or still there, or
+/// the fields that differ, each as `field = got, expected want`.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Unmet {
+    /// The result or workunit (`subject`: `result NAME`, `workunit NAME`) is not
+    /// in the database.
+    #[error("{0} does not exist")]
+    Missing(String),
+    /// `exists = false`, but the row is still there.
+    #[error("{0} still exists")]
+    StillExists(String),
+    /// No named host has this name.
+    #[error("unknown host {0}")]
+    UnknownHost(String),
+    /// A per-project client field, on a host not attached to the project.
+    #[error("the host is not attached to this project")]
+    NotAttached,
+    /// The fields of `subject` (a result, workunit or host) that differ.
+    #[error("{subject}: {}", .fields.join("; "))]
+    Fields {
+        subject: String,
+        fields: Vec<String>,
+    },
+    /// The fields of a simulated client that differ.
+    #[error("{}", .0.join("; "))]
+    ClientFields(Vec<String>),
+}
+
 /// Checks one expectation. `Err` lists every mismatch.
-pub fn check(
+pub fn verify(
     ex: &Expect,
     p: &Project,
     named: &[ScriptedHost],
     host: Option<&Result<usize, String>>,
-) -> Result<(), String> {
+) -> Result<(), Unmet> {
     let mut errs = Vec::new();
     let host_name = |id: u32| -> String {
         named
@@ -48,8 +76,8 @@ pub fn check(
         let subject = format!("result {name}");
         match (row, ex.exists) {
             (None, Some(false)) => return Ok(()),
-            (None, _) => return Err(format!("{subject} does not exist")),
-            (Some(_), Some(false)) => return Err(format!("{subject} still exists")),
+            (None, _) => return Err(Unmet::Missing(subject)),
+            (Some(_), Some(false)) => return Err(Unmet::StillExists(subject)),
             _ => {}
         }
         let r = row.expect("checked");
@@ -121,8 +149,8 @@ pub fn check(
         let subject = format!("workunit {name}");
         match (row, ex.exists) {
             (None, Some(false)) => return Ok(()),
-            (None, _) => return Err(format!("{subject} does not exist")),
-            (Some(_), Some(false)) => return Err(format!("{subject} still exists")),
+            (None, _) => return Err(Unmet::Missing(subject)),
+            (Some(_), Some(false)) => return Err(Unmet::StillExists(subject)),
             _ => {}
         }
         let w = row.expect("checked");
@@ -185,7 +213,7 @@ pub fn check(
     if let Some(target) = host {
         let h = match target {
             Ok(k) => &named[*k],
-            Err(name) => return Err(format!("unknown host {name}")),
+            Err(name) => return Err(Unmet::UnknownHost(name.clone())),
         };
         let name = &h.name;
         let subject = format!("host {name}");
@@ -228,11 +256,11 @@ pub fn check(
     Ok(())
 }
 
-fn finish(subject: String, errs: Vec<String>) -> Result<(), String> {
-    if errs.is_empty() {
+fn finish(subject: String, fields: Vec<String>) -> Result<(), Unmet> {
+    if fields.is_empty() {
         Ok(())
     } else {
-        Err(format!("{subject}: {}", errs.join("; ")))
+        Err(Unmet::Fields { subject, fields })
     }
 }
 
@@ -240,7 +268,7 @@ fn finish(subject: String, errs: Vec<String>) -> Result<(), String> {
 /// expectation's project among the host's attached projects. Float fields compare
 /// within `tolerance` (default 1e-6). `cpu_time` is integrated up to `now`; the other
 /// fields are as the client last updated them.
-pub fn check_client(
+pub fn verify_client(
     ex: &Expect,
     h: &crate::client::host::ClientHost,
     pos: Option<usize>,
@@ -248,7 +276,7 @@ pub fn check_client(
     cfg: &crate::client::config::ClientConfig,
     project_names: &[String],
     avail: &crate::client::availability::AvailSpec,
-) -> Result<(), String> {
+) -> Result<(), Unmet> {
     let mut errs = Vec::new();
     let tol = ex.tolerance.unwrap_or(1e-6);
     let cmp = |errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64| {
@@ -292,7 +320,7 @@ pub fn check_client(
     });
     if per_project {
         let Some(k) = pos else {
-            return Err("the host is not attached to this project".into());
+            return Err(Unmet::NotAttached);
         };
         let p = &h.projects[k];
         cmp_i(
@@ -400,6 +428,6 @@ pub fn check_client(
     if errs.is_empty() {
         Ok(())
     } else {
-        Err(errs.join("; "))
+        Err(Unmet::ClientFields(errs))
     }
 }

@@ -141,7 +141,7 @@ impl<R: Recorder> World<R> {
                 let names: Vec<String> = (self.backend.projects.iter())
                     .map(|p| p.name.clone())
                     .collect();
-                super::expect::check_client(
+                super::expect::verify_client(
                     &ex.expect,
                     h,
                     pos,
@@ -150,9 +150,11 @@ impl<R: Recorder> World<R> {
                     &names,
                     &g.ctx.avail,
                 )
+                .map_err(|e| e.to_string())
             }
             Some(Err(c)) => Err(format!("no simulated host `{c}`")),
-            None => super::expect::check(&ex.expect, p, &self.named, ex.named.as_ref()),
+            None => super::expect::verify(&ex.expect, p, &self.named, ex.named.as_ref())
+                .map_err(|e| e.to_string()),
         };
         if let Err(msg) = outcome {
             let at = ex.at.map_or("end".to_string(), |t| format!("t={t}"));

@@ -7,11 +7,11 @@
 //! that touch (`end` of one equals `start` of the next) are merged. Lines starting with
 //! `#` are comments.
 
-use crate::base::units::parse_duration;
+use crate::base::units::{DurationError, parse_duration};
 use crate::engine::Time;
 use std::collections::HashMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A loaded trace: for each distinct host id, in order of first appearance, its
 /// sorted, disjoint on-intervals `[start, end)`.
@@ -35,33 +35,132 @@ impl fmt::Debug for Trace {
     }
 }
 
+/// Why a trace cannot be used. Messages name the file (as given) and, for a bad
+/// row, its line, so the file can be fixed from the message alone.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file cannot be read.
+    #[error("{}: cannot read trace: {cause}", .path.display())]
+    Read {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    /// Nothing but comments: not even the header.
+    #[error("{file}: empty trace: expected a header `host_id,start,end`")]
+    Empty { file: String },
+    /// The CSV reader's own error (the message has its position).
+    #[error("{file}: {cause}")]
+    Csv { file: String, cause: csv::Error },
+    /// A bad header or row.
+    #[error("{file}: line {line}: {problem}")]
+    Line {
+        file: String,
+        line: u64,
+        problem: LineProblem,
+    },
+    /// A header and no rows.
+    #[error("{file}: the trace has no intervals")]
+    NoIntervals { file: String },
+    /// An interval of [`Trace::from_intervals`] that is empty, negative or before
+    /// the previous one of its host.
+    #[error("host {host}: interval [{start}, {end}) is empty, negative or out of order")]
+    BadInterval { host: usize, start: Time, end: Time },
+    /// [`Trace::from_intervals`] without hosts.
+    #[error("the trace has no hosts")]
+    NoHosts,
+}
+
+/// What is wrong with one line of a trace file ([`TraceError::Line`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LineProblem {
+    #[error("missing header: expected `host_id,start,end`, found `{found}`")]
+    MissingHeader { found: String },
+    #[error("missing field `{0}`")]
+    MissingField(&'static str),
+    #[error("empty host_id")]
+    EmptyHostId,
+    #[error("bad start: {0}")]
+    BadStart(TimeError),
+    #[error("bad end: {0}")]
+    BadEnd(TimeError),
+    #[error("end ({end}) must be after start ({start}) for host `{host}`")]
+    EndNotAfterStart {
+        host: String,
+        start: Time,
+        end: Time,
+    },
+    #[error(
+        "intervals of host `{host}` are not sorted: start {start} is before the start {previous_start} of its interval on line {previous_line}"
+    )]
+    NotSorted {
+        host: String,
+        start: Time,
+        previous_start: Time,
+        previous_line: u64,
+    },
+    #[error(
+        "interval [{start}, {end}) of host `{host}` overlaps its interval on line {previous_line} (which ends at {previous_end})"
+    )]
+    Overlaps {
+        host: String,
+        start: Time,
+        end: Time,
+        previous_line: u64,
+        previous_end: Time,
+    },
+}
+
+/// Why a `start` or `end` value is not a time.
+#[derive(Debug, thiserror::Error)]
+pub enum TimeError {
+    #[error("empty value")]
+    Empty,
+    #[error("`{0}` is negative")]
+    Negative(String),
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+}
+
 /// Parses a start or end value: an integer number of seconds or a duration string.
-fn parse_time(s: &str) -> Result<Time, String> {
+fn parse_time(s: &str) -> Result<Time, TimeError> {
     let t = s.trim();
     if t.is_empty() {
-        return Err("empty value".into());
+        return Err(TimeError::Empty);
     }
     let v = match t.parse::<i64>() {
         Ok(v) => v,
         Err(_) => parse_duration(t)?,
     };
     if v < 0 {
-        return Err(format!("`{t}` is negative"));
+        return Err(TimeError::Negative(t.to_string()));
     }
     Ok(v)
 }
 
 impl Trace {
     /// Reads a trace file. Errors name the file, the line and the problem.
+    pub fn read(path: &Path) -> Result<Trace, TraceError> {
+        let text = std::fs::read_to_string(path).map_err(|cause| TraceError::Read {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        Self::from_csv(&path.display().to_string(), &text)
+    }
+
+    /// [`Self::read`] with the error as its message, for the scenario loader, which
+    /// reports it as a problem of the `trace` key.
     pub fn load(path: &Path) -> Result<Trace, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read trace: {e}", path.display()))?;
-        Self::parse(&path.display().to_string(), &text)
+        Self::read(path).map_err(|e| e.to_string())
     }
 
     /// Parses trace text; `name` is used in error messages.
-    pub fn parse(name: &str, text: &str) -> Result<Trace, String> {
-        let err = |line: u64, msg: String| format!("{name}: line {line}: {msg}");
+    pub fn from_csv(name: &str, text: &str) -> Result<Trace, TraceError> {
+        let file = || name.to_string();
+        let err = |line: u64, problem: LineProblem| TraceError::Line {
+            file: file(),
+            line,
+            problem,
+        };
         let mut rdr = csv::ReaderBuilder::new()
             .has_headers(false)
             .trim(csv::Trim::All)
@@ -71,12 +170,13 @@ impl Trace {
         let mut records = rdr.records();
         // The header: the first record that is not a comment.
         let header = match records.next() {
-            None => {
-                return Err(format!(
-                    "{name}: empty trace: expected a header `host_id,start,end`"
-                ));
+            None => return Err(TraceError::Empty { file: file() }),
+            Some(Err(cause)) => {
+                return Err(TraceError::Csv {
+                    file: file(),
+                    cause,
+                });
             }
-            Some(Err(e)) => return Err(format!("{name}: {e}")),
             Some(Ok(r)) => r,
         };
         let hline = header.position().map_or(1, |p| p.line());
@@ -84,10 +184,9 @@ impl Trace {
         let (Some(ci), Some(cs), Some(ce)) = (col("host_id"), col("start"), col("end")) else {
             return Err(err(
                 hline,
-                format!(
-                    "missing header: expected `host_id,start,end`, found `{}`",
-                    header.iter().collect::<Vec<_>>().join(",")
-                ),
+                LineProblem::MissingHeader {
+                    found: header.iter().collect::<Vec<_>>().join(","),
+                },
             ));
         };
         let mut index: HashMap<String, usize> = HashMap::new();
@@ -95,27 +194,34 @@ impl Trace {
         let mut intervals: Vec<Vec<(Time, Time)>> = Vec::new();
         let mut last_line: Vec<u64> = Vec::new();
         for rec in records {
-            let rec = rec.map_err(|e| format!("{name}: {e}"))?;
+            let rec = rec.map_err(|cause| TraceError::Csv {
+                file: file(),
+                cause,
+            })?;
             let line = rec.position().map_or(0, |p| p.line());
             if rec.iter().all(str::is_empty) {
                 continue;
             }
-            let field = |i: usize, what: &str| {
+            let field = |i: usize, what: &'static str| {
                 rec.get(i)
-                    .ok_or_else(|| err(line, format!("missing field `{what}`")))
+                    .ok_or_else(|| err(line, LineProblem::MissingField(what)))
             };
             let id = field(ci, "host_id")?;
             if id.is_empty() {
-                return Err(err(line, "empty host_id".into()));
+                return Err(err(line, LineProblem::EmptyHostId));
             }
-            let start = parse_time(field(cs, "start")?)
-                .map_err(|e| err(line, format!("bad start: {e}")))?;
+            let start =
+                parse_time(field(cs, "start")?).map_err(|e| err(line, LineProblem::BadStart(e)))?;
             let end =
-                parse_time(field(ce, "end")?).map_err(|e| err(line, format!("bad end: {e}")))?;
+                parse_time(field(ce, "end")?).map_err(|e| err(line, LineProblem::BadEnd(e)))?;
             if end <= start {
                 return Err(err(
                     line,
-                    format!("end ({end}) must be after start ({start}) for host `{id}`"),
+                    LineProblem::EndNotAfterStart {
+                        host: id.to_string(),
+                        start,
+                        end,
+                    },
                 ));
             }
             let h = *index.entry(id.to_string()).or_insert_with(|| {
@@ -129,21 +235,24 @@ impl Trace {
                 Some(&mut (ps, _)) if start < ps => {
                     return Err(err(
                         line,
-                        format!(
-                            "intervals of host `{id}` are not sorted: start {start} is before the \
-                             start {ps} of its interval on line {}",
-                            last_line[h]
-                        ),
+                        LineProblem::NotSorted {
+                            host: id.to_string(),
+                            start,
+                            previous_start: ps,
+                            previous_line: last_line[h],
+                        },
                     ));
                 }
                 Some(&mut (_, pe)) if start < pe => {
                     return Err(err(
                         line,
-                        format!(
-                            "interval [{start}, {end}) of host `{id}` overlaps its interval on \
-                             line {} (which ends at {pe})",
-                            last_line[h]
-                        ),
+                        LineProblem::Overlaps {
+                            host: id.to_string(),
+                            start,
+                            end,
+                            previous_line: last_line[h],
+                            previous_end: pe,
+                        },
                     ));
                 }
                 Some((_, pe)) if start == *pe => *pe = end,
@@ -152,27 +261,34 @@ impl Trace {
             last_line[h] = line;
         }
         if ids.is_empty() {
-            return Err(format!("{name}: the trace has no intervals"));
+            return Err(TraceError::NoIntervals { file: file() });
         }
         Ok(Self::build(ids, intervals))
     }
 
+    /// [`Self::from_csv`] with the error as its message.
+    pub fn parse(name: &str, text: &str) -> Result<Trace, String> {
+        Self::from_csv(name, text).map_err(|e| e.to_string())
+    }
+
     /// A trace from in-memory intervals (`intervals[k]` belongs to host `k`); each
     /// host's intervals must be sorted and disjoint.
-    pub fn from_intervals(intervals: Vec<Vec<(Time, Time)>>) -> Result<Trace, String> {
+    pub fn from_intervals(intervals: Vec<Vec<(Time, Time)>>) -> Result<Trace, TraceError> {
         for (k, list) in intervals.iter().enumerate() {
             let mut prev_end = 0;
             for &(s, e) in list {
                 if s < prev_end || e <= s {
-                    return Err(format!(
-                        "host {k}: interval [{s}, {e}) is empty, negative or out of order"
-                    ));
+                    return Err(TraceError::BadInterval {
+                        host: k,
+                        start: s,
+                        end: e,
+                    });
                 }
                 prev_end = e;
             }
         }
         if intervals.is_empty() {
-            return Err("the trace has no hosts".into());
+            return Err(TraceError::NoHosts);
         }
         let ids = (0..intervals.len()).map(|k| k.to_string()).collect();
         Ok(Self::build(ids, intervals))
