@@ -2,7 +2,7 @@
 //! `histograms.csv`.
 //!
 //! Every figure is taken from a row's own timestamps when the row is final (purged,
-//! or live at the end of the run), the same moment [`super::summary::Tally`] counts
+//! or live at the end of the run), the same moment [`super::tally::Tally`] counts
 //! it. So the series cost nothing per event, and recomputing them from
 //! `workunits.csv` and `results.csv` gives the same numbers: a result reported at
 //! `received_time_s = t` is in the bucket `floor(t / interval)`.

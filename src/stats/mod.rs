@@ -12,7 +12,8 @@
 //!   one only when the run succeeded. The columns are documented in `docs/outputs.md`.
 //! * [`outdir`] keeps outputs from destroying what the user did not make: which
 //!   folders may be replaced, stale temporary folders, cleanup on SIGINT/SIGTERM.
-//! * [`summary`] tallies the figures that go into `summary.json`.
+//! * [`tally`] tallies each project's figures from the final rows; [`summary`]
+//!   writes them into `summary.json` with the headline figures.
 //! * [`headline`] derives each project's headline figures from those tallies:
 //!   `summary.csv`, and `headline` in `summary.json`; [`apps`] the same figures per
 //!   app, `summary_apps.csv`.
@@ -42,4 +43,5 @@ pub mod output;
 pub mod recorder;
 pub mod science;
 pub mod summary;
+pub mod tally;
 pub mod window;
