@@ -206,3 +206,35 @@ fn the_client_host_names_no_policy() {
         );
     }
 }
+
+/// Inside stats, data flows one way too: what a row counts for in the measured
+/// window, the time series, the tallies, the recorder that feeds them, the headline
+/// figures and `summary.json`; and the safety of output folders, the run folder's
+/// writer and the manifest. A module never names one after it in its chain, so none
+/// of them can form a cycle again.
+#[test]
+fn stats_modules_form_no_cycle() {
+    let chains: [(&[&str], &str); 2] = [
+        (
+            &[
+                "window", "metrics", "tally", "recorder", "headline", "summary",
+            ],
+            "each reads only those before it in window → metrics → tally → recorder → \
+             headline → summary: pass the data in, or move what both need down",
+        ),
+        (
+            &["outdir", "output", "manifest"],
+            "outdir (which folders may be replaced, temporary folders) serves the run \
+             folder's writer, output, and both serve the manifest, never the reverse",
+        ),
+    ];
+    for (chain, why) in chains {
+        for (i, low) in chain.iter().enumerate() {
+            let path = format!("stats/{low}.rs");
+            assert!(src(&path).exists(), "src/{path} is gone: update this chain");
+            for prefix in ["super", "stats"] {
+                assert_never_names(&[path.as_str()], prefix, &chain[i + 1..], why);
+            }
+        }
+    }
+}

@@ -36,7 +36,8 @@ pub mod sweep;
 mod timeline;
 
 use crate::stats::outdir;
-use crate::stats::output::{move_into_place, remove_any};
+use crate::stats::outdir::remove_any;
+use crate::stats::output::move_into_place;
 use data::RunData;
 use figure::Figure;
 use std::fs;

@@ -2,13 +2,13 @@
 //! the same values under `headline` in `summary.json`.
 //!
 //! Everything here is derived at the end of a run from what the run already tallied
-//! ([`super::summary::Tally`], the series and histograms of [`super::metrics`]) and
+//! ([`super::tally::Tally`], the series and histograms of [`super::metrics`]) and
 //! from the hosts, so it costs nothing in the event loop. The columns, their units and
 //! their exact definitions are documented in `docs/outputs.md` (`summary.csv`).
 
 use super::metrics::{self, Hist, ProjectMetrics};
 use super::recorder::StatsRecorder;
-use super::summary::Tally;
+use super::tally::Tally;
 use crate::server::config::WuTemplate;
 use crate::server::types::AppId;
 use crate::world::Finished;

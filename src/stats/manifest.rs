@@ -8,7 +8,9 @@ use crate::scenario::load::Loaded;
 use std::io;
 use std::path::Path;
 
-pub const MANIFEST_JSON: &str = "manifest.json";
+/// The file's name; `super::outdir` owns it, as a boinc-sim manifest marks a folder
+/// boinc-sim wrote.
+pub use super::outdir::MANIFEST_JSON;
 
 /// Writes `manifest.json` into `dir`, listing the files already there plus itself and
 /// `summary.json`, which the output writer adds last (sorted).

@@ -2,11 +2,12 @@
 //! `histograms.csv`.
 //!
 //! Every figure is taken from a row's own timestamps when the row is final (purged,
-//! or live at the end of the run), the same moment [`super::summary::Tally`] counts
+//! or live at the end of the run), the same moment [`super::tally::Tally`] counts
 //! it. So the series cost nothing per event, and recomputing them from
 //! `workunits.csv` and `results.csv` gives the same numbers: a result reported at
 //! `received_time_s = t` is in the bucket `floor(t / interval)`.
 
+use super::window::{is_reported, is_valid_work};
 use crate::engine::Time;
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::*;
@@ -245,7 +246,7 @@ impl ProjectMetrics {
             self.hist(2, (wu.canonical_found_time - wu.create_time) as f64);
         }
         if wu.assimilate_state == AssimilateState::Done && wu.assimilated_time != 0 {
-            let m = if super::window::is_valid_work(wu) {
+            let m = if is_valid_work(wu) {
                 WU_ASSIM_VALID
             } else {
                 WU_ASSIM_ERROR
@@ -301,16 +302,6 @@ impl ProjectMetrics {
     pub fn total(&self, metric: usize) -> f64 {
         self.buckets.iter().map(|b| b[metric]).sum()
     }
-}
-
-/// A result the client reported with its output or an error (not a no-reply or a
-/// server-side outcome).
-pub fn is_reported(r: &ResultRow) -> bool {
-    r.received_time != 0
-        && matches!(
-            r.outcome,
-            Outcome::Success | Outcome::ClientError | Outcome::ValidateError
-        )
 }
 
 /// Whether a reported result's computation served the project.

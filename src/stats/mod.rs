@@ -12,7 +12,8 @@
 //!   one only when the run succeeded. The columns are documented in `docs/outputs.md`.
 //! * [`outdir`] keeps outputs from destroying what the user did not make: which
 //!   folders may be replaced, stale temporary folders, cleanup on SIGINT/SIGTERM.
-//! * [`summary`] tallies the figures that go into `summary.json`.
+//! * [`tally`] tallies each project's figures from the final rows; [`summary`]
+//!   writes them into `summary.json` with the headline figures.
 //! * [`headline`] derives each project's headline figures from those tallies:
 //!   `summary.csv`, and `headline` in `summary.json`; [`apps`] the same figures per
 //!   app, `summary_apps.csv`.
@@ -29,6 +30,10 @@
 //!   the job log's format (`jobs.csv`, `docs/credit.md`).
 //! * [`science`] counts what happened to the truth of the outputs: wrong canonical
 //!   results, wrong VALID and correct INVALID results.
+//!
+//! Inside stats the imports point one way as well (`tests/layering.rs`): [`window`]
+//! ← [`metrics`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
+//! [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to its left.
 
 pub mod apps;
 pub mod credit;
@@ -42,4 +47,5 @@ pub mod output;
 pub mod recorder;
 pub mod science;
 pub mod summary;
+pub mod tally;
 pub mod window;

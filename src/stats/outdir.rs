@@ -27,8 +27,9 @@ pub const MARKER: &str = ".boinc-sim";
 /// The marker's content: says what the file is for whoever finds it.
 const MARKER_TEXT: &str = "This folder was written by boinc-sim, which may replace it.\n";
 
-/// Manifest of a run folder (see `stats::manifest`).
-const MANIFEST_JSON: &str = super::manifest::MANIFEST_JSON;
+/// The manifest of a run folder, which `stats::manifest` writes; one that boinc-sim
+/// wrote also makes a folder ours (run folders from before the marker).
+pub const MANIFEST_JSON: &str = "manifest.json";
 
 /// Temporary folders being written by this process, removed on SIGINT/SIGTERM.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -277,7 +278,7 @@ pub fn remove_stale(final_dir: &Path) -> io::Result<()> {
             && !running_elsewhere(pid)
             && is_ours(&e.path())
         {
-            super::output::remove_any(&e.path())?;
+            remove_any(&e.path())?;
         }
     }
     Ok(())
@@ -290,7 +291,7 @@ pub fn remove_stale(final_dir: &Path) -> io::Result<()> {
 ///
 /// [`move_into_place`]: super::output::move_into_place
 pub fn create_temp(final_dir: &Path) -> io::Result<PathBuf> {
-    let tmp = super::output::sibling(final_dir, "tmp")?;
+    let tmp = sibling(final_dir, "tmp")?;
     if let Some(parent) = tmp.parent() {
         fs::create_dir_all(parent)?;
     }
@@ -320,7 +321,7 @@ pub fn create_temp(final_dir: &Path) -> io::Result<PathBuf> {
 pub fn discard_temp(tmp: &Path) {
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     live.retain(|p| p != tmp);
-    let _ = super::output::remove_any(tmp);
+    let _ = remove_any(tmp);
 }
 
 /// Runs `rename` (the move of `tmp` into place) with the registry locked, so that a
@@ -356,7 +357,7 @@ pub fn install_signal_cleanup() {
                 for tmp in live.iter() {
                     // Writer threads may still add files while the folder goes.
                     for _ in 0..5 {
-                        if super::output::remove_any(tmp).is_ok() {
+                        if remove_any(tmp).is_ok() {
                             break;
                         }
                     }
@@ -374,6 +375,29 @@ pub fn install_signal_cleanup() {
             }
         });
     });
+}
+
+/// `<dir>.<kind>-<pid>`, a sibling of `dir`.
+pub(crate) fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
+    let name = dir.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` does not name an output folder", dir.display()),
+        )
+    })?;
+    let mut name = name.to_os_string();
+    name.push(format!(".{kind}-{}", std::process::id()));
+    Ok(dir.with_file_name(name))
+}
+
+/// Removes a folder or file if it exists.
+pub(crate) fn remove_any(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

@@ -259,19 +259,6 @@ impl Table {
     }
 }
 
-/// `<dir>.<kind>-<pid>`, a sibling of `dir`.
-pub(crate) fn sibling(dir: &Path, kind: &str) -> io::Result<PathBuf> {
-    let name = dir.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("`{}` does not name an output folder", dir.display()),
-        )
-    })?;
-    let mut name = name.to_os_string();
-    name.push(format!(".{kind}-{}", std::process::id()));
-    Ok(dir.with_file_name(name))
-}
-
 /// Renames the finished folder `tmp_dir` to `final_dir`: an existing `final_dir` is
 /// first renamed to `<final_dir>.old-<pid>`, the temporary folder renamed to
 /// `final_dir`, then the old one deleted. If the last rename fails the old folder is
@@ -288,11 +275,11 @@ pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()
             ),
         ));
     }
-    let old = sibling(final_dir, "old")?;
+    let old = outdir::sibling(final_dir, "old")?;
     outdir::while_moving(tmp_dir, || {
         let had_old = match fs::symlink_metadata(final_dir) {
             Ok(_) => {
-                remove_any(&old)?;
+                outdir::remove_any(&old)?;
                 fs::rename(final_dir, &old)?;
                 true
             }
@@ -309,7 +296,7 @@ pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()
     })
     .and_then(|had_old| {
         if had_old {
-            remove_any(&old).map_err(|e| {
+            outdir::remove_any(&old).map_err(|e| {
                 io::Error::new(
                     e.kind(),
                     format!(
@@ -322,16 +309,6 @@ pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()
         }
         Ok(())
     })
-}
-
-/// Removes a folder or file if it exists.
-pub(crate) fn remove_any(path: &Path) -> io::Result<()> {
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
-        Ok(_) => fs::remove_file(path),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
 }
 
 /// The output folder of one run, written in a temporary folder and moved into place
@@ -740,7 +717,7 @@ mod tests {
         fs::create_dir(&dir).unwrap();
         fs::write(dir.join("old.txt"), "previous run").unwrap();
         // Left by this very process (same pid) and marked as ours.
-        let stale = sibling(&dir, "tmp").unwrap();
+        let stale = outdir::sibling(&dir, "tmp").unwrap();
         fs::create_dir(&stale).unwrap();
         fs::write(stale.join(outdir::MARKER), "").unwrap();
         fs::write(stale.join("junk.csv"), "x").unwrap();

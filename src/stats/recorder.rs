@@ -9,7 +9,7 @@
 
 use super::metrics::{self, ProjectMetrics};
 use super::output::RunOutput;
-use super::summary::Tally;
+use super::tally::Tally;
 use super::window::Window;
 use crate::engine::Time;
 use crate::scenario::{Loaded, ScenarioFile};

@@ -17,9 +17,10 @@
 //!   has no outcome yet: it is *censored* and left out of every deadline share.
 //!
 //! Everything here is a pure function of one row and the window, so `summary.csv`
-//! can be recomputed from `results.csv` and `workunits.csv` alone.
+//! can be recomputed from `results.csv` and `workunits.csv` alone. What a row counts
+//! as ([`is_reported`], [`is_valid_work`]) is decided here once, for the time series
+//! of `super::metrics` too, so this module names no other of stats.
 
-use super::metrics::is_reported;
 use crate::engine::Time;
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::*;
@@ -70,6 +71,16 @@ pub fn assimilated_in_window(wu: &WorkunitRow, w: Window) -> Option<bool> {
         return None;
     }
     Some(is_valid_work(wu))
+}
+
+/// A result the client reported with its output or an error (not a no-reply or a
+/// server-side outcome).
+pub fn is_reported(r: &ResultRow) -> bool {
+    r.received_time != 0
+        && matches!(
+            r.outcome,
+            Outcome::Success | Outcome::ClientError | Outcome::ValidateError
+        )
 }
 
 /// Valid work: a canonical result and no error bit.

@@ -18,6 +18,38 @@ pub const SWEEP_CSV: &str = "sweep.csv";
 pub const SUMMARY_CSV: &str = "sweep-summary.csv";
 pub const BEST_JSON: &str = "best.json";
 
+/// The column names of `sweep.csv` and `sweep-summary.csv` (docs/sweep.md, "Output
+/// folder"): written here and read back by the sweep charts (`plot::sweep`), which
+/// name them through these constants so that the writer and the reader cannot
+/// drift apart. Parameters and metrics are named by their own keys.
+pub mod columns {
+    /// The point's number, 0-based in design order (both tables).
+    pub const POINT: &str = "point";
+    /// The replication's number within its point (`sweep.csv`).
+    pub const REPLICATION: &str = "replication";
+    /// The run's seed (`sweep.csv`).
+    pub const SEED: &str = "seed";
+    /// The number of runs of the point (`sweep-summary.csv`).
+    pub const N: &str = "n";
+    /// The statistics of each metric over a point's runs, in column order
+    /// (`sweep-summary.csv`, `<metric>_<stat>`).
+    pub const MEAN: &str = "mean";
+    pub const SD: &str = "sd";
+    pub const CI95_LOW: &str = "ci95_low";
+    pub const CI95_HIGH: &str = "ci95_high";
+    pub const STATS: [&str; 4] = [MEAN, SD, CI95_LOW, CI95_HIGH];
+
+    /// The column of statistic `stat` of `metric`: `<metric>_<stat>`.
+    pub fn stat(metric: &str, stat: &str) -> String {
+        format!("{metric}_{stat}")
+    }
+
+    /// The numeric column in seconds beside a duration parameter `key`: `<key>_s`.
+    pub fn seconds(key: &str) -> String {
+        format!("{key}_s")
+    }
+}
+
 fn float(x: f64) -> String {
     format!("{x:?}")
 }
@@ -283,7 +315,7 @@ fn param_header(plan: &Plan, durations: &[bool]) -> Vec<String> {
     for (key, &d) in plan.params.iter().zip(durations) {
         out.push(key.clone());
         if d {
-            out.push(format!("{key}_s"));
+            out.push(columns::seconds(key));
         }
     }
     out
@@ -305,7 +337,11 @@ fn param_cells(plan: &Plan, durations: &[bool], p: usize) -> Vec<String> {
 pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> {
     let mut rows = Vec::with_capacity(runs.len() + 1);
     let durations = duration_params(plan);
-    let mut header = vec!["point".to_string(), "replication".into(), "seed".into()];
+    let mut header = vec![
+        columns::POINT.to_string(),
+        columns::REPLICATION.into(),
+        columns::SEED.into(),
+    ];
     header.extend(param_header(plan, &durations));
     header.extend(plan.metrics.iter().cloned());
     rows.push(header);
@@ -323,12 +359,12 @@ pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> 
 
     let st = point_stats(plan, runs);
     let mut rows = Vec::with_capacity(plan.points.len() + 1);
-    let mut header = vec!["point".to_string()];
+    let mut header = vec![columns::POINT.to_string()];
     header.extend(param_header(plan, &durations));
-    header.push("n".into());
+    header.push(columns::N.into());
     for m in &plan.metrics {
-        for s in ["mean", "sd", "ci95_low", "ci95_high"] {
-            header.push(format!("{m}_{s}"));
+        for s in columns::STATS {
+            header.push(columns::stat(m, s));
         }
     }
     rows.push(header);
@@ -337,6 +373,7 @@ pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> 
         row.extend(param_cells(plan, &durations, p));
         let n = runs.range((p, 0)..(p + 1, 0)).count();
         row.push(n.to_string());
+        // In the order of `columns::STATS`.
         for s in row_stats {
             row.push(opt(s.mean));
             row.push(opt(s.sd));

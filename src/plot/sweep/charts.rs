@@ -1,0 +1,625 @@
+//! Drawing a sweep (docs/plots.md, "Sweep charts"): each metric against each
+//! parameter with its 95% confidence band (`<metric>_vs_<parameter>`), and a heatmap
+//! of each metric over each pair of parameters (`heatmap_<metric>_<p1>_<p2>`), with
+//! their titles, axis units ([`MetricUnit`], from the metric's unit suffix as in
+//! docs/outputs.md) and captions; and the objective's verdict on the heatmaps
+//! ([`Marks`]: the best point, the points within the noise, the feasible ones). The
+//! lines and cells come from `super::series`.
+
+use super::series::{Grouping, Kind, Param, Series, mean};
+use super::{DAY, HOUR, Sweep};
+use crate::plot::figure::{ColorScale, Figure, Layer, Panel, Tile, color};
+use crate::plot::{file_safe, format};
+use crate::sweep::aggregate::{SUMMARY_CSV, columns};
+use std::collections::BTreeMap;
+
+/// How a metric is shown, from its unit suffix (`docs/outputs.md` conventions).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricUnit {
+    /// Values are multiplied by this before drawing (100 for percentages, 1/3600
+    /// for hours).
+    pub factor: f64,
+    /// The metric in words, without its unit suffix (`deadline fail`).
+    pub words: String,
+    /// The unit for the axis label (`%`, `hours`, `PFLOP`, `credit`), or empty.
+    pub unit: String,
+    /// Appended to numbers in heatmap cells (` %`, ` h`), or empty.
+    pub suffix: String,
+}
+
+impl MetricUnit {
+    /// The unit of `metric`, whose values reach `max_abs`: `_frac` in percent,
+    /// `_s` in days, hours, minutes or seconds (whichever keeps the largest at 2 or
+    /// more), `_flops` with an SI prefix, `_credit` in credit; `_per_day` and
+    /// anything else as they are.
+    pub fn of(metric: &str, max_abs: f64) -> MetricUnit {
+        let words = |stem: &str| stem.replace('_', " ");
+        let unit = |factor: f64, stem: &str, unit: &str, suffix: &str| MetricUnit {
+            factor,
+            words: words(stem),
+            unit: unit.into(),
+            suffix: suffix.into(),
+        };
+        if let Some(stem) = metric.strip_suffix("_frac") {
+            unit(100.0, stem, "%", " %")
+        } else if let Some(stem) = metric.strip_suffix("_s") {
+            let (secs, name, short) = if max_abs >= 2.0 * DAY {
+                (DAY, "days", "d")
+            } else if max_abs >= 2.0 * HOUR {
+                (HOUR, "hours", "h")
+            } else if max_abs >= 120.0 {
+                (60.0, "minutes", "min")
+            } else {
+                (1.0, "seconds", "s")
+            };
+            unit(1.0 / secs, stem, name, &format!(" {short}"))
+        } else if let Some(stem) = metric.strip_suffix("_flops") {
+            let (div, prefix) = format::si_scale(max_abs);
+            let u = format!("{prefix}FLOP");
+            unit(1.0 / div, stem, &u, &format!(" {u}"))
+        } else if let Some(stem) = metric.strip_suffix("_credit") {
+            unit(1.0, stem, "credit", "")
+        } else {
+            unit(1.0, metric, "", "")
+        }
+    }
+
+    /// The axis label: `deadline fail (%)`, `workunits valid per day`.
+    pub fn label(&self) -> String {
+        if self.unit.is_empty() {
+            self.words.clone()
+        } else {
+            format!("{} ({})", self.words, self.unit)
+        }
+    }
+
+    /// The metric's column and the unit it is drawn in, for captions:
+    /// `` `deadline_fail_frac` in % ``.
+    pub fn described(&self, metric: &str) -> String {
+        if self.unit.is_empty() {
+            format!("`{metric}`")
+        } else {
+            format!("`{metric}` in {}", self.unit)
+        }
+    }
+
+    /// A drawn (already scaled) value, short, for a heatmap cell: `0.0123`,
+    /// `4,512`, `12.5 h`, `–` for none.
+    pub fn cell(&self, v: f64) -> String {
+        if !v.is_finite() {
+            return "–".into();
+        }
+        let n = if v.abs() >= 1000.0 {
+            format::number(v.round())
+        } else {
+            format::number(v)
+        };
+        format!("{n}{}", self.suffix)
+    }
+}
+
+/// The metric's name in a title: a few well-known ones get a word (`Throughput`),
+/// the others their name without the unit suffix, capitalised.
+pub(super) fn metric_title(metric: &str) -> String {
+    let known = match metric {
+        // Throughput is valid work only (docs/outputs.md, "The figures a designer
+        // compares"); the sum with error workunits is never called that.
+        "workunits_valid_per_day" => Some("Throughput"),
+        "workunits_error_per_day" => Some("Workunits in error per day"),
+        "workunits_assimilated_per_day" => Some("Valid + error workunits per day"),
+        "results_reported_per_day" => Some("Results reported per day"),
+        "deadline_fail_frac" => Some("Deadline failures"),
+        "deadline_miss_frac" => Some("Late share of reported results"),
+        "wrong_canonical_frac" => Some("Science error rate"),
+        "credit_per_host_gini" => Some("Credit inequality (Gini)"),
+        "wasted_cpu_frac" => Some("Wasted CPU share"),
+        "hosts_idle_frac" => Some("Idle host capacity"),
+        _ => None,
+    };
+    if let Some(k) = known {
+        return k.into();
+    }
+    // `turnaround p90` → `Turnaround (90th percentile)`.
+    let words: Vec<String> = MetricUnit::of(metric, 0.0)
+        .words
+        .split(' ')
+        .map(
+            |w| match w.strip_prefix('p').map(|d| (d, d.parse::<u32>())) {
+                Some((_, Ok(50))) => "(median)".to_string(),
+                Some((d, Ok(n))) if d.len() == 2 => {
+                    let th = match n % 10 {
+                        1 if n != 11 => "st",
+                        2 if n != 12 => "nd",
+                        3 if n != 13 => "rd",
+                        _ => "th",
+                    };
+                    format!("({n}{th} percentile)")
+                }
+                _ => w.to_string(),
+            },
+        )
+        .collect();
+    capitalise(&words.join(" "))
+}
+
+/// What the sweep's objective says about its points (`best.json`), for the
+/// heatmaps: the best point, the points within the noise of it, the points that
+/// meet the constraints, and the constraints' upper limits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Marks {
+    /// The best point's id (`point` column).
+    pub best: Option<u64>,
+    /// Points whose objective cannot be told apart from the best's at 95%.
+    pub within_noise: Vec<u64>,
+    /// Points whose means meet every constraint; `None` when there are no
+    /// constraints (nothing to outline).
+    pub feasible: Option<Vec<u64>>,
+    /// By metric, the lowest upper limit of the constraints on it (`m < 0.05`).
+    pub limits: BTreeMap<String, f64>,
+}
+
+/// The mark written before a heatmap cell's number: the best point's cell and
+/// the cells of points within the noise of it.
+pub const BEST_MARK: &str = "★";
+pub const NEAR_MARK: &str = "≈";
+
+impl Sweep {
+    /// The unit of metric `m`, from the largest value it reaches.
+    fn unit(&self, m: usize) -> MetricUnit {
+        let max = self
+            .points
+            .iter()
+            .flat_map(|p| [p.stats[m].mean, p.stats[m].lo, p.stats[m].hi])
+            .filter(|v| v.is_finite())
+            .fold(0.0, |a: f64, v| a.max(v.abs()));
+        MetricUnit::of(&self.metrics[m], max)
+    }
+
+    /// "5 replications per point" (or "3–5").
+    pub(super) fn replications(&self) -> String {
+        let lo = self.points.iter().map(|p| p.n).min().unwrap_or(0);
+        let hi = self.points.iter().map(|p| p.n).max().unwrap_or(0);
+        let n = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        };
+        let s = if hi == 1 { "" } else { "s" };
+        format!("{n} replication{s} per point")
+    }
+
+    /// The chart of metric `m` against parameter `j`, named `name`.
+    pub fn versus(&self, m: usize, j: usize, name: &str) -> Figure {
+        let metric = &self.metrics[m];
+        let param = &self.params[j];
+        let unit = self.unit(m);
+        let f = unit.factor;
+        let (grouping, series) = self.series(m, j);
+        let others: Vec<&Param> = (0..self.params.len())
+            .filter(|&k| k != j)
+            .map(|k| &self.params[k])
+            .collect();
+        let other_names = |sep: &str| {
+            others
+                .iter()
+                .map(|p| p.short.as_str())
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        let mean_col = columns::stat(metric, columns::MEAN);
+        let mut panel = Panel::new("", &param.label(), &unit.label());
+        panel.no_data = format!("no data: `{mean_col}` is empty at every point");
+        panel.x_range = Some(param.range());
+        panel.x_ticks = param.axis_ticks();
+        let band_label = match grouping {
+            Grouping::Marginal => "range of the point means",
+            _ => "95% confidence interval",
+        };
+        // Lines first: the legend lists them before the band.
+        for (i, s) in series.iter().enumerate() {
+            panel.layers.push(Layer::Line {
+                label: s.label.clone(),
+                color: color(i),
+                points: s
+                    .points
+                    .iter()
+                    .map(|&(xi, mean, _, _)| (param.xs[xi], mean * f))
+                    .collect(),
+                dashed: false,
+                markers: true,
+            });
+        }
+        for (i, s) in series.iter().enumerate() {
+            let c = color(i);
+            panel.layers.push(Layer::Band {
+                label: band_label.into(),
+                color: c,
+                points: s
+                    .points
+                    .iter()
+                    .map(|&(xi, _, lo, hi)| (param.xs[xi], lo * f, hi * f))
+                    .collect(),
+            });
+        }
+        panel.note = coinciding(&series, &others);
+        let what = metric_title(metric);
+        let title = match grouping {
+            Grouping::Single => format!("{what} vs {}", param.short),
+            Grouping::ByOthers => format!("{what} vs {}, by {}", param.short, other_names(" and ")),
+            Grouping::Marginal => format!(
+                "{what} vs {} (mean over {})",
+                param.short,
+                other_names(", ")
+            ),
+        };
+        let axis = match &param.kind {
+            Kind::Number => String::new(),
+            Kind::Duration { unit, .. } => format!(" (in {unit})"),
+            Kind::Category => " (as categories, in the order of the sweep file)".into(),
+        };
+        let lines = match grouping {
+            Grouping::Single => "one line, the mean over the replications at each value, \
+                 with its 95% confidence interval shaded"
+                .to_string(),
+            Grouping::ByOthers => format!(
+                "one line per {} (legend), the mean over the replications at each point, with \
+                 its 95% confidence interval shaded in the line's colour; where the bands of \
+                 two points do not overlap, their difference is unlikely to be replication \
+                 noise",
+                match others.as_slice() {
+                    [one] => format!("value of `{}`", one.key),
+                    _ => format!(
+                        "combination of values of {}",
+                        others
+                            .iter()
+                            .map(|p| format!("`{}`", p.key))
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    ),
+                }
+            ),
+            Grouping::Marginal => format!(
+                "the {} combinations of the other parameters ({}) are too many for one line \
+                 each, so the line is the marginal mean: the mean of the point means at each \
+                 value, and the shaded band their range, from the lowest to the highest point \
+                 mean (not a confidence interval)",
+                self.series_count(j),
+                others
+                    .iter()
+                    .map(|p| format!("`{}`", p.key))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let caption = format!(
+            "{what} ({}) against the swept parameter `{}`{axis}: {lines}. {}. From \
+             {SUMMARY_CSV} columns `{mean_col}`, `{}` and `{}`.",
+            unit.described(metric),
+            param.key,
+            capitalise(&self.replications()),
+            columns::stat(metric, columns::CI95_LOW),
+            columns::stat(metric, columns::CI95_HIGH),
+        );
+        Figure::new(name, &title, &caption, vec![panel])
+    }
+
+    /// The heatmap of metric `m` over parameters `a` (x) and `b` (y), named `name`:
+    /// cells when the points form a grid of the two, else dots.
+    pub fn heatmap(&self, m: usize, a: usize, b: usize, name: &str) -> Figure {
+        let metric = &self.metrics[m];
+        let (pa, pb) = (&self.params[a], &self.params[b]);
+        let unit = self.unit(m);
+        let f = unit.factor;
+        let rest: Vec<String> = (0..self.params.len())
+            .filter(|&k| k != a && k != b)
+            .map(|k| format!("`{}`", self.params[k].key))
+            .collect();
+        let mean_col = columns::stat(metric, columns::MEAN);
+        let mut panel = Panel::new("", &pa.label(), &pb.label());
+        panel.no_data = format!("no data: `{mean_col}` is empty at every point");
+        let grid = self.is_grid(a, b);
+        let mut values = Vec::new();
+        // Per cell: its mark before the number and whether it is outlined.
+        let mut marks: Vec<(&str, bool)> = Vec::new();
+        let layer_of =
+            |scale: ColorScale, values: &[f64], cells: &[(f64, f64)], marks: &[(&str, bool)]| {
+                if grid {
+                    Layer::Tiles {
+                        scale,
+                        tiles: cells
+                            .iter()
+                            .zip(values)
+                            .zip(marks)
+                            .map(|((&(x, y), &v), &(mark, outlined))| Tile {
+                                x,
+                                y,
+                                value: v,
+                                text: if mark.is_empty() {
+                                    unit.cell(v)
+                                } else {
+                                    format!("{mark} {}", unit.cell(v))
+                                },
+                                outlined,
+                            })
+                            .collect(),
+                    }
+                } else {
+                    Layer::Dots {
+                        scale,
+                        points: cells
+                            .iter()
+                            .zip(values)
+                            .map(|(&(x, y), &v)| (x, y, v))
+                            .collect(),
+                    }
+                }
+            };
+        let mut cells = Vec::new();
+        if grid {
+            for i in 0..pa.values.len() {
+                for k in 0..pb.values.len() {
+                    let here = || {
+                        self.points
+                            .iter()
+                            .filter(move |p| p.idx[a] == i && p.idx[b] == k)
+                    };
+                    let v = mean(here().map(|p| p.stats[m].mean));
+                    cells.push((i as f64, k as f64));
+                    values.push(v * f);
+                    marks.push(self.marks.of_cell(here().map(|p| p.id)));
+                }
+            }
+            panel.x_ticks = pa.ticks();
+            panel.y_ticks = pb.ticks();
+            panel.x_range = Some((-0.5, pa.values.len() as f64 - 0.5));
+            panel.y_range = Some((-0.5, pb.values.len() as f64 - 0.5));
+        } else {
+            for p in &self.points {
+                cells.push((pa.xs[p.idx[a]], pb.xs[p.idx[b]]));
+                values.push(p.stats[m].mean * f);
+            }
+            panel.x_ticks = pa.axis_ticks();
+            panel.y_ticks = pb.axis_ticks();
+            panel.x_range = Some(pa.range());
+            panel.y_range = Some(pb.range());
+        }
+        let (lo, hi) = match self.fixed_scale(m) {
+            Some(top) => (0.0, top * f),
+            None => {
+                let finite = values.iter().copied().filter(|v| v.is_finite());
+                let lo = finite.clone().fold(f64::INFINITY, f64::min);
+                let hi = finite.fold(f64::NEG_INFINITY, f64::max);
+                if lo <= hi { (lo, hi) } else { (0.0, 1.0) }
+            }
+        };
+        let scale = ColorScale {
+            label: format!("{}, mean", unit.label()),
+            lo,
+            hi,
+        };
+        // Without a single value, grey cells would hide the panel's "no data" note.
+        if values.iter().any(|v| v.is_finite()) {
+            panel.layers.push(layer_of(scale, &values, &cells, &marks));
+        }
+
+        let what = metric_title(metric);
+        let title = format!("{what} by {} and {}", pa.short, pb.short);
+        let averaged = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " averaged over the values of {} (the mean of the point means)",
+                rest.join(", ")
+            )
+        };
+        let how = if grid {
+            format!(
+                "Each cell is one combination of `{}` (x) and `{}` (y); its colour and the \
+                 number in it are the mean of {}{averaged}. Grey cells marked – have no value.",
+                pa.key,
+                pb.key,
+                unit.described(metric)
+            )
+        } else {
+            format!(
+                "The sweep's points do not form a grid of `{}` × `{}` (a random or \
+                 Latin-hypercube design), so each point is a dot at its values of the two \
+                 (x and y), coloured by the mean of {} at that point{}.",
+                pa.key,
+                pb.key,
+                unit.described(metric),
+                if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (whatever the values of {})", rest.join(", "))
+                }
+            )
+        };
+        let scale_words = match self.fixed_scale(m) {
+            Some(top) if top < 1.0 => format!(
+                "The colour scale is fixed from 0 to the constraint's limit ({}): yellow is \
+                 the limit and anything above it, dark purple 0",
+                unit.cell(top * f)
+            ),
+            Some(_) => "The colour scale is fixed from 0 to 100 %, so that a small \
+                        fraction never looks large: yellow is 100 %, dark purple 0"
+                .to_string(),
+            None => "The colour bar on the right gives the scale: yellow is the highest \
+                     value, dark purple the lowest"
+                .to_string(),
+        };
+        let caption = format!(
+            "{what} over two swept parameters. {how} {scale_words}.{} {}. From \
+             {SUMMARY_CSV} column `{mean_col}`.",
+            if grid {
+                self.marks.caption(!rest.is_empty())
+            } else {
+                String::new()
+            },
+            capitalise(&self.replications()),
+        );
+        Figure::new(name, &title, &caption, vec![panel])
+    }
+
+    /// The fixed top of metric `m`'s colour scale (its lower end is 0): for a
+    /// fraction (`_frac`), the lowest upper limit a constraint puts on it if any
+    /// (below 1), else 1; `None` for other metrics (the scale spans their values).
+    pub fn fixed_scale(&self, m: usize) -> Option<f64> {
+        let metric = &self.metrics[m];
+        if !metric.ends_with("_frac") {
+            return None;
+        }
+        Some(match self.marks.limits.get(metric) {
+            Some(&limit) if limit > 0.0 && limit < 1.0 => limit,
+            _ => 1.0,
+        })
+    }
+
+    /// Every sweep chart, metric by metric: the metric against each parameter
+    /// (`<metric>_vs_<param>`), then its heatmap over each pair of parameters
+    /// (`heatmap_<metric>_<p1>_<p2>`), names made file-safe and unique.
+    pub fn figures(&self) -> Vec<Figure> {
+        let mut used: Vec<String> = Vec::new();
+        let mut unique = |n: String| {
+            let mut n = file_safe(&n);
+            while used.contains(&n) {
+                n.push('_');
+            }
+            used.push(n.clone());
+            n
+        };
+        let mut out = Vec::new();
+        for (m, metric) in self.metrics.iter().enumerate() {
+            for (j, p) in self.params.iter().enumerate() {
+                let name = unique(format!("{metric}_vs_{}", p.short));
+                out.push(self.versus(m, j, &name));
+            }
+            for a in 0..self.params.len() {
+                for b in a + 1..self.params.len() {
+                    let (pa, pb) = (&self.params[a].short, &self.params[b].short);
+                    let name = unique(format!("heatmap_{metric}_{pa}_{pb}"));
+                    out.push(self.heatmap(m, a, b, &name));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Marks {
+    /// The mark and the outline of a heatmap cell holding the points `ids`: the
+    /// best mark if the best point is among them, else the within-the-noise mark if
+    /// one of them is within the noise; outlined if one of them meets the
+    /// constraints.
+    fn of_cell(&self, ids: impl Iterator<Item = u64>) -> (&'static str, bool) {
+        let (mut best, mut near, mut ok) = (false, false, false);
+        for id in ids {
+            best |= self.best == Some(id);
+            near |= self.within_noise.contains(&id);
+            ok |= self.feasible.as_ref().is_some_and(|f| f.contains(&id));
+        }
+        let mark = if best {
+            BEST_MARK
+        } else if near {
+            NEAR_MARK
+        } else {
+            ""
+        };
+        (mark, ok)
+    }
+
+    /// The sentence of a heatmap's caption that explains its marks (empty without
+    /// an objective). `averaged`: a cell holds several points.
+    fn caption(&self, averaged: bool) -> String {
+        let mut s = String::new();
+        if self.best.is_some() {
+            s.push_str(&format!(
+                " {BEST_MARK} marks the best point under the objective (best.json), \
+                 {NEAR_MARK} the points whose objective cannot be told apart from the best's \
+                 at 95% (within the noise)."
+            ));
+        }
+        if self.feasible.is_some() {
+            s.push_str(
+                " Framed cells (a black or white frame inside the edge) meet every \
+                 constraint (on the means).",
+            );
+        }
+        if averaged && !s.is_empty() {
+            s.push_str(" A cell holding several points carries a mark if one of them has it.");
+        }
+        s
+    }
+}
+
+/// A note naming lines drawn on top of each other (every mean within 0.5% of the
+/// chart's range of the other's), which would otherwise hide all but the last:
+/// `min_quorum = 1, 2 and 3 coincide`. Empty when none do.
+pub fn coinciding(series: &[Series], others: &[&Param]) -> String {
+    let means = || series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let lo = means()
+        .filter(|v| v.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let hi = means()
+        .filter(|v| v.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let tol = if hi > lo { 0.005 * (hi - lo) } else { 0.0 };
+    let same = |a: &Series, b: &Series| {
+        a.points.len() == b.points.len()
+            && a.points.iter().zip(&b.points).all(|(p, q)| {
+                p.0 == q.0 && ((p.1 - q.1).abs() <= tol || (p.1.is_nan() && q.1.is_nan()))
+            })
+            && a.points.iter().any(|p| p.1.is_finite())
+    };
+    let mut taken = vec![false; series.len()];
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    for i in 0..series.len() {
+        if taken[i] {
+            continue;
+        }
+        let c: Vec<usize> = (i..series.len())
+            .filter(|&k| !taken[k] && same(&series[i], &series[k]))
+            .collect();
+        if c.len() > 1 {
+            for &k in &c {
+                taken[k] = true;
+            }
+            clusters.push(c);
+        }
+    }
+    let and = |items: Vec<String>| match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => items.join(""),
+    };
+    let parts: Vec<String> = clusters
+        .iter()
+        .map(|c| {
+            let labels: Vec<String> = c.iter().map(|&k| series[k].label.clone()).collect();
+            match others {
+                // `min_quorum = 1, 2 and 3`: the values after the first label's name.
+                [one] => {
+                    let prefix = format!("{} = ", one.short);
+                    let values = labels
+                        .iter()
+                        .map(|l| l.strip_prefix(&prefix).unwrap_or(l).to_string())
+                        .collect();
+                    format!("{prefix}{}", and(values))
+                }
+                _ => and(labels.iter().map(|l| format!("({l})")).collect()),
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("lines drawn on top of each other: {}", parts.join("; "))
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,438 @@
+//! The `[[expect]]` tables (docs/scenario.md, "`[[expect]]`"): each names exactly
+//! one row (a workunit, a result, a host or a client), gives only the fields of that
+//! kind of row, and gives BOINC-numbered fields values BOINC defines (spec backend
+//! §1.1). The lists of which field belongs to which kind of row live here, and
+//! `scenario::expect`, which compares the rows after the run, reads them too.
+
+use super::{Checker, all_digits};
+use crate::scenario::schema::{Expect, ReplyExpect};
+use crate::server::db::parse_result_name;
+use crate::server::types::{AssimilateState, FileDeleteState, Outcome, ServerState, ValidateState};
+
+/// Fields of `[[expect]]` that only make sense for one kind of row.
+const RESULT_ONLY: &[&str] = &[
+    "state",
+    "server_state",
+    "outcome",
+    "validate_state",
+    "hostid",
+    "sent_time",
+    "received_time",
+    "report_deadline",
+    "priority",
+    "granted_credit",
+];
+const WORKUNIT_ONLY: &[&str] = &[
+    "need_validate",
+    "canonical",
+    "transition_time",
+    "error_mask",
+    "assimilate_state",
+    "target_nresults",
+    "min_quorum",
+    "hr_class",
+    "nresults",
+    "assimilate_count",
+];
+/// Workunits have a `file_delete_state` too (spec backend §1.1), and
+/// `scenario::expect` compares it for both.
+const RESULT_OR_WORKUNIT: &[&str] = &["file_delete_state"];
+const HOST_ONLY: &[&str] = &[
+    "consecutive_valid",
+    "max_jobs_per_day",
+    "n_jobs_today",
+    "total_credit",
+    "reply",
+];
+/// Client state of a simulated host (spec client §1.1, §2.3, §2.8).
+pub(crate) const CLIENT_ONLY: &[&str] = &[
+    "nrpc_failures",
+    "master_fetch_failures",
+    "master_url_fetch_pending",
+    "min_rpc_time",
+    "rec",
+    "exp_avg_cpu",
+    "resource_debt",
+    "debt_order",
+    "cpu_time",
+    "jobs",
+    "jobs_received",
+    "rpcs",
+    "cpu_backoff_interval",
+    "running",
+    "on_frac",
+    "active_frac",
+    "connected_frac",
+    "sched_priority",
+    "req_secs",
+    "req_instances",
+    "estimated_delay",
+    "cpu_backoff_time",
+    "idle_time",
+    "idle_time_sumsq",
+    "deadlines_missed",
+];
+
+/// Client fields about the whole host rather than one attached project.
+pub(crate) const CLIENT_HOST_LEVEL: &[&str] =
+    &["running", "on_frac", "active_frac", "connected_frac"];
+
+/// A BOINC-numbered field of `[[expect]]`: key, value, allowed values, test.
+type RangeCheck<'a> = (&'a str, Option<i64>, &'a str, fn(i64) -> bool);
+
+impl Checker<'_> {
+    /// `[[expect]] reply`: result names, and one deadline per job.
+    fn reply_expect(&mut self, prefix: &str, r: &ReplyExpect) {
+        for (key, names) in [
+            ("jobs", &r.jobs),
+            ("acks", &r.acks),
+            ("aborts", &r.aborts),
+            ("aborts_if_not_started", &r.aborts_if_not_started),
+        ] {
+            for (j, name) in names.iter().flatten().enumerate() {
+                self.result_name(&format!("{prefix}.{key}.{j}"), name);
+            }
+        }
+        if let (Some(d), Some(j)) = (&r.deadlines, &r.jobs)
+            && d.len() != j.len()
+        {
+            self.push(
+                format!("{prefix}.deadlines"),
+                format!(
+                    "{} deadlines for {} jobs; expected one deadline per job of `jobs`",
+                    d.len(),
+                    j.len()
+                ),
+            );
+        }
+        if let Some(x) = r.request_delay {
+            self.non_negative(&format!("{prefix}.request_delay"), x);
+        }
+    }
+
+    /// `group` or `group#k`: a host group and the index of one of its hosts.
+    fn client_ref(&mut self, path: &str, c: &str) {
+        let (name, k) = match c.split_once('#') {
+            Some((n, k)) => (n, k.parse::<u32>().ok()),
+            None => (c, Some(0)),
+        };
+        let Some(g) = self.file.host_group.iter().find(|g| g.name == name) else {
+            let known: Vec<&str> = self
+                .file
+                .host_group
+                .iter()
+                .map(|g| g.name.as_str())
+                .collect();
+            self.push(
+                path,
+                format!(
+                    "unknown host group `{name}`; expected one of: {}",
+                    if known.is_empty() {
+                        "(no host groups)".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            );
+            return;
+        };
+        match k {
+            Some(k) if k < g.count => {}
+            _ => self.push(
+                path,
+                format!(
+                    "`{c}` is not a host of group `{name}`; expected `{name}` or `{name}#k` with k in 0..{}",
+                    g.count
+                ),
+            ),
+        }
+    }
+
+    pub(super) fn expect(&mut self, i: usize, x: &Expect) {
+        let prefix = format!("expect.{i}");
+        let at = |k: &str| format!("{prefix}.{k}");
+        if let Some(t) = x.at {
+            self.duration_non_negative(&at("at"), t);
+            self.before_end(&at("at"), "expect", t);
+        }
+        let project = self.project_ref(&at("project"), x.project.as_deref());
+
+        let kinds: Vec<&str> = [
+            ("workunit", x.workunit.is_some()),
+            ("result", x.result.is_some()),
+            ("host", x.host.is_some()),
+            ("client", x.client.is_some()),
+        ]
+        .iter()
+        .filter(|(_, g)| *g)
+        .map(|(k, _)| *k)
+        .collect();
+        if kinds.len() != 1 {
+            let what = if kinds.is_empty() {
+                "expect names no row".to_string()
+            } else {
+                format!(
+                    "expect names {} rows (`{}`)",
+                    kinds.len(),
+                    kinds.join("`, `")
+                )
+            };
+            self.push(
+                prefix.clone(),
+                format!("{what}; expected exactly one of `workunit`, `result`, `host`, `client`"),
+            );
+        }
+        if let Some(w) = &x.workunit {
+            self.wu_name(&at("workunit"), w);
+        }
+        if let Some(r) = &x.result {
+            self.result_name(&at("result"), r);
+        }
+        if let Some(h) = &x.host {
+            self.host_ref(&at("host"), "expect", h, project.as_deref());
+        }
+        if let Some(c) = &x.client {
+            self.client_ref(&at("client"), c);
+        }
+        if let Some(t) = x.tolerance
+            && !(t.is_finite() && t >= 0.0)
+        {
+            self.push(
+                at("tolerance"),
+                format!("tolerance = {t}; expected a number >= 0"),
+            );
+        }
+
+        // Fields of the other kinds of row. Only checked when the row kind is clear.
+        if kinds.len() == 1 {
+            let given = given_fields(x);
+            let kind = kinds[0];
+            for (list, owner, owners) in [
+                (RESULT_ONLY, "result", &["result"][..]),
+                (WORKUNIT_ONLY, "workunit", &["workunit"][..]),
+                (
+                    RESULT_OR_WORKUNIT,
+                    "result and workunit",
+                    &["result", "workunit"][..],
+                ),
+                (HOST_ONLY, "host", &["host"][..]),
+                (CLIENT_ONLY, "client", &["client"][..]),
+            ] {
+                if owners.contains(&kind) {
+                    continue;
+                }
+                for f in given.iter().filter(|f| list.contains(f)) {
+                    self.push(
+                        at(f),
+                        format!(
+                            "`{f}` is a {owner} field but this expect names a {kind}; expected only {kind} fields (or `exists`)"
+                        ),
+                    );
+                }
+            }
+        }
+
+        if let Some(s) = &x.state {
+            self.state_shorthand(&at("state"), s);
+        }
+        if let Some(r) = &x.reply {
+            self.reply_expect(&at("reply"), r);
+        }
+        let ranges: [RangeCheck; 7] = [
+            (
+                "server_state",
+                x.server_state,
+                "1 (INACTIVE), 2 (UNSENT), 4 (IN_PROGRESS) or 5 (OVER)",
+                |v| ServerState::from_code(v).is_some(),
+            ),
+            ("outcome", x.outcome, "0..=7", |v| {
+                Outcome::from_code(v).is_some()
+            }),
+            ("validate_state", x.validate_state, "0..=5", |v| {
+                ValidateState::from_code(v).is_some()
+            }),
+            ("file_delete_state", x.file_delete_state, "0..=3", |v| {
+                FileDeleteState::from_code(v).is_some()
+            }),
+            ("assimilate_state", x.assimilate_state, "0..=2", |v| {
+                AssimilateState::from_code(v).is_some()
+            }),
+            ("need_validate", x.need_validate, "0 or 1", |v| {
+                (0..=1).contains(&v)
+            }),
+            ("error_mask", x.error_mask, "a bit mask in 0..=63", |v| {
+                (0..=63).contains(&v)
+            }),
+        ];
+        for (key, v, expected, ok) in ranges {
+            if let Some(v) = v
+                && !ok(v)
+            {
+                self.push(
+                    at(key),
+                    format!("{key} = {v} is not a BOINC value; expected {expected}"),
+                );
+            }
+        }
+        for (key, v) in [
+            ("nresults", x.nresults),
+            ("target_nresults", x.target_nresults),
+            ("min_quorum", x.min_quorum),
+            ("hr_class", x.hr_class),
+            ("consecutive_valid", x.consecutive_valid),
+            ("max_jobs_per_day", x.max_jobs_per_day),
+            ("n_jobs_today", x.n_jobs_today),
+        ] {
+            if let Some(v) = v {
+                self.min_int(&at(key), v, 0);
+            }
+        }
+        if let Some(c) = &x.canonical
+            && c != "none"
+            && parse_result_name(c).is_none()
+        {
+            self.push(
+                at("canonical"),
+                format!("`{c}` is not a result name; expected `wu<id>_<suffix>` or \"none\""),
+            );
+        }
+        // `scenario::expect` shows a named host by name and any other by its id.
+        if let Some(h) = &x.hostid
+            && !all_digits(h)
+            && self.find_host(h).is_none()
+        {
+            let list = self.host_list();
+            self.push(
+                at("hostid"),
+                format!("hostid names unknown host `{h}`; expected a [[host]] name or a numeric host id (0 = not sent); known hosts: {list}"),
+            );
+        }
+    }
+
+    /// `"server_state/outcome/validate_state/file_delete_state"`, e.g. `"5/1/1/2"`.
+    fn state_shorthand(&mut self, path: &str, s: &str) {
+        const FORM: &str =
+            "expected \"server_state/outcome/validate_state/file_delete_state\", e.g. \"5/1/1/2\"";
+        // `scenario::expect` compares the text itself, so no spaces or signs.
+        let nums: Option<Vec<i64>> = s
+            .split('/')
+            .map(|p| all_digits(p).then(|| p.parse::<i64>().ok()).flatten())
+            .collect();
+        let Some(n) = nums.filter(|n| n.len() == 4) else {
+            self.push(path, format!("`{s}` is not a result state; {FORM}"));
+            return;
+        };
+        let checks: [(&str, bool, &str); 4] = [
+            (
+                "server_state",
+                ServerState::from_code(n[0]).is_some(),
+                "1, 2, 4 or 5",
+            ),
+            ("outcome", Outcome::from_code(n[1]).is_some(), "0..=7"),
+            (
+                "validate_state",
+                ValidateState::from_code(n[2]).is_some(),
+                "0..=5",
+            ),
+            (
+                "file_delete_state",
+                FileDeleteState::from_code(n[3]).is_some(),
+                "0..=3",
+            ),
+        ];
+        for (i, (key, ok, range)) in checks.iter().enumerate() {
+            if !ok {
+                self.push(
+                    path,
+                    format!(
+                        "`{s}`: {key} {} is not a BOINC value; expected {range} ({FORM})",
+                        n[i]
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Names of the kind-specific fields an expect gives.
+pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
+    let opts: [(&'static str, bool); 51] = [
+        ("state", x.state.is_some()),
+        ("server_state", x.server_state.is_some()),
+        ("outcome", x.outcome.is_some()),
+        ("validate_state", x.validate_state.is_some()),
+        ("file_delete_state", x.file_delete_state.is_some()),
+        ("hostid", x.hostid.is_some()),
+        ("sent_time", x.sent_time.is_some()),
+        ("received_time", x.received_time.is_some()),
+        ("report_deadline", x.report_deadline.is_some()),
+        ("priority", x.priority.is_some()),
+        ("granted_credit", x.granted_credit.is_some()),
+        ("need_validate", x.need_validate.is_some()),
+        ("canonical", x.canonical.is_some()),
+        ("transition_time", x.transition_time.is_some()),
+        ("error_mask", x.error_mask.is_some()),
+        ("assimilate_state", x.assimilate_state.is_some()),
+        ("target_nresults", x.target_nresults.is_some()),
+        ("min_quorum", x.min_quorum.is_some()),
+        ("hr_class", x.hr_class.is_some()),
+        ("nresults", x.nresults.is_some()),
+        ("consecutive_valid", x.consecutive_valid.is_some()),
+        ("max_jobs_per_day", x.max_jobs_per_day.is_some()),
+        ("n_jobs_today", x.n_jobs_today.is_some()),
+        ("total_credit", x.total_credit.is_some()),
+        ("nrpc_failures", x.nrpc_failures.is_some()),
+        ("master_fetch_failures", x.master_fetch_failures.is_some()),
+        (
+            "master_url_fetch_pending",
+            x.master_url_fetch_pending.is_some(),
+        ),
+        ("min_rpc_time", x.min_rpc_time.is_some()),
+        ("rec", x.rec.is_some()),
+        ("exp_avg_cpu", x.exp_avg_cpu.is_some()),
+        ("resource_debt", x.resource_debt.is_some()),
+        ("debt_order", x.debt_order.is_some()),
+        ("cpu_time", x.cpu_time.is_some()),
+        ("jobs", x.jobs.is_some()),
+        ("jobs_received", x.jobs_received.is_some()),
+        ("rpcs", x.rpcs.is_some()),
+        ("cpu_backoff_interval", x.cpu_backoff_interval.is_some()),
+        ("running", x.running.is_some()),
+        ("assimilate_count", x.assimilate_count.is_some()),
+        ("reply", x.reply.is_some()),
+        ("on_frac", x.on_frac.is_some()),
+        ("active_frac", x.active_frac.is_some()),
+        ("connected_frac", x.connected_frac.is_some()),
+        ("sched_priority", x.sched_priority.is_some()),
+        ("req_secs", x.req_secs.is_some()),
+        ("req_instances", x.req_instances.is_some()),
+        ("estimated_delay", x.estimated_delay.is_some()),
+        ("cpu_backoff_time", x.cpu_backoff_time.is_some()),
+        ("idle_time", x.idle_time.is_some()),
+        ("idle_time_sumsq", x.idle_time_sumsq.is_some()),
+        ("deadlines_missed", x.deadlines_missed.is_some()),
+    ];
+    opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_expect_field_has_one_owner() {
+        let mut all: Vec<&str> = RESULT_ONLY
+            .iter()
+            .chain(WORKUNIT_ONLY)
+            .chain(RESULT_OR_WORKUNIT)
+            .chain(HOST_ONLY)
+            .chain(CLIENT_ONLY)
+            .copied()
+            .collect();
+        let n = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), n);
+        assert_eq!(n, 51);
+    }
+}
