@@ -4,11 +4,11 @@
 //! `#[cfg_attr(no_TOOL, ignore = "reason")]`:
 //!
 //! * `no_chromium`: `chromium` is not on the PATH and `BOINC_SIM_REQUIRE_CHROMIUM`
-//!   is not 1 (tests/report_chromium.rs);
-//! * `no_slurm`: `BOINC_SIM_SLURM` is not 1 (tests/slurm.rs: it needs root and
-//!   installs packages, so it runs only when asked);
+//!   is not 1 (tests/integration/report_chromium.rs);
+//! * `no_slurm`: `BOINC_SIM_SLURM` is not 1 (tests/integration/slurm.rs: it needs
+//!   root and installs packages, so it runs only when asked);
 //! * `no_pandas`: `python3 -c "import pandas"` fails and `BOINC_SIM_REQUIRE_PANDAS`
-//!   is unset (tests/pandas_outputs.rs).
+//!   is unset (tests/integration/pandas_outputs.rs).
 //!
 //! `.ci/run` sets the variables when the tools exist, and then the tests run (and
 //! fail if the tool is missing after all). `cargo test -- --ignored` runs them anyway.

@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Output;
 
-mod common;
-use common::{replay_run_log, root, run as bin, text};
+use crate::common::{replay_run_log, root, run as bin, text};
 
 /// `column` of every row of a CSV, keyed by `key`.
 fn column(path: &Path, key: &str, column: &str) -> BTreeMap<String, String> {

@@ -4,17 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
-use common::command as bin;
+use crate::common::{command as bin, run};
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenarios")
         .join(name)
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
 }
 
 fn stderr(o: &Output) -> String {

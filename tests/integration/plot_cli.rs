@@ -1,14 +1,13 @@
 //! `boinc-sim plot` and `run --plot` end to end: the files they write, determinism,
 //! and one-line errors with the documented exit codes. The browser side of the
-//! report is `tests/report_chromium.rs`.
+//! report is `tests/integration/report_chromium.rs`.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
-use common::command as bin;
+use crate::common::command as bin;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -7,7 +7,7 @@ use boinc_sim::server::db::ResultRow;
 use boinc_sim::stats::recorder::StatsRecorder;
 use boinc_sim::world::{Finished, RunOptions};
 
-mod common;
+use crate::common;
 
 /// Two days of 20 CPU-only hosts and 20 hosts with one NVIDIA GPU, a CPU version
 /// and `versions`, under `--check-invariants`.

@@ -5,16 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::common::text;
+
 fn bin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_boinc-sim"))
         .args(args)
         .env("RUST_BACKTRACE", "0")
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn quickstart() -> String {

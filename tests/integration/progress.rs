@@ -10,9 +10,7 @@ use boinc_sim::world::{Finished, PROGRESS_EVERY, Progress, RunOptions};
 use std::path::Path;
 use std::process::Command;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::root;
 
 /// The quickstart cut to 50 hosts and 2 days: about 170,000 events, so the observer
 /// is called several times.

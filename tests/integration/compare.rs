@@ -7,8 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::{root, run as bin, text};
+use crate::common::{root, run as bin, text};
 
 /// Runs the quickstart cut to 50 hosts and 2 days with `delay_bound` set, into `out`.
 fn run_quickstart(out: &Path, delay_bound: &str, extra: &[&str]) {

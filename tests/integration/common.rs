@@ -2,8 +2,6 @@
 //! repository root, with backtraces asked for, so that a test that expects a clean
 //! error message also proves that no panic produced it.
 
-#![allow(dead_code)] // each test crate uses its own subset
-
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -9,8 +9,7 @@ use boinc_sim::server::resource::ProcType;
 use boinc_sim::stats::recorder::StatsRecorder;
 use boinc_sim::world::{Finished, RunOptions};
 
-mod common;
-use common::{err, has};
+use crate::common::{self, err, has};
 
 #[test]
 fn unknown_version_key_lists_the_valid_keys() {

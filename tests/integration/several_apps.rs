@@ -11,8 +11,7 @@ use boinc_sim::world::{Finished, RunOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-mod common;
-use common::{err, has, replay_run_log, run as bin, text};
+use crate::common::{self, err, has, replay_run_log, run as bin, text};
 
 const TWO_APPS: &str = r#"
 [[project.main.app]]

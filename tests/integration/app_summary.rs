@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 /// One project, two apps: "long" (5-day deadline, no replication) and "short"
 /// (1-day deadline, quorum 2), each with a rate work generator, 200 hosts, 3 days.

@@ -9,8 +9,7 @@ use boinc_sim::base::units::Duration;
 use boinc_sim::scenario::load::{ScenarioError, load, load_str};
 use std::io::Write;
 
-mod common;
-use common::{err, err_with, has};
+use crate::common::{err, err_with, has};
 
 /// A valid one-project scenario to break.
 const GOOD: &str = r#"[simulation]
