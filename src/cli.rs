@@ -707,7 +707,7 @@ fn bench(a: BenchArgs) -> Result<(), CliError> {
     println!("hosts               {hosts}");
     println!(
         "simulated days      {:.1}",
-        loaded.file.simulation.duration.get() as f64 / 86400.0
+        loaded.file.simulation.duration.get() as f64 / crate::engine::time::DAY as f64
     );
     println!("setup wall s        {setup:.2}");
     println!("run wall s          {wall:.2}");

@@ -29,7 +29,7 @@
 //! world's [`world::Finished`] state. Inside [`client`], each policy (`seed`,
 //! `modern`) depends on the host and the host on neither; [`client::policy`]
 //! dispatches a host event to its group's policy.
-//! `tests/layering.rs` fails if a module names one it must not.
+//! `tests/integration/layering.rs` fails if a module names one it must not.
 
 pub mod base;
 pub mod cli;

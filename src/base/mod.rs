@@ -2,7 +2,7 @@
 //! simulation. Durations in whole seconds ([`units`]), probability distributions
 //! ([`dist`]) and a stable content hash ([`hash`]).
 //!
-//! Nothing here imports another module of the crate (`tests/layering.rs` checks it),
+//! Nothing here imports another module of the crate (`tests/integration/layering.rs` checks it),
 //! so the server, the client and the scenario loader can all use it without
 //! depending on one another.
 

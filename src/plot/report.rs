@@ -7,7 +7,7 @@
 //! the style sheet is inline, and so is a small script that checks, once the page
 //! has loaded, that every chart has a non-empty rendered box, and records the count
 //! (`data-charts-rendered` beside the static `data-charts-expected` on `<body>`) and
-//! any script error (`data-errors`). The browser test (`tests/report_chromium.rs`)
+//! any script error (`data-errors`). The browser test (`tests/integration/report_chromium.rs`)
 //! reads those attributes from headless Chromium.
 
 use super::Chart;

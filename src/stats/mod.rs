@@ -31,7 +31,7 @@
 //! * [`science`] counts what happened to the truth of the outputs: wrong canonical
 //!   results, wrong VALID and correct INVALID results.
 //!
-//! Inside stats the imports point one way as well (`tests/layering.rs`): [`window`]
+//! Inside stats the imports point one way as well (`tests/integration/layering.rs`): [`window`]
 //! ← [`metrics`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
 //! [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to its left.
 

@@ -23,10 +23,6 @@ use crate::server::{
 };
 use rand::RngExt;
 
-/// A db_purge pass that purged more than this many workunits is followed at once by
-/// another (`db_purge`'s main loop, spec backend §2.8).
-const PURGE_AGAIN_ABOVE: usize = 500;
-
 /// Every project's back end, with what hears it and checks it.
 pub struct Backend<R> {
     pub projects: Vec<Project>,
@@ -90,7 +86,7 @@ impl<R: Recorder> Backend<R> {
             Daemon::FileDeleter => {
                 file_deleter::pass(p, now, &mut self.fd_state[pi]);
             }
-            Daemon::DbPurge => while db_purge::pass(p, now) > PURGE_AGAIN_ABOVE {},
+            Daemon::DbPurge => while db_purge::pass(p, now) > db_purge::PURGE_AGAIN_ABOVE {},
             Daemon::Feeder => {
                 feeder::pass(p, now);
             }

@@ -1,4 +1,4 @@
-//! `summary_apps.csv` (issue 13): the headline figures per (project, app). With two
+//! `summary_apps.csv`: the headline figures per (project, app). With two
 //! apps, the apps' counts add up to the project's row and agree with the row tables,
 //! each app shows its own template; a one-app project's app row is its project row;
 //! and two runs write the same file.

@@ -1,4 +1,4 @@
-//! App versions and hosts with GPUs in scenario files (issue 13, part 1): bad
+//! App versions and hosts with GPUs in scenario files: bad
 //! `[[project.NAME.app.version]]` and host-group `coproc` entries fail with the
 //! file, `line:column`, key path and what was expected; a seed-policy group with
 //! GPUs is refused; and giving hosts GPUs changes no draw of a run whose app has

@@ -1087,7 +1087,7 @@ fn warmup_not_shorter_than_the_run() {
     has(&m, &["`output.warmup`", "-5 s"]);
 }
 
-// ----- issue 11: assimilation answers, maintenance delay, reply expectations --------
+// ----- assimilation answers, maintenance delay, reply expectations ----------------
 
 #[test]
 fn assimilate_answers_need_an_assimilator_pass() {

@@ -1,4 +1,4 @@
-//! `boinc-sim credit` and the job log (issue 13 §3–4, `docs/credit.md`): a run's own
+//! `boinc-sim credit` and the job log (`docs/credit.md`): a run's own
 //! job log replays to the run's granted credits bit for bit (credit_new and
 //! classic); the shipped sample log, whose GPU version's FLOPS estimate is 10×
 //! wrong, shows credit_new's scales correcting it; bad logs fail with the file,

@@ -1,4 +1,4 @@
-//! Fuzzing the loaders with the shipped files (issue 10 §5): every scenario and sweep
+//! Fuzzing the loaders with the shipped files: every scenario and sweep
 //! file under `scenarios/` is mutated (token and byte edits: delete, duplicate,
 //! replace with another token of the corpus, insert, flip a byte, drop or repeat a
 //! line) and loaded. Every case must end in a usable scenario or in one clear error

@@ -1,4 +1,4 @@
-//! The modern client with GPUs and multi-threaded jobs (issue 13, part 2): GPU hosts
+//! The modern client with GPUs and multi-threaded jobs: GPU hosts
 //! ask for GPU work per resource and run it on their GPUs, multi-threaded jobs use
 //! several CPUs, and every step of the run passes the invariants (CPUs and GPU
 //! instances of the running tasks, per-resource buffers).

@@ -182,6 +182,20 @@ fn lower_layers_never_name_higher_ones() {
     );
 }
 
+/// The models the world runs know nothing of how a run is described or recorded:
+/// the server and the client import nothing from the scenario (the plan hands them
+/// their configuration), the statistics, the plots or the world.
+#[test]
+fn server_and_client_name_no_scenario() {
+    assert_never_names(
+        &["server", "client"],
+        "crate",
+        &["scenario", "stats", "plot", "world"],
+        "the scenario is read and resolved above the models (scenario::plan); the world \
+         builds the server and the hosts from the plan and runs them",
+    );
+}
+
 /// The host is the state and mechanics both client policies share; each policy
 /// drives a host, and `client::policy` is the one place that names both.
 #[test]

@@ -1,4 +1,4 @@
-//! Outputs never destroy what the user did not make (issue 10 §5), end to end: a
+//! Outputs never destroy what the user did not make, end to end: a
 //! folder boinc-sim did not write is left intact (exit 2) unless `--force`, an
 //! earlier output is replaced with a notice, a killed run removes its temporary
 //! folder, stale ones are removed by the next run, and bad sizes and names are

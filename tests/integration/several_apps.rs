@@ -1,4 +1,4 @@
-//! Several apps per project (issue 13 §1, spec backend §1.4): each
+//! Several apps per project (spec backend §1.4): each
 //! `[[project.NAME.app]]` has its own workunit template, work generator, validator
 //! and versions. Bad forms fail with file, line, column and key path; each app's
 //! workunits carry its template and go with its own versions; a one-app project

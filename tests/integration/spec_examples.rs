@@ -59,43 +59,43 @@ fn s7_quorum_two_tie_broken_by_third_instance() {
 }
 
 #[test]
-fn issue11_deleted_canonical_output_is_a_validate_error() {
+fn server_deleted_canonical_output_is_a_validate_error() {
     run_spec("server-deleted-canonical-output.toml");
 }
 
 #[test]
-fn issue11_deleted_own_output_is_a_validate_error() {
+fn server_deleted_own_output_is_a_validate_error() {
     run_spec("server-deleted-output-q2.toml");
 }
 
 #[test]
-fn issue11_lost_result_resends_follow_head() {
+fn server_lost_result_resends_follow_head() {
     run_spec("server-resend-lost.toml");
 }
 
 #[test]
-fn issue11_assimilation_handler_answers_are_scriptable() {
+fn server_assimilation_handler_answers_are_scriptable() {
     run_spec("server-assimilate-defer.toml");
 }
 
 #[test]
-fn issue11_down_scheduler_sends_maintenance_delay() {
+fn server_down_scheduler_sends_maintenance_delay() {
     run_spec("server-maintenance-delay.toml");
 }
 
 #[test]
-fn issue11_clients_honour_maintenance_delay() {
+fn clients_honour_maintenance_delay() {
     run_spec("client-maintenance-delay.toml");
 }
 
-/// Issue 11 item 5: time statistics by policy, frozen while off, restart decay, and
+/// Time statistics by policy, frozen while off, restart decay, and
 /// the 14-day gap rule.
 #[test]
 fn client_time_statistics_as_boinc_keeps_them() {
     run_spec("client-time-stats.toml");
 }
 
-/// Issue 11 item 7: a new host's initial RPC and first work fetch, 5 s apart, with
+/// A new host's initial RPC and first work fetch, 5 s apart, with
 /// the work request of each.
 #[test]
 fn client_first_minutes_one_operation_per_poll() {

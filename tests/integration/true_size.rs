@@ -1,4 +1,4 @@
-//! True job sizes that differ from `rsc_fpops_est` (issue 10 §2, docs/estimates.md):
+//! True job sizes that differ from `rsc_fpops_est` (docs/estimates.md):
 //!
 //! * a job whose true size passes its time limit `rsc_fpops_bound / flops` is
 //!   aborted there and reported as a client error with `EXIT_TIME_LIMIT_EXCEEDED`;
