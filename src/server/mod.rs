@@ -101,7 +101,7 @@ pub struct Project {
     pub index: usize,
     pub name: String,
     pub cfg: ProjectConfig,
-    /// `cfg.switches`, at hand.
+    /// The switches in force: `cfg.switches` when the project is built.
     pub sw: Switches,
     pub db: Db,
     pub feeder: job_cache::Cache,
