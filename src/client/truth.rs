@@ -124,13 +124,14 @@ pub fn output_models<'a>(
 ) -> Vec<Vec<OutputModel>> {
     projects
         .map(|p| {
-            p.apps()
+            p.apps
+                .iter()
                 .map(|a| {
                     let tol = match a.validator.comparison {
                         Comparison::Bitwise => 0.0,
                         Comparison::Fuzzy => a.validator.tolerance,
                     };
-                    OutputModel::new(a.app.wrong_output_collision_frac, tol)
+                    OutputModel::new(a.wrong_output_collision_frac, tol)
                 })
                 .collect()
         })

@@ -134,25 +134,32 @@ pub fn write_run_configs(
     scenario: &crate::scenario::ScenarioFile,
 ) -> io::Result<()> {
     for p in projects {
+        // The settings as the scenario file spells them (its `[project.NAME]` tables),
+        // which `credit.toml` shares, rather than as the daemons read them.
+        let file = scenario.project.get(&p.name).ok_or_else(|| {
+            io::Error::other(format!("project `{}` is not in the scenario", p.name))
+        })?;
+        let settings: Vec<_> = file.apps().collect();
         // A project with several apps gives each its own validator settings, so that
         // each app of the log is replayed as its validator ran.
-        let app = if p.apps.len() == 1 {
-            p.cfg.app.clone()
+        let app = if settings.len() == 1 {
+            file.app.clone()
         } else {
-            p.apps
-                .iter()
-                .map(|a| crate::server::config::AppConfig {
-                    validator: Some(a.validator.clone()),
+            (settings.iter())
+                .map(|s| crate::scenario::AppConfig {
+                    validator: Some(s.validator.clone()),
                     version: Vec::new(),
-                    ..a.cfg.clone()
+                    workunit: None,
+                    work_generator: None,
+                    ..s.app.clone()
                 })
                 .collect()
         };
         let c = ReplayConfig {
-            backend: p.cfg.backend.clone(),
-            validator: p.apps[0].validator.clone(),
+            backend: file.backend.clone(),
+            validator: settings[0].validator.clone(),
             app,
-            min_quorum: p.apps[0].workunit.min_quorum,
+            min_quorum: settings[0].workunit.min_quorum,
             interval: scenario.output.interval,
             warmup: scenario.output.warmup,
         };

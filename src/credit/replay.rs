@@ -12,19 +12,24 @@
 
 use crate::base::units::Duration;
 use crate::engine::{INT_MAX, Time};
-use crate::server::config::{AppConfig, BackendSection, CreditScheme, ValidatorConfig, WuTemplate};
+use crate::scenario::schema::{
+    AppConfig, BackendSection, ProjectConfig, ValidatorConfig, WuTemplate, one_or_more_apps,
+    serialize_apps,
+};
+use crate::server::config::CreditScheme;
 use crate::server::credit::classic_claimed_credit;
 use crate::server::credit_new::CreditNew;
 use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{Actor, Outcome, ServerState};
-use crate::server::{Project, ProjectConfig, validator};
+use crate::server::{Project, validator};
 use crate::stats::job_log::{self, Field, JobRow, LogError, LogOutcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// `credit.toml`: the validator's settings (defaults as the server's).
+/// `credit.toml`: the validator's settings (defaults as the server's), in the
+/// scenario file's spelling (its `[project.NAME]` tables' types).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReplayConfig {
@@ -37,8 +42,8 @@ pub struct ReplayConfig {
     /// `[app]` table for every app of the log, or `[[app]]` tables for apps 1, 2, …
     /// in id order, each with an optional `[app.validator]` of its own.
     #[serde(
-        deserialize_with = "crate::server::config::one_or_more_apps",
-        serialize_with = "crate::server::config::serialize_apps"
+        deserialize_with = "one_or_more_apps",
+        serialize_with = "serialize_apps"
     )]
     pub app: Vec<AppConfig>,
     /// `min_quorum` of workunits whose rows give none.
@@ -377,7 +382,7 @@ fn build(
         app: apps,
         ..Default::default()
     };
-    let mut p = Project::new(0, "replay", pc, 0, false);
+    let mut p = Project::new(0, "replay", pc.resolve(), 0, false);
     for (&av, &(appid, gpu, _)) in versions {
         p.credit.register_version(appid, av, gpu);
         p.credit.set_min_avg_pfc(appid, app(appid).min_avg_pfc);
@@ -399,7 +404,7 @@ fn build(
         });
     }
     let first: BTreeMap<u64, &JobRow> = rows.iter().rev().map(|r| (r.workunit_id, r)).collect();
-    let template = WuTemplate::default();
+    let template = crate::server::config::WuTemplate::default();
     for (&wid, dense) in ids.wu.iter_mut() {
         let r = first[&wid];
         let mut wu = WorkunitRow::from_template(&template, 0);
@@ -439,12 +444,12 @@ fn build(
 /// Result `rid` is reported as `r` says: OVER with its outcome, times and output
 /// (an unreadable output for VALIDATE_ERROR), and its classic claim.
 fn arrive(p: &mut Project, rid: u32, r: &JobRow, hosts: &BTreeMap<u64, HostInfo>) {
-    let claimed = if p.app_of(p.db.result(rid).workunitid).validator.credit == CreditScheme::Classic
-    {
-        claim(r, hosts).unwrap_or(0.0)
-    } else {
-        r.claimed_credit.unwrap_or(0.0)
-    };
+    let claimed =
+        if p.app_of(p.db.result(rid).workunitid).cfg.validator.credit == CreditScheme::Classic {
+            claim(r, hosts).unwrap_or(0.0)
+        } else {
+            r.claimed_credit.unwrap_or(0.0)
+        };
     let row = p.db.result_mut(rid);
     row.received_time = r.received_time;
     row.cpu_time = r.cpu_time;

@@ -55,7 +55,8 @@ pub struct Plan {
     pub expects: Vec<ExpectPlan>,
 }
 
-/// One project: its name and its back end's configuration.
+/// One project: its name and its back end's configuration as the daemons read it
+/// (the file's tables resolved, [`super::schema::ProjectConfig::resolve`]).
 #[derive(Clone, Debug)]
 pub struct ProjectPlan {
     pub name: String,
@@ -216,27 +217,29 @@ impl Plan {
     /// Resolves a checked scenario. A name that does not resolve is a problem with
     /// its key path, as the validator reports them: the world has no fallback.
     pub fn resolve(s: &ScenarioFile) -> Result<Plan, Vec<Problem>> {
+        // Each project's configuration as its daemons read it: resolved here, once.
+        let projects: Vec<ProjectPlan> = s
+            .project
+            .iter()
+            .map(|(name, cfg)| ProjectPlan {
+                name: name.clone(),
+                cfg: cfg.resolve(),
+            })
+            .collect();
         let mut r = Resolver {
             s,
             names: s.project.keys().map(String::as_str).collect(),
+            projects: &projects,
             problems: Vec::new(),
         };
         let mut tie_class = [0u8; 8];
         for (pos, d) in s.simulation.tie_order.iter().enumerate() {
             tie_class[daemon_index(*d)] = pos as u8;
         }
-        let projects = s
-            .project
-            .iter()
-            .map(|(name, cfg)| ProjectPlan {
-                name: name.clone(),
-                cfg: cfg.clone(),
-            })
-            .collect();
         let named = (s.host.iter().enumerate())
             .map(|(i, h)| r.named_host(i, h))
             .collect();
-        let outputs = truth::output_models(s.project.values());
+        let outputs = truth::output_models(projects.iter().map(|p| &p.cfg));
         let classes = error_classes(&s.host_group);
         let groups = (s.host_group.iter().enumerate())
             .map(|(i, g)| r.group(i, g, &outputs, classes[i]))
@@ -344,6 +347,8 @@ fn avail_spec(g: &HostGroup, policy: crate::client::config::Policy) -> AvailSpec
 struct Resolver<'a> {
     s: &'a ScenarioFile,
     names: Vec<&'a str>,
+    /// The projects resolved, in the order of `names`.
+    projects: &'a [ProjectPlan],
     problems: Vec<Problem>,
 }
 
@@ -368,8 +373,8 @@ impl Resolver<'_> {
 
     /// The id of app `name` of project `pi`; "" names its first app.
     fn app(&mut self, path: &str, pi: u16, name: &str) -> AppId {
-        let cfg = self.s.project.values().nth(pi as usize);
-        match cfg.and_then(|c| c.app_id(name)) {
+        let cfg = self.projects.get(pi as usize);
+        match cfg.and_then(|p| p.cfg.app_id(name)) {
             Some(id) => id,
             None => {
                 self.problem(path.into(), format!("unknown app `{name}`"));

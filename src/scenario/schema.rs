@@ -7,9 +7,11 @@
 use crate::base::dist::Dist;
 use crate::base::units::Duration;
 use crate::client::config::{ClientSection, Policy};
-use crate::server::ProjectConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+pub mod project;
+pub use project::*;
 
 /// Host attributes the scheduler reads (spec backend §1.4). Both host groups and
 /// named hosts carry them as top-level keys; this macro adds them to a struct so the

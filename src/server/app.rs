@@ -4,7 +4,7 @@
 //! reads the app's fields (adaptive replication, homogeneous redundancy and app
 //! version) for each job it sends (§2.4.4, §2.4.7).
 
-use super::config::{AppConfig, AppSettings, ValidatorConfig, WorkGenConfig, WuTemplate};
+use super::config::AppConfig;
 use super::types::AppId;
 use super::work_generator;
 use std::ops::Range;
@@ -13,14 +13,10 @@ use std::ops::Range;
 #[derive(Clone, Debug)]
 pub struct App {
     pub id: AppId,
-    /// The APP row's fields (name, `target_nresults`, homogeneous redundancy, …).
-    /// Its optional sections are cleared: the settings in force are the resolved
-    /// ones beside it.
+    /// The APP row's fields (name, `target_nresults`, homogeneous redundancy, …)
+    /// and its daemons' settings: the template its work generator creates
+    /// workunits from, the generator's mode, and its validator's settings.
     pub cfg: AppConfig,
-    /// The template its work generator creates workunits from.
-    pub workunit: WuTemplate,
-    pub work_generator: WorkGenConfig,
-    pub validator: ValidatorConfig,
     /// Indices of its versions in [`super::Project::app_versions`].
     pub versions: Range<usize>,
     /// Its work generator's progress and random stream.
@@ -32,22 +28,14 @@ impl App {
     /// versions at `versions`.
     pub fn new(
         id: AppId,
-        s: AppSettings<'_>,
+        cfg: AppConfig,
         versions: Range<usize>,
         seed: u64,
         project: usize,
     ) -> Self {
         Self {
             id,
-            cfg: AppConfig {
-                workunit: None,
-                work_generator: None,
-                validator: None,
-                ..s.app.clone()
-            },
-            workunit: s.workunit.clone(),
-            work_generator: s.work_generator.clone(),
-            validator: s.validator.clone(),
+            cfg,
             versions,
             generator: work_generator::State::new(seed, project, id),
         }

@@ -255,11 +255,11 @@ mod tests {
     /// (3.6e12 FLOPs, one instance) in its cache.
     fn project(versions: Vec<AppVersionConfig>, nslots: usize) -> Project {
         let mut cfg = ProjectConfig::default();
-        cfg.app[0].version = versions;
+        cfg.apps[0].version = versions;
         cfg.config.shmem_work_items = nslots as u32;
         let mut p = Project::new(0, "main", cfg, 7, false);
         for slot in 0..nslots {
-            let wu = WorkunitRow::from_template(&p.apps[0].workunit, 0);
+            let wu = WorkunitRow::from_template(&p.apps[0].cfg.workunit, 0);
             let wuid = p.db.insert_workunit(Actor::WorkGenerator, wu);
             let r = ResultRow::new(wuid, 0, 0, 0, 0, ServerState::Unsent);
             let rid = p.db.insert_result(Actor::Transitioner, r);

@@ -33,8 +33,7 @@ pub enum HandlerResult {
 
 /// The handler's answers in unscripted passes: each call defers with probability
 /// `defer_prob`, fails with `error_prob`, and succeeds otherwise.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct AssimilatorConfig {
     pub defer_prob: f64,
     pub error_prob: f64,

@@ -3,23 +3,28 @@
 //! template (§2.1), daemon periods (§2.0), validator and credit options (§2.5, §6),
 //! and the switches between seed pseudocode and real BOINC (§5).
 //!
-//! Each struct is deserialised straight from the scenario file with
-//! `deny_unknown_fields`, so a misspelt key is an error that names the valid keys.
-//! Defaults are BOINC's parser defaults unless a comment says otherwise.
+//! These are the settings as the daemons read them, resolved once when the scenario
+//! is loaded: every duration in seconds, each app with its own template, work
+//! generator and validator, every default applied, so that nothing falls back while
+//! the run goes. The scenario file's tables, which may leave a section to the
+//! project or a key to its default, are separate types (`scenario::schema::project`)
+//! that resolve into these. Only the value enums (a mode, a scheme, a variant) are
+//! shared with them, with their spelling in the file.
+//!
+//! Defaults are BOINC's parser defaults unless a comment says otherwise; the file's
+//! defaults are these.
 
 use crate::base::dist::Dist;
-use crate::base::units::Duration;
 use crate::engine::Time;
 use serde::{Deserialize, Serialize};
 
 /// `config.xml` parameters used by the scheduler and daemons (spec backend §2.9).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SchedConfig {
     /// Seconds added to the DB deadline (not told to the client).
-    pub report_grace_period: Duration,
+    pub report_grace_period: Time,
     /// Seconds after the last report before files may be deleted.
-    pub delete_delay: Duration,
+    pub delete_delay: Time,
     /// Jobs per (host, app version) per day per CPU. make_project writes 500, which is
     /// the default here; 0 reproduces quirk Q5 (see `backend.zero_quota_blocks`).
     pub daily_result_quota: i32,
@@ -30,7 +35,7 @@ pub struct SchedConfig {
     /// Jobs in progress per CPU (0 = unlimited).
     pub max_wus_in_progress: i32,
     /// Seconds between work-sending RPCs of one host (0 = no limit).
-    pub min_sendwork_interval: Duration,
+    pub min_sendwork_interval: Time,
     /// Resend jobs a client has lost (spec backend §2.4.5).
     pub resend_lost_results: bool,
     /// Tell clients to abort jobs the server no longer needs (§2.4.6).
@@ -38,7 +43,7 @@ pub struct SchedConfig {
     pub one_result_per_user_per_wu: bool,
     pub one_result_per_host_per_wu: bool,
     /// Seconds; 0 disables the turnaround test of `reliable`.
-    pub reliable_max_avg_turnaround: Duration,
+    pub reliable_max_avg_turnaround: Time,
     /// Priority from which a job needs a reliable host (0 = off).
     pub reliable_on_priority: i32,
     /// Fraction of `delay_bound` used for jobs sent to reliable hosts (0 = off).
@@ -56,35 +61,30 @@ pub struct SchedConfig {
     /// Reported results handled per RPC (0 = all).
     pub report_max: u32,
     /// Seconds a client is asked to wait before the next RPC (0 = not sent).
-    pub next_rpc_delay: Duration,
+    pub next_rpc_delay: Time,
     /// `request_delay` of the reply a down scheduler sends (`maintenance_delay`,
     /// spec backend §2.9; BOINC's default 3600 s). An outage can override it.
-    pub maintenance_delay: Duration,
+    pub maintenance_delay: Time,
     /// GPU jobs per day per GPU instance relative to a CPU's (`gpu_multiplier`, spec
     /// backend §2.4.4 step 3 and §2.4.7; BOINC's default 1).
-    #[serde(skip_serializing_if = "is_one_i32")]
     pub gpu_multiplier: i32,
-}
-
-fn is_one_i32(v: &i32) -> bool {
-    *v == 1
 }
 
 impl Default for SchedConfig {
     fn default() -> Self {
         Self {
-            report_grace_period: Duration(0),
-            delete_delay: Duration(0),
+            report_grace_period: 0,
+            delete_delay: 0,
             daily_result_quota: 500,
             max_wus_to_send: 10,
             max_ncpus: 64,
             max_wus_in_progress: 0,
-            min_sendwork_interval: Duration(0),
+            min_sendwork_interval: 0,
             resend_lost_results: false,
             send_result_abort: false,
             one_result_per_user_per_wu: false,
             one_result_per_host_per_wu: false,
-            reliable_max_avg_turnaround: Duration(0),
+            reliable_max_avg_turnaround: 0,
             reliable_on_priority: 0,
             reliable_reduced_delay_bound: 0.0,
             reliable_priority_on_over: 0,
@@ -93,16 +93,17 @@ impl Default for SchedConfig {
             shmem_work_items: 100,
             ignore_delay_bound: false,
             report_max: 0,
-            next_rpc_delay: Duration(0),
-            maintenance_delay: Duration(3600),
+            next_rpc_delay: 0,
+            maintenance_delay: 3600,
             gpu_multiplier: 1,
         }
     }
 }
 
-/// The APP row's fields the back end uses (spec backend §1.4).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+/// One app (APP row, spec backend §1.4) with the settings of its own daemons: BOINC
+/// runs one work generator and one validator per app, each reading its app's
+/// workunit template and command line (spec backend §2.1, §2.5).
+#[derive(Clone, Debug, PartialEq)]
 pub struct AppConfig {
     pub name: String,
     /// Adaptive replication level; 0 or 1 = off (spec backend §2.4.4 step 5).
@@ -121,83 +122,36 @@ pub struct AppConfig {
     /// BOINC has no such field (see `client::truth`).
     pub wrong_output_collision_frac: f64,
     /// The app's versions (APP_VERSION rows, spec backend §1.4), numbered across
-    /// the project's apps in the order listed (the first app's from 1). None given:
-    /// one plain CPU version for every platform.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// the project's apps in the order listed (the first app's from 1). Empty: one
+    /// plain CPU version for every platform.
     pub version: Vec<AppVersionConfig>,
-    /// This app's workunit template (`[project.NAME.app.workunit]`); absent: the
-    /// project's `[project.NAME.workunit]`, which only a one-app project may give.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workunit: Option<WuTemplate>,
-    /// This app's work generator; absent: the project's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub work_generator: Option<WorkGenConfig>,
-    /// This app's validator settings; absent: the project's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub validator: Option<ValidatorConfig>,
+    /// The template its work generator creates workunits from.
+    pub workunit: WuTemplate,
+    pub work_generator: WorkGenConfig,
+    pub validator: ValidatorConfig,
 }
 
-/// Reads `app` in either form: one `[project.NAME.app]` table (a project with one
-/// app), or several `[[project.NAME.app]]` tables (spec backend §1.4: a project has
-/// one or more apps). Serde alone cannot take both: it would read a table where a
-/// list is expected as the list's fields in order.
-pub fn one_or_more_apps<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<AppConfig>, D::Error> {
-    use serde::de::{self, MapAccess, SeqAccess, Visitor};
-    struct Apps;
-    impl<'de> Visitor<'de> for Apps {
-        type Value = Vec<AppConfig>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("one [project.NAME.app] table, or [[project.NAME.app]] tables")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-            Ok(vec![AppConfig::deserialize(
-                de::value::MapAccessDeserializer::new(map),
-            )?])
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            let mut apps = Vec::new();
-            while let Some(a) = seq.next_element::<AppConfig>()? {
-                apps.push(a);
-            }
-            if apps.is_empty() {
-                return Err(de::Error::custom(
-                    "an empty list of apps; expected at least one [[project.NAME.app]] table",
-                ));
-            }
-            Ok(apps)
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            name: "app".into(),
+            target_nresults: 0,
+            homogeneous_redundancy: 0,
+            homogeneous_app_version: false,
+            min_avg_pfc: 0.0,
+            host_scale_check: false,
+            wrong_output_collision_frac: 0.0,
+            version: Vec::new(),
+            workunit: WuTemplate::default(),
+            work_generator: WorkGenConfig::default(),
+            validator: ValidatorConfig::default(),
         }
     }
-    d.deserialize_any(Apps)
-}
-
-/// Writes `app` as it is read: one table for a project with one app (so that the
-/// effective configuration of such a scenario keeps its shape), a list otherwise.
-pub fn serialize_apps<S: serde::Serializer>(apps: &[AppConfig], s: S) -> Result<S::Ok, S::Error> {
-    match apps {
-        [one] => one.serialize(s),
-        many => many.serialize(s),
-    }
-}
-
-/// One app with the settings its own daemons read: its work generator's template and
-/// mode, and its validator (spec backend §2.1, §2.5; BOINC runs one work generator
-/// and one validator per app). An app takes the project-level table of a section it
-/// does not give; with several apps the project-level tables are refused (see
-/// `scenario::validate`), so each app's settings are exactly what its own tables say.
-#[derive(Clone, Copy, Debug)]
-pub struct AppSettings<'a> {
-    pub app: &'a AppConfig,
-    pub workunit: &'a WuTemplate,
-    pub work_generator: &'a WorkGenConfig,
-    pub validator: &'a ValidatorConfig,
 }
 
 /// One APP_VERSION of an app: where it runs and what it uses (spec backend §1.4,
 /// §2.4.4; BOINC's plan classes set `avg_ncpus`, the GPU usage and the speed).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AppVersionConfig {
     /// BOINC platform name (`x86_64-pc-linux-gnu`, `windows_x86_64`, …); "" = every
     /// host's own platform.
@@ -207,7 +161,6 @@ pub struct AppVersionConfig {
     /// CPUs a job uses; above 1 the version is multi-threaded.
     pub avg_ncpus: f64,
     /// GPU usage: type and instances (a fraction shares a GPU between jobs).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub coproc: Option<CoprocUsage>,
     /// Speed the plan class gives relative to the devices' peak: the version's peak
     /// FLOPS on a host are `flops_scale × (p_fpops × avg_ncpus + GPU peak × count)`.
@@ -232,37 +185,16 @@ impl Default for AppVersionConfig {
 }
 
 /// The GPU usage of an app version (`HOST_USAGE::proc_type`, `gpu_usage`).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CoprocUsage {
-    #[serde(rename = "type")]
     pub kind: super::resource::GpuType,
     /// GPU instances a job uses (0.5: two jobs share one GPU).
     pub count: f64,
 }
 
-impl Default for AppConfig {
-    fn default() -> Self {
-        Self {
-            name: "app".into(),
-            target_nresults: 0,
-            homogeneous_redundancy: 0,
-            homogeneous_app_version: false,
-            min_avg_pfc: 0.0,
-            host_scale_check: false,
-            wrong_output_collision_frac: 0.0,
-            version: Vec::new(),
-            workunit: None,
-            work_generator: None,
-            validator: None,
-        }
-    }
-}
-
 /// The work generator's workunit template (spec backend §2.1). Defaults are those of
 /// `tools/backend_lib.h`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct WuTemplate {
     pub min_quorum: i32,
     pub target_nresults: i32,
@@ -270,7 +202,7 @@ pub struct WuTemplate {
     pub max_total_results: i32,
     pub max_success_results: i32,
     /// Seconds from send to deadline.
-    pub delay_bound: Duration,
+    pub delay_bound: Time,
     /// Estimated FLOPs of one instance.
     pub rsc_fpops_est: f64,
     /// FLOP cap; credit is capped at it, and the client aborts a job that runs
@@ -296,7 +228,7 @@ impl Default for WuTemplate {
             max_error_results: 1,
             max_total_results: 1,
             max_success_results: 1,
-            delay_bound: Duration(7 * 86_400),
+            delay_bound: 7 * 86_400,
             rsc_fpops_est: 3600e9,
             rsc_fpops_bound: 86_400e9,
             rsc_memory_bound: 5e8,
@@ -322,16 +254,15 @@ pub enum WorkGenMode {
     Cushion,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct WorkGenConfig {
     pub mode: WorkGenMode,
     /// Batch size (`batch`), or workunits per pass (`cushion`, 0 = fill up).
     pub count: u32,
     /// When generation starts.
-    pub start: Duration,
+    pub start: Time,
     /// `rate`: seconds between two workunits.
-    pub interval: Duration,
+    pub interval: Time,
     /// `cushion`: UNSENT results to keep (sample generator: 10... scaled to the project).
     pub cushion: u32,
     /// Stop after this many workunits in all (0 = no limit).
@@ -343,8 +274,8 @@ impl Default for WorkGenConfig {
         Self {
             mode: WorkGenMode::None,
             count: 0,
-            start: Duration(0),
-            interval: Duration(3600),
+            start: 0,
+            interval: 3600,
             cushion: 10,
             max_workunits: 0,
         }
@@ -353,28 +284,27 @@ impl Default for WorkGenConfig {
 
 /// Polling periods of the daemons (spec backend §2.0). A period of 0 turns the
 /// periodic pass off (scripted passes still run).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DaemonPeriods {
-    pub transitioner: Duration,
-    pub validator: Duration,
-    pub assimilator: Duration,
-    pub file_deleter: Duration,
-    pub db_purge: Duration,
-    pub feeder: Duration,
-    pub work_generator: Duration,
+    pub transitioner: Time,
+    pub validator: Time,
+    pub assimilator: Time,
+    pub file_deleter: Time,
+    pub db_purge: Time,
+    pub feeder: Time,
+    pub work_generator: Time,
 }
 
 impl Default for DaemonPeriods {
     fn default() -> Self {
         Self {
-            transitioner: Duration(5),
-            validator: Duration(5),
-            assimilator: Duration(10),
-            file_deleter: Duration(5),
-            db_purge: Duration(300),
-            feeder: Duration(5),
-            work_generator: Duration(10),
+            transitioner: 5,
+            validator: 5,
+            assimilator: 10,
+            file_deleter: 5,
+            db_purge: 300,
+            feeder: 5,
+            work_generator: 10,
         }
     }
 }
@@ -383,13 +313,13 @@ impl DaemonPeriods {
     /// All periodic passes off: a fully scripted scenario.
     pub fn all_off() -> Self {
         Self {
-            transitioner: Duration(0),
-            validator: Duration(0),
-            assimilator: Duration(0),
-            file_deleter: Duration(0),
-            db_purge: Duration(0),
-            feeder: Duration(0),
-            work_generator: Duration(0),
+            transitioner: 0,
+            validator: 0,
+            assimilator: 0,
+            file_deleter: 0,
+            db_purge: 0,
+            feeder: 0,
+            work_generator: 0,
         }
     }
 }
@@ -416,8 +346,7 @@ pub enum CreditScheme {
     Classic,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ValidatorConfig {
     pub comparison: Comparison,
     /// Absolute tolerance of the fuzzy comparison.
@@ -444,25 +373,22 @@ impl Default for ValidatorConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct FileDeleterConfig {
     /// Probability that deleting one item's files fails (→ `FILE_DELETE_ERROR`).
     pub failure_prob: f64,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct DbPurgeConfig {
     /// Only purge workunits whose files were deleted at least this long ago
     /// (`--min_age_days`).
-    pub min_age: Duration,
+    pub min_age: Time,
 }
 
 /// Pinned values for the random draws the spec mentions, so that a scripted scenario
 /// reproduces an exact situation. Unset = drawn from the project's stream.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct PinnedDraws {
     /// `U` of the adaptive-replication trust test (`trusted` iff `U > 1/CV`, §2.4.7).
     pub trust: Option<f64>,
@@ -487,21 +413,91 @@ pub enum Variant {
     Seed,
 }
 
+/// Calls the macro `$then` with the list of switches (name, doc, `boinc` and `seed`
+/// presets), written once here: it defines [`Switches`] in this module and the
+/// file's `[project.NAME.backend]` section, whose keys are the same names.
+macro_rules! with_switches {
+    ($then:ident) => {
+        $then! {
+            /// §5 row 2, Q4: the DB deadline and `transition_time` include
+            /// `report_grace_period` (seed: `report_deadline = now + delay_bound`).
+            grace_in_deadline: boinc = true, seed = false;
+            /// §5 row 4: the pre-2007 infeasible queue marks results that no host could take
+            /// OVER/COULDNT_SEND.
+            legacy_couldnt_send: boinc = false, seed = true;
+            /// §5 rows 3, 5, 23: HAV daily quotas and consecutive-valid bookkeeping, with the
+            /// transitioner's timeout penalty.
+            hav_accounting: boinc = true, seed = false;
+            /// §5 row 6: `nsuccess` excludes INVALID results (seed: every SUCCESS counts).
+            success_excludes_invalid: boinc = true, seed = false;
+            /// §5 rows 6, 13, 19: an INIT result whose canonical's files are gone becomes
+            /// TOO_LATE in the transitioner (seed: the validator marks it INVALID).
+            too_late_state: boinc = true, seed = false;
+            /// §5 row 7: errors are CLIENT_ERROR except user aborts (exit 203), plus
+            /// VALIDATE_ERROR (seed: every CLIENT_ERROR and nothing else).
+            modern_error_count: boinc = true, seed = false;
+            /// §5 row 8: seed's "total > B" check instead of "creating needed instances would
+            /// exceed B".
+            legacy_total_check: boinc = false, seed = true;
+            /// §5 row 9: needed = target − unsent − in progress − success, only without
+            /// canonical (seed: N − #(UNSENT or IN_PROGRESS) whenever error_mask = 0).
+            modern_needed: boinc = true, seed = false;
+            /// §5 row 10: on WU error, SUCCESS results in INIT/INCONCLUSIVE become NO_CHECK.
+            no_check_on_error: boinc = true, seed = false;
+            /// §5 row 11: any non-INIT validate state lets a SUCCESS result's files go
+            /// (seed: only VALID or INVALID).
+            delete_any_validated: boinc = true, seed = false;
+            /// §5 row 12: modern next transition time (safety net, overload rule) instead of
+            /// seed's `max(min deadline, now + delay_bound)`.
+            modern_transition_time: boinc = true, seed = false;
+            /// §5 row 13: INCONCLUSIVE results are re-checked against the canonical result.
+            recheck_inconclusive: boinc = true, seed = false;
+            /// §5 row 14: undecided results become INCONCLUSIVE.
+            inconclusive_state: boinc = true, seed = false;
+            /// §5 row 15: no consensus with `n_viable ≥ target` raises `target_nresults` to
+            /// `n_viable + 1` (tie-breakers).
+            tiebreaker_target_bump: boinc = true, seed = false;
+            /// §5 rows 14, 16: validator `transition_time` actions (IMMEDIATE / DELAYED / NEVER)
+            /// instead of seed's `tt = now` when it handled over results.
+            validator_tt_actions: boinc = true, seed = false;
+            /// §5 row 17: the assimilator sets error bit 32 when the canonical result is missing.
+            assimilator_missing_canonical: boinc = true, seed = false;
+            /// §5 row 18: a detached host's jobs become CLIENT_DETACHED (seed: NO_REPLY).
+            detach_client_detached: boinc = true, seed = false;
+            /// §5 row 21: the validator sets READY unconditionally (seed: only from INIT).
+            assimilate_ready_unconditional: boinc = true, seed = false;
+            /// §5 row 22: file deletion can fail into FILE_DELETE_ERROR, retried hourly.
+            file_delete_error_state: boinc = true, seed = false;
+            /// §5 row 23: lost-result resend, reliability, adaptive replication and
+            /// homogeneous redundancy are honoured when configured.
+            scheduler_features: boinc = true, seed = false;
+            /// Q1: transitioner error checks also run when a canonical result exists.
+            errors_after_canonical: boinc = true, seed = true;
+            /// Q2: need_validate is set before the error branch, so a success arriving after
+            /// an error is validated.
+            validate_after_error: boinc = true, seed = true;
+            /// Q3: late reports of CLIENT_DETACHED results are rejected (received_time set).
+            detached_reports_rejected: boinc = true, seed = true;
+            /// Q4: a resend adds the grace period to the DB deadline again.
+            resend_regrace: boinc = true, seed = false;
+            /// Q5: `daily_result_quota = 0` blocks hosts after their first RPC (otherwise 0
+            /// means unlimited).
+            zero_quota_blocks: boinc = true, seed = false;
+            /// Q6: results with outcome VALIDATE_ERROR, NO_REPLY, DIDNT_NEED, CLIENT_DETACHED
+            /// never get their files deleted.
+            keep_files_of_unused: boinc = true, seed = true;
+        }
+    };
+}
+pub(crate) use with_switches;
+
 macro_rules! switches {
     ($($(#[$m:meta])* $name:ident : boinc = $b:expr, seed = $s:expr;)+) => {
         /// Every difference between the seed pseudocode and real BOINC that the
         /// simulator can reproduce (spec backend §5 rows and quirks Q1–Q6). `boinc` and
         /// `seed` set them all; any one can be overridden.
-        #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+        #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct Switches { $($(#[$m])* pub $name: bool,)+ }
-
-        /// The `[project.X.backend]` section: a variant and optional overrides.
-        #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
-        #[serde(default, deny_unknown_fields)]
-        pub struct BackendSection {
-            pub variant: Variant,
-            $(#[serde(skip_serializing_if = "Option::is_none")] pub $name: Option<bool>,)+
-        }
 
         impl Switches {
             /// The preset of a variant.
@@ -514,106 +510,10 @@ macro_rules! switches {
             /// Names of all switches, for documentation and `--set` checks.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),+];
         }
-
-        impl BackendSection {
-            /// The preset of `variant` with this section's overrides applied.
-            pub fn resolve(&self) -> Switches {
-                let mut s = Switches::preset(self.variant);
-                $(if let Some(v) = self.$name { s.$name = v; })+
-                s
-            }
-        }
     };
 }
 
-switches! {
-    /// §5 row 2, Q4: the DB deadline and `transition_time` include
-    /// `report_grace_period` (seed: `report_deadline = now + delay_bound`).
-    grace_in_deadline: boinc = true, seed = false;
-    /// §5 row 4: the pre-2007 infeasible queue marks results that no host could take
-    /// OVER/COULDNT_SEND.
-    legacy_couldnt_send: boinc = false, seed = true;
-    /// §5 rows 3, 5, 23: HAV daily quotas and consecutive-valid bookkeeping, with the
-    /// transitioner's timeout penalty.
-    hav_accounting: boinc = true, seed = false;
-    /// §5 row 6: `nsuccess` excludes INVALID results (seed: every SUCCESS counts).
-    success_excludes_invalid: boinc = true, seed = false;
-    /// §5 rows 6, 13, 19: an INIT result whose canonical's files are gone becomes
-    /// TOO_LATE in the transitioner (seed: the validator marks it INVALID).
-    too_late_state: boinc = true, seed = false;
-    /// §5 row 7: errors are CLIENT_ERROR except user aborts (exit 203), plus
-    /// VALIDATE_ERROR (seed: every CLIENT_ERROR and nothing else).
-    modern_error_count: boinc = true, seed = false;
-    /// §5 row 8: seed's "total > B" check instead of "creating needed instances would
-    /// exceed B".
-    legacy_total_check: boinc = false, seed = true;
-    /// §5 row 9: needed = target − unsent − in progress − success, only without
-    /// canonical (seed: N − #(UNSENT or IN_PROGRESS) whenever error_mask = 0).
-    modern_needed: boinc = true, seed = false;
-    /// §5 row 10: on WU error, SUCCESS results in INIT/INCONCLUSIVE become NO_CHECK.
-    no_check_on_error: boinc = true, seed = false;
-    /// §5 row 11: any non-INIT validate state lets a SUCCESS result's files go
-    /// (seed: only VALID or INVALID).
-    delete_any_validated: boinc = true, seed = false;
-    /// §5 row 12: modern next transition time (safety net, overload rule) instead of
-    /// seed's `max(min deadline, now + delay_bound)`.
-    modern_transition_time: boinc = true, seed = false;
-    /// §5 row 13: INCONCLUSIVE results are re-checked against the canonical result.
-    recheck_inconclusive: boinc = true, seed = false;
-    /// §5 row 14: undecided results become INCONCLUSIVE.
-    inconclusive_state: boinc = true, seed = false;
-    /// §5 row 15: no consensus with `n_viable ≥ target` raises `target_nresults` to
-    /// `n_viable + 1` (tie-breakers).
-    tiebreaker_target_bump: boinc = true, seed = false;
-    /// §5 rows 14, 16: validator `transition_time` actions (IMMEDIATE / DELAYED / NEVER)
-    /// instead of seed's `tt = now` when it handled over results.
-    validator_tt_actions: boinc = true, seed = false;
-    /// §5 row 17: the assimilator sets error bit 32 when the canonical result is missing.
-    assimilator_missing_canonical: boinc = true, seed = false;
-    /// §5 row 18: a detached host's jobs become CLIENT_DETACHED (seed: NO_REPLY).
-    detach_client_detached: boinc = true, seed = false;
-    /// §5 row 21: the validator sets READY unconditionally (seed: only from INIT).
-    assimilate_ready_unconditional: boinc = true, seed = false;
-    /// §5 row 22: file deletion can fail into FILE_DELETE_ERROR, retried hourly.
-    file_delete_error_state: boinc = true, seed = false;
-    /// §5 row 23: lost-result resend, reliability, adaptive replication and
-    /// homogeneous redundancy are honoured when configured.
-    scheduler_features: boinc = true, seed = false;
-    /// Q1: transitioner error checks also run when a canonical result exists.
-    errors_after_canonical: boinc = true, seed = true;
-    /// Q2: need_validate is set before the error branch, so a success arriving after
-    /// an error is validated.
-    validate_after_error: boinc = true, seed = true;
-    /// Q3: late reports of CLIENT_DETACHED results are rejected (received_time set).
-    detached_reports_rejected: boinc = true, seed = true;
-    /// Q4: a resend adds the grace period to the DB deadline again.
-    resend_regrace: boinc = true, seed = false;
-    /// Q5: `daily_result_quota = 0` blocks hosts after their first RPC (otherwise 0
-    /// means unlimited).
-    zero_quota_blocks: boinc = true, seed = false;
-    /// Q6: results with outcome VALIDATE_ERROR, NO_REPLY, DIDNT_NEED, CLIENT_DETACHED
-    /// never get their files deleted.
-    keep_files_of_unused: boinc = true, seed = true;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overrides_apply_on_top_of_the_variant() {
-        let sec = BackendSection {
-            variant: Variant::Seed,
-            errors_after_canonical: Some(true),
-            ..Default::default()
-        };
-        let s = sec.resolve();
-        assert!(s.errors_after_canonical);
-        assert!(!s.modern_needed);
-        assert!(Switches::preset(Variant::Boinc).modern_needed);
-    }
-}
-
+with_switches!(switches);
 /// What clients see during an outage (spec client §2.8, §4.2).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -628,29 +528,19 @@ pub enum OutageKind {
 /// A window `[start, start + duration)` in which scheduler RPCs fail. The daemons keep
 /// running: only the scheduler is unavailable, as when a project disables it for
 /// maintenance.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Outage {
-    pub start: Duration,
-    pub duration: Duration,
-    #[serde(default)]
+    pub start: Time,
+    pub duration: Time,
     pub kind: OutageKind,
-    /// `kind = "down"`: the reply's `request_delay`, if not the project's
-    /// `config.maintenance_delay`.
-    #[serde(default)]
-    pub maintenance_delay: Option<Duration>,
+    /// `kind = "down"`: the `request_delay` of the reply a down scheduler sends,
+    /// seconds: the outage's own `maintenance_delay`, else the project's (spec backend
+    /// §2.9).
+    pub maintenance_delay: Time,
 }
 
 impl Outage {
     pub fn covers(&self, t: Time) -> bool {
-        t >= self.start.get() && t < self.start.get() + self.duration.get()
-    }
-
-    /// The `request_delay` a down scheduler sends: the outage's own
-    /// `maintenance_delay`, else the project's (spec backend §2.9).
-    pub fn maintenance_delay(&self, cfg: &SchedConfig) -> f64 {
-        self.maintenance_delay
-            .unwrap_or(cfg.maintenance_delay)
-            .get() as f64
+        t >= self.start && t < self.start + self.duration
     }
 }

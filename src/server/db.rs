@@ -150,7 +150,7 @@ impl WorkunitRow {
             true_fpops: t.rsc_fpops_est,
             rsc_memory_bound: t.rsc_memory_bound,
             rsc_disk_bound: t.rsc_disk_bound,
-            delay_bound: t.delay_bound.get(),
+            delay_bound: t.delay_bound,
             min_quorum: t.min_quorum,
             target_nresults: t.target_nresults,
             max_error_results: t.max_error_results,

@@ -18,7 +18,7 @@ pub const PURGE_AGAIN_ABOVE: usize = BATCH / 2;
 
 /// One pass. Returns the number of workunits purged.
 pub fn pass(p: &mut Project, now: Time) -> usize {
-    let min_age = p.cfg.db_purge.min_age.get();
+    let min_age = p.cfg.db_purge.min_age;
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
     for &wuid in p.db.purge_ready.iter() {

@@ -820,7 +820,7 @@ fn check_error_count(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Vio
 /// `grant_claimed_credit`). Compared with a relative tolerance of 1e-9, so that a
 /// value recomputed rather than copied does not count as different.
 fn check_equal_credit(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
-    if p.app(wu.appid).validator.grant_claimed_credit {
+    if p.app(wu.appid).cfg.validator.grant_claimed_credit {
         return Ok(());
     }
     let mut valid = wu
@@ -913,9 +913,9 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
 ///
 /// `TRANSITION_NONE` workunits are skipped by the workunit parts of 18–20 as by 17.
 pub fn check_quiescent(p: &Project, now: Time) -> Result<(), Violation> {
-    let deleter_on = p.cfg.daemons.file_deleter.get() > 0;
+    let deleter_on = p.cfg.daemons.file_deleter > 0;
     let errors_injected = p.cfg.file_deleter.failure_prob > 0.0;
-    let purge_on = p.cfg.daemons.db_purge.get() > 0;
+    let purge_on = p.cfg.daemons.db_purge > 0;
     let fd_final = |s: FileDeleteState| match s {
         FileDeleteState::Done => true,
         FileDeleteState::Error => errors_injected,
@@ -1012,7 +1012,7 @@ pub(crate) mod test_rows {
     pub fn workunit() -> WorkunitRow {
         let t = crate::server::config::WuTemplate {
             max_total_results: 2,
-            delay_bound: crate::base::units::Duration(1000),
+            delay_bound: 1000,
             ..Default::default()
         };
         WorkunitRow::from_template(&t, 0)
@@ -1043,7 +1043,6 @@ mod tests {
     fn now() -> Time {
         NOW.with(|n| n.get())
     }
-    use crate::base::units::Duration;
 
     const T: Actor = Actor::Transitioner;
 
@@ -1102,7 +1101,7 @@ mod tests {
     #[test]
     fn single_instance_success_passes_every_rule() {
         let mut p = project();
-        p.cfg.daemons.db_purge = Duration(0);
+        p.cfg.daemons.db_purge = 0;
         let mut c = InvariantChecker::new();
         let h = add_host(&mut p, 7);
         let wuid =
@@ -1165,7 +1164,7 @@ mod tests {
         check_quiescent(&p, now()).unwrap();
 
         // With db_purge on, the finished WU should have been purged (rule 19).
-        p.cfg.daemons.db_purge = Duration(300);
+        p.cfg.daemons.db_purge = 300;
         assert_eq!(rule(check_quiescent(&p, now())), 19);
         p.db.purge_workunit(wuid);
         step(&mut c, &mut p, Actor::DbPurge).unwrap();
@@ -1443,7 +1442,7 @@ mod tests {
         // No slack for the grace period (spec backend §2.4.5 at HEAD): with
         // `report_grace_period = 100`, a `tt` one second past the DB deadline
         // 1010 still fails (the earlier `now − 1 + 2×grace` needed that slack).
-        p.cfg.config.report_grace_period = crate::base::units::Duration(100);
+        p.cfg.config.report_grace_period = 100;
         p.db.set_transition_time(T, w, 1011);
         let v = step(&mut c, &mut p, T).unwrap_err();
         assert_eq!((v.rule, v.entity), (11, WORKUNIT));
@@ -1576,7 +1575,7 @@ mod tests {
         let mut c = InvariantChecker::new();
         let v = step(&mut c, &mut p, Actor::Validator).unwrap_err();
         assert_eq!((v.rule, v.id), (15, w));
-        p.apps[0].validator.grant_claimed_credit = true;
+        p.apps[0].cfg.validator.grant_claimed_credit = true;
         step(&mut c, &mut p, Actor::Validator).unwrap();
         // Rule 16 still holds the hosts to the credit granted: they got none here.
         assert_eq!(rule(c.check_all(&p, 50)), 16);
@@ -1597,7 +1596,7 @@ mod tests {
     #[test]
     fn quiescent_rules_17_to_21() {
         let mut p = project();
-        p.cfg.daemons.db_purge = Duration(0);
+        p.cfg.daemons.db_purge = 0;
         let (w, rids, _) = validated(&mut p, 2);
         // R1 still UNSENT: rule 18 (17 holds: there is a canonical result).
         assert_eq!(rule(check_quiescent(&p, now())), 18);

@@ -32,35 +32,21 @@ use crate::engine::Time;
 use crate::engine::rng::{SimRng, StreamKind, stream};
 use config::*;
 use db::{Db, ResultRow, WorkunitRow};
-use serde::{Deserialize, Serialize};
 
-/// Everything that configures one project's back end.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
+/// Everything that configures one project's back end, as its daemons read it:
+/// resolved once when the scenario is loaded, each app with its own settings
+/// ([`config`] says why).
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProjectConfig {
-    /// Seed/real-BOINC switches (spec backend §5).
-    pub backend: BackendSection,
+    /// Seed/real-BOINC switches, the variant's preset with the file's overrides
+    /// (spec backend §5).
+    pub switches: Switches,
     /// `config.xml` (spec backend §2.9).
     pub config: SchedConfig,
-    /// The project's apps (spec backend §1.4): one `[project.NAME.app]` table, or
-    /// several `[[project.NAME.app]]`. Ids 1, 2, … in this order.
-    #[serde(
-        deserialize_with = "config::one_or_more_apps",
-        serialize_with = "config::serialize_apps"
-    )]
-    pub app: Vec<AppConfig>,
-    /// Workunit template of the work generator (spec backend §2.1) of a project
-    /// with one app; with several, each app gives its own. `None`: not given (a
-    /// one-app project is given BOINC's defaults when loaded, [`Self::fill_one_app`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workunit: Option<WuTemplate>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub work_generator: Option<WorkGenConfig>,
+    /// The project's apps (spec backend §1.4), id `k` at index `k − 1`.
+    pub apps: Vec<AppConfig>,
     /// Daemon polling periods (spec backend §2.0).
     pub daemons: DaemonPeriods,
-    /// The validator's settings of a one-app project (as `workunit`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub validator: Option<ValidatorConfig>,
     pub file_deleter: FileDeleterConfig,
     /// The assimilation handler's answers in unscripted passes (spec backend §2.6).
     pub assimilator: assimilator::AssimilatorConfig,
@@ -72,16 +58,13 @@ pub struct ProjectConfig {
 }
 
 impl Default for ProjectConfig {
-    /// One default app, every section at BOINC's defaults.
+    /// One default app, every section at BOINC's defaults, real BOINC's switches.
     fn default() -> Self {
         Self {
-            backend: BackendSection::default(),
+            switches: Switches::preset(Variant::default()),
             config: SchedConfig::default(),
-            app: vec![AppConfig::default()],
-            workunit: None,
-            work_generator: None,
+            apps: vec![AppConfig::default()],
             daemons: DaemonPeriods::default(),
-            validator: None,
             file_deleter: FileDeleterConfig::default(),
             assimilator: assimilator::AssimilatorConfig::default(),
             db_purge: DbPurgeConfig::default(),
@@ -92,52 +75,12 @@ impl Default for ProjectConfig {
 }
 
 impl ProjectConfig {
-    /// Each app with its daemons' settings, id 1 first: its own tables, else the
-    /// project-level ones, else BOINC's defaults ([`AppSettings`]).
-    pub fn apps(&self) -> impl Iterator<Item = AppSettings<'_>> + '_ {
-        static DEFAULTS: std::sync::LazyLock<(WuTemplate, WorkGenConfig, ValidatorConfig)> =
-            std::sync::LazyLock::new(Default::default);
-        let d = &*DEFAULTS;
-        self.app.iter().map(move |a| AppSettings {
-            app: a,
-            workunit: (a.workunit.as_ref())
-                .or(self.workunit.as_ref())
-                .unwrap_or(&d.0),
-            work_generator: (a.work_generator.as_ref())
-                .or(self.work_generator.as_ref())
-                .unwrap_or(&d.1),
-            validator: (a.validator.as_ref())
-                .or(self.validator.as_ref())
-                .unwrap_or(&d.2),
-        })
-    }
-
-    /// Gives a one-app project whose app has none of its own the project-level
-    /// template, work generator and validator, at BOINC's defaults where the file
-    /// gives none: the effective configuration of such a project then shows every
-    /// setting its daemons use. A project with several apps keeps none at project
-    /// level: its apps' own tables are its settings.
-    pub fn fill_one_app(&mut self) {
-        let [a] = self.app.as_slice() else {
-            return;
-        };
-        if a.workunit.is_none() {
-            self.workunit.get_or_insert_with(Default::default);
-        }
-        if a.work_generator.is_none() {
-            self.work_generator.get_or_insert_with(Default::default);
-        }
-        if a.validator.is_none() {
-            self.validator.get_or_insert_with(Default::default);
-        }
-    }
-
     /// The id of the app named `name`; "" names the first app.
     pub fn app_id(&self, name: &str) -> Option<types::AppId> {
         if name.is_empty() {
             return Some(1);
         }
-        let k = self.app.iter().position(|a| a.name == name)?;
+        let k = self.apps.iter().position(|a| a.name == name)?;
         Some(k as types::AppId + 1)
     }
 
@@ -158,7 +101,7 @@ pub struct Project {
     pub index: usize,
     pub name: String,
     pub cfg: ProjectConfig,
-    /// The resolved switches of `cfg.backend`.
+    /// The switches in force: `cfg.switches` when the project is built.
     pub sw: Switches,
     pub db: Db,
     pub feeder: job_cache::Cache,
@@ -188,23 +131,23 @@ pub struct Project {
 
 impl Project {
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
-        let sw = cfg.backend.resolve();
+        let sw = cfg.switches;
         let feeder = job_cache::Cache::new(cfg.config.shmem_work_items as usize);
         let mut app_versions = Vec::new();
         let mut apps = Vec::new();
         let mut credit = credit_new::CreditNew::new();
-        for (k, s) in cfg.apps().enumerate() {
+        for (k, a) in cfg.apps.iter().enumerate() {
             let appid = k as types::AppId + 1;
             let first = app_versions.len();
-            app_versions.extend(app_version::resolve(s.app, appid, first as u32 + 1));
+            app_versions.extend(app_version::resolve(a, appid, first as u32 + 1));
             for av in &app_versions[first..] {
                 let is_gpu = av.proc_type != resource::ProcType::Cpu;
                 credit.register_version(appid, av.id, is_gpu);
             }
-            credit.set_min_avg_pfc(appid, s.app.min_avg_pfc);
+            credit.set_min_avg_pfc(appid, a.min_avg_pfc);
             apps.push(app::App::new(
                 appid,
-                s,
+                a.clone(),
                 first..app_versions.len(),
                 seed,
                 index,
@@ -268,7 +211,7 @@ impl Project {
     /// spec backend §5 row 2).
     pub fn report_grace_period(&self) -> i64 {
         if self.sw.grace_in_deadline {
-            self.cfg.config.report_grace_period.get()
+            self.cfg.config.report_grace_period
         } else {
             0
         }

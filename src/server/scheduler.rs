@@ -289,7 +289,7 @@ pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Re
     // Step 10: new work.
     let wants_work = st.work_needed() && st.max_jobs > 0;
     if wants_work && !st.sent_any_resend {
-        let msi = p.cfg.config.min_sendwork_interval.get();
+        let msi = p.cfg.config.min_sendwork_interval;
         if msi > 0 && prev_rpc != 0 && now - prev_rpc < msi {
             reply.request_delay = 1.01 * msi as f64;
         } else {
@@ -315,11 +315,11 @@ pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Re
     }
 
     // Step 12: request delay.
-    let msi = p.cfg.config.min_sendwork_interval.get() as f64;
+    let msi = p.cfg.config.min_sendwork_interval as f64;
     if msi > 0.0 {
         reply.request_delay = reply.request_delay.max((1.01 * msi).max(msi + 1.0));
     }
-    let nrd = p.cfg.config.next_rpc_delay.get() as f64;
+    let nrd = p.cfg.config.next_rpc_delay as f64;
     if nrd > 0.0 {
         reply.request_delay = reply.request_delay.max(nrd);
     }
@@ -422,7 +422,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         p.db.set_server_state(ACTOR, rid, ServerState::Over);
         if success {
             p.db.set_outcome(ACTOR, rid, Outcome::Success);
-            if p.app_of(wuid).validator.credit == super::config::CreditScheme::Classic {
+            if p.app_of(wuid).cfg.validator.credit == super::config::CreditScheme::Classic {
                 p.db.result_mut(rid).claimed_credit =
                     super::credit::classic_claimed_credit(cpu, p_fpops, p_iops);
             }
@@ -494,7 +494,7 @@ fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> 
     let host = p.db.host(hostid);
     let hav = host.hav(av)?;
     let mut reliable = features;
-    let tat = cfg.reliable_max_avg_turnaround.get() as f64;
+    let tat = cfg.reliable_max_avg_turnaround as f64;
     if tat != 0.0 && hav.turnaround.avg.n > 10 {
         let os = &host.os_name;
         let intel_mac = hr::has(os, "darwin") && hr::has(&host.p_vendor, "intel");
@@ -1281,7 +1281,7 @@ mod tests {
         cfg.config.max_wus_to_send = s.0.4;
         cfg.config.max_wus_in_progress = s.0.5;
         cfg.config.shmem_work_items = specs.len() as u32;
-        cfg.app[0].homogeneous_redundancy = s.0.6;
+        cfg.apps[0].homogeneous_redundancy = s.0.6;
         let mut p = Project::new(0, "main", cfg, 7, true);
         p.sw.legacy_couldnt_send = s.0.7;
         p.sw.scheduler_features = true;

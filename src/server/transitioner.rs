@@ -215,7 +215,7 @@ pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     // Step 8: file deletion.
     let mut deferred: Option<Time> = None;
     if p.db.wu(wuid).assimilate_state == AssimilateState::Done {
-        let delete_delay = p.cfg.config.delete_delay.get();
+        let delete_delay = p.cfg.config.delete_delay;
         if now >= most_recently_returned + delete_delay {
             if all_over_and_validated && p.db.wu(wuid).file_delete_state == FileDeleteState::Init {
                 p.db.set_wu_file_delete_state(ACTOR, wuid, FileDeleteState::Ready, now);

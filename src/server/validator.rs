@@ -138,7 +138,7 @@ fn check_against_canonical(
         can.file_delete_state == FileDeleteState::Done,
         can.granted_credit,
     );
-    let v = &p.app_of(wuid).validator;
+    let v = &p.app_of(wuid).cfg.validator;
     let (cmp, tol) = (v.comparison, v.tolerance);
     for rid in results {
         let r = p.db.result(rid);
@@ -292,7 +292,7 @@ fn check_set(
     let min_valid = min_quorum / 2 + 1;
     let mut retry = false;
     let mut good: Vec<ResultId> = Vec::with_capacity(viable.len());
-    let v = &p.app_of(wuid).validator;
+    let v = &p.app_of(wuid).cfg.validator;
     let (max_claimed, classic) = (v.max_claimed_credit, v.credit == CreditScheme::Classic);
     let (cmp, tol) = (v.comparison, v.tolerance);
     for &rid in viable {
@@ -342,7 +342,7 @@ fn set_credit(p: &mut Project, wuid: WuId, viable: &[ResultId]) -> f64 {
         .copied()
         .filter(|&r| p.db.result(r).validate_state == ValidateState::Valid)
         .collect();
-    let v = &p.app_of(wuid).validator;
+    let v = &p.app_of(wuid).cfg.validator;
     let max_granted = v.max_granted_credit;
     let credit = match v.credit {
         CreditScheme::Classic => {
@@ -390,7 +390,7 @@ fn credit_new_pfc(p: &mut Project, rid: ResultId, out: &mut Vec<(PfcMode, f64)>)
     let app = p.app(wu.appid);
     let settings = PfcSettings {
         host_scale_check: app.cfg.host_scale_check,
-        max_granted_credit: app.validator.max_granted_credit,
+        max_granted_credit: app.cfg.validator.max_granted_credit,
     };
     let Some(hav) = p.db.hosts.get_mut(hostid).and_then(|h| h.hav_mut(av)) else {
         out.push((PfcMode::WuEstimate, anchor(p, wuid)));
@@ -406,7 +406,7 @@ fn grant(p: &mut Project, now: Time, rid: ResultId, credit: f64) {
     if p.db.result(rid).granted_credit != 0.0 {
         return;
     }
-    let v = &p.app_of(p.db.result(rid).workunitid).validator;
+    let v = &p.app_of(p.db.result(rid).workunitid).cfg.validator;
     let credit = if v.grant_claimed_credit {
         p.db.result(rid).claimed_credit
     } else {

@@ -47,9 +47,9 @@ impl State {
 /// execution sees. A fixed factor draws no random number.
 pub fn create_work(p: &mut Project, appid: AppId, now: Time, actor: Actor) -> WuId {
     let app = p.app_mut(appid);
-    let mut wu = WorkunitRow::from_template(&app.workunit, now);
+    let mut wu = WorkunitRow::from_template(&app.cfg.workunit, now);
     wu.appid = appid;
-    let factor = app.workunit.true_size.sample(&mut app.generator.rng);
+    let factor = app.cfg.workunit.true_size.sample(&mut app.generator.rng);
     wu.true_fpops = wu.rsc_fpops_est * factor;
     app.generator.created += 1;
     p.db.insert_workunit(actor, wu)
@@ -66,8 +66,8 @@ pub fn pass(p: &mut Project, now: Time) -> u64 {
 /// One pass of app `appid`'s work generator.
 fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
     let app = p.app(appid);
-    let cfg = &app.work_generator;
-    if now < cfg.start.get() {
+    let cfg = &app.cfg.work_generator;
+    if now < cfg.start {
         return 0;
     }
     let cap = if cfg.max_workunits == 0 {
@@ -87,8 +87,8 @@ fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
             }
         }
         WorkGenMode::Rate => {
-            let interval = cfg.interval.get().max(1);
-            let due = ((now - cfg.start.get()) / interval + 1) as u64;
+            let interval = cfg.interval.max(1);
+            let due = ((now - cfg.start) / interval + 1) as u64;
             due.saturating_sub(created)
         }
         WorkGenMode::Cushion => cushion_want(p, appid, cfg.cushion as u64, cfg.count as u64),
@@ -127,7 +127,7 @@ fn cushion_want(p: &Project, appid: AppId, cushion: u64, per_pass: u64) -> u64 {
     if n > cushion {
         return 0;
     }
-    let replication = app.workunit.target_nresults.max(1) as u64;
+    let replication = app.cfg.workunit.target_nresults.max(1) as u64;
     let want = (cushion - n) / replication;
     if per_pass > 0 {
         want.min(per_pass)

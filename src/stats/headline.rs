@@ -218,7 +218,7 @@ pub fn values(
     // A value of the workunit template: the app's own, or the one all apps share.
     let template_of = |g: fn(&WuTemplate) -> f64| match scope {
         Scope::Project => all_apps(p, g),
-        Scope::App(a) => Some(g(&p.app(a).workunit)),
+        Scope::App(a) => Some(g(&p.app(a).cfg.workunit)),
     };
     let neutrality = match scope {
         Scope::Project => f.recorder.credit[pi].worst_neutrality(),
@@ -259,44 +259,44 @@ pub fn values(
     let dl = t.deadline;
     // In the order of COLUMNS.
     let values: [Option<f64>; COLUMNS.len()] = [
-        template_of(|w| w.delay_bound.get() as f64), // delay_bound_s
-        template_of(|w| w.min_quorum as f64),        // min_quorum
-        template_of(|w| w.target_nresults as f64),   // target_nresults
-        n(t.workunits),                              // workunits_created
-        Some(assim_valid),                           // workunits_assimilated_valid
-        Some(assim_error),                           // workunits_assimilated_error
-        ratio(assim_valid + assim_error, days),      // workunits_assimilated_per_day
+        template_of(|w| w.delay_bound as f64),     // delay_bound_s
+        template_of(|w| w.min_quorum as f64),      // min_quorum
+        template_of(|w| w.target_nresults as f64), // target_nresults
+        n(t.workunits),                            // workunits_created
+        Some(assim_valid),                         // workunits_assimilated_valid
+        Some(assim_error),                         // workunits_assimilated_error
+        ratio(assim_valid + assim_error, days),    // workunits_assimilated_per_day
         ratio(t.workunits_valid_in_window as f64, t.window.days()), // workunits_valid_per_day
         ratio(t.workunits_error_in_window as f64, t.window.days()), // workunits_error_per_day
-        n(t.results),                                // results_created
-        n(t.results_sent),                           // results_sent
-        Some(reported),                              // results_reported
-        ratio(reported, days),                       // results_reported_per_day
+        n(t.results),                              // results_created
+        n(t.results_sent),                         // results_sent
+        Some(reported),                            // results_reported
+        ratio(reported, days),                     // results_reported_per_day
         ratio(t.results as f64, t.workunits as f64), // results_per_workunit
-        Some(met),                                   // results_deadline_met
-        Some(missed),                                // results_deadline_missed
-        ratio(missed, met + missed),                 // deadline_miss_frac
-        n(t.outcome_count("no_reply")),              // results_no_reply
-        n(t.validate_count("too_late")),             // results_too_late
-        n(dl.passed()),                              // results_deadline_passed
-        n(dl.late),                                  // results_deadline_late
-        n(dl.no_reply),                              // results_deadline_no_reply
-        n(dl.detached),                              // results_deadline_detached
+        Some(met),                                 // results_deadline_met
+        Some(missed),                              // results_deadline_missed
+        ratio(missed, met + missed),               // deadline_miss_frac
+        n(t.outcome_count("no_reply")),            // results_no_reply
+        n(t.validate_count("too_late")),           // results_too_late
+        n(dl.passed()),                            // results_deadline_passed
+        n(dl.late),                                // results_deadline_late
+        n(dl.no_reply),                            // results_deadline_no_reply
+        n(dl.detached),                            // results_deadline_detached
         ratio(dl.failed() as f64, dl.passed() as f64), // deadline_fail_frac
-        n(dl.censored),                              // results_censored
+        n(dl.censored),                            // results_censored
         ratio(t.outcome_count("client_error") as f64, with_outcome), // error_frac
         ratio(t.results_judged_invalid as f64, t.results_judged as f64), // invalid_frac
         ratio(t.outcome_count("no_reply") as f64, with_outcome), // no_reply_frac
         ratio(t.outcome_count("didnt_need") as f64, with_outcome), // didnt_need_frac
         ratio(t.validate_count("too_late") as f64, with_outcome), // too_late_frac
-        Some(cpu_reported),                          // cpu_time_reported_s
-        Some(cpu_wasted),                            // cpu_time_wasted_s
-        ratio(cpu_wasted, cpu_reported),             // wasted_cpu_frac
-        Some(total(metrics::FLOPS_USEFUL)),          // flops_useful_flops
-        Some(total(metrics::FLOPS_WASTED)),          // flops_wasted_flops
-        Some(t.granted_credit_total),                // credit_granted_credit
-        ratio(t.granted_credit_total, days),         // credit_granted_per_day_credit
-        Some(t.valid_claimed_credit),                // credit_claimed_valid_credit
+        Some(cpu_reported),                        // cpu_time_reported_s
+        Some(cpu_wasted),                          // cpu_time_wasted_s
+        ratio(cpu_wasted, cpu_reported),           // wasted_cpu_frac
+        Some(total(metrics::FLOPS_USEFUL)),        // flops_useful_flops
+        Some(total(metrics::FLOPS_WASTED)),        // flops_wasted_flops
+        Some(t.granted_credit_total),              // credit_granted_credit
+        ratio(t.granted_credit_total, days),       // credit_granted_per_day_credit
+        Some(t.valid_claimed_credit),              // credit_claimed_valid_credit
         // Under credit_new BOINC stores no claims (claimed_credit = 0, spec
         // backend §1.2): the ratio then has no value rather than a misleading 0.
         ratio(t.valid_claimed_credit, t.valid_granted_credit)
@@ -386,10 +386,10 @@ fn all_apps(
     p: &crate::server::Project,
     f: impl Fn(&crate::server::config::WuTemplate) -> f64,
 ) -> Option<f64> {
-    let first = f(&p.apps[0].workunit);
+    let first = f(&p.apps[0].cfg.workunit);
     p.apps
         .iter()
-        .all(|a| f(&a.workunit) == first)
+        .all(|a| f(&a.cfg.workunit) == first)
         .then_some(first)
 }
 

@@ -24,7 +24,7 @@ pub fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
                 format!("project {}", p.name)
             };
             let t = f.recorder.app_tally(pi, app.id);
-            let bound = app.workunit.delay_bound.get();
+            let bound = app.cfg.workunit.delay_bound;
             out.extend(window::censoring_warning(
                 &who,
                 bound,

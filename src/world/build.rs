@@ -65,7 +65,7 @@ impl<R: Recorder> World<R> {
                 (Daemon::Feeder, d.feeder),
                 (Daemon::WorkGenerator, d.work_generator),
             ] {
-                if period.get() > 0 {
+                if period > 0 {
                     let project = pi as u16;
                     let ev = Event::DaemonPass { project, daemon };
                     queue.push(0, plan.tie_class_of(daemon), ev);

@@ -144,7 +144,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
                 // The maintenance reply's `request_delay` (spec backend §2.9); the
                 // client applies it as spec client §1.7 / §4.2 say.
                 OutageKind::Down => RpcStatus::Down {
-                    request_delay: o.maintenance_delay(&self.projects[pi].cfg.config),
+                    request_delay: o.maintenance_delay as f64,
                 },
                 OutageKind::Unreachable => RpcStatus::Failed,
             };

@@ -395,13 +395,13 @@ fn period_of(p: &Project, d: Daemon) -> Time {
     let x = &p.cfg.daemons;
     match d {
         Daemon::Scheduler => 1,
-        Daemon::Transitioner => x.transitioner.get(),
-        Daemon::Validator => x.validator.get(),
-        Daemon::Assimilator => x.assimilator.get(),
-        Daemon::FileDeleter => x.file_deleter.get(),
-        Daemon::DbPurge => x.db_purge.get(),
-        Daemon::Feeder => x.feeder.get(),
-        Daemon::WorkGenerator => x.work_generator.get(),
+        Daemon::Transitioner => x.transitioner,
+        Daemon::Validator => x.validator,
+        Daemon::Assimilator => x.assimilator,
+        Daemon::FileDeleter => x.file_deleter,
+        Daemon::DbPurge => x.db_purge,
+        Daemon::Feeder => x.feeder,
+        Daemon::WorkGenerator => x.work_generator,
     }
     .max(1)
 }

@@ -70,7 +70,7 @@ impl<R: Recorder> World<R> {
             host.last_reply = match o.kind {
                 OutageKind::Down => {
                     let mut r = Reply::default();
-                    r.maintenance(o.maintenance_delay(&b.projects[pi].cfg.config));
+                    r.maintenance(o.maintenance_delay as f64);
                     Some(r)
                 }
                 OutageKind::Unreachable => None,

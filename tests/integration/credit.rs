@@ -369,7 +369,7 @@ fn the_scenarios_app_versions_are_registered_with_their_device() {
     let loaded =
         boinc_sim::scenario::load::load(&root().join("scenarios/gpu-mixed.toml"), &[], None)
             .unwrap();
-    let cfg = loaded.file.project["main"].clone();
+    let cfg = loaded.file.project["main"].resolve();
     let p = boinc_sim::server::Project::new(0, "main", cfg, 1, false);
     let versions: Vec<(u32, u32, bool)> = p
         .credit

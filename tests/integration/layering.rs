@@ -252,3 +252,34 @@ fn stats_modules_form_no_cycle() {
         }
     }
 }
+
+/// The server's configuration is what its daemons read, resolved when the scenario
+/// is loaded; the scenario file's tables are the scenario's types, which resolve
+/// into it (`scenario::schema::project`). So the server never names the scenario,
+/// and its configuration structs are no file format: serde derives there are only
+/// on the value enums the file shares (a mode, a scheme, a variant).
+#[test]
+fn the_server_configuration_is_not_the_file_schema() {
+    assert_never_names(
+        &["server"],
+        "crate",
+        &["scenario"],
+        "the scenario resolves its tables into server::ProjectConfig when it loads; \
+         the server reads only that",
+    );
+    let config = code(&src("server/config.rs"));
+    let mut lines = config.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        if line.starts_with("#[derive(") && line.contains("Deserialize") {
+            let item = lines
+                .by_ref()
+                .find(|l| l.starts_with("pub "))
+                .unwrap_or_default();
+            assert!(
+                item.starts_with("pub enum "),
+                "src/server/config.rs derives serde on `{item}`: the file's tables are \
+                 scenario::schema types, resolved into plain runtime structs"
+            );
+        }
+    }
+}

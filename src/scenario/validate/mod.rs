@@ -327,7 +327,8 @@ impl Checker<'_> {
         let Some(p) = self.file.project.get(project) else {
             return;
         };
-        if p.app_id(app).is_none() {
+        // "" names the first app, as at run time (`server::ProjectConfig::app_id`).
+        if !app.is_empty() && !p.app.iter().any(|a| a.name == app) {
             let names: Vec<&str> = p.app.iter().map(|a| a.name.as_str()).collect();
             self.push(
                 path.to_string(),
@@ -435,7 +436,7 @@ impl Checker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::ProjectConfig;
+    use crate::scenario::ProjectConfig;
 
     fn one_project() -> ScenarioFile {
         let mut f = ScenarioFile::default();

@@ -8,8 +8,8 @@
 
 use super::{Checker, is_identifier};
 use crate::client::config::Policy;
-use crate::server::ProjectConfig;
-use crate::server::config::{AppVersionConfig, WorkGenConfig, WorkGenMode, WuTemplate};
+use crate::scenario::schema::{AppVersionConfig, ProjectConfig, WorkGenConfig, WuTemplate};
+use crate::server::config::WorkGenMode;
 
 impl Checker<'_> {
     pub(super) fn projects(&mut self) {
