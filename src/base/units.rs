@@ -9,6 +9,10 @@ use std::fmt;
 /// Seconds in a day, the unit of quotas and credit averages.
 pub const DAY: i64 = 86_400;
 
+/// [`DAY`] as a float, for rates and buffers counted in days (BOINC's
+/// `SECONDS_PER_DAY`).
+pub const SECONDS_PER_DAY: f64 = DAY as f64;
+
 /// Formats a duration in seconds the way scenario files accept it back (`"10d"`,
 /// `"6h"`, `"90m"` or plain seconds), choosing the largest exact unit.
 pub fn format_duration(secs: i64) -> String {

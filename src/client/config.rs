@@ -6,6 +6,7 @@
 //! (`work_buf_min_days = 1`, `work_buf_max_days = 3`, `max_cpus = 2`) and the modern
 //! ones of §2.1 (`work_buf_min_days = 0.1`, `work_buf_additional_days = 0.5`).
 
+use crate::engine::time::SECONDS_PER_DAY;
 use serde::{Deserialize, Serialize};
 
 /// Which client policy a host runs (spec client §7).
@@ -183,12 +184,12 @@ impl ClientConfig {
 
     /// Modern `work_buf_min()` = `max(work_buf_min_days·86400, 180)` (spec client §2.2).
     pub fn work_buf_min(&self) -> f64 {
-        (self.work_buf_min_days * 86_400.0).max(180.0)
+        (self.work_buf_min_days * SECONDS_PER_DAY).max(180.0)
     }
 
     /// Modern `work_buf_total()` = `max(work_buf_min() + additional, 1)` (§2.2).
     pub fn work_buf_total(&self) -> f64 {
-        (self.work_buf_min() + self.work_buf_additional_days * 86_400.0).max(1.0)
+        (self.work_buf_min() + self.work_buf_additional_days * SECONDS_PER_DAY).max(1.0)
     }
 }
 

@@ -23,4 +23,4 @@ pub fn db_time(t: Time) -> DbTime {
     t.clamp(DbTime::MIN.into(), INT_MAX) as DbTime
 }
 
-pub use crate::base::units::{DAY, format_duration};
+pub use crate::base::units::{DAY, SECONDS_PER_DAY, format_duration};

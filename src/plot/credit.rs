@@ -103,7 +103,7 @@ type Series = (String, Vec<(f64, f64)>);
 /// neutrality ratio of each app (highest / lowest credit per GFLOP across its
 /// versions, 1 = neutral), from `credit_versions.csv`.
 pub fn credit_neutrality(d: &RunData) -> Figure {
-    let days = |t: i64| t as f64 / 86_400.0;
+    let days = |t: i64| t as f64 / crate::engine::time::SECONDS_PER_DAY;
     let several = d
         .credit_versions
         .first()

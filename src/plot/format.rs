@@ -102,7 +102,7 @@ pub fn duration(s: f64) -> String {
     } else if a < 48.0 * 3600.0 {
         format!("{} h", number(s / 3600.0))
     } else {
-        format!("{} d", number(s / 86400.0))
+        format!("{} d", number(s / crate::engine::time::SECONDS_PER_DAY))
     }
 }
 

@@ -10,7 +10,8 @@ use super::db::OutputStatus;
 use super::resource::{N_RSC, ProcType, coproc_of};
 use super::types::*;
 use super::{Project, hr};
-use crate::engine::{Time, time::DAY as DAY_SECS};
+use crate::engine::Time;
+use crate::engine::time::{DAY as DAY_SECS, SECONDS_PER_DAY};
 use rand::RngExt;
 
 const ACTOR: Actor = Actor::Scheduler;
@@ -19,9 +20,9 @@ const ACTOR: Actor = Actor::Scheduler;
 pub const CONS_VALID_RELIABLE: i32 = 10;
 pub const CONS_VALID_UNREPLICATED: i32 = 10;
 /// Longest `request_delay` the scheduler asks for (`DELAY_MAX`, 2 days).
-pub const DELAY_MAX: f64 = 2.0 * 86400.0;
+pub const DELAY_MAX: f64 = 2.0 * SECONDS_PER_DAY;
 /// Retry delay given to a blacklisted host.
-pub const BLACKLIST_DELAY: f64 = 86400.0;
+pub const BLACKLIST_DELAY: f64 = SECONDS_PER_DAY;
 
 /// One result the client reports (spec backend §2.4.3).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,7 +9,7 @@ use std::f64::consts::LN_2;
 
 /// Credits per FLOP: 200 credits per day per GFLOPS (`COBBLESTONE_SCALE`, §2.1).
 pub const COBBLESTONE_SCALE: f64 = 200.0 / 86_400e9;
-const SECONDS_PER_DAY: f64 = 86_400.0;
+use crate::engine::time::SECONDS_PER_DAY;
 
 /// `update_average` (lib/util.cpp): exponential average of `work` per day with
 /// half-life `half_life`, over the time since `avg_time` (spec client §2.3).

@@ -13,6 +13,7 @@ use super::rec::project_priority_init;
 use super::rr_sim::{RrCache, RrOut};
 use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::{ClientHost, ProjectState, RpcReason, WorkRequest};
+use crate::engine::time::SECONDS_PER_DAY;
 use crate::server::resource::{CPU, N_RSC, ProcType, coproc_of};
 
 /// `WF_MAX_RUNNABLE_JOBS` (§2.1).
@@ -82,7 +83,7 @@ pub fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
 
 /// The `ZERO_SHARE` threshold: `min(work_buf_min_days·86400, WF_EST_FETCH_TIME)`.
 pub fn zero_share_threshold(cfg: &ClientConfig) -> f64 {
-    (cfg.work_buf_min_days * 86_400.0).min(WF_EST_FETCH_TIME)
+    (cfg.work_buf_min_days * SECONDS_PER_DAY).min(WF_EST_FETCH_TIME)
 }
 
 /// `compute_rsc_project_reason` for processor type `rsc`, whose simulation is `rr`

@@ -10,10 +10,9 @@ use crate::client::host::{ClientHost, ProjectState};
 
 /// `EXP_DECAY_RATE = 1/(SECONDS_PER_DAY·7)`: the average falls by a factor of e per
 /// week (spec client §1.2).
-pub const EXP_DECAY_RATE: f64 = 1.0 / (86_400.0 * 7.0);
+pub const EXP_DECAY_RATE: f64 = 1.0 / (SECONDS_PER_DAY * 7.0);
 
-/// Seconds per day (`SECONDS_PER_DAY`).
-pub const SECONDS_PER_DAY: f64 = 86_400.0;
+pub use crate::engine::time::SECONDS_PER_DAY;
 
 /// `debt_order` of a project not ranked yet (the C code's `-1`).
 pub const UNRANKED: u32 = u32::MAX;

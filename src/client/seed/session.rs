@@ -11,6 +11,7 @@ use crate::client::host::{
     ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, TaskState, WorkRequest,
 };
 use crate::engine::Time;
+use crate::engine::time::SECONDS_PER_DAY;
 
 /// What one RPC came to, from the session's point of view.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,7 +50,7 @@ fn rpc_once<S: ServerLink + ?Sized>(
     let work = WorkRequest {
         req_secs,
         req_instances: 0.0,
-        estimated_delay: current_work_buf_days(host) * 86_400.0,
+        estimated_delay: current_work_buf_days(host) * SECONDS_PER_DAY,
         ..Default::default()
     };
     Ok(
