@@ -1,0 +1,235 @@
+//! The jobs a client holds: where each is ([`TaskState`]), what it uses and how fast
+//! it truly computes ([`JobUsage`]), the job itself ([`ClientJob`]), and the host's
+//! operations on its queue that are about jobs rather than their execution: adding a
+//! job the server sent ([`ClientHost::receive`]) and the client's estimates of what
+//! is left ([`ClientHost::est_flops_left`], spec client §1.4, §3.6).
+
+use super::ClientHost;
+use crate::client::config::Policy;
+use crate::client::estimate;
+use crate::engine::Time;
+use crate::server::resource::ProcType;
+use crate::server::scheduler::Job;
+use crate::server::types::*;
+
+/// Where a job is in the client (`result.state` + `active_task`, simplified).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TaskState {
+    /// Downloaded, never run.
+    #[default]
+    Unstarted,
+    /// Executing on a CPU now.
+    Running,
+    /// Preempted and kept in memory: loses nothing.
+    Suspended,
+    /// Preempted and removed from memory: restarted from its checkpoint.
+    Quit,
+    /// Finished computing (success or error); waits to be reported.
+    Done,
+}
+
+/// The job's app version on this host, as the reply gave it: its app, what it
+/// uses while it runs (`avg_ncpus`, the GPU type and `coproc_usage`; spec client
+/// §5.4, backend §2.4.4) and how fast it truly computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JobUsage {
+    /// The processor type the job is scheduled on (CPU, or its GPU type).
+    pub proc_type: ProcType,
+    /// The workunit's app within its project (`appid − 1`): which app's outputs a
+    /// wrong result takes ([`HostBehaviour::outputs`](super::HostBehaviour::outputs)).
+    /// Beside `proc_type`, it fills padding: the job costs no more memory.
+    pub app: u16,
+    /// CPUs the job uses: several for a multi-threaded job, a fraction for most GPU
+    /// jobs.
+    pub avg_ncpus: f64,
+    /// Instances of its GPU type the job uses (0 for a CPU job; may be a fraction).
+    pub gpu_usage: f64,
+    /// Simulator-only: FLOPS the job computes at while it runs (the server's
+    /// `Job::true_flops`); `None`: a one-CPU job at the host's `p_fpops`.
+    pub true_flops: Option<f64>,
+}
+
+impl Default for JobUsage {
+    /// A plain one-CPU job.
+    fn default() -> Self {
+        JobUsage {
+            proc_type: ProcType::Cpu,
+            app: 0,
+            avg_ncpus: 1.0,
+            gpu_usage: 0.0,
+            true_flops: None,
+        }
+    }
+}
+
+impl JobUsage {
+    /// Whether the job runs on a GPU (`uses_coprocs`).
+    pub fn uses_gpu(&self) -> bool {
+        self.proc_type != ProcType::Cpu
+    }
+}
+
+/// A job the client holds (spec client §1.4, §2.5, §3).
+#[derive(Clone, Debug, Default)]
+pub struct ClientJob {
+    /// Index into [`ClientHost::projects`].
+    pub project: u8,
+    pub result_id: ResultId,
+    pub workunit_id: WuId,
+    pub received_time: Time,
+    pub report_deadline: Time,
+    /// `wu.rsc_fpops_est`: the client's estimate of the job's size.
+    pub rsc_fpops_est: f64,
+    /// The app version's `flops` from the reply (the server's projected speed).
+    pub app_flops: f64,
+    /// Simulator-only: the job's true size. Only execution reads it; the client's
+    /// estimates go through [`estimate`].
+    pub true_fpops: f64,
+    /// True FLOPs still to compute.
+    pub flops_left: f64,
+    /// `flops_left` at the last checkpoint.
+    pub checkpoint_flops_left: f64,
+    pub state: TaskState,
+    /// `max_elapsed_time` (seconds, [`estimate::max_elapsed_time`]): the job is
+    /// aborted when its CPU time reaches it.
+    pub max_elapsed_time: f64,
+    /// Set when the job ran into `max_elapsed_time` (`EXIT_TIME_LIMIT_EXCEEDED`).
+    pub time_limit_exceeded: bool,
+    /// What the job uses and how fast it computes.
+    pub usage: JobUsage,
+    /// Elapsed seconds computed, and the value at the last checkpoint. A one-CPU job
+    /// uses one CPU, so this is also its CPU time; others report
+    /// [`ClientJob::reported_cpu_time`].
+    pub cpu_time: f64,
+    pub checkpoint_cpu_time: f64,
+    pub peak_flop_count: f64,
+    pub completed_time: Time,
+    /// Outcome decided when computing ends.
+    pub client_state: i32,
+    pub exit_status: i32,
+    pub output: f64,
+    /// Whether `output` is right (simulator truth; `None` for an error).
+    pub output_correct: Option<bool>,
+    // --- modern CPU scheduler scratch (§3.2–3.3) ---
+    pub run_interval_start: f64,
+    pub edf_scheduled: bool,
+    pub once_ran_edf: bool,
+    pub rr_sim_misses_deadline: bool,
+    /// Time of the last projected miss (keeps a task marked one period, §3.2 step 2).
+    pub last_deadline_miss_time: f64,
+    pub scheduled: bool,
+}
+
+impl ClientJob {
+    /// A job of estimate `rsc_fpops_est` that really takes `true_fpops`, sent with
+    /// app version `flops` and bound `rsc_fpops_bound`; its time limit is for a
+    /// client estimating at `flops`, and nothing of it has run.
+    pub fn sized(rsc_fpops_est: f64, true_fpops: f64, flops: f64, rsc_fpops_bound: f64) -> Self {
+        ClientJob {
+            rsc_fpops_est,
+            app_flops: flops,
+            true_fpops,
+            flops_left: true_fpops,
+            checkpoint_flops_left: true_fpops,
+            max_elapsed_time: rsc_fpops_bound / flops,
+            ..Default::default()
+        }
+    }
+    pub fn ready_to_report(&self) -> bool {
+        self.state == TaskState::Done
+    }
+    /// Not finished computing (`state < COMPUTE_DONE`).
+    pub fn unfinished(&self) -> bool {
+        self.state != TaskState::Done
+    }
+    pub fn is_running(&self) -> bool {
+        self.state == TaskState::Running
+    }
+    /// CPU seconds the job used: its elapsed time times its `avg_ncpus` (spec
+    /// client §5.4), what the result reports as `cpu_time`.
+    pub fn reported_cpu_time(&self) -> f64 {
+        self.cpu_time * self.usage.avg_ncpus
+    }
+    /// Fraction of the true size done.
+    pub fn fraction_done(&self, true_size: f64) -> f64 {
+        if true_size <= 0.0 {
+            1.0
+        } else {
+            (1.0 - self.flops_left / true_size).clamp(0.0, 1.0)
+        }
+    }
+}
+
+impl ClientHost {
+    /// Adds a job the project `pi` sent at `now` to the queue, with its time limit
+    /// for this client (spec client §4.2).
+    pub fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
+        let mut new = ClientJob {
+            project: pi as u8,
+            result_id: job.result_id,
+            workunit_id: job.workunit_id,
+            received_time: now,
+            report_deadline: job.report_deadline,
+            usage: JobUsage {
+                proc_type: job.proc_type,
+                app: job.appid.saturating_sub(1) as u16,
+                avg_ncpus: job.avg_ncpus,
+                gpu_usage: job.gpu_usage,
+                true_flops: Some(job.true_flops),
+            },
+            ..ClientJob::sized(
+                job.rsc_fpops_est,
+                job.true_fpops,
+                job.flops,
+                job.rsc_fpops_bound,
+            )
+        };
+        new.max_elapsed_time =
+            estimate::max_elapsed_time(job.rsc_fpops_bound, &new, self.p_fpops, policy);
+        // Grow by a quarter, not by doubling: a host's queue hovers around its
+        // buffer's size, and with doubling a third of the job memory of a large run
+        // was unused capacity (issue 12, docs/performance.md).
+        if self.jobs.len() == self.jobs.capacity() {
+            self.jobs.reserve_exact((self.jobs.len() / 4).max(2));
+        }
+        self.jobs.push(new);
+    }
+
+    /// The client's estimate of job `j`'s remaining work, FLOPs at `p_fpops`
+    /// ([`estimate::est_flops_left`]).
+    pub fn est_flops_left(&self, j: &ClientJob, policy: Policy) -> f64 {
+        let dcf = self.projects[j.project as usize].dcf;
+        estimate::est_flops_left(j, self.p_fpops, policy, dcf)
+    }
+
+    /// Estimated seconds of job `j`'s work left per true second of it
+    /// ([`estimate::est_ratio`]).
+    pub fn est_ratio(&self, j: &ClientJob, policy: Policy) -> f64 {
+        let dcf = self.projects[j.project as usize].dcf;
+        estimate::est_ratio(j, self.p_fpops, policy, dcf)
+    }
+
+    /// Work left in the buffer of jobs not finished, seconds of one CPU at
+    /// `p_fpops`, as the client estimates it (estimate × fraction left, spec client
+    /// §1.4, corrected as in §3.6).
+    pub fn unfinished_secs(&self, policy: Policy) -> f64 {
+        self.jobs
+            .iter()
+            .filter(|j| j.unfinished())
+            .map(|j| self.est_flops_left(j, policy) / self.p_fpops)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job's size is the client's memory per job in flight, millions of them in a
+    /// large run (docs/performance.md "Sizes"): a field added shows here first.
+    #[test]
+    fn job_size() {
+        assert_eq!(std::mem::size_of::<JobUsage>(), 40);
+        assert_eq!(std::mem::size_of::<ClientJob>(), 184);
+    }
+}

@@ -1,0 +1,281 @@
+//! One scheduler RPC, as the client sees it (spec client §4): why it is made
+//! ([`RpcReason`]), what it asks for ([`WorkRequest`]) and sends ([`RpcRequest`],
+//! with the host's [`TimeStats`]), what comes back ([`RpcReply`], [`RpcStatus`]),
+//! the [`ServerLink`] it goes through, and [`ClientHost::rpc`], which makes it and
+//! applies the reply. Shared by both policies; what a failure or an empty reply means
+//! is theirs.
+
+use super::{ClientHost, ClientJob, HostBehaviour, TaskState};
+use crate::client::config::ClientConfig;
+use crate::engine::Time;
+use crate::server::db::OutputStatus;
+use crate::server::resource::Coproc;
+use crate::server::scheduler::{Job, ReportedJob};
+use crate::server::types::*;
+use rand::RngExt;
+
+/// Why an RPC is made (`rpc_reason`, modern client; spec client §2.7, §2.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RpcReason {
+    #[default]
+    None,
+    ResultsDue,
+    NeedWork,
+    Init,
+}
+
+/// The time-statistics the client keeps and sends to the server (spec client §1.11,
+/// §3.5), as exponential moving averages over the host's real on/active/connected
+/// intervals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeStats {
+    pub on_frac: f64,
+    pub active_frac: f64,
+    pub connected_frac: f64,
+}
+
+/// What the server answered (spec client §4.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RpcStatus {
+    /// No scheduler URL could be reached (outage, or the host is not connected).
+    Failed,
+    /// The reply said `project_is_down`.
+    Down { request_delay: f64 },
+    /// A real reply.
+    Ok {
+        new_jobs: u32,
+        request_delay: f64,
+        no_work: bool,
+    },
+}
+
+/// A work request of one RPC.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WorkRequest {
+    /// CPU seconds asked for (`work_req_seconds`, `cpu_req_secs`).
+    pub req_secs: f64,
+    /// CPU instances asked for (`cpu_req_instances`, modern only).
+    pub req_instances: f64,
+    /// The client's queued work, seconds (`estimated_delay`).
+    pub estimated_delay: f64,
+    /// GPU seconds and instances asked for, by processor type (index 0 unused: the
+    /// CPU's are `req_secs` and `req_instances`; modern only, spec client §4.1).
+    pub gpu_req_secs: [f64; crate::server::resource::N_RSC],
+    pub gpu_req_instances: [f64; crate::server::resource::N_RSC],
+}
+
+impl WorkRequest {
+    /// Whether it asks for any work, of any resource.
+    pub fn asks(&self) -> bool {
+        self.req_secs > 0.0
+            || self.req_instances > 0.0
+            || self.gpu_req_secs.iter().any(|&x| x > 0.0)
+            || self.gpu_req_instances.iter().any(|&x| x > 0.0)
+    }
+}
+
+/// Everything a host sends in one scheduler RPC (spec client §4.1): who it is,
+/// what it asks for, and its jobs, from which the request's reported results and
+/// `other_results` are read ([`Self::reported`], [`Self::in_progress`]). The server
+/// side builds whatever lists it needs in buffers of its own, so a host holds no
+/// buffers between its RPCs and lends none.
+pub struct RpcRequest<'a> {
+    /// Global index of the host (its random streams' id).
+    pub host_index: u32,
+    /// The host's group, whose attributes a new host record takes.
+    pub group: u16,
+    /// The project's index in the world.
+    pub project: u16,
+    pub hostid: HostId,
+    pub reattached: bool,
+    pub work: WorkRequest,
+    /// Index of the project in the host's own list, which its jobs carry.
+    pub(crate) slot: u8,
+    pub(crate) jobs: &'a [ClientJob],
+    pub p_ncpus: u32,
+    pub p_fpops: f64,
+    /// The host's coprocessors (`<coprocs>` of the request's host info).
+    pub coprocs: &'a [Coproc],
+    pub time_stats: TimeStats,
+}
+
+impl RpcRequest<'_> {
+    /// The results the request reports: the project's jobs ready to report, in the
+    /// client's order (spec client §4.1, `<result>` elements).
+    pub fn reported(&self) -> impl Iterator<Item = ReportedJob> + '_ {
+        self.jobs
+            .iter()
+            .filter(|j| j.project == self.slot && j.ready_to_report())
+            .map(|j| ReportedJob {
+                result_id: j.result_id,
+                client_state: j.client_state,
+                exit_status: j.exit_status,
+                cpu_time: j.reported_cpu_time(),
+                elapsed_time: j.cpu_time,
+                output: j.output,
+                output_correct: j.output_correct,
+                output_status: OutputStatus::Ok,
+            })
+    }
+
+    /// The project's other jobs the client holds (`<other_results>`), in the
+    /// client's order; the server sorts them.
+    pub fn in_progress(&self) -> impl Iterator<Item = ResultId> + '_ {
+        self.jobs
+            .iter()
+            .filter(|j| j.project == self.slot && !j.ready_to_report())
+            .map(|j| j.result_id)
+    }
+}
+
+/// The whole answer to one scheduler RPC (spec client §4.2): its status, the host
+/// id a new host record got, and, for a real reply, the jobs sent, the jobs to
+/// abort, and the processor types the project has no app version for. The lists
+/// borrow the server's reply buffers until the client has read them.
+#[derive(Debug)]
+pub struct RpcReply<'a> {
+    pub status: RpcStatus,
+    /// The host's id in the project's database (a new one at first contact).
+    pub hostid: HostId,
+    pub jobs: &'a [Job],
+    /// `result_abort`: jobs to stop whatever their state.
+    pub aborts: &'a [ResultId],
+    /// `result_abort_if_not_started`: jobs to drop if they never ran.
+    pub aborts_if_not_started: &'a [ResultId],
+    /// `<no_rsc_apps>`: per processor type, whether the project has no app version
+    /// for it (the client then never asks it for that type, spec client §2.6).
+    pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
+}
+
+impl<'a> RpcReply<'a> {
+    /// A reply that carries no lists: a failed RPC, a project that is down, or a
+    /// test server's empty answer.
+    pub fn bare(status: RpcStatus, hostid: HostId) -> Self {
+        RpcReply {
+            status,
+            hostid,
+            jobs: &[],
+            aborts: &[],
+            aborts_if_not_started: &[],
+            no_rsc_apps: [false; crate::server::resource::N_RSC],
+        }
+    }
+}
+
+/// The project servers, as seen from a host: one call per scheduler RPC, and one
+/// per master-file fetch. Whatever fails on the server side comes back as an
+/// [`Self::Error`] value, which the client's policy passes up unchanged.
+pub trait ServerLink {
+    type Error;
+    /// Makes one scheduler RPC and returns the whole reply.
+    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error>;
+    /// Fetches the project's master file: true if the project's web server answered.
+    fn master_fetch(&mut self, now: Time, project: u16) -> bool;
+}
+
+impl ClientHost {
+    /// Makes one scheduler RPC to `self.projects[pi]`: reports every ready result,
+    /// lists the jobs in progress, asks for `work`, and adds the jobs of the reply.
+    /// Shared by both policies; what a failure or an empty reply means is theirs.
+    pub fn rpc<S: ServerLink + ?Sized>(
+        &mut self,
+        now: Time,
+        pi: usize,
+        work: WorkRequest,
+        behaviour: &HostBehaviour,
+        cfg: &ClientConfig,
+        server: &mut S,
+    ) -> Result<RpcStatus, S::Error> {
+        let detach = behaviour.detach_prob > 0.0
+            && {
+                let u: f64 = self.rng.random();
+                u < behaviour.detach_prob
+            }
+            && self.projects[pi].hostid != 0;
+        if detach {
+            // Detach and re-attach: every job of the project is dropped unreported.
+            self.jobs.retain(|j| j.project as usize != pi);
+            self.merit.detaches += 1;
+        }
+        let p = &self.projects[pi];
+        let req = RpcRequest {
+            host_index: self.index,
+            group: self.group,
+            project: p.project,
+            hostid: p.hostid,
+            reattached: detach,
+            work,
+            slot: pi as u8,
+            jobs: &self.jobs,
+            p_ncpus: self.usable_cpus(cfg),
+            p_fpops: self.p_fpops,
+            coprocs: &self.coprocs,
+            time_stats: self.time_stats,
+        };
+        let reply = server.rpc(now, &req)?;
+        let status = reply.status;
+        let p = &mut self.projects[pi];
+        p.last_request = work;
+        match status {
+            RpcStatus::Failed | RpcStatus::Down { .. } => {
+                p.nrpc_failed += 1;
+            }
+            RpcStatus::Ok { .. } => {
+                p.nrpcs += 1;
+                p.hostid = reply.hostid;
+                p.no_rsc_apps = reply.no_rsc_apps;
+                // Reported results are acknowledged and leave the client.
+                let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
+                self.jobs.retain(|j| {
+                    if j.project as usize == pi && j.ready_to_report() {
+                        if now > j.report_deadline {
+                            missed += 1;
+                            wasted += j.peak_flop_count;
+                        } else {
+                            met += 1;
+                        }
+                        false
+                    } else {
+                        true
+                    }
+                });
+                // The server's aborts: the job stops and is reported as aborted by
+                // the project (`result_abort`; `_if_not_started` only before it ran).
+                let aborts = reply.aborts.iter().map(|&r| (r, false));
+                let if_unstarted = reply.aborts_if_not_started.iter().map(|&r| (r, true));
+                for (rid, only_unstarted) in aborts.chain(if_unstarted) {
+                    if let Some(j) = self
+                        .jobs
+                        .iter_mut()
+                        .find(|j| j.project as usize == pi && j.result_id == rid)
+                        && j.unfinished()
+                        && (!only_unstarted || j.state == TaskState::Unstarted)
+                    {
+                        j.state = TaskState::Done;
+                        j.completed_time = now;
+                        j.client_state = client_state::ABORTED;
+                        j.exit_status = exit_status::EXIT_ABORTED_BY_PROJECT;
+                    }
+                }
+                let p = &mut self.projects[pi];
+                p.met_deadline += met;
+                p.missed_deadline += missed;
+                p.flops_wasted += wasted;
+                p.njobs += reply.jobs.len() as u64;
+                for job in reply.jobs {
+                    // A job the client already has only gets the new deadline.
+                    if let Some(j) = self
+                        .jobs
+                        .iter_mut()
+                        .find(|j| j.result_id == job.result_id && j.project as usize == pi)
+                    {
+                        j.report_deadline = job.report_deadline;
+                        continue;
+                    }
+                    self.receive(pi, job, now, cfg.policy);
+                }
+            }
+        }
+        Ok(status)
+    }
+}
