@@ -1,7 +1,7 @@
 //! The client's runtime estimates: what a job will still take, as the client can
 //! know it (spec client §1.4, §3.6).
 //!
-//! A job's true size (`ClientJob::true_fpops`) may differ from the workunit's
+//! A job's true size ([`JobProgress::true_fpops`]) may differ from the workunit's
 //! `rsc_fpops_est`. The client never sees the true size: it sees the estimate, the
 //! app version's `flops`, the job's fraction done (which a real app reports from its
 //! own progress, so it is the fraction of the *true* work) and its own elapsed time.
@@ -23,7 +23,25 @@
 //! change.
 
 use super::config::Policy;
-use super::host::ClientJob;
+
+/// What the estimates read of a job the client holds: its sizes, the speed its app
+/// version was sent with, and how far it has run. The host passes these numbers in
+/// (`ClientJob::progress`), so this module names no host type: the host depends on
+/// the estimates, never the reverse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JobProgress {
+    /// `wu.rsc_fpops_est`: the client's estimate of the job's size.
+    pub rsc_fpops_est: f64,
+    /// The app version's `flops` from the reply (the server's projected speed).
+    pub app_flops: f64,
+    /// Simulator-only: the job's true size, read only as the fraction done
+    /// `1 − flops_left / true_fpops` a real app reports.
+    pub true_fpops: f64,
+    /// True FLOPs still to compute.
+    pub flops_left: f64,
+    /// Elapsed seconds computed.
+    pub cpu_time: f64,
+}
 
 /// The smallest and largest duration correction factor (spec client §3.6).
 pub const DCF_MIN: f64 = 0.01;
@@ -68,14 +86,14 @@ impl Dcf {
 /// `true_fpops / p_fpops`, and with the seed client's `flops = p_fpops` the ratio is
 /// exactly `true_fpops / rsc_fpops_est` (free of the rounding an accumulated clock
 /// would add).
-pub fn dcf_sample(j: &ClientJob) -> f64 {
+pub fn dcf_sample(j: JobProgress) -> f64 {
     j.true_fpops / j.rsc_fpops_est
 }
 
 /// The speed the client's estimates assume: the modern client's app version
 /// `flops` from the reply; the seed client's benchmark `p_fpops`
 /// (`estimate_cpu_time = rsc_fpops_est / host.p_fpops`, spec client §1.4).
-pub fn client_flops(j: &ClientJob, p_fpops: f64, policy: Policy) -> f64 {
+pub fn client_flops(j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
     match policy {
         Policy::SeedDebt => p_fpops,
         Policy::ModernRec => j.app_flops,
@@ -87,14 +105,14 @@ pub fn client_flops(j: &ClientJob, p_fpops: f64, policy: Policy) -> f64 {
 /// §1.2: the client aborts a job beyond its bound). The bound comes with the job
 /// and is read only here, so the queued job does not keep it (issue 12: a job in
 /// a client's queue is 144 bytes).
-pub fn max_elapsed_time(rsc_fpops_bound: f64, j: &ClientJob, p_fpops: f64, policy: Policy) -> f64 {
+pub fn max_elapsed_time(rsc_fpops_bound: f64, j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
     rsc_fpops_bound / client_flops(j, p_fpops, policy)
 }
 
 /// The static estimate of a job's whole run, seconds: `rsc_fpops_est / flops`,
 /// times the DCF where the policy uses one (`estimated_runtime`, spec client §3.6;
 /// seed: `estimate_cpu_time`, §1.4).
-pub fn estimated_runtime(j: &ClientJob, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
+pub fn estimated_runtime(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
     let uncorrected = j.rsc_fpops_est / client_flops(j, p_fpops, policy);
     match policy {
         Policy::SeedDebt => uncorrected * dcf.0,
@@ -106,7 +124,7 @@ pub fn estimated_runtime(j: &ClientJob, p_fpops: f64, policy: Policy, dcf: Dcf) 
 /// server's (`rsc_fpops_est / projected_flops`, spec backend §2.4.4 step 4): 1 when
 /// they agree. The server sizes a reply by its estimate and the client measures its
 /// buffer by its own, so a buffer can hold this factor more than was asked for.
-pub fn client_over_server(j: &ClientJob, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
+pub fn client_over_server(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
     let server = (j.rsc_fpops_est / j.true_fpops) * (p_fpops / j.app_flops);
     est_ratio(j, p_fpops, policy, dcf) / server
 }
@@ -122,13 +140,13 @@ pub fn client_over_server(j: &ClientJob, p_fpops: f64, policy: Policy, dcf: Dcf)
 ///
 /// `1 − fraction_done` is `flops_left / true_fpops`, so both are `flops_left` times a
 /// ratio that is exactly 1 when the estimate is right.
-pub fn est_flops_left(j: &ClientJob, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
+pub fn est_flops_left(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
     j.flops_left * est_ratio(j, p_fpops, policy, dcf)
 }
 
 /// Estimated seconds of remaining work per true second of it: how fast a running
 /// job's estimate shrinks relative to its true work (see [`est_flops_left`]).
-pub fn est_ratio(j: &ClientJob, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
+pub fn est_ratio(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
     let size = j.rsc_fpops_est / j.true_fpops;
     match policy {
         Policy::SeedDebt => size * dcf.0,
@@ -147,8 +165,16 @@ pub fn est_ratio(j: &ClientJob, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
 mod tests {
     use super::*;
 
-    fn job(est: f64, true_fpops: f64) -> ClientJob {
-        ClientJob::sized(est, true_fpops, 1e9, f64::INFINITY)
+    /// A job of estimate `est` that really takes `true_fpops`, sent with app version
+    /// `flops` 1 GFLOPS, nothing of it run.
+    fn job(est: f64, true_fpops: f64) -> JobProgress {
+        JobProgress {
+            rsc_fpops_est: est,
+            app_flops: 1e9,
+            true_fpops,
+            flops_left: true_fpops,
+            cpu_time: 0.0,
+        }
     }
 
     /// Exact estimates leave the DCF at exactly 1, bit for bit.
@@ -156,7 +182,7 @@ mod tests {
     fn dcf_stays_one_when_estimates_are_exact() {
         let mut d = Dcf::default();
         for _ in 0..100 {
-            d.update(dcf_sample(&job(3.6e12, 3.6e12)));
+            d.update(dcf_sample(job(3.6e12, 3.6e12)));
         }
         assert_eq!(d, Dcf(1.0));
     }
@@ -204,14 +230,14 @@ mod tests {
     fn seed_estimate_converges_with_dcf() {
         let mut d = Dcf::default();
         let j = job(3.6e12, 7.2e12);
-        assert_eq!(est_flops_left(&j, 1e9, Policy::SeedDebt, d), 3.6e12);
-        d.update(dcf_sample(&j));
+        assert_eq!(est_flops_left(j, 1e9, Policy::SeedDebt, d), 3.6e12);
+        d.update(dcf_sample(j));
         assert_eq!(d, Dcf(2.0));
-        assert_eq!(est_flops_left(&j, 1e9, Policy::SeedDebt, d), 7.2e12);
+        assert_eq!(est_flops_left(j, 1e9, Policy::SeedDebt, d), 7.2e12);
         // Half done: half the corrected estimate is left.
-        let mut half = j.clone();
+        let mut half = j;
         half.flops_left = 3.6e12;
-        assert_eq!(est_flops_left(&half, 1e9, Policy::SeedDebt, d), 3.6e12);
+        assert_eq!(est_flops_left(half, 1e9, Policy::SeedDebt, d), 3.6e12);
     }
 
     /// The modern client scales by `p_fpops / flops`: a server that has learnt
@@ -220,14 +246,14 @@ mod tests {
     #[test]
     fn modern_estimate_uses_the_app_version_flops() {
         let mut j = job(3.6e12, 7.2e12);
-        assert_eq!(est_flops_left(&j, 1e9, Policy::ModernRec, Dcf(5.0)), 3.6e12);
+        assert_eq!(est_flops_left(j, 1e9, Policy::ModernRec, Dcf(5.0)), 3.6e12);
         j.app_flops = 0.5e9;
-        assert_eq!(est_flops_left(&j, 1e9, Policy::ModernRec, Dcf(5.0)), 7.2e12);
+        assert_eq!(est_flops_left(j, 1e9, Policy::ModernRec, Dcf(5.0)), 7.2e12);
         // Static estimate 3600 s at 1 GFLOPS exceeded: true time left.
         j.app_flops = 1e9;
         j.cpu_time = 4000.0;
         j.flops_left = 3.2e12;
-        assert_eq!(est_flops_left(&j, 1e9, Policy::ModernRec, Dcf(1.0)), 3.2e12);
+        assert_eq!(est_flops_left(j, 1e9, Policy::ModernRec, Dcf(1.0)), 3.2e12);
     }
 
     /// An exact estimate returns `flops_left` bit for bit under both policies.
@@ -237,7 +263,7 @@ mod tests {
         j.app_flops = 1.7e9;
         j.flops_left = 3.333_333_333e12;
         for policy in [Policy::SeedDebt, Policy::ModernRec] {
-            let e = est_flops_left(&j, 1.7e9, policy, Dcf::default());
+            let e = est_flops_left(j, 1.7e9, policy, Dcf::default());
             assert_eq!(e.to_bits(), j.flops_left.to_bits());
         }
     }

@@ -13,6 +13,11 @@
 //! - [`availability`]: on/active/connected processes and traces;
 //! - [`merit`]: the emulator's figures of merit (spec client §5.7);
 //! - [`truth`]: whether an output is right, and how wrong outputs collide.
+//!
+//! Below the host are [`estimate`] and [`availability`]: they name no host type (the
+//! host passes a job's numbers to the estimates, and the time statistics it keeps are
+//! the availability's [`TimeStats`](availability::TimeStats)), so the host depends on
+//! them and never the reverse.
 
 pub mod availability;
 pub mod config;

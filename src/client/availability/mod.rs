@@ -21,7 +21,6 @@ pub mod trace;
 
 pub use trace::Trace;
 
-use super::host::TimeStats;
 use crate::base::dist::Dist;
 use crate::engine::Time;
 use crate::engine::rng::SimRng;
@@ -39,6 +38,16 @@ pub const SEED_ALPHA: f64 = 2_592_000.0;
 /// A gap longer than this (14 days) between two updates of the time statistics is
 /// taken as `dt = 0`: the averages are left unchanged (spec client §3.5).
 pub const MAX_GAP: Time = 14 * 86_400;
+
+/// The time-statistics the client keeps and sends to the server (spec client §1.11,
+/// §3.5), as exponential moving averages over the host's real on/active/connected
+/// intervals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeStats {
+    pub on_frac: f64,
+    pub active_frac: f64,
+    pub connected_frac: f64,
+}
 
 /// How a client keeps its time statistics (`CLIENT_TIME_STATS::update`), per policy.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -262,7 +262,7 @@ impl ClientHost {
             let j = &self.jobs[k];
             let p = &mut self.projects[j.project as usize];
             if es == 0 {
-                p.dcf.update(estimate::dcf_sample(j));
+                p.dcf.update(estimate::dcf_sample(j.progress()));
             }
             on_done(p, j);
         }

@@ -91,11 +91,14 @@ impl ClientHost {
         // The largest job in instance-seconds, the unit of `held`: a reply overshoots
         // its request by at most one job's seconds times the instances it uses.
         let largest = mine()
-            .map(|j| estimate::estimated_runtime(j, self.p_fpops, policy, dcf(j)) * instances(j))
+            .map(|j| {
+                estimate::estimated_runtime(j.progress(), self.p_fpops, policy, dcf(j))
+                    * instances(j)
+            })
             .fold(0.0, f64::max);
         let mismatch = mine()
             .filter(|j| j.unfinished())
-            .map(|j| estimate::client_over_server(j, self.p_fpops, policy, dcf(j)))
+            .map(|j| estimate::client_over_server(j.progress(), self.p_fpops, policy, dcf(j)))
             .fold(1.0, f64::max);
         // Instance-seconds: a job's estimated seconds times the instances it uses.
         let plain = |j: &ClientJob| !j.usage.uses_gpu() && j.usage.avg_ncpus == 1.0;

@@ -150,6 +150,17 @@ impl ClientJob {
     pub fn reported_cpu_time(&self) -> f64 {
         self.cpu_time * self.usage.avg_ncpus
     }
+    /// What the client's estimates read of the job: its sizes, its app version's
+    /// speed and how far it has run ([`estimate::JobProgress`]).
+    pub fn progress(&self) -> estimate::JobProgress {
+        estimate::JobProgress {
+            rsc_fpops_est: self.rsc_fpops_est,
+            app_flops: self.app_flops,
+            true_fpops: self.true_fpops,
+            flops_left: self.flops_left,
+            cpu_time: self.cpu_time,
+        }
+    }
     /// Fraction of the true size done.
     pub fn fraction_done(&self, true_size: f64) -> f64 {
         if true_size <= 0.0 {
@@ -185,7 +196,7 @@ impl ClientHost {
             )
         };
         new.max_elapsed_time =
-            estimate::max_elapsed_time(job.rsc_fpops_bound, &new, self.p_fpops, policy);
+            estimate::max_elapsed_time(job.rsc_fpops_bound, new.progress(), self.p_fpops, policy);
         // Grow by a quarter, not by doubling: a host's queue hovers around its
         // buffer's size, and with doubling a third of the job memory of a large run
         // was unused capacity (issue 12, docs/performance.md).
@@ -199,14 +210,14 @@ impl ClientHost {
     /// ([`estimate::est_flops_left`]).
     pub fn est_flops_left(&self, j: &ClientJob, policy: Policy) -> f64 {
         let dcf = self.projects[j.project as usize].dcf;
-        estimate::est_flops_left(j, self.p_fpops, policy, dcf)
+        estimate::est_flops_left(j.progress(), self.p_fpops, policy, dcf)
     }
 
     /// Estimated seconds of job `j`'s work left per true second of it
     /// ([`estimate::est_ratio`]).
     pub fn est_ratio(&self, j: &ClientJob, policy: Policy) -> f64 {
         let dcf = self.projects[j.project as usize].dcf;
-        estimate::est_ratio(j, self.p_fpops, policy, dcf)
+        estimate::est_ratio(j.progress(), self.p_fpops, policy, dcf)
     }
 
     /// Work left in the buffer of jobs not finished, seconds of one CPU at

@@ -36,7 +36,10 @@ mod tests;
 pub use super::truth::correct_output;
 pub use execution::{CLIENT_ERROR_EXIT, Execution, execution, gpu_relative_speeds};
 pub use job::{ClientJob, JobUsage, TaskState};
-pub use rpc::{RpcReason, RpcReply, RpcRequest, RpcStatus, ServerLink, TimeStats, WorkRequest};
+pub use rpc::{RpcReason, RpcReply, RpcRequest, RpcStatus, ServerLink, WorkRequest};
+// The time statistics live with the availability that computes them; the host keeps
+// and sends them, and this path still names them.
+pub use super::availability::TimeStats;
 
 use super::availability::{AvailSpec, Availability};
 use super::config::ClientConfig;

@@ -6,6 +6,7 @@
 //! is theirs.
 
 use super::{ClientHost, ClientJob, HostBehaviour, TaskState};
+use crate::client::availability::TimeStats;
 use crate::client::config::ClientConfig;
 use crate::engine::Time;
 use crate::server::db::OutputStatus;
@@ -22,16 +23,6 @@ pub enum RpcReason {
     ResultsDue,
     NeedWork,
     Init,
-}
-
-/// The time-statistics the client keeps and sends to the server (spec client §1.11,
-/// §3.5), as exponential moving averages over the host's real on/active/connected
-/// intervals.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TimeStats {
-    pub on_frac: f64,
-    pub active_frac: f64,
-    pub connected_frac: f64,
 }
 
 /// What the server answered (spec client §4.2).
