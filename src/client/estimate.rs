@@ -103,8 +103,9 @@ pub fn client_flops(j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
 /// The client's time limit for a job, seconds of elapsed time:
 /// `max_elapsed_time = rsc_fpops_bound / flops` (BOINC's `app_start`; spec backend
 /// §1.2: the client aborts a job beyond its bound). The bound comes with the job
-/// and is read only here, so the queued job does not keep it (issue 12: a job in
-/// a client's queue is 144 bytes).
+/// and is read only here, so the queued job does not keep it: dropping it took a
+/// queued job from 152 to 144 bytes, memory paid once per job in flight
+/// (docs/performance.md, "Sizes").
 pub fn max_elapsed_time(rsc_fpops_bound: f64, j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
     rsc_fpops_bound / client_flops(j, p_fpops, policy)
 }

@@ -198,8 +198,8 @@ impl ClientHost {
         new.max_elapsed_time =
             estimate::max_elapsed_time(job.rsc_fpops_bound, new.progress(), self.p_fpops, policy);
         // Grow by a quarter, not by doubling: a host's queue hovers around its
-        // buffer's size, and with doubling a third of the job memory of a large run
-        // was unused capacity (issue 12, docs/performance.md).
+        // buffer's size, and with doubling a third of the job memory of bench-100k
+        // was unused capacity (docs/performance.md, "Memory per entity").
         if self.jobs.len() == self.jobs.capacity() {
             self.jobs.reserve_exact((self.jobs.len() / 4).max(2));
         }

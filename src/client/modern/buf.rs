@@ -3,8 +3,9 @@
 //! arrays) costs no allocation on ordinary hosts and stays correct on huge ones.
 //!
 //! Hand-written because it measured faster than `smallvec::SmallVec` in its place
-//! (issue 12, bench-100k with the modern client: 31.5 s here, 35.5 s with
-//! `SmallVec`, whose every index first checks whether it spilled).
+//! (bench-100k with the modern client: 31.5 s here, 35.5 s with `SmallVec`, whose
+//! every index first checks whether it spilled; docs/performance.md, "Tried and
+//! dropped").
 
 use std::ops::{Deref, DerefMut};
 
