@@ -283,3 +283,33 @@ fn the_server_configuration_is_not_the_file_schema() {
         }
     }
 }
+
+/// Inside the client, the host stands on its runtime estimates and its availability:
+/// they name no host type (the host passes a job's numbers to `estimate` and keeps the
+/// availability's `TimeStats`), so neither can only be understood together with the
+/// host. The host, a folder since it was split, still names no policy.
+#[test]
+fn client_estimate_and_availability_never_name_the_host() {
+    let below = ["client/estimate.rs", "client/availability"];
+    let host = ["client/host"];
+    for p in below.iter().chain(&host) {
+        // `assert_never_names` skips a missing path: a rename must not pass silently.
+        assert!(src(p).exists(), "src/{p} is gone: update this test");
+    }
+    for prefix in ["super", "client"] {
+        assert_never_names(
+            &below,
+            prefix,
+            &["host"],
+            "the host depends on the estimates and the availability, not the reverse: \
+             pass plain values in, or move the type down",
+        );
+        assert_never_names(
+            &host,
+            prefix,
+            &["seed", "modern", "policy"],
+            "each policy depends on the host, not the reverse: the dispatch of a host \
+             event to its policy is in src/client/policy.rs",
+        );
+    }
+}
