@@ -205,7 +205,7 @@ fn the_client_host_names_no_policy() {
                event to its policy is in src/client/policy.rs";
     // Nor does a policy name the other one: they are alternatives, not layers.
     for prefix in ["super", "client"] {
-        assert_never_names(&["client/host.rs"], prefix, &policies, why);
+        assert_never_names(&["client/host"], prefix, &policies, why);
         assert_never_names(
             &["client/seed"],
             prefix,

@@ -8,6 +8,7 @@
 use super::{ClientHost, ClientJob, TimeStats, execution};
 use crate::client::config::{ClientConfig, Policy};
 use crate::client::estimate;
+use crate::engine::time::SECONDS_PER_DAY;
 use crate::server::resource::{ProcType, coproc_of};
 
 impl ClientHost {
@@ -65,7 +66,7 @@ impl ClientHost {
             ..ts
         };
         let (window, frac) = match cfg.policy {
-            Policy::SeedDebt => (cfg.work_buf_max_days * 86_400.0, ts.active_frac),
+            Policy::SeedDebt => (cfg.work_buf_max_days * SECONDS_PER_DAY, ts.active_frac),
             Policy::ModernRec => (
                 cfg.work_buf_total(),
                 (ts.on_frac * ts.active_frac).clamp(0.01, 1.0),

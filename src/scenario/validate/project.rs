@@ -19,6 +19,17 @@ impl Checker<'_> {
                 "the scenario defines no project; expected at least one `[project.NAME]` table",
             );
         }
+        // The world numbers its projects in 16 bits (`ProjectState::project`).
+        let max = u16::MAX as usize + 1;
+        if self.file.project.len() > max {
+            self.push(
+                "project",
+                format!(
+                    "{} projects; expected at most {max}",
+                    self.file.project.len()
+                ),
+            );
+        }
         for (name, p) in &self.file.project {
             let prefix = format!("project.{name}");
             if !is_identifier(name) {
