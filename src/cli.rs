@@ -42,7 +42,7 @@ boinc-sim check scenarios/spec/s1-single-success.toml\n  \
 boinc-sim run scenarios/quickstart.toml --plot\n  \
 boinc-sim plot output/quickstart"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
@@ -265,7 +265,7 @@ pub struct CompareArgs {
 /// exit status the command line gives it ([`Self::exit_code`], the codes of the
 /// module doc and of `--help`). [`main`] prints it once ([`Self::print`]).
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// The command line cannot be parsed, or asks for `--help` or `--version`
     /// (clap's way to stop early, with exit 0). clap prints it.
     #[error(transparent)]
@@ -339,7 +339,7 @@ impl CliError {
 
     /// Prints the error: clap's own text (help on stdout, usage errors on stderr)
     /// for the command line, else `error: ` and the message on stderr.
-    pub fn print(&self) {
+    pub(crate) fn print(&self) {
         match self {
             Self::Args(e) => {
                 let _ = e.print();
@@ -355,7 +355,7 @@ impl Command {
     /// log without simulating: its memory is allocated, filled and read about once,
     /// so faulting in huge pages cost it more system time than they saved. A sweep
     /// that only writes its Slurm script runs nothing either.
-    pub fn simulates(&self) -> bool {
+    pub(crate) fn simulates(&self) -> bool {
         match self {
             Command::Run(_) | Command::Bench(_) => true,
             Command::Sweep(a) => a.emit_slurm.is_none(),
@@ -404,7 +404,7 @@ fn parse_and_execute() -> Result<(), CliError> {
 }
 
 /// Runs one command.
-pub fn execute(command: Command) -> Result<(), CliError> {
+pub(crate) fn execute(command: Command) -> Result<(), CliError> {
     if command.writes_output() {
         outdir::install_signal_cleanup();
     }
@@ -681,7 +681,7 @@ fn run_world(
 }
 
 /// Peak resident memory of this process, in KiB (Linux `VmHWM`).
-pub fn peak_rss_kib() -> Option<u64> {
+pub(crate) fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()

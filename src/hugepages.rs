@@ -30,11 +30,11 @@
 //! glibc). If the re-execution fails the process simply goes on without it.
 
 /// The environment variable that turns the re-execution off when set to `0`.
-pub const OPT_OUT: &str = "BOINC_SIM_HUGEPAGES";
+pub(crate) const OPT_OUT: &str = "BOINC_SIM_HUGEPAGES";
 
 /// Re-executes the running binary with huge pages enabled for glibc's allocator,
 /// unless they already are, or the user opted out; returns only if it does not.
-pub fn enable() {
+pub(crate) fn enable() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         use std::os::unix::process::CommandExt;

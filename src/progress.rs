@@ -162,7 +162,7 @@ fn si(v: f64) -> String {
 /// all, the rate and the time left; otherwise (a CI log, a file, a pipe) a plain
 /// line every tenth of the runs or every minute, whichever comes first, so a log
 /// shows the sweep is alive ([`SweepLines`]). Nothing under `--quiet`.
-pub enum SweepProgress {
+pub(crate) enum SweepProgress {
     Bar(ProgressBar),
     Lines(SweepLines),
 }
@@ -217,12 +217,12 @@ impl Drop for SweepProgress {
 }
 
 /// How often [`SweepLines`] writes a line at the least.
-pub const LINE_EVERY: Duration = Duration::from_secs(60);
+pub(crate) const LINE_EVERY: Duration = Duration::from_secs(60);
 
 /// The sweep's progress as plain lines: when a run crosses a tenth of all runs, or
 /// a minute after the last line, or at the end.
 #[derive(Default)]
-pub struct SweepLines {
+pub(crate) struct SweepLines {
     state: Mutex<Option<LinesState>>,
 }
 
@@ -268,7 +268,7 @@ impl SweepLines {
 /// `sweep: 90/180 runs done (50 %), 1m 10s elapsed, ETA 1m 10s`: `ran` runs of
 /// this process in `elapsed_s` give the rate of the time left; without one, the
 /// ETA is unknown.
-pub fn sweep_line(done: usize, total: usize, ran: usize, elapsed_s: f64) -> String {
+pub(crate) fn sweep_line(done: usize, total: usize, ran: usize, elapsed_s: f64) -> String {
     let pct = (done * 100).checked_div(total).unwrap_or(100);
     let eta = if done >= total {
         "done".to_string()

@@ -134,7 +134,7 @@ impl Dist {
     }
 
     /// Whether every draw is the same value (no random number is consumed).
-    pub fn is_fixed(&self) -> bool {
+    pub(crate) fn is_fixed(&self) -> bool {
         matches!(self.kind, Kind::Fixed { .. })
     }
 
@@ -177,7 +177,7 @@ impl Dist {
     /// Whether every draw is > 0: a positive support (lognormal, exponential,
     /// Weibull, Pareto), a positive fixed value or uniform minimum, or a `lower`
     /// clamp above 0, and no `upper` clamp at or below 0.
-    pub fn always_positive(&self) -> bool {
+    pub(crate) fn always_positive(&self) -> bool {
         let support = match self.kind {
             Kind::Fixed { value } => value.0 > 0.0,
             Kind::Uniform { min, .. } => min.0 > 0.0,

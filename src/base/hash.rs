@@ -2,7 +2,7 @@
 
 /// FNV-1a, 64 bits: a stable content hash that needs no dependency. Its value is
 /// written into run manifests and sweep records, so it must never change.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);

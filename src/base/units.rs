@@ -7,15 +7,15 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 use std::fmt;
 
 /// Seconds in a day, the unit of quotas and credit averages.
-pub const DAY: i64 = 86_400;
+pub(crate) const DAY: i64 = 86_400;
 
 /// [`DAY`] as a float, for rates and buffers counted in days (BOINC's
 /// `SECONDS_PER_DAY`).
-pub const SECONDS_PER_DAY: f64 = DAY as f64;
+pub(crate) const SECONDS_PER_DAY: f64 = DAY as f64;
 
 /// Formats a duration in seconds the way scenario files accept it back (`"10d"`,
 /// `"6h"`, `"90m"` or plain seconds), choosing the largest exact unit.
-pub fn format_duration(secs: i64) -> String {
+pub(crate) fn format_duration(secs: i64) -> String {
     if secs != 0 && secs % DAY == 0 {
         format!("{}d", secs / DAY)
     } else if secs != 0 && secs % 3600 == 0 {
@@ -58,7 +58,7 @@ pub enum DurationError {
 }
 
 /// Parses `"10d"`, `"6h"`, `"90m"`, `"30s"` or `"3600"`.
-pub fn parse_duration(s: &str) -> Result<i64, DurationError> {
+pub(crate) fn parse_duration(s: &str) -> Result<i64, DurationError> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
         Some((i, 'd')) => (&t[..i], 86_400),
@@ -121,7 +121,7 @@ impl Serialize for Duration {
 /// the key path (`*` is any key of a table, or any entry of an array of tables:
 /// any project, any app) and the threshold in seconds. A bare number
 /// below it gives a warning naming the unit assumed; a value with a unit never does.
-pub const SHORT_BARE_DURATIONS: &[(&str, i64)] = &[
+pub(crate) const SHORT_BARE_DURATIONS: &[(&str, i64)] = &[
     ("simulation.duration", 100),
     ("project.*.workunit.delay_bound", 100),
     ("project.*.app.*.workunit.delay_bound", 100),
@@ -129,7 +129,7 @@ pub const SHORT_BARE_DURATIONS: &[(&str, i64)] = &[
 
 /// The key paths and values of bare-number durations in `doc` that are below their
 /// [`SHORT_BARE_DURATIONS`] threshold.
-pub fn short_bare_durations(doc: &toml_edit::Item) -> Vec<(Vec<String>, i64)> {
+pub(crate) fn short_bare_durations(doc: &toml_edit::Item) -> Vec<(Vec<String>, i64)> {
     let mut out = Vec::new();
     for (pattern, threshold) in SHORT_BARE_DURATIONS {
         let segs: Vec<&str> = pattern.split('.').collect();

@@ -183,12 +183,12 @@ impl ClientConfig {
     }
 
     /// Modern `work_buf_min()` = `max(work_buf_min_days·86400, 180)` (spec client §2.2).
-    pub fn work_buf_min(&self) -> f64 {
+    pub(crate) fn work_buf_min(&self) -> f64 {
         (self.work_buf_min_days * SECONDS_PER_DAY).max(180.0)
     }
 
     /// Modern `work_buf_total()` = `max(work_buf_min() + additional, 1)` (§2.2).
-    pub fn work_buf_total(&self) -> f64 {
+    pub(crate) fn work_buf_total(&self) -> f64 {
         (self.work_buf_min() + self.work_buf_additional_days * SECONDS_PER_DAY).max(1.0)
     }
 }

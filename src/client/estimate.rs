@@ -44,8 +44,8 @@ pub struct JobProgress {
 }
 
 /// The smallest and largest duration correction factor (spec client §3.6).
-pub const DCF_MIN: f64 = 0.01;
-pub const DCF_MAX: f64 = 100.0;
+pub(crate) const DCF_MIN: f64 = 0.01;
+pub(crate) const DCF_MAX: f64 = 100.0;
 
 /// A project's duration correction factor (`PROJECT::duration_correction_factor`,
 /// spec client §3.6): the ratio of actual to estimated run times the client has
@@ -86,14 +86,14 @@ impl Dcf {
 /// `true_fpops / p_fpops`, and with the seed client's `flops = p_fpops` the ratio is
 /// exactly `true_fpops / rsc_fpops_est` (free of the rounding an accumulated clock
 /// would add).
-pub fn dcf_sample(j: JobProgress) -> f64 {
+pub(crate) fn dcf_sample(j: JobProgress) -> f64 {
     j.true_fpops / j.rsc_fpops_est
 }
 
 /// The speed the client's estimates assume: the modern client's app version
 /// `flops` from the reply; the seed client's benchmark `p_fpops`
 /// (`estimate_cpu_time = rsc_fpops_est / host.p_fpops`, spec client §1.4).
-pub fn client_flops(j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
+pub(crate) fn client_flops(j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
     match policy {
         Policy::SeedDebt => p_fpops,
         Policy::ModernRec => j.app_flops,
@@ -106,14 +106,19 @@ pub fn client_flops(j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
 /// and is read only here, so the queued job does not keep it: dropping it took a
 /// queued job from 152 to 144 bytes, memory paid once per job in flight
 /// (docs/performance.md, "Sizes").
-pub fn max_elapsed_time(rsc_fpops_bound: f64, j: JobProgress, p_fpops: f64, policy: Policy) -> f64 {
+pub(crate) fn max_elapsed_time(
+    rsc_fpops_bound: f64,
+    j: JobProgress,
+    p_fpops: f64,
+    policy: Policy,
+) -> f64 {
     rsc_fpops_bound / client_flops(j, p_fpops, policy)
 }
 
 /// The static estimate of a job's whole run, seconds: `rsc_fpops_est / flops`,
 /// times the DCF where the policy uses one (`estimated_runtime`, spec client §3.6;
 /// seed: `estimate_cpu_time`, §1.4).
-pub fn estimated_runtime(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
+pub(crate) fn estimated_runtime(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
     let uncorrected = j.rsc_fpops_est / client_flops(j, p_fpops, policy);
     match policy {
         Policy::SeedDebt => uncorrected * dcf.0,
@@ -125,7 +130,7 @@ pub fn estimated_runtime(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf)
 /// server's (`rsc_fpops_est / projected_flops`, spec backend §2.4.4 step 4): 1 when
 /// they agree. The server sizes a reply by its estimate and the client measures its
 /// buffer by its own, so a buffer can hold this factor more than was asked for.
-pub fn client_over_server(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
+pub(crate) fn client_over_server(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
     let server = (j.rsc_fpops_est / j.true_fpops) * (p_fpops / j.app_flops);
     est_ratio(j, p_fpops, policy, dcf) / server
 }
@@ -147,7 +152,7 @@ pub fn est_flops_left(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) ->
 
 /// Estimated seconds of remaining work per true second of it: how fast a running
 /// job's estimate shrinks relative to its true work (see [`est_flops_left`]).
-pub fn est_ratio(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
+pub(crate) fn est_ratio(j: JobProgress, p_fpops: f64, policy: Policy, dcf: Dcf) -> f64 {
     let size = j.rsc_fpops_est / j.true_fpops;
     match policy {
         Policy::SeedDebt => size * dcf.0,

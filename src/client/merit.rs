@@ -29,7 +29,7 @@ pub struct HostMerit {
 impl HostMerit {
     /// Adds an interval of `dt` seconds with `peak` FLOPS of capacity and `used`
     /// FLOPS executing.
-    pub fn account(&mut self, dt: f64, peak: f64, used: f64, available: bool) {
+    pub(crate) fn account(&mut self, dt: f64, peak: f64, used: f64, available: bool) {
         self.active_time += dt;
         self.flops_total += peak * dt;
         self.flops_used += used * dt;
@@ -57,7 +57,7 @@ impl IdleRun {
     /// throughout (`ran`) or not at all, closing every step of the grid
     /// `k·step` that ends in it. A step counts as run if the project executed at any
     /// moment of it. `step <= 0` is the continuous limit (no grid).
-    pub fn advance(&mut self, from: f64, to: f64, ran: bool, step: f64) {
+    pub(crate) fn advance(&mut self, from: f64, to: f64, ran: bool, step: f64) {
         if to <= from {
             return;
         }
@@ -108,7 +108,7 @@ impl IdleRun {
 /// Extends a project's idle run by `dt` seconds, as the emulator's per-step update
 /// `idle_time += step; idle_time_sumsq += step·idle_time²` would over `dt/step` steps
 /// (spec client §5.4). A remainder shorter than a step is added as a partial step.
-pub fn add_idle(idle_time: &mut f64, sumsq: &mut f64, dt: f64, step: f64) {
+pub(crate) fn add_idle(idle_time: &mut f64, sumsq: &mut f64, dt: f64, step: f64) {
     if dt <= 0.0 {
         return;
     }

@@ -17,7 +17,7 @@ impl ClientHost {
     /// the host's next event (`Time::MAX`: none). Whatever the policy, the host wakes
     /// again no later than its next availability change and never at `now` itself.
     /// A failure on the server side comes back as the link's error, unchanged.
-    pub fn wake<S: ServerLink + ?Sized>(
+    pub(crate) fn wake<S: ServerLink + ?Sized>(
         &mut self,
         now: Time,
         g: &GroupCtx,

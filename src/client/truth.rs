@@ -61,14 +61,14 @@ impl OutputModel {
 
     /// The wrong value every host of error class `class` returns when it collides on
     /// workunit `wuid`: above the correct output, one spacing per class.
-    pub fn class_output(&self, wuid: WuId, class: u32) -> f64 {
+    pub(crate) fn class_output(&self, wuid: WuId, class: u32) -> f64 {
         correct_output(wuid) + self.spacing * (1.0 + class as f64)
     }
 
     /// A wrong value that matches nothing: below the correct output, two spacings per
     /// result id, offset by `noise` ∈ [0, 1) of a spacing, so the unique values of two
     /// results differ by more than one spacing.
-    pub fn unique_output(&self, wuid: WuId, result_id: ResultId, noise: f64) -> f64 {
+    pub(crate) fn unique_output(&self, wuid: WuId, result_id: ResultId, noise: f64) -> f64 {
         correct_output(wuid) - self.spacing * (2.0 * result_id as f64 + 1.0 + noise)
     }
 }
@@ -90,7 +90,7 @@ pub struct HostTruth {
 
 impl HostTruth {
     /// A host that never errs.
-    pub fn reliable(rng: SimRng) -> Self {
+    pub(crate) fn reliable(rng: SimRng) -> Self {
         Self {
             error_prob: 0.0,
             wrong_result_prob: 0.0,
@@ -102,7 +102,7 @@ impl HostTruth {
     /// The wrong output this host returns for result `result_id` of workunit `wuid`
     /// (`noise` is the draw that makes a unique value unique). Draws from the truth
     /// stream only when the app's outputs can collide.
-    pub fn wrong_output(
+    pub(crate) fn wrong_output(
         &mut self,
         model: &OutputModel,
         wuid: WuId,
@@ -119,7 +119,7 @@ impl HostTruth {
 
 /// Each project's [`OutputModel`] of each app (index `appid − 1`), in world (name)
 /// order: the app's collision fraction and its validator's tolerance.
-pub fn output_models<'a>(
+pub(crate) fn output_models<'a>(
     projects: impl Iterator<Item = &'a ProjectConfig>,
 ) -> Vec<Vec<OutputModel>> {
     projects
@@ -141,7 +141,7 @@ pub fn output_models<'a>(
 /// The truth of host `index`, in error class `class`: its probabilities are drawn
 /// first, error then wrong result, from its own truth stream (a plain number draws
 /// nothing), so a group's other draws never change.
-pub fn host_truth(
+pub(crate) fn host_truth(
     seed: u64,
     index: u32,
     error_prob: &Dist,

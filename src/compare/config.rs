@@ -76,7 +76,7 @@ pub fn diff(configs: &[&BTreeMap<String, String>]) -> Vec<KeyDiff> {
 /// For display: the keys of a table that some runs lack altogether (a project only
 /// one run has) become one entry for the table, with `(N keys)` for the runs that
 /// have it and `None` for those that do not. Other keys are kept as they are.
-pub fn collapse(diffs: &[KeyDiff], configs: &[&BTreeMap<String, String>]) -> Vec<KeyDiff> {
+pub(crate) fn collapse(diffs: &[KeyDiff], configs: &[&BTreeMap<String, String>]) -> Vec<KeyDiff> {
     let mut out: Vec<KeyDiff> = Vec::new();
     let mut group: Option<(String, Vec<&KeyDiff>)> = None;
     let flush = |group: &mut Option<(String, Vec<&KeyDiff>)>, out: &mut Vec<KeyDiff>| {

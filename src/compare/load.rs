@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// File names read in a run folder.
-pub const SUMMARY_CSV: &str = "summary.csv";
-pub use crate::stats::apps::SUMMARY_APPS_CSV;
-pub const SUMMARY_JSON: &str = "summary.json";
-pub const MANIFEST_JSON: &str = "manifest.json";
+pub(crate) const SUMMARY_CSV: &str = "summary.csv";
+pub(crate) use crate::stats::apps::SUMMARY_APPS_CSV;
+pub(crate) const SUMMARY_JSON: &str = "summary.json";
+pub(crate) const MANIFEST_JSON: &str = "manifest.json";
 /// The run's time series, for charts that overlay several runs.
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
 
@@ -133,7 +133,7 @@ fn folder_name(path: &Path) -> String {
 }
 
 /// Loads one run folder.
-pub fn load_run(path: &Path) -> Result<Run, CompareError> {
+pub(crate) fn load_run(path: &Path) -> Result<Run, CompareError> {
     let shown = path.display();
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {}
@@ -244,7 +244,10 @@ fn read_json(path: &Path) -> Result<Value, CompareError> {
 /// Parses `summary.csv`: a `project` column, then metric columns. Empty fields are
 /// missing values. A column with a non-empty field that is not a number is not a
 /// metric and is left out (the column set is open-ended).
-pub fn parse_summary_csv(text: &str, origin: &str) -> Result<Vec<ProjectSummary>, CompareError> {
+pub(crate) fn parse_summary_csv(
+    text: &str,
+    origin: &str,
+) -> Result<Vec<ProjectSummary>, CompareError> {
     Ok(parse_keyed_csv(text, origin, &[])?
         .into_iter()
         .map(|(_, row)| row)
@@ -254,7 +257,7 @@ pub fn parse_summary_csv(text: &str, origin: &str) -> Result<Vec<ProjectSummary>
 /// Parses `summary_apps.csv` and keeps the apps of projects with several, each
 /// named `project/app` (`main/search`): a one-app project's app row repeats its
 /// `summary.csv` row.
-pub fn parse_summary_apps_csv(
+pub(crate) fn parse_summary_apps_csv(
     text: &str,
     origin: &str,
 ) -> Result<Vec<ProjectSummary>, CompareError> {
@@ -336,7 +339,7 @@ fn read_summary_csv(path: &Path) -> Result<Vec<ProjectSummary>, CompareError> {
 /// The projects of a `summary.json`: each `projects.<name>` object's numeric leaves,
 /// flattened to dotted names (`results_by_outcome.success`), in key order. When the
 /// object has a `headline` object (the values of `summary.csv`), only those.
-pub fn projects_of_summary_json(summary: &Value) -> Vec<ProjectSummary> {
+pub(crate) fn projects_of_summary_json(summary: &Value) -> Vec<ProjectSummary> {
     let Some(projects) = summary.get("projects").and_then(Value::as_object) else {
         return Vec::new();
     };

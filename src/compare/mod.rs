@@ -59,7 +59,7 @@ impl CompareError {
 /// The output folder of a comparison, written in a temporary sibling folder and
 /// moved into place by [`Self::finish`]. Dropping it unfinished removes the
 /// temporary folder.
-pub struct CompareOutput {
+pub(crate) struct CompareOutput {
     final_dir: PathBuf,
     tmp_dir: PathBuf,
     armed: bool,

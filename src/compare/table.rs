@@ -9,11 +9,11 @@ use std::io;
 use std::path::Path;
 
 /// File names written in the output folder.
-pub const COMPARE_CSV: &str = "compare.csv";
-pub const CONFIG_DIFF_CSV: &str = "config_diff.csv";
+pub(crate) const COMPARE_CSV: &str = "compare.csv";
+pub(crate) const CONFIG_DIFF_CSV: &str = "config_diff.csv";
 
 /// Columns of `compare.csv`.
-pub const COMPARE_COLUMNS: &[&str] = &[
+pub(crate) const COMPARE_COLUMNS: &[&str] = &[
     "project",
     "metric",
     "run",
@@ -23,7 +23,7 @@ pub const COMPARE_COLUMNS: &[&str] = &[
 ];
 
 /// Columns of `config_diff.csv`.
-pub const CONFIG_DIFF_COLUMNS: &[&str] = &["key", "run", "value"];
+pub(crate) const CONFIG_DIFF_COLUMNS: &[&str] = &["key", "run", "value"];
 
 /// The configuration keys shown on screen; `config_diff.csv` has them all.
 const SHOWN_KEYS: usize = 30;
@@ -45,7 +45,7 @@ impl Row {
 
     /// The difference relative to the first value, as a fraction (0.123 = +12.3%):
     /// none when the first value is 0 and the difference is not.
-    pub fn rel_diff(&self, i: usize) -> Option<f64> {
+    pub(crate) fn rel_diff(&self, i: usize) -> Option<f64> {
         let d = self.diff(i)?;
         let base = self.values[0]?;
         if d == 0.0 {
@@ -162,7 +162,7 @@ impl Comparison {
 
     /// The text report: the runs, the configuration keys that differ, the projects
     /// not in every run, then the table of metrics.
-    pub fn render(&self, runs: &[Run]) -> String {
+    pub(crate) fn render(&self, runs: &[Run]) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "Runs (the first is the reference; Δ = run − reference):");
         let mut head = Table::new(3);
@@ -348,7 +348,7 @@ fn group(int: u64) -> String {
 /// on, thousands separators (`1,234,567`, `16,833.3`, `81.5`, `2.346`), three
 /// significant figures below 1 (`0.0258`), scientific notation for the very large
 /// or very small (`3.60e13`, `3.55e-5`); `–` when missing.
-pub fn human(v: Option<f64>) -> String {
+pub(crate) fn human(v: Option<f64>) -> String {
     let Some(v) = v else {
         return "–".to_string();
     };
@@ -386,7 +386,7 @@ pub fn human(v: Option<f64>) -> String {
 }
 
 /// [`human`] with a sign: `+345,600`, `-0.5`, `0`.
-pub fn signed(v: Option<f64>) -> String {
+pub(crate) fn signed(v: Option<f64>) -> String {
     match v {
         Some(x) if x > 0.0 => format!("+{}", human(Some(x))),
         _ => human(v),
@@ -395,7 +395,7 @@ pub fn signed(v: Option<f64>) -> String {
 
 /// A fraction as a signed percentage with one decimal: `+12.3%`, `-0.5%`, `0%`,
 /// `-<0.1%` for a change too small for one decimal; `–` when there is none.
-pub fn percent(v: Option<f64>) -> String {
+pub(crate) fn percent(v: Option<f64>) -> String {
     let Some(f) = v else {
         return "–".to_string();
     };

@@ -21,12 +21,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// File names of a replay's folder (besides the tables of [`figures`]).
-pub const RESULTS_CSV: &str = "credit_results.csv";
-pub const HOSTS_CSV: &str = "credit_hosts.csv";
-pub const SUMMARY_TXT: &str = "summary.txt";
-pub const SUMMARY_JSON: &str = "summary.json";
+pub(crate) const RESULTS_CSV: &str = "credit_results.csv";
+pub(crate) const HOSTS_CSV: &str = "credit_hosts.csv";
+pub(crate) const SUMMARY_TXT: &str = "summary.txt";
+pub(crate) const SUMMARY_JSON: &str = "summary.json";
 /// The validator settings a run writes next to its job log (one file per project).
-pub fn config_file(project: &str) -> String {
+pub(crate) fn config_file(project: &str) -> String {
     format!("credit-{project}.toml")
 }
 
@@ -120,7 +120,7 @@ pub fn run(a: &ReplayArgs) -> Result<String, CreditError> {
 }
 
 /// The hosts file a run writes next to its job log (one per project).
-pub fn hosts_file(project: &str) -> String {
+pub(crate) fn hosts_file(project: &str) -> String {
     format!("credit-hosts-{project}.csv")
 }
 
@@ -128,7 +128,7 @@ pub fn hosts_file(project: &str) -> String {
 /// (`run --job-log`): what makes the replay of the run's job log validate as the
 /// run's validator did; and its hosts as `credit-hosts-<project>.csv` (`--hosts`:
 /// group names, and the benchmarks classic credit claims from).
-pub fn write_run_configs(
+pub(crate) fn write_run_configs(
     dir: &Path,
     projects: &[crate::server::Project],
     scenario: &crate::scenario::ScenarioFile,
@@ -301,7 +301,7 @@ fn write_hosts(dir: &Path, r: &Replay) -> io::Result<()> {
 
 /// The printed summary: counts, totals, each version's credit per GFLOP in the
 /// first and last bucket with its final scale, and each app's neutrality.
-pub fn summary_text(r: &Replay, fig: &CreditFigures, jobs: &Path) -> String {
+pub(crate) fn summary_text(r: &Replay, fig: &CreditFigures, jobs: &Path) -> String {
     let mut s = String::new();
     let valid: Vec<_> = r
         .results

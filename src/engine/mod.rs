@@ -10,4 +10,4 @@ pub mod rng;
 pub mod time;
 
 pub use queue::EventQueue;
-pub use time::{DbTime, INT_MAX, Time, db_time};
+pub(crate) use time::{DbTime, INT_MAX, Time, db_time};

@@ -141,7 +141,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Time of the next event, if any.
-    pub fn peek_time(&mut self) -> Option<Time> {
+    pub(crate) fn peek_time(&mut self) -> Option<Time> {
         self.fill_front();
         let f = self.front.as_ref().map(|e| e.key);
         let l = self.late.peek().map(|e| e.key);
@@ -156,7 +156,7 @@ impl<E> EventQueue<E> {
     /// at it while it still handles the current event, to bring the next host into
     /// the cache early; taking the radix heap's front early only sends pushes below
     /// it to `late`, so the order is unchanged.
-    pub fn peek_next(&mut self) -> Option<&E> {
+    pub(crate) fn peek_next(&mut self) -> Option<&E> {
         self.fill_front();
         match (&self.front, self.late.peek()) {
             (Some(f), Some(l)) if l.key < f.key => Some(&l.event),
@@ -166,7 +166,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Pops the next event and advances the clock to its time.
-    pub fn pop(&mut self) -> Option<(Time, E)> {
+    pub(crate) fn pop(&mut self) -> Option<(Time, E)> {
         self.fill_front();
         let take_late = match (&self.front, self.late.peek()) {
             (Some(f), Some(l)) => l.key < f.key,

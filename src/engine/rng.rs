@@ -49,7 +49,7 @@ pub enum StreamKind {
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.
-pub fn splitmix64(mut z: u64) -> u64 {
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -57,7 +57,7 @@ pub fn splitmix64(mut z: u64) -> u64 {
 }
 
 /// The seed of stream `(kind, id)` under the master seed.
-pub fn stream_seed(master: u64, kind: StreamKind, id: u64) -> u64 {
+pub(crate) fn stream_seed(master: u64, kind: StreamKind, id: u64) -> u64 {
     splitmix64(splitmix64(splitmix64(master) ^ kind as u64) ^ id)
 }
 

@@ -4,14 +4,14 @@
 
 use super::data::Bin;
 
-pub const DAY: i64 = 86_400;
-pub const HOUR: i64 = 3_600;
+pub(crate) const DAY: i64 = 86_400;
+pub(crate) const HOUR: i64 = 3_600;
 
 /// The window, in seconds, that per-day charts sum their buckets over: one day
 /// (daily totals) when the run lasts at least four days, so there are enough
 /// points to show a trend; else a multiple of the bucket interval that gives about
 /// 24 points. Always a whole number of buckets, so no bucket straddles two windows.
-pub fn day_window(duration_s: i64, interval_s: i64) -> i64 {
+pub(crate) fn day_window(duration_s: i64, interval_s: i64) -> i64 {
     let interval = interval_s.max(1);
     let target = if duration_s >= 4 * DAY {
         DAY
@@ -23,7 +23,7 @@ pub fn day_window(duration_s: i64, interval_s: i64) -> i64 {
 
 /// The window, in seconds, of the finer charts (per-hour rates): a whole number of
 /// buckets giving at most about 180 points over the run.
-pub fn fine_window(duration_s: i64, interval_s: i64) -> i64 {
+pub(crate) fn fine_window(duration_s: i64, interval_s: i64) -> i64 {
     let interval = interval_s.max(1);
     let buckets = (duration_s + interval - 1) / interval;
     interval * ((buckets + 179) / 180).max(1)
@@ -32,7 +32,7 @@ pub fn fine_window(duration_s: i64, interval_s: i64) -> i64 {
 /// Sums bucket values into windows of `window` seconds over `[0, end)`. A bucket is
 /// counted in the window its start falls into; the bucket at `end` itself (events
 /// of the run's last second) goes into the last window. Returns one sum per window.
-pub fn window_sums(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<f64> {
+pub(crate) fn window_sums(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<f64> {
     if end <= 0 || window <= 0 {
         return Vec::new();
     }
@@ -47,7 +47,7 @@ pub fn window_sums(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<f64> {
 
 /// The middle of each window and its length, in seconds (the last window may be cut
 /// short by the end of the run).
-pub fn window_spans(window: i64, end: i64) -> Vec<(f64, f64)> {
+pub(crate) fn window_spans(window: i64, end: i64) -> Vec<(f64, f64)> {
     if end <= 0 || window <= 0 {
         return Vec::new();
     }
@@ -74,7 +74,7 @@ pub fn rates(samples: &[(i64, f64)], window: i64, end: i64, per_s: f64) -> Vec<(
 
 /// Per window, `num / den` (e.g. mean backoff = total backoff seconds / backoffs
 /// started), or NaN where `den` is 0: a gap in the line, not a misleading zero.
-pub fn ratios(
+pub(crate) fn ratios(
     num: &[(i64, f64)],
     den: &[(i64, f64)],
     window: i64,
@@ -106,7 +106,7 @@ pub fn thin<T: Copy>(points: &[T], max: usize) -> Vec<T> {
 /// (k/n, their share of the total); ends at (1, 1). At most `max_points` points
 /// (evenly chosen; the curve is piecewise linear, so the shape survives).
 /// Empty when the values sum to 0.
-pub fn lorenz(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
+pub(crate) fn lorenz(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
     let mut x: Vec<f64> = values.iter().map(|v| v.max(0.0)).collect();
     x.sort_by(f64::total_cmp);
     let total: f64 = x.iter().sum();
@@ -126,7 +126,7 @@ pub fn lorenz(values: &[f64], max_points: usize) -> Vec<(f64, f64)> {
 
 /// The `q` quantile (0..1) of a histogram, interpolating linearly inside a bin.
 /// Unbounded bins give their bound. `None` for an empty histogram.
-pub fn quantile(bins: &[Bin], q: f64) -> Option<f64> {
+pub(crate) fn quantile(bins: &[Bin], q: f64) -> Option<f64> {
     let mut sorted: Vec<Bin> = bins.iter().copied().filter(|b| b.count > 0.0).collect();
     sorted.sort_by(|a, b| {
         let key = |b: &Bin| b.lower.unwrap_or(f64::NEG_INFINITY);
@@ -155,7 +155,7 @@ pub fn quantile(bins: &[Bin], q: f64) -> Option<f64> {
 /// The empirical cumulative distribution of a histogram: at each finite upper bin
 /// edge, ascending, the fraction of all counts below it (values beyond the range
 /// count in the total, so the curve then stays under 1). Empty without counts.
-pub fn cdf(bins: &[Bin]) -> Vec<(f64, f64)> {
+pub(crate) fn cdf(bins: &[Bin]) -> Vec<(f64, f64)> {
     let total: f64 = bins.iter().map(|b| b.count).sum();
     if total <= 0.0 {
         return Vec::new();
@@ -179,7 +179,12 @@ pub fn cdf(bins: &[Bin]) -> Vec<(f64, f64)> {
 /// original bin counted in the display bin holding its middle (its finite bound
 /// when unbounded). Returns the bins `(lower, upper, count)` and the counts left out
 /// below `lo` and at or above `hi`.
-pub fn rebin(bins: &[Bin], lo: f64, hi: f64, width: f64) -> (Vec<(f64, f64, f64)>, f64, f64) {
+pub(crate) fn rebin(
+    bins: &[Bin],
+    lo: f64,
+    hi: f64,
+    width: f64,
+) -> (Vec<(f64, f64, f64)>, f64, f64) {
     let n = (((hi - lo) / width).ceil().max(1.0)) as usize;
     let mut out: Vec<(f64, f64, f64)> = (0..n)
         .map(|i| (lo + i as f64 * width, lo + (i + 1) as f64 * width, 0.0))
@@ -209,7 +214,7 @@ pub fn rebin(bins: &[Bin], lo: f64, hi: f64, width: f64) -> (Vec<(f64, f64, f64)
 /// smallest round duration (1, 2, 5, 10, 15, 30 s or min, 1, 2, 3, 6, 12 h, 1, 2,
 /// 7 d) giving at most `max_bins` bins, then rounded to a multiple of `base_s` (the
 /// width of the original bins, when positive) so no original bin is split.
-pub fn nice_duration_width(span_s: f64, max_bins: f64, base_s: f64) -> f64 {
+pub(crate) fn nice_duration_width(span_s: f64, max_bins: f64, base_s: f64) -> f64 {
     const STEPS: [f64; 20] = [
         1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
         10800.0, 21600.0, 43200.0, 86400.0, 172800.0, 604800.0,

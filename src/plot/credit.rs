@@ -12,7 +12,7 @@ const MAX_POINTS: usize = 600;
 
 /// Each host's credit summed over the projects it is attached to (`None` for a host
 /// attached to none).
-pub fn total_per_host(d: &RunData) -> Vec<f64> {
+pub(crate) fn total_per_host(d: &RunData) -> Vec<f64> {
     let mut total = vec![0.0; d.hosts];
     for credits in d.host_credit.values() {
         for (t, c) in total.iter_mut().zip(credits) {
@@ -92,7 +92,7 @@ pub fn credit_per_host(d: &RunData) -> Figure {
 }
 
 /// File stem of the credit chart, in a run's `plots/` and a replay's folder.
-pub const CHART: &str = "credit_neutrality";
+pub(crate) const CHART: &str = "credit_neutrality";
 
 /// A series key of `credit_versions.csv`: project, app, version, device.
 type VersionKey = (String, String, String, String);

@@ -76,9 +76,9 @@ pub struct CreditVersionRow {
     pub neutrality_ratio: Option<f64>,
 }
 
-pub const MANIFEST_JSON: &str = "manifest.json";
-pub const SUMMARY_JSON: &str = "summary.json";
-pub const SUMMARY_CSV: &str = "summary.csv";
+pub(crate) const MANIFEST_JSON: &str = "manifest.json";
+pub(crate) const SUMMARY_JSON: &str = "summary.json";
+pub(crate) const SUMMARY_CSV: &str = "summary.csv";
 
 /// A CSV file of the folder as text cells, `None` when it is missing.
 fn read_table(dir: &Path, name: &'static str) -> Result<Option<SummaryTable>, PlotError> {
@@ -93,9 +93,9 @@ fn read_table(dir: &Path, name: &'static str) -> Result<Option<SummaryTable>, Pl
     })?;
     Ok(Some(SummaryTable { columns, rows }))
 }
-pub const TIMESERIES_CSV: &str = "timeseries.csv";
-pub const HISTOGRAMS_CSV: &str = "histograms.csv";
-pub const HOSTS_CSV: &str = "hosts.csv";
+pub(crate) const TIMESERIES_CSV: &str = "timeseries.csv";
+pub(crate) const HISTOGRAMS_CSV: &str = "histograms.csv";
+pub(crate) const HOSTS_CSV: &str = "hosts.csv";
 
 fn bad(path: &Path, msg: impl std::fmt::Display) -> PlotError {
     PlotError::BadInput(format!("{}: {msg}", path.display()))
@@ -197,7 +197,7 @@ fn req_f64(record: &csv::StringRecord, i: usize, name: &str) -> Result<f64, Fiel
 
 /// A duration as `manifest.json` writes it: whole seconds, or a string with a unit
 /// (`"7d"`, `"1h"`), as the scenario accepts.
-pub fn json_duration(v: &Value) -> Option<i64> {
+pub(crate) fn json_duration(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
         Value::String(s) => crate::base::units::parse_duration(s).ok(),
@@ -263,7 +263,7 @@ impl RunData {
     }
 
     /// A string field of `manifest.json`.
-    pub fn manifest_str(&self, key: &str) -> Option<String> {
+    pub(crate) fn manifest_str(&self, key: &str) -> Option<String> {
         let v = self.manifest.as_ref()?.get(key)?;
         Some(match v {
             Value::String(s) => s.clone(),
@@ -277,7 +277,7 @@ impl RunData {
     }
 
     /// Reads `credit_versions.csv` if present (a run folder or a replay's folder).
-    pub fn read_credit_versions(&mut self) -> Result<(), PlotError> {
+    pub(crate) fn read_credit_versions(&mut self) -> Result<(), PlotError> {
         let Some(mut csv) = Csv::open(&self.dir, crate::stats::credit::VERSIONS_CSV)? else {
             return Ok(());
         };
@@ -478,7 +478,7 @@ impl RunData {
     }
 
     /// A numeric cell of `summary.csv` for `project`.
-    pub fn summary_value(&self, project: &str, column: &str) -> Option<f64> {
+    pub(crate) fn summary_value(&self, project: &str, column: &str) -> Option<f64> {
         let s = self.summary.as_ref()?;
         let ip = s.columns.iter().position(|c| c == "project")?;
         let ic = s.columns.iter().position(|c| c == column)?;

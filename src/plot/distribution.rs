@@ -185,7 +185,7 @@ fn never_came_back(d: &RunData, project: &str) -> Option<Layer> {
 }
 
 /// Slack (deadline − report time): how early results came back, late ones in red.
-pub fn slack(d: &RunData, project: &str, name: &str) -> Figure {
+pub(crate) fn slack(d: &RunData, project: &str, name: &str) -> Figure {
     let several = d.projects.len() > 1;
     let mut p = Panel::new(
         "",

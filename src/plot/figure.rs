@@ -37,7 +37,7 @@ const STRIP_H: u32 = 56;
 
 /// Colours of projects (and of series when a chart has one project), in order: the
 /// "Tableau 10" palette, distinct for most colour-blind readers and in greyscale.
-pub const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -51,21 +51,21 @@ pub const PALETTE: [RGBColor; 10] = [
 ];
 
 /// The colour of the `i`-th project or series.
-pub fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
 /// The palette's colours by name, for charts whose series have a fixed meaning
 /// (server states, deadline and percentile marks).
-pub const BLUE: RGBColor = PALETTE[0];
-pub const ORANGE: RGBColor = PALETTE[1];
-pub const GREEN: RGBColor = PALETTE[2];
-pub const RED: RGBColor = PALETTE[3];
-pub const PURPLE: RGBColor = PALETTE[4];
-pub const BROWN: RGBColor = PALETTE[5];
+pub(crate) const BLUE: RGBColor = PALETTE[0];
+pub(crate) const ORANGE: RGBColor = PALETTE[1];
+pub(crate) const GREEN: RGBColor = PALETTE[2];
+pub(crate) const RED: RGBColor = PALETTE[3];
+pub(crate) const PURPLE: RGBColor = PALETTE[4];
+pub(crate) const BROWN: RGBColor = PALETTE[5];
 
-pub const INK: RGBColor = RGBColor(30, 30, 30);
-pub const GREY: RGBColor = RGBColor(120, 120, 120);
+pub(crate) const INK: RGBColor = RGBColor(30, 30, 30);
+pub(crate) const GREY: RGBColor = RGBColor(120, 120, 120);
 /// Tiles and dots without a value.
 const NO_VALUE: RGBColor = RGBColor(222, 222, 222);
 
@@ -73,7 +73,7 @@ const NO_VALUE: RGBColor = RGBColor(222, 222, 222);
 /// viridis (dark purple → blue → green → yellow), readable for colour-blind readers,
 /// in greyscale (it grows lighter throughout), and on screen and paper alike; from
 /// plotters' `colormaps`.
-pub fn viridis(t: f64) -> RGBColor {
+pub(crate) fn viridis(t: f64) -> RGBColor {
     use plotters::style::colors::colormaps::{ColorMap, ViridisRGB};
     if !t.is_finite() {
         return NO_VALUE;
@@ -93,7 +93,7 @@ pub struct ColorScale {
 
 impl ColorScale {
     /// The colour of `v`; the middle of the scale when `lo == hi`, grey for NaN.
-    pub fn color(&self, v: f64) -> RGBColor {
+    pub(crate) fn color(&self, v: f64) -> RGBColor {
         let span = self.hi - self.lo;
         if v.is_nan() {
             NO_VALUE
@@ -304,14 +304,14 @@ impl Panel {
         }
     }
 
-    pub fn has_data(&self) -> bool {
+    pub(crate) fn has_data(&self) -> bool {
         self.layers.iter().any(Layer::has_data)
     }
 
     /// Whether the panel has nothing to show: no data, or zero throughout. In a
     /// figure of several stacked panels it shrinks to a strip that says so, rather
     /// than taking a full row of empty axes.
-    pub fn is_blank(&self) -> bool {
+    pub(crate) fn is_blank(&self) -> bool {
         self.layers.iter().all(Layer::is_blank)
     }
 
@@ -484,7 +484,7 @@ impl Figure {
     }
 
     /// The chart as an SVG document.
-    pub fn to_svg(&self) -> Result<String, DrawError> {
+    pub(crate) fn to_svg(&self) -> Result<String, DrawError> {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size()).into_drawing_area();
@@ -495,7 +495,7 @@ impl Figure {
     }
 
     /// Writes the chart as a PNG file.
-    pub fn write_png(&self, path: &std::path::Path) -> Result<(), DrawError> {
+    pub(crate) fn write_png(&self, path: &std::path::Path) -> Result<(), DrawError> {
         let root = BitMapBackend::new(path, self.size()).into_drawing_area();
         self.draw(&root)?;
         root.present().map_err(DrawError::new)
@@ -705,7 +705,7 @@ fn tick_label(v: f64, axis_max: f64, ticks: &[(f64, String)]) -> String {
 
 /// About `n` round values (multiples of 1, 2 or 5 × 10^k) from `lo` to `hi`, and
 /// their step; just `lo` (step 0) when the range is empty.
-pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> (Vec<f64>, f64) {
+pub(crate) fn nice_ticks(lo: f64, hi: f64, n: usize) -> (Vec<f64>, f64) {
     if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
         return (vec![lo], 0.0);
     }

@@ -12,7 +12,7 @@ use plotters::style::FontStyle;
 use std::sync::OnceLock;
 
 /// The family name every chart uses.
-pub const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
 /// The embedded font cannot be parsed: a broken build rather than a user error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -35,7 +35,7 @@ pub fn load() -> Result<(), FontError> {
 
 /// [`load`] with the error as its message, for the sweep's charts, which keep
 /// their failures as text.
-pub fn register() -> Result<(), String> {
+pub(crate) fn register() -> Result<(), String> {
     load().map_err(|e| e.to_string())
 }
 

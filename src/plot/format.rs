@@ -9,7 +9,7 @@
 /// decimals, trailing zeros dropped, and, on axes reaching 10,000 or more, one k/M/G
 /// suffix for the whole axis (`5k`, `10k`, not `5000`, `10k`) so labels stay short
 /// and alike.
-pub fn tick(v: f64, axis_max: f64) -> String {
+pub(crate) fn tick(v: f64, axis_max: f64) -> String {
     if !v.is_finite() {
         return String::new();
     }
@@ -108,7 +108,7 @@ pub fn duration(s: f64) -> String {
 
 /// A round duration (a bin width) in its largest whole unit: `1 h`, `30 min`,
 /// `2 d`, `45 s`; else as [`duration`].
-pub fn round_duration(s: f64) -> String {
+pub(crate) fn round_duration(s: f64) -> String {
     for (unit, name) in [(86400.0, "d"), (3600.0, "h"), (60.0, "min"), (1.0, "s")] {
         if s >= unit && (s / unit).fract() == 0.0 {
             return format!("{} {name}", s / unit);
@@ -131,7 +131,7 @@ pub fn hours(s: f64) -> String {
 }
 
 /// A fraction as a percentage: `0.0123` → `1.23 %`.
-pub fn percent(f: f64) -> String {
+pub(crate) fn percent(f: f64) -> String {
     if !f.is_finite() {
         return number(f);
     }
@@ -142,7 +142,7 @@ pub fn percent(f: f64) -> String {
 
 /// The SI prefix to show values up to `max` with: (divisor, prefix). Picks the
 /// largest prefix that keeps `max` at or above 1 (`(1e15, "P")` for 3.2e16).
-pub fn si_scale(max: f64) -> (f64, &'static str) {
+pub(crate) fn si_scale(max: f64) -> (f64, &'static str) {
     const PREFIXES: [(f64, &str); 7] = [
         (1e21, "Z"),
         (1e18, "E"),
@@ -163,7 +163,7 @@ pub fn si_scale(max: f64) -> (f64, &'static str) {
 /// (`docs/outputs.md` conventions): `_s` as a duration, `_frac` as a percentage,
 /// `_flops` with an SI prefix, anything else as a grouped number. Text that is not a
 /// number is returned as is; an empty field is shown as `–`.
-pub fn cell(column: &str, raw: &str) -> String {
+pub(crate) fn cell(column: &str, raw: &str) -> String {
     let raw = raw.trim();
     if raw.is_empty() {
         return "–".into();
@@ -184,7 +184,7 @@ pub fn cell(column: &str, raw: &str) -> String {
 }
 
 /// Escapes text for HTML element content and attribute values.
-pub fn html_escape(s: &str) -> String {
+pub(crate) fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -22,16 +22,16 @@
 //! replace `plots/` and `report.html`. A failure leaves the folder as it was.
 //! Rendering is deterministic: the same run folder gives byte-identical SVG files.
 
-pub mod calc;
+pub(crate) mod calc;
 mod credit;
 pub mod data;
 mod distribution;
 pub mod figure;
-pub mod font;
+pub(crate) mod font;
 pub mod format;
 pub mod overlay;
 mod report;
-pub mod summary_groups;
+pub(crate) mod summary_groups;
 pub mod sweep;
 mod timeline;
 
@@ -42,12 +42,12 @@ use data::RunData;
 use figure::Figure;
 use std::fs;
 use std::path::{Path, PathBuf};
-pub use sweep::write_sweep_plots;
+pub(crate) use sweep::write_sweep_plots;
 
 /// The charts' folder inside a run folder.
-pub const PLOTS_DIR: &str = "plots";
+pub(crate) const PLOTS_DIR: &str = "plots";
 /// The report page inside a run folder.
-pub const REPORT_HTML: &str = "report.html";
+pub(crate) const REPORT_HTML: &str = "report.html";
 
 /// Why plotting failed.
 #[derive(Debug, thiserror::Error)]
@@ -184,7 +184,7 @@ fn failed(what: &str, path: &Path, e: impl std::fmt::Display) -> PlotError {
 /// (its marker, [`outdir::is_ours`]), or it holds nothing but charts (`.png`,
 /// `.svg`, as run folders from before the marker do); otherwise only `force` lets it
 /// go. The refusal is bad input (exit 2) and names the folder.
-pub fn check_plots_dir(run_dir: &Path, force: bool) -> Result<(), PlotError> {
+pub(crate) fn check_plots_dir(run_dir: &Path, force: bool) -> Result<(), PlotError> {
     let plots = run_dir.join(PLOTS_DIR);
     if fs::symlink_metadata(&plots).is_err() || outdir::may_replace(&plots) {
         return Ok(());
@@ -207,14 +207,14 @@ pub fn check_plots_dir(run_dir: &Path, force: bool) -> Result<(), PlotError> {
 
 /// Draws every chart of the run folder `run_dir` into `run_dir/plots/` (PNG and SVG)
 /// and writes `run_dir/report.html`. Returns the charts, in report order.
-pub fn plot_run(run_dir: &Path) -> Result<Vec<Chart>, PlotError> {
+pub(crate) fn plot_run(run_dir: &Path) -> Result<Vec<Chart>, PlotError> {
     plot_unfinished_run(run_dir, None)
 }
 
 /// [`plot_run`] for a run folder still being written (`run --plot`), whose
 /// `summary.json` is only written when the folder is finished: `summary` stands in
 /// for it, so the report is the same as `plot` would make of the finished folder.
-pub fn plot_unfinished_run(
+pub(crate) fn plot_unfinished_run(
     run_dir: &Path,
     summary: Option<&serde_json::Value>,
 ) -> Result<Vec<Chart>, PlotError> {
@@ -270,7 +270,7 @@ pub fn plot_unfinished_run(
 /// Writes the charts that overlay `runs` (label, folder), one set per project
 /// they all share (suffixed `_<project>` when there are several), as PNG and SVG
 /// into `dir`. Returns the chart names, in order.
-pub fn write_overlays(
+pub(crate) fn write_overlays(
     runs: &[(String, PathBuf)],
     projects: &[String],
     dir: &Path,
@@ -298,7 +298,7 @@ pub fn write_overlays(
 
 /// Draws the credit chart of a folder holding `credit_versions.csv` (a replay's,
 /// `boinc-sim credit`) into that folder, as `<name>.svg` and `<name>.png`.
-pub fn write_credit_chart(dir: &Path) -> Result<(), PlotError> {
+pub(crate) fn write_credit_chart(dir: &Path) -> Result<(), PlotError> {
     font::load()?;
     let mut d = RunData {
         dir: dir.to_path_buf(),

@@ -6,7 +6,7 @@
 //! is ever lost from the report.
 
 /// The groups, in the order the report shows them.
-pub const GROUPS: [&str; 9] = [
+pub(crate) const GROUPS: [&str; 9] = [
     "Design",
     "Throughput",
     "Deadlines",
@@ -19,7 +19,7 @@ pub const GROUPS: [&str; 9] = [
 ];
 
 /// `(column, group, readable name, unit)`: the unit is empty for counts.
-pub const FIGURES: &[(&str, &str, &str, &str)] = &[
+pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
     ("delay_bound_s", "Design", "Delay bound", "time"),
     ("min_quorum", "Design", "Quorum (min_quorum)", ""),
     (

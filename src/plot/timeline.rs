@@ -57,7 +57,7 @@ fn time_panel(d: &RunData, title: &str, y_label: &str) -> Panel {
 const MAX_SAMPLES: usize = 2000;
 
 /// Legend label of a project.
-pub fn project_label(p: &str) -> String {
+pub(crate) fn project_label(p: &str) -> String {
     format!("project {p}")
 }
 
@@ -475,7 +475,7 @@ fn for_project(title: &str, project: &str, several: bool) -> String {
 }
 
 /// Workunits in the database by phase, stacked; the total as a line on top.
-pub fn workunits_by_state(d: &RunData, project: &str, name: &str) -> Figure {
+pub(crate) fn workunits_by_state(d: &RunData, project: &str, name: &str) -> Figure {
     let mut p = stack_panel(
         d,
         project,
@@ -538,7 +538,7 @@ pub fn workunits_by_state(d: &RunData, project: &str, name: &str) -> Figure {
 }
 
 /// Results in the database by server state, stacked.
-pub fn results_by_state(d: &RunData, project: &str, name: &str) -> Figure {
+pub(crate) fn results_by_state(d: &RunData, project: &str, name: &str) -> Figure {
     let p = stack_panel(
         d,
         project,
@@ -575,7 +575,7 @@ pub fn results_by_state(d: &RunData, project: &str, name: &str) -> Figure {
 }
 
 /// The daemons' backlogs (work lists), one line each.
-pub fn server_backlog(d: &RunData, project: &str, name: &str) -> Figure {
+pub(crate) fn server_backlog(d: &RunData, project: &str, name: &str) -> Figure {
     let metrics = [
         (
             "backlog_validator_workunits",

@@ -17,10 +17,10 @@ use crate::server::db::{ResultRow, WorkunitRow};
 /// `quickstart.toml` at 1,000 and 20,000 hosts over 2 simulated days (peak RSS 26 and
 /// 390 MiB: 19.6 KiB per host, its client state plus its share of the server's rows),
 /// rounded down.
-pub const BYTES_PER_HOST: u64 = 16 * 1024;
+pub(crate) const BYTES_PER_HOST: u64 = 16 * 1024;
 
 /// The limit where the machine's memory cannot be read: 64 GiB.
-pub const FALLBACK_LIMIT: u64 = 64 << 30;
+pub(crate) const FALLBACK_LIMIT: u64 = 64 << 30;
 
 /// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`).
 fn machine_memory() -> Option<u64> {
@@ -31,12 +31,12 @@ fn machine_memory() -> Option<u64> {
 }
 
 /// The memory a run may use, in bytes.
-pub fn memory_limit() -> u64 {
+pub(crate) fn memory_limit() -> u64 {
     machine_memory().unwrap_or(FALLBACK_LIMIT)
 }
 
 /// `bytes` in binary units for messages: `3.7 TiB`, `15.5 GiB`.
-pub fn format_bytes(bytes: u64) -> String {
+pub(crate) fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
     let mut u = 0;

@@ -8,12 +8,12 @@
 //! checked file into what the world is built from (names as indices, durations in
 //! seconds, distributions and availability models built).
 
-pub mod capacity;
+pub(crate) mod capacity;
 pub mod load;
 pub mod plan;
 pub mod schema;
 pub mod start;
-pub mod validate;
+pub(crate) mod validate;
 
 pub use load::{Loaded, ScenarioError, load, load_str};
 pub use schema::*;

@@ -272,18 +272,18 @@ impl Plan {
     }
 
     /// The tie class of `daemon`.
-    pub fn tie_class_of(&self, daemon: Daemon) -> u8 {
+    pub(crate) fn tie_class_of(&self, daemon: Daemon) -> u8 {
         self.tie_class[daemon_index(daemon)]
     }
 
     /// Simulated hosts in all groups.
-    pub fn host_count(&self) -> usize {
+    pub(crate) fn host_count(&self) -> usize {
         self.groups.iter().map(|g| g.count as usize).sum()
     }
 }
 
 /// The position of `d` in [`Daemon::ALL`].
-pub fn daemon_index(d: Daemon) -> usize {
+pub(crate) fn daemon_index(d: Daemon) -> usize {
     Daemon::ALL
         .iter()
         .position(|x| *x == d)

@@ -107,7 +107,7 @@ pub struct ScenarioFile {
 impl ScenarioFile {
     /// Whether the scenario is scripted: it has named hosts, scripted events or
     /// expected states (the spec's worked examples). Its audit trail is on by default.
-    pub fn is_scripted(&self) -> bool {
+    pub(crate) fn is_scripted(&self) -> bool {
         !self.host.is_empty() || !self.event.is_empty() || !self.expect.is_empty()
     }
 }
@@ -127,7 +127,7 @@ pub enum Daemon {
 }
 
 impl Daemon {
-    pub const ALL: [Daemon; 8] = [
+    pub(crate) const ALL: [Daemon; 8] = [
         Daemon::Scheduler,
         Daemon::Transitioner,
         Daemon::Validator,

@@ -69,7 +69,7 @@ pub fn resolve(app: &AppConfig, appid: AppId, first_id: u32) -> Vec<AppVersion> 
 
 /// The chosen version of a job on a host (`BEST_APP_VERSION` with its `HOST_USAGE`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bav {
+pub(crate) struct Bav {
     pub av: u32,
     pub proc_type: ProcType,
     /// CPUs a job uses on this host.
@@ -94,7 +94,7 @@ impl Bav {
 }
 
 /// Whether `av` can run on `host` at all: its platform and its GPU.
-pub fn runs_on(av: &AppVersion, host: &HostRow) -> bool {
+pub(crate) fn runs_on(av: &AppVersion, host: &HostRow) -> bool {
     if let Some(pf) = &av.platform
         && host_platform(&host.os_name, &host.p_vendor) != Some(pf.as_str())
     {
@@ -105,7 +105,7 @@ pub fn runs_on(av: &AppVersion, host: &HostRow) -> bool {
 
 /// `avg_ncpus` of `av` on a host whose scheduler sees `ncpus` CPUs: capped at the
 /// host's CPUs, as BOINC's multi-threaded plan classes set it.
-pub fn usage_ncpus(av: &AppVersion, ncpus: i32) -> f64 {
+pub(crate) fn usage_ncpus(av: &AppVersion, ncpus: i32) -> f64 {
     av.avg_ncpus.min(ncpus.max(1) as f64)
 }
 
@@ -121,14 +121,14 @@ pub fn peak_flops(av: &AppVersion, p_fpops: f64, coprocs: &[Coproc], ncpus: i32)
 /// The version's `pfc` average (spec backend §6.2), kept by the credit engine
 /// ([`super::credit_new`]) per version: the only place that reads it for the choice
 /// of a version.
-pub fn version_pfc(p: &Project, av: u32) -> Average {
+pub(crate) fn version_pfc(p: &Project, av: u32) -> Average {
     p.credit.version(av).map(|v| v.pfc).unwrap_or_default()
 }
 
 /// `projected_flops` of `av` on the host (§2.4.4 step 4): the peak without
 /// statistics, `1/hav.et.avg` once the HAV has more than 10 elapsed-time samples,
 /// or `peak_flops / av.pfc.avg` once the version has more than 100 samples.
-pub fn projected_flops(p: &Project, host: &HostRow, av: u32, peak: f64) -> f64 {
+pub(crate) fn projected_flops(p: &Project, host: &HostRow, av: u32, peak: f64) -> f64 {
     let pfc = version_pfc(p, av);
     match host.hav(av) {
         Some(h) if h.et.avg.n > 10 && h.et.avg.avg > 0.0 => 1.0 / h.et.avg.avg,
@@ -140,7 +140,7 @@ pub fn projected_flops(p: &Project, host: &HostRow, av: u32, peak: f64) -> f64 {
 /// Whether the host's daily quota of `av` is used up (§2.4.7): `n_jobs_today ≥ q`
 /// with `q = MJPD` if MJPD = 1, else `MJPD × ncpus` (CPU) or `MJPD × ngpus ×
 /// gpu_multiplier` (GPU; a multiplier of 0 counts as 1).
-pub fn quota_exceeded(p: &Project, host: &HostRow, av: &AppVersion, ncpus: i32) -> bool {
+pub(crate) fn quota_exceeded(p: &Project, host: &HostRow, av: &AppVersion, ncpus: i32) -> bool {
     if !p.sw.hav_accounting {
         return false;
     }
@@ -164,7 +164,7 @@ pub fn quota_exceeded(p: &Project, host: &HostRow, av: &AppVersion, ncpus: i32) 
 
 /// What `get_app_version` may choose from.
 #[derive(Clone, Copy, Debug)]
-pub struct Want {
+pub(crate) struct Want {
     /// The job's app: only its versions.
     pub appid: AppId,
     /// Only versions of this processor type (the `send_work` pass), or any.
@@ -180,7 +180,7 @@ pub struct Want {
 /// `get_app_version` (§2.4.4 step 1): the version of the job's app of highest
 /// projected FLOPS the host can run among those `want` allows; ties go to the
 /// lower id.
-pub fn get_app_version(p: &Project, hostid: HostId, want: Want) -> Option<Bav> {
+pub(crate) fn get_app_version(p: &Project, hostid: HostId, want: Want) -> Option<Bav> {
     let host = p.db.host(hostid);
     let mut best: Option<Bav> = None;
     for av in p.versions_of(want.appid) {
@@ -212,7 +212,7 @@ pub fn get_app_version(p: &Project, hostid: HostId, want: Want) -> Option<Bav> {
 /// Whether every version of type `t` the host can run, of any app, has its daily
 /// quota used up: `send_work` then stops filling that resource (§2.4.4 step 2).
 /// False if the host can run none.
-pub fn all_quota_exceeded(p: &Project, hostid: HostId, t: ProcType, ncpus: i32) -> bool {
+pub(crate) fn all_quota_exceeded(p: &Project, hostid: HostId, t: ProcType, ncpus: i32) -> bool {
     let host = p.db.host(hostid);
     let mut any = false;
     for av in p.app_versions.iter().filter(|av| av.proc_type == t) {

@@ -73,7 +73,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
 /// the workunits handled before keep their updates (each is its own DB write), the
 /// failing one stays READY, and the later ones wait. The daemon's next pass stands
 /// for its restart (BOINC's `start --cron`).
-pub fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, HandlerResult)]) -> usize {
+pub(crate) fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, HandlerResult)]) -> usize {
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
     list.extend(p.db.assimilate_ready.iter().copied());
@@ -91,7 +91,7 @@ pub fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, HandlerResult)
 
 /// Assimilates one workunit with the handler's answer `a`. Returns false on a handler
 /// error (the daemon exits).
-pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId, a: HandlerResult) -> bool {
+pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId, a: HandlerResult) -> bool {
     let wu = p.db.wu(wuid);
     let canonical = wu.canonical_resultid;
     let canonical_missing = canonical == 0 || p.db.results.get(canonical).is_none();

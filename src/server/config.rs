@@ -501,7 +501,7 @@ macro_rules! switches {
 
         impl Switches {
             /// The preset of a variant.
-            pub fn preset(v: Variant) -> Self {
+            pub(crate) fn preset(v: Variant) -> Self {
                 match v {
                     Variant::Boinc => Self { $($name: $b,)+ },
                     Variant::Seed => Self { $($name: $s,)+ },

@@ -4,17 +4,17 @@
 use crate::engine::Time;
 
 /// 200 credits per GFLOPS-day of peak speed (spec backend §6.2).
-pub const COBBLESTONE_SCALE: f64 = 200.0 / 86400e9;
+pub(crate) const COBBLESTONE_SCALE: f64 = 200.0 / 86400e9;
 /// FLOPS assumed when a version's estimate is missing or exactly 1e9 (`AVG_CPU_FPOPS`).
-pub const AVG_CPU_FPOPS: f64 = 4.3e9;
+pub(crate) const AVG_CPU_FPOPS: f64 = 4.3e9;
 /// Half-life of recent average credit (`CREDIT_HALF_LIFE`).
-pub const CREDIT_HALF_LIFE: f64 = 7.0 * 86400.0;
+pub(crate) const CREDIT_HALF_LIFE: f64 = 7.0 * 86400.0;
 /// Minimum samples before a host's averages are trusted (`MIN_HOST_SAMPLES`).
-pub const MIN_HOST_SAMPLES: u32 = 10;
+pub(crate) const MIN_HOST_SAMPLES: u32 = 10;
 /// Minimum samples before an app version's averages are trusted.
-pub const MIN_VERSION_SAMPLES: u32 = 100;
+pub(crate) const MIN_VERSION_SAMPLES: u32 = 100;
 /// `CONS_VALID_HOST_SCALE`.
-pub const CONS_VALID_HOST_SCALE: i32 = 10;
+pub(crate) const CONS_VALID_HOST_SCALE: i32 = 10;
 
 /// BOINC's `AVERAGE` (`lib/average.h`): a mean over the first `thresh` samples, then
 /// an exponential average with weight `weight`; samples are clipped at `avg × limit`.
@@ -67,14 +67,14 @@ impl AverageVar {
 }
 
 /// HAV average parameters: (threshold, weight, limit).
-pub const HAV_AVG: (u32, f64, f64) = (20, 0.01, 10.0);
+pub(crate) const HAV_AVG: (u32, f64, f64) = (20, 0.01, 10.0);
 /// App-version average parameters.
-pub const AV_AVG: (u32, f64, f64) = (100, 0.001, 10.0);
+pub(crate) const AV_AVG: (u32, f64, f64) = (100, 0.001, 10.0);
 
 /// Classic granted credit: `median_mean_credit` over the VALID results' claims
 /// (spec backend §6.1), including its quirk that near-zero claims count in the sum of
 /// the ≥ 3 case while the divisor is `N − 2`.
-pub fn median_mean_credit(claims: &[f64]) -> f64 {
+pub(crate) fn median_mean_credit(claims: &[f64]) -> f64 {
     let mut v: Vec<f64> = claims.iter().copied().filter(|c| *c >= 0.001).collect();
     match v.len() {
         0 => 0.001,
@@ -91,12 +91,12 @@ pub fn median_mean_credit(claims: &[f64]) -> f64 {
 
 /// Classic claimed credit from benchmarks: `cpu_time × (0.5 p_fpops + 0.5 p_iops) /
 /// 1e9 × 100 / 86400` (spec backend §6.1, default weights and scale).
-pub fn classic_claimed_credit(cpu_time: f64, p_fpops: f64, p_iops: f64) -> f64 {
+pub(crate) fn classic_claimed_credit(cpu_time: f64, p_fpops: f64, p_iops: f64) -> f64 {
     cpu_time * (0.5 * p_fpops + 0.5 * p_iops) / 1e9 * 100.0 / 86400.0
 }
 
 /// credit_new's `pegged_average` (spec backend §6.2).
-pub fn pegged_average(v: &[f64], anchor: f64) -> f64 {
+pub(crate) fn pegged_average(v: &[f64], anchor: f64) -> f64 {
     match v.len() {
         0 => anchor,
         1 => v[0],
@@ -114,7 +114,7 @@ pub fn pegged_average(v: &[f64], anchor: f64) -> f64 {
 
 /// How a result's PFC was obtained (credit_new `get_pfc` modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PfcMode {
+pub(crate) enum PfcMode {
     Normal,
     Approx,
     WuEstimate,
@@ -123,7 +123,7 @@ pub enum PfcMode {
 
 /// The recent average credit update `update_average` (spec backend §6.3). Returns the
 /// new `(avg, avg_time)`.
-pub fn update_average(
+pub(crate) fn update_average(
     now: Time,
     start: Time,
     work: f64,

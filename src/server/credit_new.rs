@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 /// How often the feeder runs `update_av_scales` (BOINC's master feeder: every 10
 /// minutes, spec backend §6.2).
-pub const AV_SCALES_PERIOD: Time = 600;
+pub(crate) const AV_SCALES_PERIOD: Time = 600;
 
 /// The credit_new columns of one APP_VERSION row (spec backend §1.4, §6.2).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -41,14 +41,14 @@ pub struct VersionStats {
 
 /// The credit_new column of one APP row.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct AppStats {
+pub(crate) struct AppStats {
     /// `app.min_avg_pfc`, maintained by `update_av_scales`; 0 = not yet computed.
     pub min_avg_pfc: f64,
 }
 
 /// What `get_pfc` needs to know of one VALID result and its workunit.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PfcInput {
+pub(crate) struct PfcInput {
     pub app_id: u32,
     pub app_version_id: u32,
     pub elapsed_time: f64,
@@ -65,7 +65,7 @@ pub struct PfcInput {
 /// `get_pfc`'s answer: the mode, the PFC, and whether the result is a runtime outlier
 /// (set when its flops estimate was unusable).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pfc {
+pub(crate) struct Pfc {
     pub mode: PfcMode,
     pub pfc: f64,
     pub runtime_outlier: bool,
@@ -73,7 +73,7 @@ pub struct Pfc {
 
 /// The validator settings `get_pfc` reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PfcSettings {
+pub(crate) struct PfcSettings {
     /// `app.host_scale_check`: host scaling only after 10 consecutive valid results.
     pub host_scale_check: bool,
     /// `--max_granted_credit`.
@@ -98,7 +98,7 @@ impl CreditNew {
     /// Registers app version `av_id` of app `app_id` (a GPU version if `is_gpu`).
     /// Registering a known version again keeps its statistics and updates its app
     /// and kind.
-    pub fn register_version(&mut self, app_id: u32, av_id: u32, is_gpu: bool) {
+    pub(crate) fn register_version(&mut self, app_id: u32, av_id: u32, is_gpu: bool) {
         let v = self.versions.entry(av_id).or_default();
         v.app_id = app_id;
         v.is_gpu = is_gpu;
@@ -107,7 +107,7 @@ impl CreditNew {
 
     /// Sets an app's `min_avg_pfc` (the value configured in the APP row before any
     /// `update_av_scales`).
-    pub fn set_min_avg_pfc(&mut self, app_id: u32, v: f64) {
+    pub(crate) fn set_min_avg_pfc(&mut self, app_id: u32, v: f64) {
         self.apps.entry(app_id).or_default().min_avg_pfc = v;
     }
 
@@ -128,7 +128,7 @@ impl CreditNew {
 
     /// credit_new's anchor `E = rsc_fpops_est × (app.min_avg_pfc if non-zero else 1)`
     /// (spec backend §6.2).
-    pub fn anchor(&self, app_id: u32, rsc_fpops_est: f64) -> f64 {
+    pub(crate) fn anchor(&self, app_id: u32, rsc_fpops_est: f64) -> f64 {
         let m = self.min_avg_pfc(app_id);
         rsc_fpops_est * if m != 0.0 { m } else { 1.0 }
     }
@@ -147,7 +147,7 @@ impl CreditNew {
     /// and by the host scale of `hav` against its version, and the statistics
     /// updates of step 4 (`hav.pfc`, `hav.et`, `hav.turnaround`, the version's
     /// `pfc`).
-    pub fn get_pfc(&mut self, j: &PfcInput, hav: &mut HavRow, s: &PfcSettings) -> Pfc {
+    pub(crate) fn get_pfc(&mut self, j: &PfcInput, hav: &mut HavRow, s: &PfcSettings) -> Pfc {
         let elapsed = if j.elapsed_time < 1e-6 {
             j.cpu_time
         } else {
@@ -208,7 +208,14 @@ impl CreditNew {
     /// Notes `credit` granted at `now` to a result of version `av_id` sent at
     /// `sent`: the version's recent average credit (spec backend §6.2 step 4, with
     /// the `update_average` of §6.3).
-    pub fn note_credit(&mut self, app_id: u32, av_id: u32, now: Time, sent: Time, credit: f64) {
+    pub(crate) fn note_credit(
+        &mut self,
+        app_id: u32,
+        av_id: u32,
+        now: Time,
+        sent: Time,
+        credit: f64,
+    ) {
         let v = self.version_mut(app_id, av_id);
         let last = (v.expavg_time != 0).then_some(v.expavg_time);
         let (avg, t) = credit::update_average(
@@ -230,7 +237,7 @@ impl CreditNew {
     /// passes (the update depends only on statistics the validator changes, so
     /// running it late but before the next validation changes nothing). Returns
     /// whether it ran.
-    pub fn av_scales_if_due(&mut self, now: Time) -> bool {
+    pub(crate) fn av_scales_if_due(&mut self, now: Time) -> bool {
         if now < self.next_av_scales {
             return false;
         }
@@ -273,7 +280,7 @@ impl CreditNew {
     /// §6.2): the pegged average of the NORMAL PFCs if at least two; else of the
     /// APPROX and WU-estimate ones (a single NORMAL counted twice), or the anchor if
     /// none; in credits.
-    pub fn assign_credit_set(pfcs: &[(PfcMode, f64)], anchor: f64) -> f64 {
+    pub(crate) fn assign_credit_set(pfcs: &[(PfcMode, f64)], anchor: f64) -> f64 {
         let normal: Vec<f64> = pfcs
             .iter()
             .filter(|(m, _)| *m == PfcMode::Normal)

@@ -91,7 +91,7 @@ pub struct WorkunitRow {
 }
 
 /// The result ids of one workunit.
-pub type WuResults = smallvec::SmallVec<[ResultId; 4]>;
+pub(crate) type WuResults = smallvec::SmallVec<[ResultId; 4]>;
 
 /// A RESULT row (spec backend §1.3). Its name is `wu<workunitid>_<suffix>`.
 #[derive(Clone, Debug)]
@@ -138,7 +138,7 @@ impl WorkunitRow {
     /// A new workunit from the work generator's template, created at `now` (spec
     /// backend §2.1 step 3): no results, no canonical result, every state INIT, and
     /// `transition_time = now` so the transitioner creates its results at once.
-    pub fn from_template(t: &super::config::WuTemplate, now: Time) -> Self {
+    pub(crate) fn from_template(t: &super::config::WuTemplate, now: Time) -> Self {
         Self {
             id: 0,
             appid: 1,
@@ -224,7 +224,7 @@ impl ResultRow {
     }
 
     /// `SUCCESS`, `OVER` and not yet validated: what triggers validation.
-    pub fn is_success_init(&self) -> bool {
+    pub(crate) fn is_success_init(&self) -> bool {
         self.server_state == ServerState::Over
             && self.outcome == Outcome::Success
             && self.validate_state == ValidateState::Init
@@ -293,7 +293,7 @@ impl HostRow {
     pub fn hav(&self, av: u32) -> Option<&HavRow> {
         self.havs.iter().find(|h| h.app_version_id == av)
     }
-    pub fn hav_mut(&mut self, av: u32) -> Option<&mut HavRow> {
+    pub(crate) fn hav_mut(&mut self, av: u32) -> Option<&mut HavRow> {
         self.havs.iter_mut().find(|h| h.app_version_id == av)
     }
 }
@@ -451,14 +451,14 @@ impl Db {
     }
 
     /// Keeps a count of UNSENT results per app from now on, for `napps` apps.
-    pub fn track_unsent_by_app(&mut self, napps: usize) {
+    pub(crate) fn track_unsent_by_app(&mut self, napps: usize) {
         if napps > 1 {
             self.unsent_by_app = vec![0; napps];
         }
     }
 
     /// UNSENT results of app `appid` (`count_unsent_results`).
-    pub fn unsent_of_app(&self, appid: AppId) -> u64 {
+    pub(crate) fn unsent_of_app(&self, appid: AppId) -> u64 {
         match self.unsent_by_app.get(appid as usize - 1) {
             Some(&n) => n,
             None => self.result_state_counts[ServerState::Unsent.code() as usize],
@@ -483,26 +483,26 @@ impl Db {
     pub fn wu(&self, id: WuId) -> &WorkunitRow {
         self.workunits.get(id).expect("workunit exists")
     }
-    pub fn wu_mut(&mut self, id: WuId) -> &mut WorkunitRow {
+    pub(crate) fn wu_mut(&mut self, id: WuId) -> &mut WorkunitRow {
         self.workunits.get_mut(id).expect("workunit exists")
     }
     pub fn result(&self, id: ResultId) -> &ResultRow {
         self.results.get(id).expect("result exists")
     }
-    pub fn result_mut(&mut self, id: ResultId) -> &mut ResultRow {
+    pub(crate) fn result_mut(&mut self, id: ResultId) -> &mut ResultRow {
         self.results.get_mut(id).expect("result exists")
     }
     pub fn host(&self, id: HostId) -> &HostRow {
         self.hosts.get(id).expect("host exists")
     }
-    pub fn host_mut(&mut self, id: HostId) -> &mut HostRow {
+    pub(crate) fn host_mut(&mut self, id: HostId) -> &mut HostRow {
         self.hosts.get_mut(id).expect("host exists")
     }
 
     // ----- creation and deletion ------------------------------------------------
 
     /// Inserts a workunit (work generator, spec backend §2.1 step 3).
-    pub fn insert_workunit(&mut self, actor: Actor, mut wu: WorkunitRow) -> WuId {
+    pub(crate) fn insert_workunit(&mut self, actor: Actor, mut wu: WorkunitRow) -> WuId {
         let id = self.workunits.next_id();
         wu.id = id;
         let tt = wu.transition_time;
@@ -527,7 +527,7 @@ impl Db {
     }
 
     /// Inserts a result of a workunit (transitioner, spec backend §2.2 step 5b).
-    pub fn insert_result(&mut self, actor: Actor, mut r: ResultRow) -> ResultId {
+    pub(crate) fn insert_result(&mut self, actor: Actor, mut r: ResultRow) -> ResultId {
         let id = self.results.next_id();
         r.id = id;
         let (wuid, state, prio) = (r.workunitid, r.server_state, r.priority);
@@ -553,7 +553,7 @@ impl Db {
 
     /// Deletes a workunit and its results (db_purge, spec backend §2.8). Returns the
     /// rows so that they can still be written to the outputs.
-    pub fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
+    pub(crate) fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
         let wu = self.workunits.remove(wuid).expect("workunit exists");
         self.workunits_live -= 1;
         // Its index entry, if any, is stale now that the row is gone.
@@ -616,7 +616,7 @@ impl Db {
 
     /// Pops every workunit with `transition_time < now` into `out`, in ascending id
     /// (the transitioner's snapshot, spec backend §2.0, §2.2).
-    pub fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
+    pub(crate) fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
         out.clear();
         let rows = &mut self.workunits;
         let indexed = &mut self.transition_indexed;
@@ -636,7 +636,7 @@ impl Db {
     /// `--check-invariants`): every workunit marked indexed has a time below
     /// `INT_MAX` and an entry at that time, and the count of marked workunits, which
     /// sizes compaction, is right. `None` when it does; otherwise what is wrong.
-    pub fn transition_index_error(&self) -> Option<String> {
+    pub(crate) fn transition_index_error(&self) -> Option<String> {
         let mut marked = 0;
         for (id, wu) in self.workunits.iter() {
             if !wu.in_transition_index {
@@ -668,7 +668,7 @@ impl Db {
 
     // ----- workunit setters -----------------------------------------------------
 
-    pub fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
+    pub(crate) fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
         let wu = self.wu_mut(id);
         let old = wu.transition_time;
         let was_indexed = wu.in_transition_index;
@@ -699,7 +699,7 @@ impl Db {
         }
     }
 
-    pub fn set_need_validate(&mut self, actor: Actor, id: WuId, v: bool) {
+    pub(crate) fn set_need_validate(&mut self, actor: Actor, id: WuId, v: bool) {
         let wu = self.wu_mut(id);
         let old = wu.need_validate;
         if old == v {
@@ -722,7 +722,7 @@ impl Db {
         );
     }
 
-    pub fn set_error_mask(&mut self, actor: Actor, id: WuId, v: i32) {
+    pub(crate) fn set_error_mask(&mut self, actor: Actor, id: WuId, v: i32) {
         let wu = self.wu_mut(id);
         let old = wu.error_mask;
         if old == v {
@@ -740,7 +740,7 @@ impl Db {
         );
     }
 
-    pub fn set_canonical(&mut self, actor: Actor, id: WuId, rid: ResultId, now: Time) {
+    pub(crate) fn set_canonical(&mut self, actor: Actor, id: WuId, rid: ResultId, now: Time) {
         let truth = self.results.get(rid).and_then(|r| r.output_correct);
         let wu = self.wu_mut(id);
         let old = wu.canonical_resultid;
@@ -761,7 +761,7 @@ impl Db {
         );
     }
 
-    pub fn set_wu_assimilate_state(
+    pub(crate) fn set_wu_assimilate_state(
         &mut self,
         actor: Actor,
         id: WuId,
@@ -793,7 +793,7 @@ impl Db {
         );
     }
 
-    pub fn set_wu_file_delete_state(
+    pub(crate) fn set_wu_file_delete_state(
         &mut self,
         actor: Actor,
         id: WuId,
@@ -834,7 +834,7 @@ impl Db {
         );
     }
 
-    pub fn set_target_nresults(&mut self, actor: Actor, id: WuId, v: i32) {
+    pub(crate) fn set_target_nresults(&mut self, actor: Actor, id: WuId, v: i32) {
         let wu = self.wu_mut(id);
         let old = wu.target_nresults;
         if old == v {
@@ -852,7 +852,7 @@ impl Db {
         );
     }
 
-    pub fn set_min_quorum(&mut self, actor: Actor, id: WuId, v: i32) {
+    pub(crate) fn set_min_quorum(&mut self, actor: Actor, id: WuId, v: i32) {
         let wu = self.wu_mut(id);
         let old = wu.min_quorum;
         if old == v {
@@ -870,7 +870,7 @@ impl Db {
         );
     }
 
-    pub fn set_hr_class(&mut self, actor: Actor, id: WuId, v: i32) {
+    pub(crate) fn set_hr_class(&mut self, actor: Actor, id: WuId, v: i32) {
         let wu = self.wu_mut(id);
         let old = wu.hr_class;
         if old == v {
@@ -888,7 +888,7 @@ impl Db {
         );
     }
 
-    pub fn set_wu_app_version_id(&mut self, actor: Actor, id: WuId, v: u32) {
+    pub(crate) fn set_wu_app_version_id(&mut self, actor: Actor, id: WuId, v: u32) {
         let wu = self.wu_mut(id);
         let old = wu.app_version_id;
         if old == v {
@@ -908,7 +908,7 @@ impl Db {
 
     // ----- result setters -------------------------------------------------------
 
-    pub fn set_server_state(&mut self, actor: Actor, id: ResultId, v: ServerState) {
+    pub(crate) fn set_server_state(&mut self, actor: Actor, id: ResultId, v: ServerState) {
         let r = self.result_mut(id);
         let old = r.server_state;
         if old == v {
@@ -948,7 +948,7 @@ impl Db {
         );
     }
 
-    pub fn set_outcome(&mut self, actor: Actor, id: ResultId, v: Outcome) {
+    pub(crate) fn set_outcome(&mut self, actor: Actor, id: ResultId, v: Outcome) {
         let r = self.result_mut(id);
         let old = r.outcome;
         if old == v {
@@ -967,12 +967,12 @@ impl Db {
     }
 
     /// Sets `server_state = OVER` and `outcome` together, the common pair.
-    pub fn set_over(&mut self, actor: Actor, id: ResultId, outcome: Outcome) {
+    pub(crate) fn set_over(&mut self, actor: Actor, id: ResultId, outcome: Outcome) {
         self.set_server_state(actor, id, ServerState::Over);
         self.set_outcome(actor, id, outcome);
     }
 
-    pub fn set_validate_state(&mut self, actor: Actor, id: ResultId, v: ValidateState) {
+    pub(crate) fn set_validate_state(&mut self, actor: Actor, id: ResultId, v: ValidateState) {
         let r = self.result_mut(id);
         let old = r.validate_state;
         if old == v {
@@ -990,7 +990,12 @@ impl Db {
         );
     }
 
-    pub fn set_result_file_delete_state(&mut self, actor: Actor, id: ResultId, v: FileDeleteState) {
+    pub(crate) fn set_result_file_delete_state(
+        &mut self,
+        actor: Actor,
+        id: ResultId,
+        v: FileDeleteState,
+    ) {
         let r = self.result_mut(id);
         let old = r.file_delete_state;
         if old == v {
@@ -1019,7 +1024,7 @@ impl Db {
         );
     }
 
-    pub fn set_hostid(&mut self, actor: Actor, id: ResultId, hostid: HostId) {
+    pub(crate) fn set_hostid(&mut self, actor: Actor, id: ResultId, hostid: HostId) {
         let r = self.result_mut(id);
         let old = r.hostid;
         if old == hostid {
@@ -1042,7 +1047,7 @@ impl Db {
         );
     }
 
-    pub fn set_report_deadline(&mut self, actor: Actor, id: ResultId, t: Time) {
+    pub(crate) fn set_report_deadline(&mut self, actor: Actor, id: ResultId, t: Time) {
         let r = self.result_mut(id);
         let old = r.report_deadline;
         if old == t {
@@ -1062,7 +1067,7 @@ impl Db {
 
     // ----- host app version setters ---------------------------------------------
 
-    pub fn set_consecutive_valid(&mut self, actor: Actor, host: HostId, av: u32, v: i32) {
+    pub(crate) fn set_consecutive_valid(&mut self, actor: Actor, host: HostId, av: u32, v: i32) {
         let Some(hav) = self.hosts.get_mut(host).and_then(|h| h.hav_mut(av)) else {
             return;
         };
@@ -1082,7 +1087,7 @@ impl Db {
         );
     }
 
-    pub fn set_max_jobs_per_day(&mut self, actor: Actor, host: HostId, av: u32, v: i32) {
+    pub(crate) fn set_max_jobs_per_day(&mut self, actor: Actor, host: HostId, av: u32, v: i32) {
         let Some(hav) = self.hosts.get_mut(host).and_then(|h| h.hav_mut(av)) else {
             return;
         };
@@ -1111,12 +1116,12 @@ fn transition_entry_current(rows: &Table<WorkunitRow>, id: WuId, tt: Time) -> bo
         .is_some_and(|wu| wu.in_transition_index && wu.transition_time == tt)
 }
 
-pub fn result_name(wuid: WuId, suffix: u16) -> String {
+pub(crate) fn result_name(wuid: WuId, suffix: u16) -> String {
     format!("wu{wuid}_{suffix}")
 }
 
 /// Parses a result name back into `(wuid, suffix)`.
-pub fn parse_result_name(name: &str) -> Option<(WuId, u16)> {
+pub(crate) fn parse_result_name(name: &str) -> Option<(WuId, u16)> {
     let rest = name.strip_prefix("wu")?;
     let (w, s) = rest.rsplit_once('_')?;
     Some((w.parse().ok()?, s.parse().ok()?))

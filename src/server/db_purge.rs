@@ -10,11 +10,11 @@ use super::Project;
 use crate::engine::Time;
 
 /// Workunits purged per query (`DB_QUERY_LIMIT` of `sched/db_purge.cpp`).
-pub const BATCH: usize = 1000;
+pub(crate) const BATCH: usize = 1000;
 
 /// A pass that purged more than this many workunits is followed at once by another;
 /// otherwise the daemon sleeps its period (spec backend §2.8): half a query's worth.
-pub const PURGE_AGAIN_ABOVE: usize = BATCH / 2;
+pub(crate) const PURGE_AGAIN_ABOVE: usize = BATCH / 2;
 
 /// One pass. Returns the number of workunits purged.
 pub fn pass(p: &mut Project, now: Time) -> usize {

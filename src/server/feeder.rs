@@ -15,7 +15,7 @@ use std::ops::Bound;
 /// Legacy infeasible-queue thresholds (pre-2007, spec backend §2.3; §5 row 4).
 pub const MAX_INFEASIBLE_COUNT: u32 = 5000;
 #[doc(inline)]
-pub use super::job_cache::MAX_INFEASIBLE_THRESHOLD;
+pub(crate) use super::job_cache::MAX_INFEASIBLE_THRESHOLD;
 pub const MAX_INFEASIBLE: u32 = 500;
 
 /// One feeder scan. Returns the number of slots filled.
@@ -96,7 +96,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
 /// `(priority desc, WU id, result id)` order. The reference the indexed pass is
 /// tested against; `slots` stands for the cache.
 #[cfg(test)]
-pub fn reference_pass(
+pub(crate) fn reference_pass(
     slots: &mut [Option<ResultId>],
     db: &mut super::db::Db,
     legacy: bool,

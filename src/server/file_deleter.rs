@@ -13,11 +13,11 @@ use rand::RngExt;
 
 const ACTOR: Actor = Actor::FileDeleter;
 /// Results handled per pass.
-pub const RESULTS_PER_PASS: usize = 1500;
+pub(crate) const RESULTS_PER_PASS: usize = 1500;
 /// Workunits handled per pass.
-pub const WUS_PER_PASS: usize = 500;
+pub(crate) const WUS_PER_PASS: usize = 500;
 /// Retry period of items in ERROR.
-pub const ERROR_RETRY_SECS: Time = 3600;
+pub(crate) const ERROR_RETRY_SECS: Time = 3600;
 
 /// Deleter progress kept across passes.
 #[derive(Clone, Debug, Default)]

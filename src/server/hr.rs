@@ -79,7 +79,7 @@ fn fine_cpu(vendor: &str, model: &str) -> Option<i32> {
 
 /// The host's HR class for HR type `hr_type` (1 fine, 2 coarse); `None` = unknown
 /// class, which never gets HR work.
-pub fn hr_class(hr_type: i32, os_name: &str, vendor: &str, model: &str) -> Option<i32> {
+pub(crate) fn hr_class(hr_type: i32, os_name: &str, vendor: &str, model: &str) -> Option<i32> {
     match hr_type {
         1 => Some(os_code(os_name)? + fine_cpu(vendor, model)?),
         2 => {

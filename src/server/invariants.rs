@@ -32,14 +32,14 @@ use std::collections::HashMap;
 use std::fmt;
 
 /// The `entity` of a violation about a workunit row.
-pub const WORKUNIT: &str = "workunit";
+pub(crate) const WORKUNIT: &str = "workunit";
 /// The `entity` of a violation about a result row.
-pub const RESULT: &str = "result";
+pub(crate) const RESULT: &str = "result";
 /// The `entity` of a violation about a host row (rule 16).
-pub const HOST: &str = "host";
+pub(crate) const HOST: &str = "host";
 /// The `entity` of a violation about the feeder's job cache (rule 13); the id is the
 /// slot index.
-pub const CACHE: &str = "cache";
+pub(crate) const CACHE: &str = "cache";
 
 /// All defined `error_mask` bits (spec backend §1.1).
 const KNOWN_ERROR_BITS: i32 = 63;
@@ -211,7 +211,7 @@ impl InvariantChecker {
     ///
     /// With the audit trail disabled `touched` is empty and nothing is checked; use
     /// [`Self::check_all`] instead. Rule 16 is only checked by [`Self::check_all`].
-    pub fn check_after_step(
+    pub(crate) fn check_after_step(
         &mut self,
         p: &Project,
         now: Time,
@@ -243,7 +243,7 @@ impl InvariantChecker {
     /// Rule 16 (host `total_credit` = Σ `granted_credit` of its VALID results) is only
     /// checked while no row has been purged: db_purge deletes results whose credit the
     /// hosts keep, and the checker does not record what was deleted.
-    pub fn check_all(&mut self, p: &Project, now: Time) -> Result<(), Violation> {
+    pub(crate) fn check_all(&mut self, p: &Project, now: Time) -> Result<(), Violation> {
         // Forget rows that no longer exist (purged).
         self.hostid.retain(|id, _| p.db.results.get(*id).is_some());
         self.canonical

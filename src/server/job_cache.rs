@@ -36,7 +36,7 @@ use std::collections::HashMap;
 
 /// Legacy `MAX_INFEASIBLE_THRESHOLD` (spec backend §2.3; §5 row 4): a cached result
 /// whose `infeasible_count` passes it falls off the cache as COULDNT_SEND.
-pub const MAX_INFEASIBLE_THRESHOLD: u32 = 2000;
+pub(crate) const MAX_INFEASIBLE_THRESHOLD: u32 = 2000;
 
 /// Marks a slot that is in no score class (empty or stale).
 const NO_CLASS: u32 = u32::MAX;
@@ -178,7 +178,7 @@ impl Cache {
     }
 
     /// The slots, for reading (invariant 13).
-    pub fn slots(&self) -> &[Option<ResultId>] {
+    pub(crate) fn slots(&self) -> &[Option<ResultId>] {
         &self.slots
     }
 
@@ -189,13 +189,13 @@ impl Cache {
     /// Writes a slot behind the indexes' back: only for tests of the invariant
     /// checker, which must see a corrupt cache.
     #[cfg(test)]
-    pub fn corrupt_slot(&mut self, slot: usize, value: Option<ResultId>) {
+    pub(crate) fn corrupt_slot(&mut self, slot: usize, value: Option<ResultId>) {
         self.slots[slot] = value;
     }
 
     /// Puts `rid` into the empty `slot` and marks it `in_cache` (it leaves the
     /// feeder's list `Db::feedable`).
-    pub fn fill(&mut self, db: &mut Db, slot: usize, rid: ResultId) {
+    pub(crate) fn fill(&mut self, db: &mut Db, slot: usize, rid: ResultId) {
         debug_assert!(self.slots[slot].is_none(), "slot {slot} is occupied");
         self.slots[slot] = Some(rid);
         self.occupied += 1;
@@ -225,7 +225,7 @@ impl Cache {
     }
 
     /// Drops a result deleted by db_purge from its slot, if it has one.
-    pub fn forget(&mut self, rid: ResultId) {
+    pub(crate) fn forget(&mut self, rid: ResultId) {
         if let Some(&slot) = self.slot_of.get(&rid) {
             self.take(slot as usize);
         }
@@ -242,7 +242,7 @@ impl Cache {
 
     /// `infeasible_count++` of the live result in `slot` (spec backend §2.4.4): its
     /// score may rise by one, so it moves class.
-    pub fn bump_infeasible(&mut self, db: &mut Db, slot: usize) {
+    pub(crate) fn bump_infeasible(&mut self, db: &mut Db, slot: usize) {
         let rid = self.slots[slot].expect("slot is occupied");
         let r = db.result_mut(rid);
         r.infeasible_count += 1;
@@ -319,19 +319,19 @@ impl Cache {
 
     /// The first empty or stale slot at or after `from`, in index order: the next slot
     /// BOINC's feeder scan would free and refill (spec backend §2.3).
-    pub fn next_fillable(&self, from: usize) -> Option<usize> {
+    pub(crate) fn next_fillable(&self, from: usize) -> Option<usize> {
         next_set(&self.fillable, None, from, self.slots.len())
     }
 
     /// The first slot at or after `from`, in index order, whose result may have
     /// passed the legacy `MAX_INFEASIBLE_THRESHOLD` (the caller re-checks it).
-    pub fn next_over_threshold(&self, from: usize) -> Option<usize> {
+    pub(crate) fn next_over_threshold(&self, from: usize) -> Option<usize> {
         next_set(&self.over_threshold, None, from, self.slots.len())
     }
 
     /// Starts a request's walk (spec backend §2.4.4 step 1) from the random start
     /// slot `offset`, skipping results with `priority >= exclude_from`.
-    pub fn scan(&self, offset: usize, exclude_from: Option<i32>) -> Scan {
+    pub(crate) fn scan(&self, offset: usize, exclude_from: Option<i32>) -> Scan {
         Scan {
             offset,
             exclude_from,
@@ -397,7 +397,7 @@ impl Cache {
 impl Cache {
     /// Asserts that every index agrees with the slots and the database (after
     /// [`Cache::sync`]).
-    pub fn check_index(&self, db: &Db) {
+    pub(crate) fn check_index(&self, db: &Db) {
         assert!(db.cache_moves.is_empty(), "unsynced moves");
         let mut occupied = 0;
         for (i, slot) in self.slots.iter().enumerate() {
@@ -444,7 +444,7 @@ impl Cache {
 /// `need_reliable` jobs dropped, stably sorted by score descending. The reference the
 /// index's walk is tested against.
 #[cfg(test)]
-pub fn reference_candidates(
+pub(crate) fn reference_candidates(
     slots: &[Option<ResultId>],
     db: &Db,
     offset: usize,

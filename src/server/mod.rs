@@ -17,7 +17,7 @@ pub mod feeder;
 pub mod file_deleter;
 pub mod hr;
 pub mod invariants;
-pub mod job_cache;
+pub(crate) mod job_cache;
 pub mod job_log;
 pub mod resource;
 pub mod scheduler;
@@ -86,14 +86,14 @@ impl ProjectConfig {
 
     /// The outage in force at `now`, if any: what a client reaching the scheduler
     /// then meets (spec client §2.8, §4.2).
-    pub fn outage_at(&self, now: Time) -> Option<&Outage> {
+    pub(crate) fn outage_at(&self, now: Time) -> Option<&Outage> {
         self.outage.iter().find(|o| o.covers(now))
     }
 }
 
 /// The id of the first app's first version (the only version of a one-app project
 /// that lists none).
-pub const APP_VERSION_ID: u32 = 1;
+pub(crate) const APP_VERSION_ID: u32 = 1;
 
 /// One project: configuration, database, feeder cache, and its random stream.
 pub struct Project {
@@ -180,7 +180,7 @@ impl Project {
         &self.apps[id as usize - 1]
     }
 
-    pub fn app_mut(&mut self, id: types::AppId) -> &mut app::App {
+    pub(crate) fn app_mut(&mut self, id: types::AppId) -> &mut app::App {
         &mut self.apps[id as usize - 1]
     }
 
@@ -198,12 +198,12 @@ impl Project {
 
     /// App version `id`, if there is one (a result never sent has version 0).
     #[inline]
-    pub fn find_app_version(&self, id: u32) -> Option<&app_version::AppVersion> {
+    pub(crate) fn find_app_version(&self, id: u32) -> Option<&app_version::AppVersion> {
         self.app_versions.get((id as usize).wrapping_sub(1))
     }
 
     /// The versions of app `id`.
-    pub fn versions_of(&self, id: types::AppId) -> &[app_version::AppVersion] {
+    pub(crate) fn versions_of(&self, id: types::AppId) -> &[app_version::AppVersion] {
         &self.app_versions[self.app(id).versions.clone()]
     }
 
@@ -230,7 +230,7 @@ impl Project {
 /// Result id of a result name (`wu<id>_<suffix>`, [`db::result_name`]); 0 (never a
 /// valid id) if unknown or purged. Scripted reports and expectations name results
 /// this way.
-pub fn lookup_result(p: &Project, name: &str) -> types::ResultId {
+pub(crate) fn lookup_result(p: &Project, name: &str) -> types::ResultId {
     let Some((wuid, suffix)) = db::parse_result_name(name) else {
         return 0;
     };

@@ -9,7 +9,7 @@ use super::hr::has;
 use serde::{Deserialize, Serialize};
 
 /// Number of processor types (`NPROC_TYPES`).
-pub const N_RSC: usize = 4;
+pub(crate) const N_RSC: usize = 4;
 
 /// A processor type, with BOINC's numbers (`PROC_TYPE_CPU` 0, `PROC_TYPE_NVIDIA_GPU`
 /// 1, `PROC_TYPE_AMD_GPU` 2, `PROC_TYPE_INTEL_GPU` 3). The scheduler fills a request
@@ -29,7 +29,7 @@ pub const CPU: usize = ProcType::Cpu.index();
 
 impl ProcType {
     /// Every type, by BOINC's number.
-    pub const ALL: [ProcType; N_RSC] = [
+    pub(crate) const ALL: [ProcType; N_RSC] = [
         ProcType::Cpu,
         ProcType::Nvidia,
         ProcType::Amd,
@@ -84,14 +84,14 @@ pub struct Coproc {
 }
 
 /// The host's coprocessor of type `t`, if it has one.
-pub fn coproc_of(coprocs: &[Coproc], t: ProcType) -> Option<&Coproc> {
+pub(crate) fn coproc_of(coprocs: &[Coproc], t: ProcType) -> Option<&Coproc> {
     coprocs.iter().find(|c| c.kind == t && c.count > 0)
 }
 
 /// BOINC platform names a scenario can give an app version (`platform` table of
 /// the project). The first names of each operating system are the ones
 /// [`host_platform`] gives.
-pub const PLATFORMS: &[&str] = &[
+pub(crate) const PLATFORMS: &[&str] = &[
     "x86_64-pc-linux-gnu",
     "aarch64-unknown-linux-gnu",
     "windows_x86_64",
@@ -104,7 +104,7 @@ pub const PLATFORMS: &[&str] = &[
 
 /// The platform a host's client reports, from its OS and CPU vendor (64-bit
 /// clients; BOINC's `HOST_INFO` platform names). `None`: an OS no platform names.
-pub fn host_platform(os_name: &str, p_vendor: &str) -> Option<&'static str> {
+pub(crate) fn host_platform(os_name: &str, p_vendor: &str) -> Option<&'static str> {
     let (os, arm) = (os_name, has(p_vendor, "arm"));
     if has(os, "windows") {
         Some("windows_x86_64")

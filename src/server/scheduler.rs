@@ -17,12 +17,12 @@ use rand::RngExt;
 const ACTOR: Actor = Actor::Scheduler;
 
 /// `CONS_VALID_RELIABLE` and `CONS_VALID_UNREPLICATED` (spec backend §2.9).
-pub const CONS_VALID_RELIABLE: i32 = 10;
-pub const CONS_VALID_UNREPLICATED: i32 = 10;
+pub(crate) const CONS_VALID_RELIABLE: i32 = 10;
+pub(crate) const CONS_VALID_UNREPLICATED: i32 = 10;
 /// Longest `request_delay` the scheduler asks for (`DELAY_MAX`, 2 days).
-pub const DELAY_MAX: f64 = 2.0 * SECONDS_PER_DAY;
+pub(crate) const DELAY_MAX: f64 = 2.0 * SECONDS_PER_DAY;
 /// Retry delay given to a blacklisted host.
-pub const BLACKLIST_DELAY: f64 = SECONDS_PER_DAY;
+pub(crate) const BLACKLIST_DELAY: f64 = SECONDS_PER_DAY;
 
 /// One result the client reports (spec backend §2.4.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,7 +41,7 @@ pub struct ReportedJob {
 
 /// A scheduler request (spec client §4.1, the fields the server reads).
 #[derive(Clone, Copy, Debug)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub hostid: HostId,
     /// The client detached and re-attached: it sends no valid host id and no jobs, so
     /// the server's host lookup marks the old jobs CLIENT_DETACHED (§2.4.2).
@@ -227,7 +227,7 @@ impl RpcState {
 }
 
 /// Handles one RPC (spec backend §2.4.1). `reply` is cleared first.
-pub fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Reply) {
+pub(crate) fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Reply) {
     reply.clear();
     if p.db.hosts.get(req.hostid).is_none() {
         reply.refused = true;
@@ -640,7 +640,7 @@ fn infeasible_fast(
 ///
 /// The workunit is of app `appid`. It goes with the version `get_app_version` picks
 /// for the host, quotas aside; `None` (and no workunit) if no version runs on it.
-pub fn sent_before_start(
+pub(crate) fn sent_before_start(
     p: &mut Project,
     appid: AppId,
     now: Time,

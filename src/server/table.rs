@@ -60,7 +60,7 @@ impl<T> Default for Table<T> {
 
 impl<T> Table<T> {
     /// The id the next inserted row will get.
-    pub fn next_id(&self) -> u32 {
+    pub(crate) fn next_id(&self) -> u32 {
         self.next_id
     }
 
@@ -115,7 +115,7 @@ impl<T> Table<T> {
     }
 
     #[inline]
-    pub fn get_mut(&mut self, id: u32) -> Option<&mut T> {
+    pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut T> {
         let s = self.slot(id)? as usize;
         self.chunks[s / CHUNK][s % CHUNK].as_mut()
     }

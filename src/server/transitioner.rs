@@ -42,7 +42,7 @@ struct Counts {
 }
 
 /// Handles one workunit (spec backend §2.2 steps 1–10).
-pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
+pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     let Some(wu) = p.db.workunits.get(wuid) else {
         return;
     };

@@ -7,13 +7,13 @@
 use serde::Serialize;
 
 /// Workunit id (1-based, as a database auto-increment).
-pub type WuId = u32;
+pub(crate) type WuId = u32;
 /// Result id (1-based).
-pub type ResultId = u32;
+pub(crate) type ResultId = u32;
 /// Host id (1-based).
-pub type HostId = u32;
+pub(crate) type HostId = u32;
 /// App id within a project (1-based).
-pub type AppId = u32;
+pub(crate) type AppId = u32;
 
 macro_rules! boinc_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr),+ $(,)? }) => {
@@ -25,7 +25,7 @@ macro_rules! boinc_enum {
             /// BOINC's numeric value.
             pub fn code(self) -> i64 { self as i64 }
             /// The value from BOINC's number, if it is one.
-            pub fn from_code(c: i64) -> Option<Self> {
+            pub(crate) fn from_code(c: i64) -> Option<Self> {
                 match c { $($n => Some(Self::$v),)+ _ => None }
             }
         }
@@ -90,28 +90,28 @@ boinc_enum!(
 
 /// `wu.error_mask` bits (spec backend §1.1).
 pub mod error_mask {
-    pub const COULDNT_SEND_RESULT: i32 = 1;
-    pub const TOO_MANY_ERROR_RESULTS: i32 = 2;
-    pub const TOO_MANY_SUCCESS_RESULTS: i32 = 4;
-    pub const TOO_MANY_TOTAL_RESULTS: i32 = 8;
-    pub const CANCELLED: i32 = 16;
-    pub const NO_CANONICAL_RESULT: i32 = 32;
+    pub(crate) const COULDNT_SEND_RESULT: i32 = 1;
+    pub(crate) const TOO_MANY_ERROR_RESULTS: i32 = 2;
+    pub(crate) const TOO_MANY_SUCCESS_RESULTS: i32 = 4;
+    pub(crate) const TOO_MANY_TOTAL_RESULTS: i32 = 8;
+    pub(crate) const CANCELLED: i32 = 16;
+    pub(crate) const NO_CANONICAL_RESULT: i32 = 32;
 }
 
 /// `result.client_state` values the scheduler looks at.
 pub mod client_state {
     pub const COMPUTE_ERROR: i32 = 3;
-    pub const FILES_UPLOADED: i32 = 5;
-    pub const ABORTED: i32 = 6;
+    pub(crate) const FILES_UPLOADED: i32 = 5;
+    pub(crate) const ABORTED: i32 = 6;
 }
 
 /// Exit statuses with a meaning to the server (spec backend §1.1).
 pub mod exit_status {
     pub const EXIT_TIME_LIMIT_EXCEEDED: i32 = 197;
     pub const EXIT_UNSTARTED_LATE: i32 = 200;
-    pub const EXIT_ABORTED_BY_PROJECT: i32 = 202;
+    pub(crate) const EXIT_ABORTED_BY_PROJECT: i32 = 202;
     /// User abort via the GUI: counted as "no reply", not as an error.
-    pub const EXIT_ABORTED_VIA_GUI: i32 = 203;
+    pub(crate) const EXIT_ABORTED_VIA_GUI: i32 = 203;
 }
 
 /// Who changed a state field; the `actor` column of `transitions.csv`.

@@ -20,7 +20,7 @@ use crate::engine::{INT_MAX, Time};
 const ACTOR: Actor = Actor::Validator;
 
 /// Delay of the `DELAYED` transition action (+6 h, spec backend §2.5).
-pub const DELAYED_SECS: Time = 21_600;
+pub(crate) const DELAYED_SECS: Time = 21_600;
 
 /// The validator's local `transition_time` action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +56,7 @@ fn init_result(r: &ResultRow, now: Time) -> InitResult {
 }
 
 /// `compare_results`: the project's output comparison.
-pub fn outputs_match(cmp: Comparison, tolerance: f64, a: f64, b: f64) -> bool {
+pub(crate) fn outputs_match(cmp: Comparison, tolerance: f64, a: f64, b: f64) -> bool {
     match cmp {
         Comparison::Bitwise => a.to_bits() == b.to_bits(),
         Comparison::Fuzzy => (a - b).abs() <= tolerance,
@@ -77,7 +77,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
 }
 
 /// Handles one workunit (spec backend §2.5 A and B).
-pub fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
+pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     let canonical = p.db.wu(wuid).canonical_resultid;
     let mut action = TtAction::NoChange;
     if canonical != 0 && p.db.results.get(canonical).is_none() {

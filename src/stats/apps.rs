@@ -16,10 +16,10 @@ use crate::world::Finished;
 use std::io;
 use std::path::Path;
 
-pub const SUMMARY_APPS_CSV: &str = "summary_apps.csv";
+pub(crate) const SUMMARY_APPS_CSV: &str = "summary_apps.csv";
 
 /// The key columns of `summary_apps.csv`, before the figures.
-pub const KEYS: [&str; 3] = ["project", "app_id", "app"];
+pub(crate) const KEYS: [&str; 3] = ["project", "app_id", "app"];
 
 /// One app's row: its project, id and name, and the figures of
 /// [`headline::app_columns`] (`None`: no data, an empty field).
@@ -33,7 +33,7 @@ pub struct AppHeadline {
 
 /// The rows of every app of every project: projects in scenario order, each
 /// project's apps in id order (the order of its `[[project.NAME.app]]` tables).
-pub fn app_headlines(f: &Finished<StatsRecorder>, duration_s: f64) -> Vec<AppHeadline> {
+pub(crate) fn app_headlines(f: &Finished<StatsRecorder>, duration_s: f64) -> Vec<AppHeadline> {
     f.projects
         .iter()
         .enumerate()
@@ -57,7 +57,7 @@ pub fn label(project: &str, app: &str) -> String {
 /// Which rows of `summary_apps.csv`, given each row's project, are shown beside the
 /// projects' rows: those of projects with several apps. A one-app project's app row
 /// repeats its project's row.
-pub fn shown_beside_projects(projects: &[&str]) -> Vec<bool> {
+pub(crate) fn shown_beside_projects(projects: &[&str]) -> Vec<bool> {
     (projects.iter())
         .map(|p| projects.iter().filter(|q| *q == p).count() > 1)
         .collect()

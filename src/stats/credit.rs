@@ -14,9 +14,9 @@ use std::io;
 use std::path::Path;
 
 /// File names of the tables.
-pub const VERSIONS_CSV: &str = "credit_versions.csv";
-pub const DEVICES_CSV: &str = "credit_devices.csv";
-pub const GROUPS_CSV: &str = "credit_groups.csv";
+pub(crate) const VERSIONS_CSV: &str = "credit_versions.csv";
+pub(crate) const DEVICES_CSV: &str = "credit_devices.csv";
+pub(crate) const GROUPS_CSV: &str = "credit_groups.csv";
 
 /// Why an app has no neutrality ratio.
 pub const NO_RATIO: &str = "fewer than two app versions of the app were granted credit";
@@ -122,7 +122,7 @@ impl CreditFigures {
 
     /// The largest neutrality ratio across apps (`summary.csv`'s
     /// `credit_neutrality_ratio`), `None` when no app has one.
-    pub fn worst_neutrality(&self) -> Option<f64> {
+    pub(crate) fn worst_neutrality(&self) -> Option<f64> {
         self.neutrality()
             .into_values()
             .filter_map(Result::ok)
@@ -130,7 +130,7 @@ impl CreditFigures {
     }
 
     /// The neutrality of each app as JSON (`summary.json`).
-    pub fn neutrality_json(&self) -> serde_json::Value {
+    pub(crate) fn neutrality_json(&self) -> serde_json::Value {
         let m: serde_json::Map<String, serde_json::Value> = self
             .neutrality()
             .into_iter()

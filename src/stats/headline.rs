@@ -15,7 +15,7 @@ use crate::world::Finished;
 use std::io;
 use std::path::Path;
 
-pub const SUMMARY_CSV: &str = "summary.csv";
+pub(crate) const SUMMARY_CSV: &str = "summary.csv";
 
 /// The columns of `summary.csv` after `project`, in order (fixed, so a sweep file
 /// can be checked against them before anything runs).
@@ -112,7 +112,7 @@ fn quantile(h: Option<&Hist>, q: f64) -> Option<f64> {
 /// all are equal, `(n-1)/n` when one holds everything; no value without a positive
 /// total. With `x` sorted ascending, `G = Σ (2i − n − 1)·x_i / (n Σ x)`, i = 1..n.
 /// Shared by `summary.csv` and the credit chart, so both show the same figure.
-pub fn gini(values: &[f64]) -> Option<f64> {
+pub(crate) fn gini(values: &[f64]) -> Option<f64> {
     let mut x: Vec<f64> = values.iter().map(|v| v.max(0.0)).collect();
     x.sort_by(f64::total_cmp);
     let n = x.len() as f64;
@@ -348,7 +348,7 @@ pub fn headlines(f: &Finished<StatsRecorder>, duration_s: f64) -> Vec<Headline> 
 }
 
 /// `summary.json`'s `headline` object of one project (missing values are `null`).
-pub fn to_json(h: &Headline) -> serde_json::Value {
+pub(crate) fn to_json(h: &Headline) -> serde_json::Value {
     let map: serde_json::Map<_, _> = h
         .values
         .iter()

@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 
-pub const HOSTS_CSV: &str = "hosts.csv";
+pub(crate) const HOSTS_CSV: &str = "hosts.csv";
 
 /// The figures of one host.
-pub fn host_figures(h: &ClientHost, g: &HostGroupRt) -> Figures {
+pub(crate) fn host_figures(h: &ClientHost, g: &HostGroupRt) -> Figures {
     // Called once per host at the end of a run: a small allocation is fine here.
     let projects: Vec<ProjectFigures> = h.projects.iter().map(project_figures).collect();
     figures(

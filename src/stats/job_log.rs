@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// File name of the job log in a run folder.
-pub const JOBS_CSV: &str = "jobs.csv";
+pub(crate) const JOBS_CSV: &str = "jobs.csv";
 
 /// Columns of the job log, in the order `boinc-sim run --job-log` writes them.
 pub const COLUMNS: &[&str] = &[
@@ -120,7 +120,7 @@ pub struct JobRow {
 
 /// The largest app id a job log may give: the replay keeps one app per id up to the
 /// largest (`credit::replay`), as BOINC numbers its apps from 1.
-pub const MAX_APP_ID: u32 = 10_000;
+pub(crate) const MAX_APP_ID: u32 = 10_000;
 
 /// Writes the job log's header.
 pub fn write_header<W: Write>(w: &mut csv::Writer<W>) -> io::Result<()> {
@@ -176,7 +176,7 @@ pub fn write_row<W: Write>(
 }
 
 /// `cpu` or `gpu`.
-pub fn device_name(is_gpu: bool) -> &'static str {
+pub(crate) fn device_name(is_gpu: bool) -> &'static str {
     if is_gpu { "gpu" } else { "cpu" }
 }
 
@@ -375,7 +375,7 @@ pub(crate) fn open(
 
 /// One field of a CSV input row, read with errors that name the file, the line,
 /// the column and what was expected.
-pub(crate) struct Field<'a> {
+pub struct Field<'a> {
     pub(crate) file: &'a str,
     pub(crate) line: u64,
     pub(crate) rec: &'a csv::StringRecord,
@@ -442,7 +442,7 @@ impl Field<'_> {
 }
 
 /// The default `--out` of a replay of `log`: `output/credit-<file stem>/`.
-pub fn default_out(log: &Path) -> PathBuf {
+pub(crate) fn default_out(log: &Path) -> PathBuf {
     let stem = log
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

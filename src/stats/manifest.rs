@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// The file's name; `super::outdir` owns it, as a boinc-sim manifest marks a folder
 /// boinc-sim wrote.
-pub use super::outdir::MANIFEST_JSON;
+pub(crate) use super::outdir::MANIFEST_JSON;
 
 /// Writes `manifest.json` into `dir`, listing the files already there plus itself and
 /// `summary.json`, which the output writer adds last (sorted).

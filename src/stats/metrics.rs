@@ -14,8 +14,8 @@ use crate::server::types::*;
 use std::io;
 use std::path::Path;
 
-pub const TIMESERIES_CSV: &str = "timeseries.csv";
-pub const HISTOGRAMS_CSV: &str = "histograms.csv";
+pub(crate) const TIMESERIES_CSV: &str = "timeseries.csv";
+pub(crate) const HISTOGRAMS_CSV: &str = "histograms.csv";
 
 /// The series, in the order of their `metric` values (names carry their unit).
 ///
@@ -25,7 +25,7 @@ pub const HISTOGRAMS_CSV: &str = "histograms.csv";
 /// that reached an up scheduler, `client_rpcs_failed` attempts that did not (outage),
 /// and `client_backoffs`/`client_backoff_s` the project backoffs clients started and
 /// their total length (spec client §1.9, §2.8).
-pub const SERIES: [&str; 19] = [
+pub(crate) const SERIES: [&str; 19] = [
     "workunits_created",
     "workunits_canonical_found",
     "workunits_assimilated_valid",
@@ -46,25 +46,25 @@ pub const SERIES: [&str; 19] = [
     "client_backoffs",
     "client_backoff_s",
 ];
-pub const WU_CREATED: usize = 0;
-pub const WU_CANONICAL: usize = 1;
-pub const WU_ASSIM_VALID: usize = 2;
-pub const WU_ASSIM_ERROR: usize = 3;
-pub const R_SENT: usize = 4;
-pub const R_REPORTED: usize = 5;
-pub const R_MET: usize = 6;
-pub const R_MISSED: usize = 7;
-pub const R_TOO_LATE: usize = 8;
-pub const R_NO_REPLY: usize = 9;
-pub const CPU_REPORTED: usize = 10;
-pub const CPU_WASTED: usize = 11;
-pub const FLOPS_USEFUL: usize = 12;
-pub const FLOPS_WASTED: usize = 13;
-pub const CREDIT: usize = 14;
-pub const SCHED_REQUESTS: usize = 15;
-pub const RPCS_FAILED: usize = 16;
-pub const BACKOFFS: usize = 17;
-pub const BACKOFF_S: usize = 18;
+pub(crate) const WU_CREATED: usize = 0;
+pub(crate) const WU_CANONICAL: usize = 1;
+pub(crate) const WU_ASSIM_VALID: usize = 2;
+pub(crate) const WU_ASSIM_ERROR: usize = 3;
+pub(crate) const R_SENT: usize = 4;
+pub(crate) const R_REPORTED: usize = 5;
+pub(crate) const R_MET: usize = 6;
+pub(crate) const R_MISSED: usize = 7;
+pub(crate) const R_TOO_LATE: usize = 8;
+pub(crate) const R_NO_REPLY: usize = 9;
+pub(crate) const CPU_REPORTED: usize = 10;
+pub(crate) const CPU_WASTED: usize = 11;
+pub(crate) const FLOPS_USEFUL: usize = 12;
+pub(crate) const FLOPS_WASTED: usize = 13;
+pub(crate) const CREDIT: usize = 14;
+pub(crate) const SCHED_REQUESTS: usize = 15;
+pub(crate) const RPCS_FAILED: usize = 16;
+pub(crate) const BACKOFFS: usize = 17;
+pub(crate) const BACKOFF_S: usize = 18;
 
 /// Instantaneous state of a project's server, sampled at the start of every bucket:
 /// the database's size by state and the daemons' backlogs (work lists).
@@ -73,7 +73,7 @@ pub const BACKOFF_S: usize = 18;
 /// waiting for the transitioner), the assimilator, file deleter and purge backlogs
 /// (in workunits) and `db_workunits_file_delete_error`: the five stack into the
 /// database's size.
-pub const GAUGES: [&str; 11] = [
+pub(crate) const GAUGES: [&str; 11] = [
     "db_workunits",
     "db_workunits_open",
     "db_results_unsent",
@@ -88,7 +88,7 @@ pub const GAUGES: [&str; 11] = [
 ];
 
 /// The gauges of one project's database now, in [`GAUGES`] order; O(1).
-pub fn gauges(db: &crate::server::db::Db) -> [f64; GAUGES.len()] {
+pub(crate) fn gauges(db: &crate::server::db::Db) -> [f64; GAUGES.len()] {
     let c = &db.result_state_counts;
     let queued = db.assimilate_ready.len()
         + db.fd_ready_wus.len()
@@ -110,7 +110,7 @@ pub fn gauges(db: &crate::server::db::Db) -> [f64; GAUGES.len()] {
 }
 
 /// The distributions, with their units.
-pub const HISTOGRAMS: [&str; 4] = [
+pub(crate) const HISTOGRAMS: [&str; 4] = [
     "result_turnaround_s",
     "result_slack_s",
     "workunit_time_to_canonical_s",
@@ -157,7 +157,7 @@ impl Hist {
 
     /// The `q`-quantile (0..=1), to within one bin: the upper edge of the bin where
     /// the cumulative count reaches `q·n`. `None` without samples.
-    pub fn quantile(&self, q: f64) -> Option<f64> {
+    pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
         let n = self.total();
         if n == 0 {
             return None;
@@ -238,7 +238,7 @@ impl ProjectMetrics {
         }
     }
 
-    pub fn add_workunit(&mut self, wu: &WorkunitRow) {
+    pub(crate) fn add_workunit(&mut self, wu: &WorkunitRow) {
         self.science.add_workunit(wu);
         self.bump(wu.create_time.into(), WU_CREATED, 1.0);
         if wu.canonical_resultid != 0 {
@@ -256,7 +256,7 @@ impl ProjectMetrics {
         }
     }
 
-    pub fn add_result(&mut self, r: &ResultRow) {
+    pub(crate) fn add_result(&mut self, r: &ResultRow) {
         self.science.add_result(r);
         if r.sent_time != 0 {
             self.bump(r.sent_time, R_SENT, 1.0);
@@ -287,13 +287,13 @@ impl ProjectMetrics {
     }
 
     /// A scheduler RPC at `now`: reached an up server, or failed (outage).
-    pub fn note_rpc(&mut self, now: Time, reached: bool) {
+    pub(crate) fn note_rpc(&mut self, now: Time, reached: bool) {
         let m = if reached { SCHED_REQUESTS } else { RPCS_FAILED };
         self.bump(now, m, 1.0);
     }
 
     /// `n` project backoffs started at `now`, `secs` long in total.
-    pub fn note_backoffs(&mut self, now: Time, n: u32, secs: f64) {
+    pub(crate) fn note_backoffs(&mut self, now: Time, n: u32, secs: f64) {
         self.bump(now, BACKOFFS, n as f64);
         self.bump(now, BACKOFF_S, secs);
     }
@@ -306,7 +306,7 @@ impl ProjectMetrics {
 
 /// Whether a reported result's computation served the project.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Usefulness {
+pub(crate) enum Usefulness {
     /// Validated (`VALID`): its work counted towards a canonical result, whether it
     /// became the canonical one or completed the quorum.
     Useful,
@@ -317,7 +317,7 @@ pub enum Usefulness {
     Pending,
 }
 
-pub fn usefulness(r: &ResultRow) -> Usefulness {
+pub(crate) fn usefulness(r: &ResultRow) -> Usefulness {
     if r.outcome != Outcome::Success {
         return Usefulness::Wasted;
     }

@@ -22,14 +22,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The marker file of a folder written by boinc-sim (hidden, a few bytes).
-pub const MARKER: &str = ".boinc-sim";
+pub(crate) const MARKER: &str = ".boinc-sim";
 
 /// The marker's content: says what the file is for whoever finds it.
 const MARKER_TEXT: &str = "This folder was written by boinc-sim, which may replace it.\n";
 
 /// The manifest of a run folder, which `stats::manifest` writes; one that boinc-sim
 /// wrote also makes a folder ours (run folders from before the marker).
-pub const MANIFEST_JSON: &str = "manifest.json";
+pub(crate) const MANIFEST_JSON: &str = "manifest.json";
 
 /// Temporary folders being written by this process, removed on SIGINT/SIGTERM.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -39,7 +39,7 @@ static FORCED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// What writing to a target folder will do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// Nothing is there (or an empty folder): nothing is lost.
     New,
     /// An earlier boinc-sim output is there and will be replaced.
@@ -50,7 +50,7 @@ pub enum Target {
 
 /// Whether `dir` is a folder boinc-sim wrote: it has the [`MARKER`], or a
 /// `manifest.json` whose `crate` is boinc-sim (run folders from before the marker).
-pub fn is_ours(dir: &Path) -> bool {
+pub(crate) fn is_ours(dir: &Path) -> bool {
     if !fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
         return false;
     }
@@ -100,7 +100,7 @@ fn forbidden(canon: &Path) -> Option<&'static str> {
 /// says why and what to do instead; the command line exits 2 (bad input) on any of
 /// them, since nothing has been done yet.
 #[derive(Debug, thiserror::Error)]
-pub enum OutDirError {
+pub(crate) enum OutDirError {
     /// The path ends in `..` or a root: there is no folder name to write.
     #[error(
         "`{}` does not name an output folder; expected a path ending in a folder name, e.g. output/run1",
@@ -156,7 +156,7 @@ const SHOWN_ENTRIES: usize = 3;
 /// Checks that boinc-sim may write its output folder at `dir`, before any work is
 /// done: refuses a folder it did not write unless `force`, and the current folder, a
 /// home folder or a root always.
-pub fn check_target(dir: &Path, force: bool) -> Result<Target, OutDirError> {
+pub(crate) fn check_target(dir: &Path, force: bool) -> Result<Target, OutDirError> {
     if dir.file_name().is_none() {
         return Err(OutDirError::NoName(dir.to_path_buf()));
     }
@@ -259,7 +259,7 @@ fn running_elsewhere(pid: u32) -> bool {
 /// Removes the temporary (`.tmp-<pid>`) and set-aside (`.old-<pid>`) siblings of
 /// `final_dir` that killed runs left behind, whatever their pid: only those that
 /// boinc-sim wrote (see [`is_ours`]) and whose process is no longer running.
-pub fn remove_stale(final_dir: &Path) -> io::Result<()> {
+pub(crate) fn remove_stale(final_dir: &Path) -> io::Result<()> {
     let (Some(parent), Some(name)) = (final_dir.parent(), final_dir.file_name()) else {
         return Ok(());
     };
@@ -290,7 +290,7 @@ pub fn remove_stale(final_dir: &Path) -> io::Result<()> {
 /// [`discard_temp`].
 ///
 /// [`move_into_place`]: super::output::move_into_place
-pub fn create_temp(final_dir: &Path) -> io::Result<PathBuf> {
+pub(crate) fn create_temp(final_dir: &Path) -> io::Result<PathBuf> {
     let tmp = sibling(final_dir, "tmp")?;
     if let Some(parent) = tmp.parent() {
         fs::create_dir_all(parent)?;
@@ -318,7 +318,7 @@ pub fn create_temp(final_dir: &Path) -> io::Result<PathBuf> {
 }
 
 /// Removes a temporary folder made by [`create_temp`] and forgets it.
-pub fn discard_temp(tmp: &Path) {
+pub(crate) fn discard_temp(tmp: &Path) {
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     live.retain(|p| p != tmp);
     let _ = remove_any(tmp);
@@ -340,7 +340,7 @@ pub(crate) fn while_moving<T>(tmp: &Path, rename: impl FnOnce() -> io::Result<T>
 /// shell's 128 + signal number. Safe to call more than once (only the first
 /// installs). A failure to install is reported and otherwise ignored: the next run
 /// removes what a killed run leaves.
-pub fn install_signal_cleanup() {
+pub(crate) fn install_signal_cleanup() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

@@ -23,17 +23,17 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// File name of the workunit table.
-pub const WORKUNITS_CSV: &str = "workunits.csv";
+pub(crate) const WORKUNITS_CSV: &str = "workunits.csv";
 /// File name of the result table.
-pub const RESULTS_CSV: &str = "results.csv";
+pub(crate) const RESULTS_CSV: &str = "results.csv";
 /// File name of the audit trail.
-pub const TRANSITIONS_CSV: &str = "transitions.csv";
+pub(crate) const TRANSITIONS_CSV: &str = "transitions.csv";
 /// File name of the gzip-compressed audit trail (unscripted runs, see [`AuditTrail`]).
-pub const TRANSITIONS_CSV_GZ: &str = "transitions.csv.gz";
+pub(crate) const TRANSITIONS_CSV_GZ: &str = "transitions.csv.gz";
 
 /// Whether and how the audit trail `transitions.csv` is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AuditTrail {
+pub(crate) enum AuditTrail {
     /// Not written.
     Off,
     /// `transitions.csv`, plain text (scripted scenarios: small, read by tests).
@@ -43,10 +43,10 @@ pub enum AuditTrail {
     Gzip,
 }
 /// File name of the headline figures and effective configuration.
-pub const SUMMARY_JSON: &str = "summary.json";
+pub(crate) const SUMMARY_JSON: &str = "summary.json";
 
 /// Columns of `workunits.csv`.
-pub const WORKUNIT_COLUMNS: &[&str] = &[
+pub(crate) const WORKUNIT_COLUMNS: &[&str] = &[
     "project",
     "id",
     "name",
@@ -79,7 +79,7 @@ pub const WORKUNIT_COLUMNS: &[&str] = &[
 ];
 
 /// Columns of `results.csv`.
-pub const RESULT_COLUMNS: &[&str] = &[
+pub(crate) const RESULT_COLUMNS: &[&str] = &[
     "project",
     "id",
     "name",
@@ -106,7 +106,7 @@ pub const RESULT_COLUMNS: &[&str] = &[
 ];
 
 /// Columns of `transitions.csv`.
-pub const TRANSITION_COLUMNS: &[&str] = &[
+pub(crate) const TRANSITION_COLUMNS: &[&str] = &[
     "time_s", "project", "actor", "entity", "id", "field", "old", "new",
 ];
 
@@ -340,7 +340,7 @@ impl RunOutput {
     }
 
     /// [`Self::create`] with the audit trail written as `audit` says.
-    pub fn create_audited(final_dir: &Path, audit: AuditTrail) -> io::Result<Self> {
+    pub(crate) fn create_audited(final_dir: &Path, audit: AuditTrail) -> io::Result<Self> {
         let transitions = audit != AuditTrail::Off;
         let tmp_dir = outdir::create_temp(final_dir)?;
         // From here on an error drops `out`, whose Drop removes the temporary folder.
@@ -396,7 +396,7 @@ impl RunOutput {
 
     /// Appends one row to `workunits.csv`. `purged` says whether db_purge deleted the
     /// row (it is written then, with its last state) or it was still live at the end.
-    pub fn write_workunit(
+    pub(crate) fn write_workunit(
         &mut self,
         project: &str,
         wu: &WorkunitRow,
@@ -443,7 +443,12 @@ impl RunOutput {
     }
 
     /// Appends one row to `results.csv` (see [`Self::write_workunit`] for `purged`).
-    pub fn write_result(&mut self, project: &str, r: &ResultRow, purged: bool) -> io::Result<()> {
+    pub(crate) fn write_result(
+        &mut self,
+        project: &str,
+        r: &ResultRow,
+        purged: bool,
+    ) -> io::Result<()> {
         let t = self
             .results
             .as_mut()
@@ -484,7 +489,7 @@ impl RunOutput {
 
     /// Appends the audit rows of one step at `time` to `transitions.csv`; does
     /// nothing when it is off.
-    pub fn write_transitions(
+    pub(crate) fn write_transitions(
         &mut self,
         project: &str,
         time: Time,

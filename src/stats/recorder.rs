@@ -94,7 +94,7 @@ impl StatsRecorder {
 
     /// Writes the job log `jobs.csv` into the run folder as the validator decides
     /// results (`run --job-log`, `docs/credit.md`). Needs a run folder.
-    pub fn enable_job_log(&mut self) -> io::Result<()> {
+    pub(crate) fn enable_job_log(&mut self) -> io::Result<()> {
         let Some(out) = &self.output else {
             return Err(io::Error::other("the job log needs a run folder"));
         };
@@ -105,7 +105,7 @@ impl StatsRecorder {
     }
 
     /// Flushes the job log, if any (before the run folder is finished).
-    pub fn finish_job_log(&mut self) -> io::Result<()> {
+    pub(crate) fn finish_job_log(&mut self) -> io::Result<()> {
         match self.job_log.take() {
             Some(mut w) => w.flush(),
             None => Ok(()),

@@ -15,7 +15,7 @@ use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::ValidateState;
 
 /// The series this module adds to `timeseries.csv`, per bucket, in this order.
-pub const SERIES: [&str; 4] = [
+pub(crate) const SERIES: [&str; 4] = [
     "workunits_wrong_canonical",
     "results_wrong_valid",
     "results_correct_invalid",
@@ -79,7 +79,7 @@ impl Science {
     }
 
     /// A final workunit row: its canonical result's truth, at the time it was found.
-    pub fn add_workunit(&mut self, wu: &WorkunitRow) {
+    pub(crate) fn add_workunit(&mut self, wu: &WorkunitRow) {
         if wu.canonical_resultid == 0 {
             return;
         }
@@ -93,7 +93,7 @@ impl Science {
     }
 
     /// A final result row: a wrong VALID or a correct INVALID result, at its report.
-    pub fn add_result(&mut self, r: &ResultRow) {
+    pub(crate) fn add_result(&mut self, r: &ResultRow) {
         let wrong_valid =
             r.output_correct == Some(false) && r.validate_state == ValidateState::Valid;
         let correct_invalid =

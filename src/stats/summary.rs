@@ -14,7 +14,7 @@ use crate::world::Finished;
 /// third of the measured window ([`window::censoring_warning`]), in scenario order;
 /// in a project with several apps, one per such app, with the app's own censored
 /// results.
-pub fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
+pub(crate) fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
     let mut out = Vec::new();
     for (pi, p) in f.projects.iter().enumerate() {
         for app in &p.apps {

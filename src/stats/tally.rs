@@ -97,7 +97,7 @@ impl Tally {
         }
     }
 
-    pub fn add_workunit(&mut self, wu: &WorkunitRow, purged: bool) {
+    pub(crate) fn add_workunit(&mut self, wu: &WorkunitRow, purged: bool) {
         self.metrics.add_workunit(wu);
         self.workunits += 1;
         if wu.canonical_resultid != 0 {
@@ -122,7 +122,7 @@ impl Tally {
         }
     }
 
-    pub fn add_result(&mut self, r: &ResultRow) {
+    pub(crate) fn add_result(&mut self, r: &ResultRow) {
         self.metrics.add_result(r);
         self.results += 1;
         *self
@@ -160,7 +160,7 @@ impl Tally {
     }
 
     /// Results with this outcome name (see [`outcome_name`]).
-    pub fn outcome_count(&self, name: &str) -> u64 {
+    pub(crate) fn outcome_count(&self, name: &str) -> u64 {
         self.results_by_outcome.get(name).copied().unwrap_or(0)
     }
 

@@ -64,7 +64,7 @@ pub enum DeadlineFate {
 
 /// Whether a workunit counts as throughput (`Some(true)`), as work ending in error
 /// (`Some(false)`), or not at all (not assimilated in the window).
-pub fn assimilated_in_window(wu: &WorkunitRow, w: Window) -> Option<bool> {
+pub(crate) fn assimilated_in_window(wu: &WorkunitRow, w: Window) -> Option<bool> {
     let done = wu.assimilate_state == AssimilateState::Done && wu.assimilated_time != 0;
     let t = Time::from(wu.assimilated_time);
     if !done || t < w.warmup || t > w.end {
@@ -75,7 +75,7 @@ pub fn assimilated_in_window(wu: &WorkunitRow, w: Window) -> Option<bool> {
 
 /// A result the client reported with its output or an error (not a no-reply or a
 /// server-side outcome).
-pub fn is_reported(r: &ResultRow) -> bool {
+pub(crate) fn is_reported(r: &ResultRow) -> bool {
     r.received_time != 0
         && matches!(
             r.outcome,
@@ -84,13 +84,13 @@ pub fn is_reported(r: &ResultRow) -> bool {
 }
 
 /// Valid work: a canonical result and no error bit.
-pub fn is_valid_work(wu: &WorkunitRow) -> bool {
+pub(crate) fn is_valid_work(wu: &WorkunitRow) -> bool {
     wu.canonical_resultid != 0 && wu.error_mask == 0
 }
 
 /// The fate of a result, or `None` when it was never sent or sent before the
 /// warm-up ended.
-pub fn deadline_fate(r: &ResultRow, w: Window) -> Option<DeadlineFate> {
+pub(crate) fn deadline_fate(r: &ResultRow, w: Window) -> Option<DeadlineFate> {
     if r.sent_time == 0 || r.sent_time < w.warmup {
         return None;
     }
@@ -119,7 +119,12 @@ pub fn deadline_fate(r: &ResultRow, w: Window) -> Option<DeadlineFate> {
 /// of the results sent have no outcome at the end, and the ones that do are the
 /// quick ones, so the deadline figures lean optimistic. `who` starts the message:
 /// `project main`, or `project main, app search`.
-pub fn censoring_warning(who: &str, delay_bound: Time, w: Window, censored: u64) -> Option<String> {
+pub(crate) fn censoring_warning(
+    who: &str,
+    delay_bound: Time,
+    w: Window,
+    censored: u64,
+) -> Option<String> {
     let span = w.end - w.warmup;
     (3 * delay_bound > span).then(|| {
         format!(

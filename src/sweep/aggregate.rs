@@ -14,9 +14,9 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::io;
 use std::path::Path;
 
-pub const SWEEP_CSV: &str = "sweep.csv";
-pub const SUMMARY_CSV: &str = "sweep-summary.csv";
-pub const BEST_JSON: &str = "best.json";
+pub(crate) const SWEEP_CSV: &str = "sweep.csv";
+pub(crate) const SUMMARY_CSV: &str = "sweep-summary.csv";
+pub(crate) const BEST_JSON: &str = "best.json";
 
 /// The column names of `sweep.csv` and `sweep-summary.csv` (docs/sweep.md, "Output
 /// folder"): written here and read back by the sweep charts (`plot::sweep`), which
@@ -24,23 +24,23 @@ pub const BEST_JSON: &str = "best.json";
 /// drift apart. Parameters and metrics are named by their own keys.
 pub mod columns {
     /// The point's number, 0-based in design order (both tables).
-    pub const POINT: &str = "point";
+    pub(crate) const POINT: &str = "point";
     /// The replication's number within its point (`sweep.csv`).
-    pub const REPLICATION: &str = "replication";
+    pub(crate) const REPLICATION: &str = "replication";
     /// The run's seed (`sweep.csv`).
-    pub const SEED: &str = "seed";
+    pub(crate) const SEED: &str = "seed";
     /// The number of runs of the point (`sweep-summary.csv`).
-    pub const N: &str = "n";
+    pub(crate) const N: &str = "n";
     /// The statistics of each metric over a point's runs, in column order
     /// (`sweep-summary.csv`, `<metric>_<stat>`).
-    pub const MEAN: &str = "mean";
-    pub const SD: &str = "sd";
-    pub const CI95_LOW: &str = "ci95_low";
-    pub const CI95_HIGH: &str = "ci95_high";
-    pub const STATS: [&str; 4] = [MEAN, SD, CI95_LOW, CI95_HIGH];
+    pub(crate) const MEAN: &str = "mean";
+    pub(crate) const SD: &str = "sd";
+    pub(crate) const CI95_LOW: &str = "ci95_low";
+    pub(crate) const CI95_HIGH: &str = "ci95_high";
+    pub(crate) const STATS: [&str; 4] = [MEAN, SD, CI95_LOW, CI95_HIGH];
 
     /// The column of statistic `stat` of `metric`: `<metric>_<stat>`.
-    pub fn stat(metric: &str, stat: &str) -> String {
+    pub(crate) fn stat(metric: &str, stat: &str) -> String {
         format!("{metric}_{stat}")
     }
 
@@ -96,7 +96,7 @@ pub fn stats(values: &[f64]) -> Stats {
 }
 
 /// Per point, per metric (in plan order), the statistics over its replications.
-pub fn point_stats(plan: &Plan, runs: &Records) -> Vec<Vec<Stats>> {
+pub(crate) fn point_stats(plan: &Plan, runs: &Records) -> Vec<Vec<Stats>> {
     (0..plan.points.len())
         .map(|p| {
             plan.metrics
@@ -116,7 +116,7 @@ pub fn point_stats(plan: &Plan, runs: &Records) -> Vec<Vec<Stats>> {
 /// Whether point `p`'s means meet every constraint of `goal` (a constraint on a
 /// metric without a mean is not met). Feasibility is judged on the means only; see
 /// [`uncertain`] for the points where the intervals cannot tell.
-pub fn feasible(plan: &Plan, st: &[Vec<Stats>], goal: &Goal, p: usize) -> bool {
+pub(crate) fn feasible(plan: &Plan, st: &[Vec<Stats>], goal: &Goal, p: usize) -> bool {
     goal.constraints.iter().all(|c| {
         metric_index(plan, &c.metric)
             .and_then(|i| st[p][i].mean)
@@ -126,7 +126,7 @@ pub fn feasible(plan: &Plan, st: &[Vec<Stats>], goal: &Goal, p: usize) -> bool {
 
 /// Whether some constraint's limit lies inside point `p`'s 95% interval of that
 /// metric: more replications could move the point across the limit either way.
-pub fn uncertain(plan: &Plan, st: &[Vec<Stats>], goal: &Goal, p: usize) -> bool {
+pub(crate) fn uncertain(plan: &Plan, st: &[Vec<Stats>], goal: &Goal, p: usize) -> bool {
     goal.constraints.iter().any(|c| {
         metric_index(plan, &c.metric)
             .and_then(|i| st[p][i].ci95)
@@ -251,7 +251,7 @@ fn per_replication(plan: &Plan, runs: &Records, metric: &str) -> Vec<Vec<Option<
 }
 
 /// The verdict of `goal` over the sweep.
-pub fn choose(plan: &Plan, runs: &Records, st: &[Vec<Stats>], goal: &Goal) -> Choice {
+pub(crate) fn choose(plan: &Plan, runs: &Records, st: &[Vec<Stats>], goal: &Goal) -> Choice {
     let n = plan.points.len();
     let feasible: Vec<bool> = (0..n).map(|p| feasible(plan, st, goal, p)).collect();
     let uncertain = (0..n).filter(|&p| uncertain(plan, st, goal, p)).collect();
@@ -283,7 +283,7 @@ pub fn choose(plan: &Plan, runs: &Records, st: &[Vec<Stats>], goal: &Goal) -> Ch
 }
 
 /// Writes a file through a temporary name, so it is never seen half-written.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
@@ -301,7 +301,7 @@ fn csv_bytes(rows: Vec<Vec<String>>) -> io::Result<Vec<u8>> {
 /// with a unit: the rule of the charts' axes, [`classify`]). A duration parameter
 /// gets a numeric column `<key>_s` in seconds next to its label (`3d`, 259200), so
 /// tables sort and plot numerically.
-pub fn duration_params(plan: &Plan) -> Vec<bool> {
+pub(crate) fn duration_params(plan: &Plan) -> Vec<bool> {
     (0..plan.params.len())
         .map(|j| {
             let values: Vec<&str> = plan.points.iter().map(|v| v[j].as_str()).collect();

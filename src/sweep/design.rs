@@ -134,7 +134,7 @@ pub fn points(design: Design, n: u32, seed: u64, params: &[Parameter]) -> Vec<Ve
 /// by their parameters and not by their volunteer populations, and a paired
 /// comparison across replications ([`super::aggregate::within_noise`]) sees the
 /// parameters' effect without the population's noise (`docs/sweep.md`, "Seeds").
-pub fn run_seed(sweep_seed: u64, rep: u32) -> u64 {
+pub(crate) fn run_seed(sweep_seed: u64, rep: u32) -> u64 {
     stream_seed(sweep_seed, StreamKind::SweepRun, rep as u64)
 }
 

@@ -18,7 +18,7 @@
 //! is a pure function of its scenario and seed, and the tables are built from the
 //! records sorted by point and replication.
 
-pub mod aggregate;
+pub(crate) mod aggregate;
 pub mod design;
 pub mod slurm;
 pub mod spec;
@@ -37,8 +37,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub const PLAN_JSON: &str = "design.json";
-pub const RUNS_DIR: &str = "runs";
+pub(crate) const PLAN_JSON: &str = "design.json";
+pub(crate) const RUNS_DIR: &str = "runs";
 
 /// Why a sweep failed. Bad input exits 2, a failed run or I/O 1.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +92,7 @@ pub struct Plan {
 }
 
 /// Run records by (point, replication), in that order.
-pub type Records = BTreeMap<(usize, u32), RunRecord>;
+pub(crate) type Records = BTreeMap<(usize, u32), RunRecord>;
 
 /// One finished run, as written to `runs/pPPPP-rRR.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -278,12 +278,12 @@ impl std::str::FromStr for Shard {
 }
 
 impl Shard {
-    pub fn owns(self, point: usize) -> bool {
+    pub(crate) fn owns(self, point: usize) -> bool {
         point % self.count == self.index
     }
 
     /// The folder of this shard's run records, under the sweep folder.
-    pub fn dir_name(self) -> String {
+    pub(crate) fn dir_name(self) -> String {
         format!("shard-{}-of-{}", self.index, self.count)
     }
 }
@@ -299,7 +299,7 @@ fn read_record(path: &Path) -> Option<RunRecord> {
 }
 
 /// The records already in `runs_dir` that belong to `plan`.
-pub fn existing(plan: &Plan, runs_dir: &Path) -> Records {
+pub(crate) fn existing(plan: &Plan, runs_dir: &Path) -> Records {
     let mut out = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(runs_dir) else {
         return out;
@@ -324,7 +324,7 @@ pub fn existing(plan: &Plan, runs_dir: &Path) -> Records {
 
 /// Writes `design.json` into `dir`, or checks that the one there is this plan's: a
 /// folder never mixes runs of two different sweeps.
-pub fn claim_dir(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
+pub(crate) fn claim_dir(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
     std::fs::create_dir_all(dir).map_err(|e| io_failed("create", dir, e))?;
     let path = dir.join(PLAN_JSON);
     let mut text =
@@ -344,7 +344,7 @@ pub fn claim_dir(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
 }
 
 /// What [`execute`] did.
-pub struct Executed {
+pub(crate) struct Executed {
     pub skipped: usize,
     pub ran: usize,
 }
@@ -353,7 +353,7 @@ pub struct Executed {
 /// yet, on `jobs` threads, writing each record as soon as it is done. `progress` is
 /// called after each run with (done, total). Stops starting new runs after the
 /// first failure and reports it.
-pub fn execute(
+pub(crate) fn execute(
     planned: &Planned,
     runs_dir: &Path,
     shard: Option<Shard>,
@@ -449,7 +449,7 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
 
 /// Checks that `records` hold every run of `plan` exactly once; the message lists
 /// what is missing.
-pub fn check_complete(plan: &Plan, records: &Records) -> Result<(), SweepError> {
+pub(crate) fn check_complete(plan: &Plan, records: &Records) -> Result<(), SweepError> {
     let missing: Vec<String> = (0..plan.points.len())
         .flat_map(|p| (0..plan.replications).map(move |r| (p, r)))
         .filter(|k| !records.contains_key(k))
@@ -476,7 +476,7 @@ pub fn finish(dir: &Path, plan: &Plan, records: &Records) -> Result<aggregate::C
 }
 
 /// Reads `DIR/design.json`, the plan every run record of the folder belongs to.
-pub fn read_plan(dir: &Path) -> Result<Plan, SweepError> {
+pub(crate) fn read_plan(dir: &Path) -> Result<Plan, SweepError> {
     let plan_path = dir.join(PLAN_JSON);
     let text = std::fs::read_to_string(&plan_path).map_err(|e| {
         SweepError::Input(format!(
@@ -491,7 +491,7 @@ pub fn read_plan(dir: &Path) -> Result<Plan, SweepError> {
 /// `sweep-merge DIR`: the run records of `DIR/runs/` and every
 /// `DIR/shard-*/runs/`, each run exactly once (a run found in two folders means the
 /// shards overlap: an error). Returns them and the number of shard folders.
-pub fn gather(dir: &Path, plan: &Plan) -> Result<(Records, usize), SweepError> {
+pub(crate) fn gather(dir: &Path, plan: &Plan) -> Result<(Records, usize), SweepError> {
     let mut sources: Vec<PathBuf> = vec![dir.join(RUNS_DIR)];
     let mut shard_dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| io_failed("read", dir, e))?
@@ -526,7 +526,7 @@ pub fn gather(dir: &Path, plan: &Plan) -> Result<(Records, usize), SweepError> {
     Ok((records, nshards))
 }
 
-pub const PLOTS_DIR: &str = "plots";
+pub(crate) const PLOTS_DIR: &str = "plots";
 
 /// Draws the sweep's charts from `sweep-summary.csv` into `DIR/plots/` (each metric
 /// against each parameter with its confidence band, and a heatmap per pair of
@@ -614,7 +614,7 @@ pub fn verdict(plan: &Plan, choice: &aggregate::Choice) -> String {
 /// The heatmaps' marks from the objective's verdict: best point, points within the
 /// noise, feasible points (when there are constraints) and the constraints' upper
 /// limits by metric (the top of a fraction's colour scale).
-pub fn marks(plan: &Plan, choice: &aggregate::Choice) -> crate::plot::sweep::Marks {
+pub(crate) fn marks(plan: &Plan, choice: &aggregate::Choice) -> crate::plot::sweep::Marks {
     let mut limits: BTreeMap<String, f64> = BTreeMap::new();
     let constraints = plan.goal.as_ref().map_or(&[][..], |g| &g.constraints[..]);
     for c in constraints {

@@ -9,11 +9,11 @@
 use super::{Plan, SweepError};
 use std::path::{Path, PathBuf};
 
-pub const SCRIPT: &str = "sweep.sbatch";
+pub(crate) const SCRIPT: &str = "sweep.sbatch";
 
 /// An absolute version of `p` (relative to the current folder), without requiring
 /// it to exist.
-pub fn absolute(p: &Path) -> PathBuf {
+pub(crate) fn absolute(p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
     } else {

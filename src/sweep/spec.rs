@@ -150,7 +150,7 @@ impl Op {
         }
     }
 
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             Op::Lt => "<",
             Op::Le => "<=",
@@ -170,7 +170,7 @@ pub struct Constraint {
 
 /// Why a `subject_to` entry is not a constraint; each message quotes the entry.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ConstraintError {
+pub(crate) enum ConstraintError {
     /// What follows the operator is not a number.
     #[error("`{entry}`: expected a number after `{}`, found `{found}`", .op.symbol())]
     BadBound {
@@ -187,7 +187,7 @@ pub enum ConstraintError {
 }
 
 /// Parses `metric OP number`.
-pub fn parse_constraint(s: &str) -> Result<Constraint, ConstraintError> {
+pub(crate) fn parse_constraint(s: &str) -> Result<Constraint, ConstraintError> {
     for op in [Op::Le, Op::Ge, Op::Lt, Op::Gt] {
         if let Some((m, b)) = s.split_once(op.symbol()) {
             let bound = b
@@ -211,7 +211,7 @@ pub fn parse_constraint(s: &str) -> Result<Constraint, ConstraintError> {
 /// Parses one `subject_to` entry: a constraint, or several joined by `and` (or
 /// `&&`), all of which must hold: `"deadline_miss_frac < 0.05 and error_frac <
 /// 0.001"` is the same as the two entries.
-pub fn parse_constraints(s: &str) -> Result<Vec<Constraint>, ConstraintError> {
+pub(crate) fn parse_constraints(s: &str) -> Result<Vec<Constraint>, ConstraintError> {
     let parts: Vec<&str> = s
         .split("&&")
         .flat_map(|p| p.split(" and "))
@@ -233,7 +233,7 @@ pub struct Goal {
 
 /// A value as text for a CSV cell (strings unquoted) and as the TOML literal of a
 /// `--set`.
-pub fn cell(v: &toml::Value) -> String {
+pub(crate) fn cell(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -31,7 +31,7 @@ fn cmp_f(errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64) {
 /// Why an expectation is not met: the row it names is missing or still there, or
 /// the fields that differ, each as `field = got, expected want`.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum Unmet {
+pub(crate) enum Unmet {
     /// The result or workunit (`subject`: `result NAME`, `workunit NAME`) is not
     /// in the database.
     #[error("{0} does not exist")]
@@ -57,7 +57,7 @@ pub enum Unmet {
 }
 
 /// Checks one expectation. `Err` lists every mismatch.
-pub fn verify(
+pub(crate) fn verify(
     ex: &Expect,
     p: &Project,
     named: &[ScriptedHost],
@@ -268,7 +268,7 @@ fn finish(subject: String, fields: Vec<String>) -> Result<(), Unmet> {
 /// expectation's project among the host's attached projects. Float fields compare
 /// within `tolerance` (default 1e-6). `cpu_time` is integrated up to `now`; the other
 /// fields are as the client last updated them.
-pub fn verify_client(
+pub(crate) fn verify_client(
     ex: &Expect,
     h: &crate::client::host::ClientHost,
     pos: Option<usize>,

@@ -24,7 +24,7 @@ use crate::server::{
 use rand::RngExt;
 
 /// Every project's back end, with what hears it and checks it.
-pub struct Backend<R> {
+pub(crate) struct Backend<R> {
     pub projects: Vec<Project>,
     /// Hears of every row finalised, RPC and gauge sample.
     pub recorder: R,
@@ -69,7 +69,12 @@ impl<R: Recorder> Backend<R> {
     }
 
     /// One pass of a daemon of a project, followed by output and invariant checks.
-    pub fn run_daemon(&mut self, now: Time, pi: usize, daemon: Daemon) -> Result<(), RunError> {
+    pub(crate) fn run_daemon(
+        &mut self,
+        now: Time,
+        pi: usize,
+        daemon: Daemon,
+    ) -> Result<(), RunError> {
         self.counters.daemon_passes += 1;
         let p = &mut self.projects[pi];
         match daemon {

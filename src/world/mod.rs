@@ -369,7 +369,7 @@ impl<R: Recorder> World<R> {
     }
 
     /// The recorder that hears the run, to set it up before the run starts.
-    pub fn recorder_mut(&mut self) -> &mut R {
+    pub(crate) fn recorder_mut(&mut self) -> &mut R {
         &mut self.backend.recorder
     }
 

@@ -29,15 +29,15 @@ use rand_distr::Exp1;
 use std::sync::Arc;
 
 /// The emulator's default `lambda` (mean on-time) of every process, seconds.
-pub const DEFAULT_LAMBDA: f64 = 3600.0;
+pub(crate) const DEFAULT_LAMBDA: f64 = 3600.0;
 /// The modern client's time-statistics averaging constant, seconds (`ALPHA`, 10
 /// days, spec client §3.5).
-pub const DEFAULT_ALPHA: f64 = 864_000.0;
+pub(crate) const DEFAULT_ALPHA: f64 = 864_000.0;
 /// The seed client's averaging constant, seconds (`ALPHA`, 30 days, spec client §1.11).
-pub const SEED_ALPHA: f64 = 2_592_000.0;
+pub(crate) const SEED_ALPHA: f64 = 2_592_000.0;
 /// A gap longer than this (14 days) between two updates of the time statistics is
 /// taken as `dt = 0`: the averages are left unchanged (spec client §3.5).
-pub const MAX_GAP: Time = 14 * 86_400;
+pub(crate) const MAX_GAP: Time = 14 * 86_400;
 
 /// The time-statistics the client keeps and sends to the server (spec client §1.11,
 /// §3.5), as exponential moving averages over the host's real on/active/connected
@@ -61,12 +61,12 @@ pub struct TimeStatsRule {
 
 impl TimeStatsRule {
     /// The modern client's rule (spec client §3.5).
-    pub const MODERN: TimeStatsRule = TimeStatsRule {
+    pub(crate) const MODERN: TimeStatsRule = TimeStatsRule {
         alpha: DEFAULT_ALPHA,
         restart_decays_all: false,
     };
     /// The seed client's rule (spec client §1.11).
-    pub const SEED: TimeStatsRule = TimeStatsRule {
+    pub(crate) const SEED: TimeStatsRule = TimeStatsRule {
         alpha: SEED_ALPHA,
         restart_decays_all: true,
     };
@@ -139,7 +139,7 @@ impl AvailSpec {
     }
 
     /// The long-run fraction of time group host `slot` is on, by the model.
-    pub fn expected_on_frac(&self, slot: u32) -> f64 {
+    pub(crate) fn expected_on_frac(&self, slot: u32) -> f64 {
         match &self.on_off {
             OnOff::Always => 1.0,
             OnOff::Process { on_frac, .. } => unit(*on_frac),
@@ -150,7 +150,7 @@ impl AvailSpec {
 
     /// The long-run time statistics of group host `slot`: the values a host starts
     /// with (the emulator reads them from its state file).
-    pub fn expected_time_stats(&self, slot: u32) -> TimeStats {
+    pub(crate) fn expected_time_stats(&self, slot: u32) -> TimeStats {
         TimeStats {
             on_frac: self.expected_on_frac(slot),
             active_frac: unit(self.active.0),
@@ -432,7 +432,7 @@ impl Availability {
     /// When the host's observable state may next change (`Time::MAX`: never). While
     /// the host is off only the on/off toggle counts; the active and connected
     /// toggles that fall in an off period are applied at the next `update`.
-    pub fn next_change(&self) -> Time {
+    pub(crate) fn next_change(&self) -> Time {
         if self.on.on {
             self.on.next.min(self.active.next).min(self.connected.next)
         } else {
@@ -441,7 +441,7 @@ impl Availability {
     }
 
     /// Whether the host (the client) is running.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.on.on
     }
 
@@ -451,19 +451,19 @@ impl Availability {
     }
 
     /// Whether the host can reach the network: on and connected.
-    pub fn connected(&self) -> bool {
+    pub(crate) fn connected(&self) -> bool {
         self.on.on && self.connected.on
     }
 
     /// The time statistics as of the last `update`.
-    pub fn time_stats(&self) -> TimeStats {
+    pub(crate) fn time_stats(&self) -> TimeStats {
         self.stats
     }
 
     /// The time statistics as the client would have them at `now` (≥ the last
     /// `update`), without changing the state: valid because the host is woken at
     /// every change of its on/active/connected states, so none lies in between.
-    pub fn time_stats_at(&self, now: Time, spec: &AvailSpec) -> TimeStats {
+    pub(crate) fn time_stats_at(&self, now: Time, spec: &AvailSpec) -> TimeStats {
         let mut a = self.clone();
         a.integrate(now, spec.time_stats.alpha);
         a.stats
@@ -471,7 +471,7 @@ impl Availability {
 
     /// Overrides the time statistics (for example with values from a client state
     /// file).
-    pub fn set_time_stats(&mut self, stats: TimeStats) {
+    pub(crate) fn set_time_stats(&mut self, stats: TimeStats) {
         self.stats = stats;
     }
 }

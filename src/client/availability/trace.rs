@@ -333,7 +333,7 @@ impl Trace {
     }
 
     /// Fraction of `[0, horizon)` during which trace host `k` is on.
-    pub fn host_on_fraction(&self, k: usize) -> f64 {
+    pub(crate) fn host_on_fraction(&self, k: usize) -> f64 {
         if self.horizon <= 0 {
             return 0.0;
         }

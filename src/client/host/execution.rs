@@ -77,7 +77,7 @@ pub fn gpu_relative_speeds(
 impl ClientHost {
     /// Integrates progress from `last_advance` to `now`: FLOPs, CPU time, REC
     /// instance-seconds, and the figures of merit (spec client §5.4).
-    pub fn advance(&mut self, now: Time, cfg: &ClientConfig) {
+    pub(crate) fn advance(&mut self, now: Time, cfg: &ClientConfig) {
         let dt = (now - self.last_advance) as f64;
         if dt <= 0.0 {
             return;
@@ -164,7 +164,7 @@ impl ClientHost {
     /// running tasks' `avg_ncpus` add up to more than the usable CPUs (GPU tasks'
     /// CPU shares may overcommit them, §3.3), the CPU tasks share what the GPU tasks
     /// leave, `(ncpus − cpu_usage_gpu) / cpu_usage_cpu`; otherwise 1.
-    pub fn cpu_scale(&self, cfg: &ClientConfig) -> f64 {
+    pub(crate) fn cpu_scale(&self, cfg: &ClientConfig) -> f64 {
         let n = self.usable_cpus(cfg) as f64;
         let (mut gpu, mut cpu) = (0.0, 0.0);
         for j in self.jobs.iter().filter(|j| j.is_running()) {
@@ -182,7 +182,7 @@ impl ClientHost {
     }
 
     /// Earliest time a running task finishes computing, if tasks compute now.
-    pub fn next_completion(&self, cfg: &ClientConfig) -> Time {
+    pub(crate) fn next_completion(&self, cfg: &ClientConfig) -> Time {
         if !self.computing(cfg) {
             return Time::MAX;
         }
@@ -212,7 +212,7 @@ impl ClientHost {
     /// output with its `wrong_result_prob` (shared by its error class or unique, see
     /// [`client::truth`](crate::client::truth)), else the correct output. The three
     /// draws of the host's main stream are made whatever the app's collision fraction.
-    pub fn finish_tasks(
+    pub(crate) fn finish_tasks(
         &mut self,
         now: Time,
         behaviour: &HostBehaviour,
@@ -271,7 +271,7 @@ impl ClientHost {
 
     /// Stops a running task: suspended in memory, or quit and rolled back to its last
     /// checkpoint (spec client §3.4).
-    pub fn preempt(&mut self, k: usize, keep_in_memory: bool) {
+    pub(crate) fn preempt(&mut self, k: usize, keep_in_memory: bool) {
         let j = &mut self.jobs[k];
         if j.state != TaskState::Running {
             return;
@@ -296,7 +296,7 @@ impl ClientHost {
 
     /// Brings checkpoints up to date for a periodic checkpoint period: the last
     /// multiple of the period in the task's compute time (spec client §3.4).
-    pub fn update_checkpoints(&mut self, cfg: &ClientConfig) {
+    pub(crate) fn update_checkpoints(&mut self, cfg: &ClientConfig) {
         let c = cfg.checkpoint_period;
         if c <= 0.0 {
             return;
@@ -318,7 +318,7 @@ impl ClientHost {
 
     /// Every running task loses its work since the last checkpoint and leaves memory:
     /// the host went off or computing was suspended (spec client §3.5).
-    pub fn quit_all(&mut self, cfg: &ClientConfig) {
+    pub(crate) fn quit_all(&mut self, cfg: &ClientConfig) {
         self.update_checkpoints(cfg);
         for k in 0..self.jobs.len() {
             self.preempt(k, false);

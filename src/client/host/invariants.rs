@@ -31,7 +31,7 @@ impl ClientHost {
     /// Each resource is checked on its own: the CPU jobs' instance-seconds against
     /// the CPUs, and each GPU type's jobs against its instances, with that GPU's
     /// availability (`gpu_active_frac`).
-    pub fn buffer_violation(&self, cfg: &ClientConfig) -> Option<String> {
+    pub(crate) fn buffer_violation(&self, cfg: &ClientConfig) -> Option<String> {
         for t in ProcType::ALL {
             let n = match t {
                 ProcType::Cpu => None,
@@ -142,7 +142,7 @@ impl ClientHost {
     /// runs; the CPUs really used (CPU tasks slowed by `cpu_scale`) never exceed the
     /// usable CPUs; the tasks of a GPU type use at most the host's instances of it,
     /// and a GPU task runs only on a GPU type the host has. `None` when it holds.
-    pub fn resource_violation(&self, cfg: &ClientConfig) -> Option<String> {
+    pub(crate) fn resource_violation(&self, cfg: &ClientConfig) -> Option<String> {
         const EPS: f64 = 1e-9;
         let n = self.usable_cpus(cfg) as f64;
         let cpu_scale = self.cpu_scale(cfg);
@@ -189,7 +189,7 @@ impl ClientHost {
     /// The time-limit invariant: no job computes past its `max_elapsed_time`
     /// (`rsc_fpops_bound / flops`, spec backend §1.2): one that reaches it is
     /// aborted there. `None` when the invariant holds.
-    pub fn time_limit_violation(&self) -> Option<String> {
+    pub(crate) fn time_limit_violation(&self) -> Option<String> {
         self.jobs
             .iter()
             .find(|j| j.cpu_time > j.max_elapsed_time * (1.0 + 1e-12))

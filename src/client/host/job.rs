@@ -64,7 +64,7 @@ impl Default for JobUsage {
 
 impl JobUsage {
     /// Whether the job runs on a GPU (`uses_coprocs`).
-    pub fn uses_gpu(&self) -> bool {
+    pub(crate) fn uses_gpu(&self) -> bool {
         self.proc_type != ProcType::Cpu
     }
 }
@@ -124,7 +124,12 @@ impl ClientJob {
     /// A job of estimate `rsc_fpops_est` that really takes `true_fpops`, sent with
     /// app version `flops` and bound `rsc_fpops_bound`; its time limit is for a
     /// client estimating at `flops`, and nothing of it has run.
-    pub fn sized(rsc_fpops_est: f64, true_fpops: f64, flops: f64, rsc_fpops_bound: f64) -> Self {
+    pub(crate) fn sized(
+        rsc_fpops_est: f64,
+        true_fpops: f64,
+        flops: f64,
+        rsc_fpops_bound: f64,
+    ) -> Self {
         ClientJob {
             rsc_fpops_est,
             app_flops: flops,
@@ -135,19 +140,19 @@ impl ClientJob {
             ..Default::default()
         }
     }
-    pub fn ready_to_report(&self) -> bool {
+    pub(crate) fn ready_to_report(&self) -> bool {
         self.state == TaskState::Done
     }
     /// Not finished computing (`state < COMPUTE_DONE`).
     pub fn unfinished(&self) -> bool {
         self.state != TaskState::Done
     }
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         self.state == TaskState::Running
     }
     /// CPU seconds the job used: its elapsed time times its `avg_ncpus` (spec
     /// client §5.4), what the result reports as `cpu_time`.
-    pub fn reported_cpu_time(&self) -> f64 {
+    pub(crate) fn reported_cpu_time(&self) -> f64 {
         self.cpu_time * self.usage.avg_ncpus
     }
     /// What the client's estimates read of the job: its sizes, its app version's
@@ -174,7 +179,7 @@ impl ClientJob {
 impl ClientHost {
     /// Adds a job the project `pi` sent at `now` to the queue, with its time limit
     /// for this client (spec client §4.2).
-    pub fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
+    pub(crate) fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
         let mut new = ClientJob {
             project: pi as u8,
             result_id: job.result_id,
@@ -215,7 +220,7 @@ impl ClientHost {
 
     /// Estimated seconds of job `j`'s work left per true second of it
     /// ([`estimate::est_ratio`]).
-    pub fn est_ratio(&self, j: &ClientJob, policy: Policy) -> f64 {
+    pub(crate) fn est_ratio(&self, j: &ClientJob, policy: Policy) -> f64 {
         let dcf = self.projects[j.project as usize].dcf;
         estimate::est_ratio(j.progress(), self.p_fpops, policy, dcf)
     }
@@ -223,7 +228,7 @@ impl ClientHost {
     /// Work left in the buffer of jobs not finished, seconds of one CPU at
     /// `p_fpops`, as the client estimates it (estimate × fraction left, spec client
     /// §1.4, corrected as in §3.6).
-    pub fn unfinished_secs(&self, policy: Policy) -> f64 {
+    pub(crate) fn unfinished_secs(&self, policy: Policy) -> f64 {
         self.jobs
             .iter()
             .filter(|j| j.unfinished())

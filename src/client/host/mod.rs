@@ -131,7 +131,7 @@ pub struct ProjectState {
 impl ProjectState {
     /// Records the backoff just set by a failed RPC or master fetch: its length is
     /// `min_rpc_time - now`.
-    pub fn note_backoff(&mut self, now: f64) {
+    pub(crate) fn note_backoff(&mut self, now: f64) {
         self.backoffs_pending += 1;
         self.backoff_pending_s += (self.min_rpc_time - now).max(0.0);
     }
@@ -285,7 +285,7 @@ impl ClientHost {
     }
 
     /// A uniform draw `U`, or the pinned constant (spec client §6 "U fixed").
-    pub fn draw_u(&mut self, cfg: &ClientConfig) -> f64 {
+    pub(crate) fn draw_u(&mut self, cfg: &ClientConfig) -> f64 {
         match cfg.pin_u {
             Some(u) => u,
             None => self.rng.random(),
@@ -298,7 +298,7 @@ impl ClientHost {
     }
 
     /// Number of CPUs the client uses (`min(p_ncpus, max_cpus)` in the seed era).
-    pub fn usable_cpus(&self, cfg: &ClientConfig) -> u32 {
+    pub(crate) fn usable_cpus(&self, cfg: &ClientConfig) -> u32 {
         self.ncpus.min(cfg.max_cpus).max(1)
     }
 
@@ -306,7 +306,7 @@ impl ClientHost {
     /// the old availability, applies availability changes due by `now` (tasks quit
     /// when computing stops, spec client §3.5), and refreshes the time statistics.
     /// Returns true if computing was allowed before and is not now.
-    pub fn begin_event(&mut self, now: Time, g: &GroupCtx) -> bool {
+    pub(crate) fn begin_event(&mut self, now: Time, g: &GroupCtx) -> bool {
         self.advance(now, &g.cfg);
         let was = self.computing(&g.cfg);
         self.avail.update(now, &g.avail, &mut self.avail_rng);

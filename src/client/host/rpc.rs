@@ -111,7 +111,7 @@ impl RpcRequest<'_> {
 
     /// The project's other jobs the client holds (`<other_results>`), in the
     /// client's order; the server sorts them.
-    pub fn in_progress(&self) -> impl Iterator<Item = ResultId> + '_ {
+    pub(crate) fn in_progress(&self) -> impl Iterator<Item = ResultId> + '_ {
         self.jobs
             .iter()
             .filter(|j| j.project == self.slot && !j.ready_to_report())
@@ -168,7 +168,7 @@ impl ClientHost {
     /// Makes one scheduler RPC to `self.projects[pi]`: reports every ready result,
     /// lists the jobs in progress, asks for `work`, and adds the jobs of the reply.
     /// Shared by both policies; what a failure or an empty reply means is theirs.
-    pub fn rpc<S: ServerLink + ?Sized>(
+    pub(crate) fn rpc<S: ServerLink + ?Sized>(
         &mut self,
         now: Time,
         pi: usize,

@@ -7,23 +7,23 @@ use crate::client::host::{ClientHost, ProjectState};
 use crate::server::resource::ProcType;
 
 /// `SCHED_RETRY_DELAY_MIN` / `SCHED_RETRY_DELAY_MAX` (§2.1).
-pub const SCHED_RETRY_DELAY_MIN: f64 = 60.0;
-pub const SCHED_RETRY_DELAY_MAX: f64 = 14_400.0;
+pub(crate) const SCHED_RETRY_DELAY_MIN: f64 = 60.0;
+pub(crate) const SCHED_RETRY_DELAY_MAX: f64 = 14_400.0;
 /// Cap on the backoff exponent (`retry_cap`).
-pub const RETRY_CAP: u32 = 10;
+pub(crate) const RETRY_CAP: u32 = 10;
 /// After this many consecutive failures the master file is fetched again.
-pub const MASTER_FETCH_PERIOD: u32 = 10;
+pub(crate) const MASTER_FETCH_PERIOD: u32 = 10;
 /// After this many master-fetch failures, retry only every `MASTER_FETCH_INTERVAL`.
-pub const MASTER_FETCH_RETRY_CAP: u32 = 3;
-pub const MASTER_FETCH_INTERVAL: f64 = 86_400.0;
+pub(crate) const MASTER_FETCH_RETRY_CAP: u32 = 3;
+pub(crate) const MASTER_FETCH_INTERVAL: f64 = 86_400.0;
 /// `WF_MIN_BACKOFF_INTERVAL` / `WF_MAX_BACKOFF_INTERVAL` (§2.7).
-pub const WF_MIN_BACKOFF_INTERVAL: f64 = 600.0;
-pub const WF_MAX_BACKOFF_INTERVAL: f64 = 86_400.0;
+pub(crate) const WF_MIN_BACKOFF_INTERVAL: f64 = 600.0;
+pub(crate) const WF_MAX_BACKOFF_INTERVAL: f64 = 86_400.0;
 
 /// `set_min_rpc_time`: only ever raises `min_rpc_time` (§2.8). Upstream also sets
 /// `possibly_backed_off`, which forces a work-fetch check when the backoff expires;
 /// the cadence module derives that from `min_rpc_time` itself.
-pub fn set_min_rpc_time(p: &mut ProjectState, t: f64) {
+pub(crate) fn set_min_rpc_time(p: &mut ProjectState, t: f64) {
     if t > p.min_rpc_time {
         p.min_rpc_time = t;
     }
@@ -32,7 +32,7 @@ pub fn set_min_rpc_time(p: &mut ProjectState, t: f64) {
 /// `project_rpc_backoff` after a failed RPC or master fetch of project `pi` (§2.8).
 /// The network is never "known to be physically down" in the simulator, so every
 /// failure counts.
-pub fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
+pub(crate) fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
     let p = &mut host.projects[pi];
     if p.master_fetch_failures >= MASTER_FETCH_RETRY_CAP {
         p.master_url_fetch_pending = true;
@@ -63,12 +63,18 @@ fn backoff_of(p: &mut ProjectState, rsc: ProcType) -> (&mut f64, &mut f64) {
 
 /// `resource_backoff` of the CPU (§2.7): 600 s, then doubling up to a day, times a
 /// uniform factor in [0.5, 1.5).
-pub fn resource_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
+pub(crate) fn resource_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
     rsc_backoff(host, pi, ProcType::Cpu, now, cfg);
 }
 
 /// `RSC_PROJECT_WORK_FETCH::resource_backoff` of processor type `rsc` (§2.7).
-pub fn rsc_backoff(host: &mut ClientHost, pi: usize, rsc: ProcType, now: f64, cfg: &ClientConfig) {
+pub(crate) fn rsc_backoff(
+    host: &mut ClientHost,
+    pi: usize,
+    rsc: ProcType,
+    now: f64,
+    cfg: &ClientConfig,
+) {
     let (ival, _) = backoff_of(&mut host.projects[pi], rsc);
     *ival = if *ival > 0.0 {
         (2.0 * *ival).min(WF_MAX_BACKOFF_INTERVAL)
@@ -81,12 +87,12 @@ pub fn rsc_backoff(host: &mut ClientHost, pi: usize, rsc: ProcType, now: f64, cf
 }
 
 /// `clear_backoff` of the CPU: jobs arrived.
-pub fn clear_resource_backoff(p: &mut ProjectState) {
+pub(crate) fn clear_resource_backoff(p: &mut ProjectState) {
     clear_rsc_backoff(p, ProcType::Cpu);
 }
 
 /// `clear_backoff` of processor type `rsc`: jobs of it arrived.
-pub fn clear_rsc_backoff(p: &mut ProjectState, rsc: ProcType) {
+pub(crate) fn clear_rsc_backoff(p: &mut ProjectState, rsc: ProcType) {
     let (ival, time) = backoff_of(p, rsc);
     *time = 0.0;
     *ival = 0.0;

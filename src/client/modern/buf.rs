@@ -10,7 +10,7 @@
 use std::ops::{Deref, DerefMut};
 
 /// Fixed stack capacity `N`, heap spill above it.
-pub enum SmallBuf<T: Copy + Default, const N: usize> {
+pub(crate) enum SmallBuf<T: Copy + Default, const N: usize> {
     Stack { buf: [T; N], len: usize },
     Heap(Vec<T>),
 }
@@ -27,7 +27,7 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
 
     /// `n` copies of `value`.
     #[inline]
-    pub fn filled(n: usize, value: T) -> Self {
+    pub(crate) fn filled(n: usize, value: T) -> Self {
         if n <= N {
             Self::Stack {
                 buf: [value; N],

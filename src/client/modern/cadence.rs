@@ -27,10 +27,10 @@ use crate::engine::Time;
 use crate::server::resource::{ProcType, coproc_of};
 
 /// `WORK_FETCH_PERIOD` (§2.1).
-pub const WORK_FETCH_PERIOD: f64 = 60.0;
+pub(crate) const WORK_FETCH_PERIOD: f64 = 60.0;
 
 /// Whether the host can make RPCs now (on and connected).
-pub fn rpc_allowed(host: &ClientHost) -> bool {
+pub(crate) fn rpc_allowed(host: &ClientHost) -> bool {
     host.avail.is_on() && host.avail.connected()
 }
 
@@ -39,7 +39,7 @@ pub fn rpc_allowed(host: &ClientHost) -> bool {
 /// simulated time yet (`merit.active_time == 0`) and has zero cadence state is
 /// starting. (The world may also set `must_schedule_cpus` and `must_check_work_fetch`
 /// at creation, which has the same effect.)
-pub fn is_first_wake(host: &ClientHost) -> bool {
+pub(crate) fn is_first_wake(host: &ClientHost) -> bool {
     host.merit.active_time == 0.0
         && host.rec_interval_start == 0.0
         && host.last_schedule == 0.0
@@ -62,7 +62,7 @@ fn grid_at_or_after(last: f64, period: f64, t: f64) -> f64 {
 
 /// Is a reschedule due at `now`? `continuous`: computing was allowed throughout
 /// `(prev, now)`, so the client was rescheduling on its grid.
-pub fn sync_schedule(host: &mut ClientHost, now: f64, continuous: bool) -> bool {
+pub(crate) fn sync_schedule(host: &mut ClientHost, now: f64, continuous: bool) -> bool {
     let p = cpu_sched::CPU_SCHED_PERIOD;
     if host.must_schedule_cpus {
         return true;
@@ -93,7 +93,12 @@ fn backed_off_since(min_rpc_time: f64, t: f64) -> bool {
 /// connected throughout `(prev, now)`. Replays the forced checks of backoffs that
 /// expired in between (a project's `min_rpc_time` in `[prev, now)` forced a check at
 /// `floor(min_rpc_time) + 1`).
-pub fn sync_work_fetch(host: &mut ClientHost, now: f64, prev: f64, continuous: bool) -> bool {
+pub(crate) fn sync_work_fetch(
+    host: &mut ClientHost,
+    now: f64,
+    prev: f64,
+    continuous: bool,
+) -> bool {
     if host.must_check_work_fetch {
         return true;
     }
@@ -150,7 +155,7 @@ fn work_fetch_check_time(host: &ClientHost, now: f64, t: f64) -> f64 {
 
 /// The earliest moment any rule of the policy could fire, with nothing else
 /// happening (spec client §7); `Time::MAX` if none.
-pub fn next_wake(
+pub(crate) fn next_wake(
     host: &mut ClientHost,
     now: Time,
     cfg: &ClientConfig,

@@ -24,11 +24,16 @@ use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
 const NONE: u32 = u32::MAX;
 /// `CPU_SCHED_PERIOD` (§2.1): periodic reschedule.
-pub const CPU_SCHED_PERIOD: f64 = 60.0;
+pub(crate) const CPU_SCHED_PERIOD: f64 = 60.0;
 
 /// `schedule_cpus` minus its gate and `adjust_rec` (both in `mod.rs`, which runs
 /// `adjust_rec` at every event).
-pub fn schedule_cpus(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut RrCache) {
+pub(crate) fn schedule_cpus(
+    host: &mut ClientHost,
+    now: f64,
+    cfg: &ClientConfig,
+    cache: &mut RrCache,
+) {
     host.last_schedule = now;
     host.must_schedule_cpus = false;
     let mut list: SmallBuf<u32, 64> = SmallBuf::new();
@@ -54,7 +59,7 @@ fn checkpoint_wall_time(j: &ClientJob, now: f64, cfg: &ClientConfig) -> f64 {
 
 /// `finished_time_slice` (§3.3): past the slice end *and* checkpointed after it. A
 /// task that never checkpoints is never preempted by the slice rule.
-pub fn finished_time_slice(j: &ClientJob, now: f64, cfg: &ClientConfig) -> bool {
+pub(crate) fn finished_time_slice(j: &ClientJob, now: f64, cfg: &ClientConfig) -> bool {
     let end = j.run_interval_start + cfg.cpu_scheduling_period;
     now > end && checkpoint_wall_time(j, now, cfg) > end
 }
@@ -400,7 +405,7 @@ fn enforce_run_list(
 /// Both are rounded up to the 60-s reschedule grid by the caller. New projected
 /// deadline misses that appear purely with the passage of time are not predicted;
 /// they are seen at the host's next event.
-pub fn next_change(host: &ClientHost, now: f64, cfg: &ClientConfig) -> (f64, f64) {
+pub(crate) fn next_change(host: &ClientHost, now: f64, cfg: &ClientConfig) -> (f64, f64) {
     let (mut runnable, mut running) = (0, 0);
     let mut first_project = None;
     let mut multi = false;

@@ -44,7 +44,7 @@ use scheduler_op::Round;
 /// `scheduler_rpc_poll` does with `last_time = now`: a chain of RPCs at start-up
 /// (initial RPC, then work fetch while the buffer is short) is spaced 5 s apart and
 /// ends by the work-fetch and backoff rules alone.
-pub fn wake<S: ServerLink + ?Sized>(
+pub(crate) fn wake<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     now: Time,
     g: &GroupCtx,

@@ -8,7 +8,7 @@ use crate::client::host::{ClientHost, ProjectState};
 use std::f64::consts::LN_2;
 
 /// Credits per FLOP: 200 credits per day per GFLOPS (`COBBLESTONE_SCALE`, §2.1).
-pub const COBBLESTONE_SCALE: f64 = 200.0 / 86_400e9;
+pub(crate) const COBBLESTONE_SCALE: f64 = 200.0 / 86_400e9;
 use crate::engine::time::SECONDS_PER_DAY;
 
 /// `update_average` (lib/util.cpp): exponential average of `work` per day with
@@ -19,7 +19,13 @@ use crate::engine::time::SECONDS_PER_DAY;
 /// (a real clock is never 0), whereas our simulated clock starts at 0 and would take
 /// it spuriously. Without it the update is exactly step-independent at a constant rate
 /// (S4).
-pub fn update_average(now: f64, work: f64, half_life: f64, avg: &mut f64, avg_time: &mut f64) {
+pub(crate) fn update_average(
+    now: f64,
+    work: f64,
+    half_life: f64,
+    avg: &mut f64,
+    avg_time: &mut f64,
+) {
     let diff = (now - *avg_time).max(0.0);
     let weight = (-diff * LN_2 / half_life).exp();
     *avg *= weight;
@@ -41,7 +47,7 @@ pub fn update_average(now: f64, work: f64, half_life: f64, avg: &mut f64, avg_ti
 /// "interval longer than `2·rec_adjust_period` is discarded" rule is not applied: it
 /// only fires upstream after the client was not running (at most the last 60 s of
 /// work before a shutdown are dropped there; we keep them).
-pub fn adjust_rec(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
+pub(crate) fn adjust_rec(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
     let elapsed = now - host.rec_interval_start;
     if elapsed < 0.0 {
         reset_rec_accounting(host, now);
@@ -77,7 +83,7 @@ fn update_rec(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
 /// The sums `project_priority_init` computes over the participating projects, and the
 /// host constants `adjust_rec_sched` needs (spec client §2.4).
 #[derive(Clone, Copy, Debug)]
-pub struct PrioCtx {
+pub(crate) struct PrioCtx {
     /// `Σ rec` over participants (1 if that is 0).
     pub rec_sum: f64,
     /// `Σ resource_share` over participants.
@@ -129,7 +135,7 @@ impl PrioCtx {
 
     /// What `adjust_rec_sched` adds to `rec_temp` for one 1-CPU job: one hour of
     /// credit at the `rec_sum` scale, `peak_flops/total_peak_flops · rec_sum/24`.
-    pub fn rec_increment(&self) -> f64 {
+    pub(crate) fn rec_increment(&self) -> f64 {
         self.rec_sum / (24.0 * self.ncpus)
     }
 }
@@ -139,7 +145,7 @@ impl PrioCtx {
 /// participants, leaving a stale value (from the last RR simulation) in the others;
 /// here every project starts from its `rec`. Non-participants never get CPU or work,
 /// so only the ordering of projects that are skipped anyway can differ.
-pub fn project_priority_init(
+pub(crate) fn project_priority_init(
     host: &mut ClientHost,
     participant: impl Fn(&ProjectState) -> bool,
     ncpus: f64,
@@ -163,7 +169,7 @@ pub fn adjust_rec_sched(p: &mut ProjectState, ctx: &PrioCtx) {
 }
 
 /// Credit per day one busy CPU earns (`p_fpops · 200/1e9`), the rate `R` of §2.3.
-pub fn credit_per_cpu_day(p_fpops: f64) -> f64 {
+pub(crate) fn credit_per_cpu_day(p_fpops: f64) -> f64 {
     p_fpops * COBBLESTONE_SCALE * SECONDS_PER_DAY
 }
 

@@ -41,14 +41,14 @@ use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
 const NONE: u32 = u32::MAX;
 /// Extra term of `computation_deadline` (`DEADLINE_CUSHION`, §2.1).
-pub const DEADLINE_CUSHION: f64 = 0.0;
+pub(crate) const DEADLINE_CUSHION: f64 = 0.0;
 
 /// Per-resource outputs of the simulation (spec client §2.5 step 5). The
 /// per-project (`deadlines_missed`, `nused_total`, `n_runnable_jobs`) and per-job
 /// (`rr_sim_misses_deadline`, `last_deadline_miss_time`) outputs are written to the
 /// host.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RrOut {
+pub(crate) struct RrOut {
     /// Idle instance-seconds in `[now, now + work_buf_total]`.
     pub shortfall: f64,
     /// How long all instances stay busy, seconds from now.
@@ -63,13 +63,13 @@ pub struct RrOut {
 }
 
 /// `overall_cpu_frac = clamp(on_frac·active_frac, 0.01, 1)` (spec client §3.5).
-pub fn overall_cpu_frac(ts: &TimeStats) -> f64 {
+pub(crate) fn overall_cpu_frac(ts: &TimeStats) -> f64 {
     (ts.on_frac * ts.active_frac).clamp(0.01, 1.0)
 }
 
 /// A GPU's `overall_frac`: `clamp(on_frac·gpu_active_frac, 0.01, 1)` (§2.5 step 2),
 /// where the GPU computes `gpu_active_frac` of the time the host computes.
-pub fn overall_gpu_frac(ts: &TimeStats, gpu_active_frac: f64) -> f64 {
+pub(crate) fn overall_gpu_frac(ts: &TimeStats, gpu_active_frac: f64) -> f64 {
     (ts.on_frac * ts.active_frac * gpu_active_frac).clamp(0.01, 1.0)
 }
 
@@ -86,7 +86,7 @@ fn instances(j: &ClientJob) -> f64 {
 /// so jobs can change within one `now`: callers invalidate the cache after an RPC or
 /// a preemption that rolled a task back.
 #[derive(Default)]
-pub struct RrCache {
+pub(crate) struct RrCache {
     out: [Option<RrOut>; N_RSC],
 }
 
@@ -97,7 +97,7 @@ impl RrCache {
     }
     /// The simulation of processor type `rsc` (the CPU's first: it also counts every
     /// project's runnable jobs).
-    pub fn get_rsc(
+    pub(crate) fn get_rsc(
         &mut self,
         host: &mut ClientHost,
         now: f64,
@@ -116,7 +116,7 @@ impl RrCache {
             }
         }
     }
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.out = [None; N_RSC];
     }
 }
@@ -135,7 +135,12 @@ fn next_job_of(host: &ClientHost, q: usize, from: usize, rsc: ProcType) -> u32 {
 /// predicts with what the client knows. The per-project outputs
 /// (`deadlines_missed`, `nused_total`) are the CPU's; `n_runnable_jobs` counts every
 /// resource's jobs and is written by the CPU simulation.
-pub fn rr_simulation(host: &mut ClientHost, now: f64, cfg: &ClientConfig, rsc: ProcType) -> RrOut {
+pub(crate) fn rr_simulation(
+    host: &mut ClientHost,
+    now: f64,
+    cfg: &ClientConfig,
+    rsc: ProcType,
+) -> RrOut {
     let cpu = rsc == ProcType::Cpu;
     let n = if cpu {
         host.usable_cpus(cfg) as usize

@@ -16,22 +16,22 @@ use crate::engine::Time;
 
 /// `SCHEDULER_RPC_POLL_PERIOD` (§2.1): seconds between two polls of
 /// `scheduler_rpc_poll` that may start an operation.
-pub const SCHEDULER_RPC_POLL_PERIOD: f64 = 5.0;
+pub(crate) const SCHEDULER_RPC_POLL_PERIOD: f64 = 5.0;
 /// `RESULT_REPORT_IF_AT_LEAST_N` (§2.1).
-pub const RESULT_REPORT_IF_AT_LEAST_N: u32 = 64;
+pub(crate) const RESULT_REPORT_IF_AT_LEAST_N: u32 = 64;
 /// `MAX_REPORT_DELAY` (§2.1).
-pub const MAX_REPORT_DELAY: f64 = 3600.0;
+pub(crate) const MAX_REPORT_DELAY: f64 = 3600.0;
 /// `REPORT_DEADLINE_CUSHION` (§2.1).
-pub const REPORT_DEADLINE_CUSHION: f64 = 86_400.0;
+pub(crate) const REPORT_DEADLINE_CUSHION: f64 = 86_400.0;
 
 /// Report if within this of the deadline: `max(REPORT_DEADLINE_CUSHION, work_buf_min())`.
-pub fn report_cushion(cfg: &ClientConfig) -> f64 {
+pub(crate) fn report_cushion(cfg: &ClientConfig) -> f64 {
     REPORT_DEADLINE_CUSHION.max(cfg.work_buf_min())
 }
 
 /// What a round did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Round {
+pub(crate) enum Round {
     Idle,
     /// A master fetch or a scheduler RPC happened.
     Operation,
@@ -39,7 +39,7 @@ pub enum Round {
 
 /// One poll round at `now`. `gate_open` is the 60-s work-fetch gate as established by
 /// the cadence module; it is consumed when the gated part runs.
-pub fn poll_round<S: ServerLink + ?Sized>(
+pub(crate) fn poll_round<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     now: Time,
     g: &GroupCtx,
@@ -106,7 +106,7 @@ pub fn poll_round<S: ServerLink + ?Sized>(
 /// result (arrival order) that is due, skipping projects in backoff. Projects are
 /// never suspended, "no new tasks", sporadic or report-immediately here, the network
 /// is never about to be suspended, and uploads take no time.
-pub fn project_with_overdue_results(
+pub(crate) fn project_with_overdue_results(
     host: &ClientHost,
     now: f64,
     cfg: &ClientConfig,

@@ -10,11 +10,11 @@ use crate::engine::Time;
 use crate::server::scheduler::Job;
 use crate::server::types::HostId;
 
-pub const P_FPOPS: f64 = 1e9;
+pub(crate) const P_FPOPS: f64 = 1e9;
 
 /// A modern-policy host with `ncpus` CPUs of 1 GFLOPS and one project per share,
 /// and its group context; `tweak` edits the `[client]` section first.
-pub fn host_and_ctx(
+pub(crate) fn host_and_ctx(
     ncpus: u32,
     shares: &[f64],
     tweak: impl FnOnce(&mut ClientSection),
@@ -34,7 +34,7 @@ pub fn host_and_ctx(
 }
 
 /// Appends an unstarted job of `secs` seconds with the given deadline.
-pub fn add_job(h: &mut ClientHost, project: u8, secs: f64, deadline: Time) {
+pub(crate) fn add_job(h: &mut ClientHost, project: u8, secs: f64, deadline: Time) {
     let id = h.jobs.len() as u32 + 1_000_000;
     h.jobs.push(ClientJob {
         project,
@@ -46,7 +46,7 @@ pub fn add_job(h: &mut ClientHost, project: u8, secs: f64, deadline: Time) {
 }
 
 /// Gives the host `count` NVIDIA GPUs of `peak_flops` each.
-pub fn give_gpus(h: &mut ClientHost, count: u32, peak_flops: f64) {
+pub(crate) fn give_gpus(h: &mut ClientHost, count: u32, peak_flops: f64) {
     h.coprocs = vec![crate::server::resource::Coproc {
         kind: crate::server::resource::ProcType::Nvidia,
         count,
@@ -57,7 +57,7 @@ pub fn give_gpus(h: &mut ClientHost, count: u32, peak_flops: f64) {
 
 /// Appends an unstarted job of `secs` seconds at `flops` that uses `avg_ncpus` CPUs
 /// and, if `gpu_usage > 0`, that many NVIDIA GPU instances; its estimate is exact.
-pub fn add_usage_job(
+pub(crate) fn add_usage_job(
     h: &mut ClientHost,
     project: u8,
     secs: f64,
@@ -90,7 +90,7 @@ pub fn add_usage_job(
 
 /// One scheduler RPC as the mock saw it.
 #[derive(Clone, Copy, Debug)]
-pub struct Call {
+pub(crate) struct Call {
     pub now: Time,
     pub project: u16,
     pub work: WorkRequest,
@@ -100,7 +100,7 @@ pub struct Call {
 
 /// A project server that sends `job_secs` CPU jobs up to the request (while the
 /// remaining seconds or instances are positive), or fails, or sends nothing.
-pub struct MockServer {
+pub(crate) struct MockServer {
     pub job_secs: f64,
     pub deadline_after: Time,
     pub fail: bool,
@@ -206,7 +206,7 @@ impl MockServer {
 
 /// Runs the host from `start` through its own wake times while they are ≤ `until`,
 /// calling `seen` after every event. Returns the first wake time after `until`.
-pub fn drive(
+pub(crate) fn drive(
     h: &mut ClientHost,
     g: &GroupCtx,
     srv: &mut MockServer,

@@ -17,13 +17,13 @@ use crate::engine::time::SECONDS_PER_DAY;
 use crate::server::resource::{CPU, N_RSC, ProcType, coproc_of};
 
 /// `WF_MAX_RUNNABLE_JOBS` (§2.1).
-pub const WF_MAX_RUNNABLE_JOBS: u32 = 1000;
+pub(crate) const WF_MAX_RUNNABLE_JOBS: u32 = 1000;
 /// `WF_EST_FETCH_TIME` (§2.1).
-pub const WF_EST_FETCH_TIME: f64 = 180.0;
+pub(crate) const WF_EST_FETCH_TIME: f64 = 180.0;
 
 /// `PROJECT_REASON_*` that can arise in the simulator, in upstream precedence.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ProjectReason {
+pub(crate) enum ProjectReason {
     #[default]
     None,
     MasterUrlFetchPending,
@@ -33,7 +33,7 @@ pub enum ProjectReason {
 
 /// `RSC_REASON_*` of the CPU that can arise in the simulator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RscReason {
+pub(crate) enum RscReason {
     #[default]
     None,
     /// The project has no app version for the type (`no_rsc_apps`).
@@ -44,7 +44,7 @@ pub enum RscReason {
 
 /// Per-project results of `setup()`.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct WfProject {
+pub(crate) struct WfProject {
     pub reason: ProjectReason,
     pub rsc: RscReason,
     /// `fetchable_share` (0 for projects with a reason, as upstream leaves it).
@@ -53,7 +53,7 @@ pub struct WfProject {
 
 /// `setup()`: RR simulation, reasons, shares, priorities with the queued-work
 /// penalty, and the priority order.
-pub struct Setup {
+pub(crate) struct Setup {
     pub rr: RrOut,
     /// The simulation of each GPU type the host has, by processor type.
     pub gpu: [Option<RrOut>; N_RSC],
@@ -64,12 +64,12 @@ pub struct Setup {
 }
 
 /// `can_request_work()`: the participants of `project_priority_init(true)`.
-pub fn can_request_work(p: &ProjectState, now: f64) -> bool {
+pub(crate) fn can_request_work(p: &ProjectState, now: f64) -> bool {
     !p.master_url_fetch_pending && p.min_rpc_time <= now
 }
 
 /// `compute_project_reason` (§2.6 step 2).
-pub fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
+pub(crate) fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
     if p.master_url_fetch_pending {
         ProjectReason::MasterUrlFetchPending
     } else if p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS {
@@ -82,13 +82,13 @@ pub fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
 }
 
 /// The `ZERO_SHARE` threshold: `min(work_buf_min_days·86400, WF_EST_FETCH_TIME)`.
-pub fn zero_share_threshold(cfg: &ClientConfig) -> f64 {
+pub(crate) fn zero_share_threshold(cfg: &ClientConfig) -> f64 {
     (cfg.work_buf_min_days * SECONDS_PER_DAY).min(WF_EST_FETCH_TIME)
 }
 
 /// `compute_rsc_project_reason` for processor type `rsc`, whose simulation is `rr`
 /// (§2.6 step 2).
-pub fn rsc_reason(
+pub(crate) fn rsc_reason(
     p: &ProjectState,
     rr: &RrOut,
     rsc: ProcType,
@@ -214,7 +214,12 @@ fn gpu_below(s: &Setup, th: f64) -> bool {
 }
 
 /// `set_request(p)` for the CPU (§2.6 step 5): `(req_secs, req_instances)`.
-pub fn set_request(host: &ClientHost, pi: usize, s: &Setup, cfg: &ClientConfig) -> (f64, f64) {
+pub(crate) fn set_request(
+    host: &ClientHost,
+    pi: usize,
+    s: &Setup,
+    cfg: &ClientConfig,
+) -> (f64, f64) {
     let p = &host.projects[pi];
     let rr = &s.rr;
     if p.resource_share == 0.0 {
@@ -250,7 +255,7 @@ fn request(s: &Setup, secs: f64, inst: f64) -> WorkRequest {
 
 /// `choose_project()` (§2.6 steps 2–6): the highest-priority project without a
 /// reason, if the CPU buffer is below `work_buf_min()` (hysteresis), with its request.
-pub fn choose_project(
+pub(crate) fn choose_project(
     host: &mut ClientHost,
     now: f64,
     cfg: &ClientConfig,
@@ -292,7 +297,7 @@ pub fn choose_project(
 
 /// `piggyback_work_request(p)` (§2.6 "Piggyback"): the request added to an RPC made
 /// for another reason. Note `work_buf_total()`, not `min`: no hysteresis here.
-pub fn piggyback(
+pub(crate) fn piggyback(
     host: &mut ClientHost,
     pi: usize,
     now: f64,
@@ -334,7 +339,7 @@ pub fn piggyback(
 
 /// `set_initial_work_request` (RPC_REASON_INIT, §2.6): one second of work, to get one
 /// job, since there are no runtime estimates yet.
-pub fn initial_request(p: &ProjectState) -> WorkRequest {
+pub(crate) fn initial_request(p: &ProjectState) -> WorkRequest {
     WorkRequest {
         req_secs: if p.resource_share > 0.0 { 1.0 } else { 0.0 },
         req_instances: 0.0,
@@ -345,7 +350,7 @@ pub fn initial_request(p: &ProjectState) -> WorkRequest {
 
 /// `handle_reply` (§2.7) and `sched_req_no_work`, after a successful reply. Must run
 /// before `sched_rpc_pending` is cleared.
-pub fn handle_reply(
+pub(crate) fn handle_reply(
     host: &mut ClientHost,
     pi: usize,
     now: f64,

@@ -5,24 +5,24 @@ use crate::client::config::{ClientConfig, SeedBackoff};
 use crate::client::host::ClientHost;
 
 /// Consecutive failures after which the master file is re-read (`MASTER_FETCH_PERIOD`).
-pub const MASTER_FETCH_PERIOD: u32 = 10;
+pub(crate) const MASTER_FETCH_PERIOD: u32 = 10;
 /// `RETRY_BASE_PERIOD`, seconds: the factor in front of `e^n`.
-pub const RETRY_BASE_PERIOD: f64 = 1.0;
+pub(crate) const RETRY_BASE_PERIOD: f64 = 1.0;
 /// `RETRY_CAP`: the exponent `n` never exceeds this.
-pub const RETRY_CAP: u32 = 10;
+pub(crate) const RETRY_CAP: u32 = 10;
 /// `MASTER_FETCH_RETRY_CAP`: from this many master-file failures on, the long backoff
 /// applies and the master file stays pending.
-pub const MASTER_FETCH_RETRY_CAP: u32 = 3;
+pub(crate) const MASTER_FETCH_RETRY_CAP: u32 = 3;
 /// `MASTER_FETCH_INTERVAL`, seconds (2 weeks): cap of the long backoff.
-pub const MASTER_FETCH_INTERVAL: f64 = 1_209_600.0;
+pub(crate) const MASTER_FETCH_INTERVAL: f64 = 1_209_600.0;
 /// `SCHED_RETRY_DELAY_MIN`, seconds.
-pub const SCHED_RETRY_DELAY_MIN: f64 = 60.0;
+pub(crate) const SCHED_RETRY_DELAY_MIN: f64 = 60.0;
 /// `SCHED_RETRY_DELAY_MAX`, seconds (4 h).
-pub const SCHED_RETRY_DELAY_MAX: f64 = 14_400.0;
+pub(crate) const SCHED_RETRY_DELAY_MAX: f64 = 14_400.0;
 
 /// `rand_range(a, b)` of `lib/util.C`: `a + U·(b − a)` if `a < b`, else `a` (spec
 /// client §1.9).
-pub fn rand_range(a: f64, b: f64, u: f64) -> f64 {
+pub(crate) fn rand_range(a: f64, b: f64, u: f64) -> f64 {
     if a < b { a + u * (b - a) } else { a }
 }
 
@@ -37,7 +37,7 @@ pub fn rand_range(a: f64, b: f64, u: f64) -> f64 {
 ///
 /// with `n = min(nrpc_failures, RETRY_CAP)`. In the reference formula `e^n < 60` for
 /// `n ≤ 4`, so the first four failures give exactly 60 s.
-pub fn retry_delay(
+pub(crate) fn retry_delay(
     variant: SeedBackoff,
     nrpc_failures: u32,
     master_fetch_failures: u32,

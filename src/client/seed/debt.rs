@@ -10,18 +10,18 @@ use crate::client::host::{ClientHost, ProjectState};
 
 /// `EXP_DECAY_RATE = 1/(SECONDS_PER_DAY·7)`: the average falls by a factor of e per
 /// week (spec client §1.2).
-pub const EXP_DECAY_RATE: f64 = 1.0 / (SECONDS_PER_DAY * 7.0);
+pub(crate) const EXP_DECAY_RATE: f64 = 1.0 / (SECONDS_PER_DAY * 7.0);
 
-pub use crate::engine::time::SECONDS_PER_DAY;
+pub(crate) use crate::engine::time::SECONDS_PER_DAY;
 
 /// `debt_order` of a project not ranked yet (the C code's `-1`).
-pub const UNRANKED: u32 = u32::MAX;
+pub(crate) const UNRANKED: u32 = u32::MAX;
 
 /// `update_avg_cpu(p)`: decays `exp_avg_cpu` from `exp_avg_mod_time` to `now` (spec
 /// client §1.2). A zero average stays zero; the modification time moves only forward.
 /// `sign_bug` reproduces the pre-2004-04-07 `exp(+dt·rate)`, under which the value
 /// grows instead of decaying (`seed_exp_sign_bug`).
-pub fn update_avg_cpu(ps: &mut ProjectState, now: f64, sign_bug: bool) {
+pub(crate) fn update_avg_cpu(ps: &mut ProjectState, now: f64, sign_bug: bool) {
     let dt = now - ps.exp_avg_mod_time;
     if dt > 0.0 {
         if ps.exp_avg_cpu != 0.0 {
@@ -35,7 +35,7 @@ pub fn update_avg_cpu(ps: &mut ProjectState, now: f64, sign_bug: bool) {
 /// Credits a finished job (`app_finished`, spec client §1.2): decay first, then add
 /// the job's final CPU time. CPU time is credited only here, never while a job runs,
 /// which is why the debt of a project with a long running job does not move.
-pub fn credit_finished(ps: &mut ProjectState, now: f64, cpu_time: f64, sign_bug: bool) {
+pub(crate) fn credit_finished(ps: &mut ProjectState, now: f64, cpu_time: f64, sign_bug: bool) {
     update_avg_cpu(ps, now, sign_bug);
     ps.exp_avg_cpu += cpu_time;
 }
@@ -47,7 +47,7 @@ pub fn credit_finished(ps: &mut ProjectState, now: f64, cpu_time: f64, sign_bug:
 /// The rank is the seed code's selection sort: each pass keeps the first project with
 /// a strictly larger debt, so ties go to the earlier project in list order. It needs
 /// no scratch space, which keeps the event free of allocation.
-pub fn compute_resource_debts(projects: &mut [ProjectState], now: f64, sign_bug: bool) {
+pub(crate) fn compute_resource_debts(projects: &mut [ProjectState], now: f64, sign_bug: bool) {
     for p in projects.iter_mut() {
         update_avg_cpu(p, now, sign_bug);
         p.resource_debt = if p.exp_avg_cpu == 0.0 {
@@ -80,7 +80,11 @@ pub fn compute_resource_debts(projects: &mut [ProjectState], now: f64, sign_bug:
 /// `next_project(old)` (spec client §1.3): the eligible project with the smallest
 /// `debt_order` greater than `old`'s (any, if `old` is `None`). Projects waiting for a
 /// master fetch or in backoff (`min_rpc_time > now`) are skipped.
-pub fn next_project(projects: &[ProjectState], old: Option<usize>, now: f64) -> Option<usize> {
+pub(crate) fn next_project(
+    projects: &[ProjectState],
+    old: Option<usize>,
+    now: f64,
+) -> Option<usize> {
     let floor = old.map(|o| projects[o].debt_order);
     let mut pbest = None;
     let mut best = UNRANKED;
@@ -116,7 +120,7 @@ fn p_ncpus(host: &ClientHost) -> f64 {
 
 /// The seconds of unfinished work that make the buffer exactly `days`: the inverse
 /// of [`current_work_buf_days`], used to predict water-mark crossings.
-pub fn buffer_secs_for_days(host: &ClientHost, days: f64) -> f64 {
+pub(crate) fn buffer_secs_for_days(host: &ClientHost, days: f64) -> f64 {
     days * SECONDS_PER_DAY * p_ncpus(host) * active_frac(host)
 }
 
@@ -124,7 +128,7 @@ pub fn buffer_secs_for_days(host: &ClientHost, days: f64) -> f64 {
 /// time left in results not finished computing, `rsc_fpops_est/p_fpops ×
 /// (1 − fraction_done)`, in days, per CPU, per unit of `active_frac`, with the
 /// estimate corrected by the project's DCF (§3.6, [`ClientHost::unfinished_secs`]).
-pub fn current_work_buf_days(host: &ClientHost) -> f64 {
+pub(crate) fn current_work_buf_days(host: &ClientHost) -> f64 {
     let secs = host.unfinished_secs(Policy::SeedDebt);
     secs / SECONDS_PER_DAY / p_ncpus(host) / active_frac(host)
 }
@@ -132,7 +136,7 @@ pub fn current_work_buf_days(host: &ClientHost) -> f64 {
 /// `work_needed_secs()` (spec client §1.4): CPU seconds that bring the buffer up to
 /// the high water mark, `(work_buf_max_days − x)·86400·active_frac·p_ncpus`, or 0
 /// above it.
-pub fn work_needed_secs(host: &ClientHost, cfg: &ClientConfig) -> f64 {
+pub(crate) fn work_needed_secs(host: &ClientHost, cfg: &ClientConfig) -> f64 {
     let x = current_work_buf_days(host);
     if x > cfg.work_buf_max_days {
         return 0.0;

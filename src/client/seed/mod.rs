@@ -14,8 +14,8 @@
 //! - [`session`]: get-work and report-result sessions, master fetches (§1.6–1.7).
 
 pub mod backoff;
-pub mod debt;
-pub mod session;
+pub(crate) mod debt;
+pub(crate) mod session;
 
 #[cfg(test)]
 mod tests;
@@ -31,7 +31,7 @@ use super::host::{ClientHost, GroupCtx, RpcReason, ServerLink, TaskState};
 use crate::engine::Time;
 
 /// `SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT` = 6 h (spec client §1.8).
-pub const SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT: f64 = 21_600.0;
+pub(crate) const SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT: f64 = 21_600.0;
 
 /// Handles one host event at `now` and returns the time of the host's next event
 /// (`Time::MAX`: nothing can happen; the caller takes the minimum with the next
@@ -51,7 +51,7 @@ pub const SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT: f64 = 21_600.0;
 ///    session due, which the caller makes `now + 1`.
 /// 5. CPU scheduling again, for the new jobs.
 /// 6. [`next_wake`].
-pub fn wake<S: ServerLink + ?Sized>(
+pub(crate) fn wake<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     now: Time,
     g: &GroupCtx,
@@ -85,7 +85,7 @@ pub fn wake<S: ServerLink + ?Sized>(
 /// take the unstarted job with the earliest `report_deadline`, ties to arrival order
 /// (`next_result_to_start`). There is no time slicing and no preemption: a running
 /// task keeps its slot until it finishes.
-pub fn schedule_cpus(host: &mut ClientHost, now: Time, cfg: &ClientConfig) {
+pub(crate) fn schedule_cpus(host: &mut ClientHost, now: Time, cfg: &ClientConfig) {
     if !host.computing(cfg) {
         return;
     }
@@ -274,7 +274,7 @@ fn first_time_after(x: f64) -> Time {
 /// While disconnected no session can start and the availability change that
 /// reconnects the host wakes it. A result `<= now` means a session is due that did
 /// nothing at `now`; the caller makes it `now + 1`, the 2003 main loop's 1-s sleep.
-pub fn next_wake(host: &ClientHost, now: Time, cfg: &ClientConfig) -> Time {
+pub(crate) fn next_wake(host: &ClientHost, now: Time, cfg: &ClientConfig) -> Time {
     let mut next = host.next_completion(cfg);
     if !host.avail.connected() {
         return next;

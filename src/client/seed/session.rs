@@ -126,7 +126,7 @@ fn settle(
 /// After a reply (a no-work reply backs off, any other resets) it continues with the
 /// next project for the **whole remaining need**, not a share of it, while that need
 /// is positive. When the chain ends, pending master fetches run.
-pub fn get_work_session<S: ServerLink + ?Sized>(
+pub(crate) fn get_work_session<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     now: Time,
     g: &GroupCtx,
@@ -162,7 +162,7 @@ pub fn get_work_session<S: ServerLink + ?Sized>(
 /// project `pi` asking for `req_secs` (0, or `work_needed_secs()` when the project has
 /// the largest debt). Any reply, even one without jobs, is a success; only an error
 /// backs off.
-pub fn report_result_session<S: ServerLink + ?Sized>(
+pub(crate) fn report_result_session<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
     req_secs: f64,
@@ -177,7 +177,7 @@ pub fn report_result_session<S: ServerLink + ?Sized>(
 
 /// `next_project_master_pending()`: the first project in list order whose master file
 /// must be read and that is not in backoff (`min_rpc_time <= now`).
-pub fn next_project_master_pending(host: &ClientHost, now: f64) -> Option<usize> {
+pub(crate) fn next_project_master_pending(host: &ClientHost, now: f64) -> Option<usize> {
     host.projects
         .iter()
         .position(|p| p.master_url_fetch_pending && p.min_rpc_time <= now)
@@ -191,7 +191,7 @@ pub fn next_project_master_pending(host: &ClientHost, now: f64) -> Option<usize>
 /// `master_url_fetch_pending` and nothing else: our simulated master files always list
 /// the same scheduler URL, never a new one, so the "new URLs" reset of
 /// `min_rpc_time`, `nrpc_failures` and `master_fetch_failures` never applies.
-pub fn master_fetches<S: ServerLink + ?Sized>(
+pub(crate) fn master_fetches<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     now: Time,
     g: &GroupCtx,

@@ -85,7 +85,7 @@ impl MetricUnit {
 
     /// A drawn (already scaled) value, short, for a heatmap cell: `0.0123`,
     /// `4,512`, `12.5 h`, `–` for none.
-    pub fn cell(&self, v: f64) -> String {
+    pub(crate) fn cell(&self, v: f64) -> String {
         if !v.is_finite() {
             return "–".into();
         }
@@ -189,7 +189,7 @@ impl Sweep {
     }
 
     /// The chart of metric `m` against parameter `j`, named `name`.
-    pub fn versus(&self, m: usize, j: usize, name: &str) -> Figure {
+    pub(crate) fn versus(&self, m: usize, j: usize, name: &str) -> Figure {
         let metric = &self.metrics[m];
         let param = &self.params[j];
         let unit = self.unit(m);
@@ -464,7 +464,7 @@ impl Sweep {
     /// The fixed top of metric `m`'s colour scale (its lower end is 0): for a
     /// fraction (`_frac`), the lowest upper limit a constraint puts on it if any
     /// (below 1), else 1; `None` for other metrics (the scale spans their values).
-    pub fn fixed_scale(&self, m: usize) -> Option<f64> {
+    pub(crate) fn fixed_scale(&self, m: usize) -> Option<f64> {
         let metric = &self.metrics[m];
         if !metric.ends_with("_frac") {
             return None;

@@ -59,7 +59,7 @@ pub struct Sweep {
 /// `<metric>_ci95_high` for each metric. A missing or malformed file is bad input
 /// ([`PlotError::BadInput`], naming the file and line). `out_dir` is created if
 /// needed; charts of the same names are replaced.
-pub fn write_sweep_plots(
+pub(crate) fn write_sweep_plots(
     summary_csv: &Path,
     out_dir: &Path,
     params: &[String],

@@ -368,7 +368,7 @@ impl Sweep {
 
     /// Whether the points form a full grid over parameters `a` and `b` (every pair of
     /// their values occurs) small enough to draw cell by cell.
-    pub fn is_grid(&self, a: usize, b: usize) -> bool {
+    pub(crate) fn is_grid(&self, a: usize, b: usize) -> bool {
         let (na, nb) = (self.params[a].values.len(), self.params[b].values.len());
         let pairs: BTreeSet<(usize, usize)> =
             self.points.iter().map(|p| (p.idx[a], p.idx[b])).collect();

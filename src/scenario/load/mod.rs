@@ -204,7 +204,7 @@ fn invalid(ctx: &Ctx<'_>, problems: &[Problem]) -> ScenarioError {
 
 impl Loaded {
     /// The same scenario with master seed `seed` (a sweep's replication).
-    pub fn with_seed(mut self, seed: u64) -> Self {
+    pub(crate) fn with_seed(mut self, seed: u64) -> Self {
         self.file.simulation.seed = seed;
         self.plan.seed = seed;
         self
@@ -234,7 +234,7 @@ fn locate_expectations(file: &mut ScenarioFile, ctx: &Ctx<'_>) {
 /// A TOML file other than a scenario (a sweep file), read with the same
 /// diagnostics: syntax and type errors give the file, line, column, key path and a
 /// snippet. Returns the value and the document with spans, for [`problem_at`].
-pub fn parse_toml<T: serde::de::DeserializeOwned>(
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
     text: &str,
     origin: &str,
 ) -> Result<(T, toml_edit::Document<String>), ScenarioError> {
@@ -255,7 +255,7 @@ pub fn parse_toml<T: serde::de::DeserializeOwned>(
 
 /// A semantic problem at the dotted key path `path` of a file read by
 /// [`parse_toml`], located in its text like a scenario's validation problems.
-pub fn problem_at(
+pub(crate) fn problem_at(
     text: &str,
     origin: &str,
     doc: &toml_edit::Document<String>,

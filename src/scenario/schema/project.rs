@@ -148,7 +148,7 @@ impl ProjectConfig {
     /// gives none: the effective configuration of such a project then shows every
     /// setting its daemons use. A project with several apps keeps none at project
     /// level: its apps' own tables are its settings.
-    pub fn fill_one_app(&mut self) {
+    pub(crate) fn fill_one_app(&mut self) {
         let [a] = self.app.as_slice() else {
             return;
         };
@@ -288,7 +288,7 @@ impl Default for AppConfig {
 /// app), or several `[[project.NAME.app]]` tables (spec backend §1.4: a project has
 /// one or more apps). Serde alone cannot take both: it would read a table where a
 /// list is expected as the list's fields in order.
-pub fn one_or_more_apps<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn one_or_more_apps<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Vec<AppConfig>, D::Error> {
     use serde::de::{self, MapAccess, SeqAccess, Visitor};
@@ -321,7 +321,10 @@ pub fn one_or_more_apps<'de, D: serde::Deserializer<'de>>(
 
 /// Writes `app` as it is read: one table for a project with one app (so that the
 /// effective configuration of such a scenario keeps its shape), a list otherwise.
-pub fn serialize_apps<S: serde::Serializer>(apps: &[AppConfig], s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_apps<S: serde::Serializer>(
+    apps: &[AppConfig],
+    s: S,
+) -> Result<S::Ok, S::Error> {
     match apps {
         [one] => one.serialize(s),
         many => many.serialize(s),

@@ -41,7 +41,7 @@ pub struct Problem {
 }
 
 /// Checks everything serde cannot; an empty list means the scenario is usable.
-pub fn validate(file: &ScenarioFile) -> Vec<Problem> {
+pub(crate) fn validate(file: &ScenarioFile) -> Vec<Problem> {
     let mut c = Checker {
         file,
         out: Vec::new(),
@@ -64,7 +64,7 @@ pub fn validate(file: &ScenarioFile) -> Vec<Problem> {
 
 /// Parses a workunit name `wu<id>`, the form [`crate::server::db::result_name`]
 /// builds results from. (db.rs only parses result names.)
-pub fn parse_wu_name(name: &str) -> Option<u32> {
+pub(crate) fn parse_wu_name(name: &str) -> Option<u32> {
     let id = name.strip_prefix("wu")?;
     // `u32::from_str` accepts a leading `+`, which no BOINC name has.
     if !all_digits(id) {
@@ -80,7 +80,7 @@ fn all_digits(s: &str) -> bool {
 
 /// Whether `name` may name a project: it becomes part of output file names, so only
 /// letters, digits, `_` and `-`.
-pub fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()
@@ -88,7 +88,7 @@ pub fn is_identifier(name: &str) -> bool {
 }
 
 /// The scenario-file spelling of a daemon (serde's `snake_case`).
-pub fn daemon_name(d: Daemon) -> &'static str {
+pub(crate) fn daemon_name(d: Daemon) -> &'static str {
     match d {
         Daemon::Scheduler => "scheduler",
         Daemon::Transitioner => "transitioner",
