@@ -11,8 +11,8 @@
 //! through but that does not resolve is an error here, at load time.
 
 use super::schema::{
-    CoprocSpec, Daemon, Expect, HavInit, HostGroup, NamedHost, OutputRead, ReportOutcome,
-    ScenarioFile, ScriptEvent,
+    CoprocSpec, Daemon, Expect, HostGroup, NamedHost, OutputRead, ReportOutcome, ScenarioFile,
+    ScriptEvent,
 };
 use super::start::{ClientStart, ProjectStart};
 use super::validate::{Problem, parse_wu_name};
@@ -73,7 +73,9 @@ pub struct NamedHostPlan {
     pub row: HostRow,
     /// Its user (default: a user of its own, the host's id).
     pub userid: Option<u32>,
-    pub hav: Option<HavInit>,
+    /// Initial host app version state: `consecutive_valid`, `max_jobs_per_day`,
+    /// `n_jobs_today`.
+    pub hav: Option<(i32, i32, i32)>,
     /// Pinned day offset (spec backend §2.4.1 step 5).
     pub day_offset: Option<f64>,
 }
@@ -117,9 +119,33 @@ pub struct StartPlan {
     pub active_frac: Option<f64>,
     pub connected_frac: Option<f64>,
     /// Per attached project, by project index.
-    pub projects: Vec<(u16, ProjectStart)>,
+    pub projects: Vec<(u16, ProjectStartPlan)>,
     /// Jobs in the client's queue when it joins, in queue order.
     pub jobs: Vec<StartJobPlan>,
+}
+
+/// One attached project's starting client state; times in seconds.
+#[derive(Clone, Copy, Debug)]
+pub struct ProjectStartPlan {
+    pub rec: Option<f64>,
+    pub exp_avg_cpu: Option<f64>,
+    pub min_rpc_time: Option<Time>,
+    pub nrpc_failures: Option<u32>,
+    pub cpu_backoff_time: Option<Time>,
+    pub cpu_backoff_interval: Option<Time>,
+}
+
+impl From<&ProjectStart> for ProjectStartPlan {
+    fn from(s: &ProjectStart) -> Self {
+        ProjectStartPlan {
+            rec: s.rec,
+            exp_avg_cpu: s.exp_avg_cpu,
+            min_rpc_time: s.min_rpc_time.map(|d| d.get()),
+            nrpc_failures: s.nrpc_failures,
+            cpu_backoff_time: s.cpu_backoff_time.map(|d| d.get()),
+            cpu_backoff_interval: s.cpu_backoff_interval.map(|d| d.get()),
+        }
+    }
 }
 
 /// A job a project sent before the host joined.
@@ -411,7 +437,10 @@ impl Resolver<'_> {
                 ..Default::default()
             },
             userid: h.userid,
-            hav: h.hav.clone(),
+            hav: h
+                .hav
+                .as_ref()
+                .map(|v| (v.consecutive_valid, v.max_jobs_per_day, v.n_jobs_today)),
             day_offset: h.day_offset,
         }
     }
@@ -477,7 +506,7 @@ impl Resolver<'_> {
     fn start(&mut self, gi: usize, g: &HostGroup, st: &ClientStart) -> StartPlan {
         let path = format!("host_group.{gi}.start");
         let projects = (st.project.iter())
-            .map(|(n, p)| (self.project(&format!("{path}.project.{n}"), n), p.clone()))
+            .map(|(n, p)| (self.project(&format!("{path}.project.{n}"), n), p.into()))
             .collect();
         let jobs = (st.job.iter().enumerate())
             .map(|(k, j)| {

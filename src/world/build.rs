@@ -119,12 +119,12 @@ fn named_hosts(plan: &Plan, projects: &mut [Project]) -> Vec<ScriptedHost> {
             rng::stream(seed, StreamKind::Host, id as u64 ^ (pi as u64) << 32).random()
         });
         let hostid = link::add_host(p, attrs, day);
-        if let Some(hav) = &h.hav {
+        if let Some((consecutive_valid, max_jobs_per_day, n_jobs_today)) = h.hav {
             p.db.host_mut(hostid).havs.push(HavRow {
                 app_version_id: APP_VERSION_ID,
-                max_jobs_per_day: hav.max_jobs_per_day,
-                n_jobs_today: hav.n_jobs_today,
-                consecutive_valid: hav.consecutive_valid,
+                max_jobs_per_day,
+                n_jobs_today,
+                consecutive_valid,
                 ..Default::default()
             });
         }
@@ -252,16 +252,16 @@ fn apply_start(start: &StartPlan, host: &mut ClientHost, joined: f64) {
             p.exp_avg_mod_time = joined;
         }
         if let Some(t) = s.min_rpc_time {
-            p.min_rpc_time = t.get() as f64;
+            p.min_rpc_time = t as f64;
         }
         if let Some(n) = s.nrpc_failures {
             p.nrpc_failures = n;
         }
         if let Some(t) = s.cpu_backoff_time {
-            p.backoff_time[CPU] = t.get() as f64;
+            p.backoff_time[CPU] = t as f64;
         }
         if let Some(t) = s.cpu_backoff_interval {
-            p.backoff_interval[CPU] = t.get() as f64;
+            p.backoff_interval[CPU] = t as f64;
         }
     }
 }

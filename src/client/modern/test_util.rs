@@ -135,10 +135,8 @@ impl ServerLink for MockServer {
     type Error = std::convert::Infallible;
 
     fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error> {
-        let mut jobs = std::mem::take(&mut self.sent);
-        jobs.clear();
-        let (status, hostid) = self.answer(now, req, &mut jobs);
-        self.sent = jobs;
+        self.sent.clear();
+        let (status, hostid) = self.answer(now, req);
         Ok(RpcReply {
             jobs: &self.sent,
             ..RpcReply::bare(status, hostid)
@@ -152,8 +150,8 @@ impl ServerLink for MockServer {
 }
 
 impl MockServer {
-    /// The answer to one request: its status and host id, its jobs into `jobs`.
-    fn answer(&mut self, now: Time, call: &RpcRequest, jobs: &mut Vec<Job>) -> (RpcStatus, HostId) {
+    /// The answer to one request: its status and host id; its jobs go to `sent`.
+    fn answer(&mut self, now: Time, call: &RpcRequest) -> (RpcStatus, HostId) {
         self.calls.push(Call {
             now,
             project: call.project,
@@ -167,7 +165,7 @@ impl MockServer {
         let (mut secs, mut inst) = (call.work.req_secs, call.work.req_instances);
         let mut n = 0;
         while self.send && (secs > 0.0 || inst > 0.0) && n < 100_000 {
-            jobs.push(Job {
+            self.sent.push(Job {
                 result_id: self.next_id,
                 workunit_id: self.next_id,
                 appid: 1,

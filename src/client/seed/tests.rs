@@ -69,10 +69,8 @@ impl ServerLink for Mock {
     type Error = std::convert::Infallible;
 
     fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error> {
-        let mut jobs = std::mem::take(&mut self.sent);
-        jobs.clear();
-        let (status, hostid) = self.answer(now, req, &mut jobs);
-        self.sent = jobs;
+        self.sent.clear();
+        let (status, hostid) = self.answer(now, req);
         Ok(RpcReply {
             jobs: &self.sent,
             ..RpcReply::bare(status, hostid)
@@ -86,8 +84,8 @@ impl ServerLink for Mock {
 }
 
 impl Mock {
-    /// The answer to one request: its status and host id, its jobs into `jobs`.
-    fn answer(&mut self, now: Time, call: &RpcRequest, jobs: &mut Vec<Job>) -> (RpcStatus, HostId) {
+    /// The answer to one request: its status and host id; its jobs go to `sent`.
+    fn answer(&mut self, now: Time, call: &RpcRequest) -> (RpcStatus, HostId) {
         self.calls.push(Call {
             t: now,
             project: call.project,
@@ -110,7 +108,7 @@ impl Mock {
                 let mut left = call.work.req_secs;
                 let mut n = 0;
                 while left > 0.0 {
-                    jobs.push(Job {
+                    self.sent.push(Job {
                         result_id: self.next_id,
                         workunit_id: self.next_id,
                         appid: 1,
