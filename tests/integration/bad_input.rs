@@ -1318,30 +1318,14 @@ fn start_job_of_another_project_and_bad_progress() {
     has(&m, &["bad.toml:5", "missing field `report_deadline`"]);
 }
 
-/// A client job keeps its project's place in the host's list in a byte: a host group
-/// attached to more than 256 projects is refused, naming its `shares`.
+/// The world numbers projects in 16 bits, and so does a client job the project it
+/// belongs to: a scenario with more than 65,536 projects is refused, not wrapped.
 #[test]
-fn a_host_attached_to_too_many_projects_is_refused() {
+fn a_scenario_with_too_many_projects_is_refused() {
     let mut text = String::from("[simulation]\nduration = \"1d\"\n\n");
-    let names: Vec<String> = (0..257).map(|i| format!("p{i:03}")).collect();
-    for n in &names {
-        text.push_str(&format!("[project.{n}]\n"));
+    for i in 0..65_537 {
+        text.push_str(&format!("[project.p{i}]\n"));
     }
-    text.push_str("\n[[host_group]]\ncount = 1\nshares = { ");
-    text.push_str(
-        &names
-            .iter()
-            .map(|n| format!("{n} = 1"))
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    text.push_str(" }\n");
     let m = err(&text);
-    has(
-        &m,
-        &[
-            "`host_group.0.shares`",
-            "257 projects; expected at most 256 projects per host",
-        ],
-    );
+    has(&m, &["`project`", "65537 projects; expected at most 65536"]);
 }

@@ -254,7 +254,7 @@ impl ClientHost {
             let j = &mut self.jobs[k];
             j.state = TaskState::Done;
             j.completed_time = now;
-            j.client_state = cs;
+            j.client_state = cs as u8;
             j.exit_status = es;
             j.output = out;
             j.output_correct = correct;

@@ -72,8 +72,9 @@ impl JobUsage {
 /// A job the client holds (spec client §1.4, §2.5, §3).
 #[derive(Clone, Debug, Default)]
 pub struct ClientJob {
-    /// Index into [`ClientHost::projects`].
-    pub project: u8,
+    /// Index into [`ClientHost::projects`], of the type of [`ProjectState::project`]
+    /// ([`super::ProjectState`]).
+    pub project: u16,
     pub result_id: ResultId,
     pub workunit_id: WuId,
     pub received_time: Time,
@@ -104,8 +105,9 @@ pub struct ClientJob {
     pub checkpoint_cpu_time: f64,
     pub peak_flop_count: f64,
     pub completed_time: Time,
-    /// Outcome decided when computing ends.
-    pub client_state: i32,
+    /// Outcome decided when computing ends: BOINC's `client_state` number (0–6, fits
+    /// a byte; the report widens it to the server's `int`).
+    pub client_state: u8,
     pub exit_status: i32,
     pub output: f64,
     /// Whether `output` is right (simulator truth; `None` for an error).
@@ -181,7 +183,7 @@ impl ClientHost {
     /// for this client (spec client §4.2).
     pub(crate) fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
         let mut new = ClientJob {
-            project: pi as u8,
+            project: pi as u16,
             result_id: job.result_id,
             workunit_id: job.workunit_id,
             received_time: now,

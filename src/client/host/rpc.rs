@@ -81,7 +81,7 @@ pub struct RpcRequest<'a> {
     pub reattached: bool,
     pub work: WorkRequest,
     /// Index of the project in the host's own list, which its jobs carry.
-    pub(crate) slot: u8,
+    pub(crate) slot: u16,
     pub(crate) jobs: &'a [ClientJob],
     pub p_ncpus: u32,
     pub p_fpops: f64,
@@ -99,7 +99,7 @@ impl RpcRequest<'_> {
             .filter(|j| j.project == self.slot && j.ready_to_report())
             .map(|j| ReportedJob {
                 result_id: j.result_id,
-                client_state: j.client_state,
+                client_state: i32::from(j.client_state),
                 exit_status: j.exit_status,
                 cpu_time: j.reported_cpu_time(),
                 elapsed_time: j.cpu_time,
@@ -196,7 +196,7 @@ impl ClientHost {
             hostid: p.hostid,
             reattached: detach,
             work,
-            slot: pi as u8,
+            slot: pi as u16,
             jobs: &self.jobs,
             p_ncpus: self.usable_cpus(cfg),
             p_fpops: self.p_fpops,
@@ -244,7 +244,7 @@ impl ClientHost {
                     {
                         j.state = TaskState::Done;
                         j.completed_time = now;
-                        j.client_state = client_state::ABORTED;
+                        j.client_state = client_state::ABORTED as u8;
                         j.exit_status = exit_status::EXIT_ABORTED_BY_PROJECT;
                     }
                 }

@@ -95,7 +95,7 @@ fn a_job_past_its_bound_is_aborted_at_its_time_limit() {
     let j = &h.jobs[0];
     assert!(j.ready_to_report());
     assert_eq!(j.completed_time, 7200);
-    assert_eq!(j.client_state, client_state::COMPUTE_ERROR);
+    assert_eq!(i32::from(j.client_state), client_state::COMPUTE_ERROR);
     assert_eq!(j.exit_status, exit_status::EXIT_TIME_LIMIT_EXCEEDED);
     assert_eq!(j.cpu_time, 7200.0);
     assert_eq!(j.flops_left, 3600e9);

@@ -747,7 +747,7 @@ mod tests {
         sched(&mut h, 0.0, &g.cfg);
         // B first (lower REC); its hour of credit (rec_sum/48) puts it above A, who
         // takes the second CPU.
-        let running: Vec<u8> = h
+        let running: Vec<u16> = h
             .jobs
             .iter()
             .filter(|j| j.is_running())

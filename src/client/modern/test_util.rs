@@ -34,7 +34,7 @@ pub(crate) fn host_and_ctx(
 }
 
 /// Appends an unstarted job of `secs` seconds with the given deadline.
-pub(crate) fn add_job(h: &mut ClientHost, project: u8, secs: f64, deadline: Time) {
+pub(crate) fn add_job(h: &mut ClientHost, project: u16, secs: f64, deadline: Time) {
     let id = h.jobs.len() as u32 + 1_000_000;
     h.jobs.push(ClientJob {
         project,
@@ -59,7 +59,7 @@ pub(crate) fn give_gpus(h: &mut ClientHost, count: u32, peak_flops: f64) {
 /// and, if `gpu_usage > 0`, that many NVIDIA GPU instances; its estimate is exact.
 pub(crate) fn add_usage_job(
     h: &mut ClientHost,
-    project: u8,
+    project: u16,
     secs: f64,
     flops: f64,
     avg_ncpus: f64,

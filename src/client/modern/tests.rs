@@ -7,7 +7,7 @@ use crate::client::host::{ClientHost, TaskState};
 use crate::engine::Time;
 use crate::server::resource::CPU;
 
-fn running_project(h: &ClientHost) -> Option<u8> {
+fn running_project(h: &ClientHost) -> Option<u16> {
     h.jobs.iter().find(|j| j.is_running()).map(|j| j.project)
 }
 
@@ -68,7 +68,7 @@ fn s5(a: f64, b: f64) -> (String, [f64; 4], [f64; 2]) {
         s.work_buf_additional_days = Some(0.0);
     });
     let mut srv = MockServer::new(3600.0);
-    let mut log: Vec<(Time, Option<u8>)> = Vec::new();
+    let mut log: Vec<(Time, Option<u16>)> = Vec::new();
     let mut cpu = [0.0; 4];
     let mut rec = [0.0; 2];
     drive(&mut h, &g, &mut srv, 0, 168 * 3600, |h, t| {

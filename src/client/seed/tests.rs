@@ -163,7 +163,7 @@ fn host(ncpus: u32, shares: &[f64]) -> ClientHost {
 }
 
 /// A job of `secs` seconds at 1 GFLOPS.
-fn job(project: u8, id: u32, secs: f64, deadline: Time) -> ClientJob {
+fn job(project: u16, id: u32, secs: f64, deadline: Time) -> ClientJob {
     ClientJob {
         project,
         result_id: id,

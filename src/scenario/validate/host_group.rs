@@ -10,10 +10,6 @@ use crate::client::config::Policy;
 use crate::scenario::schema::HostGroup;
 use crate::scenario::start::ClientStart;
 
-/// Most projects one simulated host attaches to: a client job keeps its project's
-/// place in the host's list in a byte.
-const MAX_ATTACHED: usize = u8::MAX as usize + 1;
-
 /// A policy's name as the scenario writes it.
 fn policy_name(p: Policy) -> &'static str {
     match p {
@@ -193,17 +189,6 @@ impl Checker<'_> {
                 } else if self.finite(&path, *share) && *share < 0.0 {
                     self.push(path, format!("share = {share}; expected a share >= 0"));
                 }
-            }
-            // A client job names its project by its place in the host's list, one
-            // byte (`ClientJob::project`, a job's memory in large runs).
-            if g.shares.len() > MAX_ATTACHED {
-                self.push(
-                    format!("{prefix}.shares"),
-                    format!(
-                        "{} projects; expected at most {MAX_ATTACHED} projects per host",
-                        g.shares.len()
-                    ),
-                );
             }
             if g.shares.values().all(|s| *s <= 0.0) {
                 self.push(
