@@ -25,7 +25,7 @@ use rand::RngExt;
 /// The output a correct computation of a workunit produces. Any deterministic
 /// function of the workunit works: the validator only compares outputs.
 pub fn correct_output(wuid: WuId) -> f64 {
-    wuid as f64
+    wuid.0 as f64
 }
 
 /// How one project's application errs (one per project, indexed like the world's
@@ -69,7 +69,7 @@ impl OutputModel {
     /// result id, offset by `noise` ∈ [0, 1) of a spacing, so the unique values of two
     /// results differ by more than one spacing.
     pub(crate) fn unique_output(&self, wuid: WuId, result_id: ResultId, noise: f64) -> f64 {
-        correct_output(wuid) - self.spacing * (2.0 * result_id as f64 + 1.0 + noise)
+        correct_output(wuid) - self.spacing * (2.0 * result_id.0 as f64 + 1.0 + noise)
     }
 }
 
@@ -168,14 +168,14 @@ mod tests {
     fn distinct_outputs_never_match_under_the_tolerance() {
         let tol = 0.75;
         let m = OutputModel::new(0.0, tol);
-        let wu = 41;
+        let wu = WuId(41);
         let mut outs = vec![
-            correct_output(wu),
-            m.class_output(wu, 0),
-            m.class_output(wu, 3),
+            correct_output(WuId(wu.0)),
+            m.class_output(WuId(wu.0), 0),
+            m.class_output(WuId(wu.0), 3),
         ];
         for (rid, noise) in [(1, 0.999), (2, 0.0), (3, 0.5), (1000, 0.25)] {
-            outs.push(m.unique_output(wu, rid, noise));
+            outs.push(m.unique_output(wu, ResultId(rid), noise));
         }
         for (i, a) in outs.iter().enumerate() {
             for b in &outs[i + 1..] {
@@ -191,17 +191,20 @@ mod tests {
         let mut a = HostTruth::reliable(stream(1, StreamKind::HostTruth, 0));
         let mut b = HostTruth::reliable(stream(1, StreamKind::HostTruth, 1));
         let (x, y) = (
-            a.wrong_output(&m, 7, 10, 0.3),
-            b.wrong_output(&m, 7, 11, 0.6),
+            a.wrong_output(&m, WuId(7), ResultId(10), 0.3),
+            b.wrong_output(&m, WuId(7), ResultId(11), 0.6),
         );
         assert_eq!(x, y);
         assert_eq!(x, 8.0);
         b.error_class = 2;
-        assert_eq!(b.wrong_output(&m, 7, 12, 0.6), 10.0);
+        assert_eq!(b.wrong_output(&m, WuId(7), ResultId(12), 0.6), 10.0);
         // Collision 0: unique values, and the truth stream is left untouched.
         let never = OutputModel::new(0.0, 0.0);
         let before = a.rng.clone();
-        assert_eq!(a.wrong_output(&never, 7, 10, 0.5), 7.0 - 21.5);
+        assert_eq!(
+            a.wrong_output(&never, WuId(7), ResultId(10), 0.5),
+            7.0 - 21.5
+        );
         assert_eq!(a.rng, before);
     }
 }

@@ -21,7 +21,7 @@ use crate::server::credit::classic_claimed_credit;
 use crate::server::credit_new::CreditNew;
 use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow};
 use crate::server::job_log::DecidedResult;
-use crate::server::types::{Actor, Outcome, ServerState};
+use crate::server::types::{Actor, Outcome, ResultId, ServerState, WuId};
 use crate::server::{Project, validator};
 use crate::stats::job_log::{self, Field, JobRow, LogError, LogOutcome};
 use serde::{Deserialize, Serialize};
@@ -289,7 +289,7 @@ pub fn replay(
             let mut last = 0;
             for &(_, wuid, _, _) in &order[i..j] {
                 if wuid != last {
-                    validator::handle_wu(p, t, wuid);
+                    validator::handle_wu(p, t, WuId(wuid));
                     last = wuid;
                 }
             }
@@ -299,7 +299,7 @@ pub fn replay(
     // Back to the log's ids.
     let back = |m: &BTreeMap<u64, u32>| -> Vec<u64> { m.keys().copied().collect() };
     let (wus, results, hostids) = (back(&ids.wu), back(&ids.result), back(&ids.host));
-    let classic_credit: BTreeMap<u32, f64> = classic
+    let classic_credit: BTreeMap<ResultId, f64> = classic
         .map(|c| {
             c.decided
                 .iter()
@@ -313,12 +313,12 @@ pub fn replay(
         .into_iter()
         .map(|mut d| {
             let classic = classic_credit.get(&d.result_id).copied();
-            let rid = results[d.result_id as usize - 1];
+            let rid = results[d.result_id.0 as usize - 1];
             let row = by_id[&rid];
             d.true_flops = row.true_flops.unwrap_or(row.rsc_fpops_est);
             Replayed {
                 result_id: rid,
-                workunit_id: wus[d.workunit_id as usize - 1],
+                workunit_id: wus[d.workunit_id.0 as usize - 1],
                 host_id: hostids[d.host_id as usize - 1],
                 classic: classic_skipped.is_none().then_some(classic.unwrap_or(0.0)),
                 logged: row.granted_credit,
@@ -416,20 +416,27 @@ fn build(
         wu.target_nresults = wu.min_quorum;
         wu.max_success_results = i32::MAX;
         wu.transition_time = INT_MAX;
-        *dense = p.db.insert_workunit(Actor::WorkGenerator, wu);
+        *dense = p.db.insert_workunit(Actor::WorkGenerator, wu).0;
     }
     let by_id: BTreeMap<u64, &JobRow> = rows.iter().map(|r| (r.result_id, r)).collect();
     for (&rid, dense) in ids.result.iter_mut() {
         let r = by_id[&rid];
         let wuid = ids.wu[&r.workunit_id];
         let hostid = ids.host[&r.host_id];
-        let suffix = p.db.wu(wuid).results.len() as u16;
-        let mut row = ResultRow::new(wuid, suffix, r.sent_time, 0, 0, ServerState::InProgress);
+        let suffix = p.db.wu(WuId(wuid)).results.len() as u16;
+        let mut row = ResultRow::new(
+            WuId(wuid),
+            suffix,
+            r.sent_time,
+            0,
+            0,
+            ServerState::InProgress,
+        );
         row.hostid = hostid;
         row.sent_time = r.sent_time;
         row.flops_estimate = r.flops_estimate;
         row.app_version_id = r.app_version_id;
-        *dense = p.db.insert_result(Actor::Transitioner, row);
+        *dense = p.db.insert_result(Actor::Transitioner, row).0;
         let h = p.db.host_mut(hostid);
         if h.hav(r.app_version_id).is_none() {
             h.havs.push(HavRow {
@@ -444,13 +451,18 @@ fn build(
 /// Result `rid` is reported as `r` says: OVER with its outcome, times and output
 /// (an unreadable output for VALIDATE_ERROR), and its classic claim.
 fn arrive(p: &mut Project, rid: u32, r: &JobRow, hosts: &BTreeMap<u64, HostInfo>) {
-    let claimed =
-        if p.app_of(p.db.result(rid).workunitid).cfg.validator.credit == CreditScheme::Classic {
-            claim(r, hosts).unwrap_or(0.0)
-        } else {
-            r.claimed_credit.unwrap_or(0.0)
-        };
-    let row = p.db.result_mut(rid);
+    let claimed = if p
+        .app_of(p.db.result(ResultId(rid)).workunitid)
+        .cfg
+        .validator
+        .credit
+        == CreditScheme::Classic
+    {
+        claim(r, hosts).unwrap_or(0.0)
+    } else {
+        r.claimed_credit.unwrap_or(0.0)
+    };
+    let row = p.db.result_mut(ResultId(rid));
     row.received_time = r.received_time;
     row.cpu_time = r.cpu_time;
     row.elapsed_time = r.elapsed_time;
@@ -462,8 +474,8 @@ fn arrive(p: &mut Project, rid: u32, r: &JobRow, hosts: &BTreeMap<u64, HostInfo>
     } else {
         OutputStatus::Ok
     };
-    p.db.set_server_state(Actor::Scheduler, rid, ServerState::Over);
-    p.db.set_outcome(Actor::Scheduler, rid, Outcome::Success);
-    let wuid = p.db.result(rid).workunitid;
+    p.db.set_server_state(Actor::Scheduler, ResultId(rid), ServerState::Over);
+    p.db.set_outcome(Actor::Scheduler, ResultId(rid), Outcome::Success);
+    let wuid = p.db.result(ResultId(rid)).workunitid;
     p.db.set_need_validate(Actor::Scheduler, wuid, true);
 }

@@ -410,12 +410,12 @@ impl Resolver<'_> {
     }
 
     fn wu(&mut self, path: &str, name: &str) -> WuId {
-        parse_wu_name(name).unwrap_or_else(|| {
+        parse_wu_name(name).map(WuId).unwrap_or_else(|| {
             self.problem(
                 path.into(),
                 format!("`{name}` is not a workunit name (wu<id>)"),
             );
-            0
+            WuId(0)
         })
     }
 

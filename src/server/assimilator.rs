@@ -94,7 +94,7 @@ pub(crate) fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, Handler
 pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId, a: HandlerResult) -> bool {
     let wu = p.db.wu(wuid);
     let canonical = wu.canonical_resultid;
-    let canonical_missing = canonical == 0 || p.db.results.get(canonical).is_none();
+    let canonical_missing = canonical == ResultId(0) || p.db.results.get(canonical).is_none();
     if p.sw.assimilator_missing_canonical && canonical_missing && wu.error_mask == 0 {
         p.db.set_error_mask(ACTOR, wuid, error_mask::NO_CANONICAL_RESULT);
     }

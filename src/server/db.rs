@@ -140,7 +140,7 @@ impl WorkunitRow {
     /// `transition_time = now` so the transitioner creates its results at once.
     pub(crate) fn from_template(t: &super::config::WuTemplate, now: Time) -> Self {
         Self {
-            id: 0,
+            id: WuId(0),
             appid: 1,
             create_time: db_time(now),
             priority: t.priority,
@@ -157,7 +157,7 @@ impl WorkunitRow {
             max_total_results: t.max_total_results,
             max_success_results: t.max_success_results,
             need_validate: false,
-            canonical_resultid: 0,
+            canonical_resultid: ResultId(0),
             canonical_credit: 0.0,
             // transitioner_flags is always 0 here; INT_MAX would apply otherwise.
             transition_time: now.min(INT_MAX),
@@ -191,7 +191,7 @@ impl ResultRow {
         server_state: ServerState,
     ) -> Self {
         Self {
-            id: 0,
+            id: ResultId(0),
             workunitid,
             suffix,
             create_time: db_time(create_time),
@@ -384,8 +384,8 @@ pub struct Transition {
 /// The project database with its daemon indexes and audit trail.
 #[derive(Default)]
 pub struct Db {
-    pub workunits: Table<WorkunitRow>,
-    pub results: Table<ResultRow>,
+    pub workunits: Table<WorkunitRow, WuId>,
+    pub results: Table<ResultRow, ResultId>,
     pub hosts: Table<HostRow>,
     /// Transitioner index: WUs with `transition_time < INT_MAX`, by time then id.
     transition_index: TransitionIndex,
@@ -433,7 +433,7 @@ macro_rules! audit {
             $db.audit.push(Transition {
                 actor: $actor,
                 entity: $entity,
-                id: $id,
+                id: RowId::raw($id),
                 field: $field,
                 old: $old,
                 new: $new,
@@ -756,8 +756,8 @@ impl Db {
             Entity::Workunit,
             id,
             Field::CanonicalResultid,
-            old as i64,
-            rid as i64
+            old.0 as i64,
+            rid.0 as i64
         );
     }
 
@@ -1111,7 +1111,7 @@ impl Db {
 /// A result's BOINC name, `wu<id>_<suffix>`.
 /// Whether the transitioner index's entry `(tt, id)` is the workunit's current one
 /// ([`TransitionIndex`]).
-fn transition_entry_current(rows: &Table<WorkunitRow>, id: WuId, tt: Time) -> bool {
+fn transition_entry_current(rows: &Table<WorkunitRow, WuId>, id: WuId, tt: Time) -> bool {
     rows.get(id)
         .is_some_and(|wu| wu.in_transition_index && wu.transition_time == tt)
 }
@@ -1124,7 +1124,7 @@ pub(crate) fn result_name(wuid: WuId, suffix: u16) -> String {
 pub(crate) fn parse_result_name(name: &str) -> Option<(WuId, u16)> {
     let rest = name.strip_prefix("wu")?;
     let (w, s) = rest.rsplit_once('_')?;
-    Some((w.parse().ok()?, s.parse().ok()?))
+    Some((WuId(w.parse().ok()?), s.parse().ok()?))
 }
 
 #[cfg(test)]

@@ -120,8 +120,8 @@ pub(crate) fn reference_pass(
     }
     // Only the result just examined changes state during the walk, so a snapshot
     // of the UNSENT order is the order the old cursor followed.
-    let mut unsent: Vec<(Reverse<i32>, WuId, ResultId)> = (1..db.results.next_id())
-        .filter_map(|id| db.results.get(id))
+    let mut unsent: Vec<(Reverse<i32>, WuId, ResultId)> = (1..db.results.next_id().0)
+        .filter_map(|id| db.results.get(ResultId(id)))
         .filter(|r| r.server_state == ServerState::Unsent)
         .map(|r| (Reverse(r.priority), r.workunitid, r.id))
         .collect();
@@ -204,7 +204,7 @@ mod tests {
                 };
                 db.insert_result(Actor::Transitioner, r);
             }
-            let rid = p.db.results.next_id() - 1;
+            let rid = ResultId(p.db.results.next_id().0 - 1);
             let slot = i % nslots;
             let cached = place >= 2 && slots[slot].is_none();
             if cached {
@@ -228,8 +228,8 @@ mod tests {
         assert_eq!(p.feeder.slots(), slots);
         assert_eq!(p.feeder.occupied(), slots.iter().flatten().count());
         assert_eq!(p.db.audit, reference.audit);
-        for id in 1..reference.results.next_id() {
-            let (a, b) = (p.db.result(id), reference.result(id));
+        for id in 1..reference.results.next_id().0 {
+            let (a, b) = (p.db.result(ResultId(id)), reference.result(ResultId(id)));
             let fields =
                 |r: &ResultRow| (r.server_state, r.outcome, r.in_cache, r.infeasible_count);
             assert_eq!(fields(a), fields(b), "result {id}");
@@ -238,8 +238,8 @@ mod tests {
         }
         p.feeder.sync(&mut p.db);
         p.feeder.check_index(&p.db);
-        let feedable: Vec<_> = (1..reference.results.next_id())
-            .map(|id| p.db.result(id))
+        let feedable: Vec<_> = (1..reference.results.next_id().0)
+            .map(|id| p.db.result(ResultId(id)))
             .filter(|r| r.server_state == ServerState::Unsent && !r.in_cache)
             .map(|r| (Reverse(r.priority), r.workunitid, r.id))
             .collect();

@@ -53,20 +53,22 @@ pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
     if retry_errors {
         state.last_error_retry = now;
     }
-    let mut list = std::mem::take(&mut p.scratch);
+    let mut results = std::mem::take(&mut p.scratch_results);
     let mut n = 0;
 
-    list.clear();
-    list.extend(p.db.fd_ready_results.iter().take(RESULTS_PER_PASS).copied());
+    results.clear();
+    results.extend(p.db.fd_ready_results.iter().take(RESULTS_PER_PASS).copied());
     if retry_errors {
-        list.extend(p.db.fd_error_results.iter().copied());
+        results.extend(p.db.fd_error_results.iter().copied());
     }
-    for &rid in &list {
+    for &rid in &results {
         let s = outcome(p);
         p.db.set_result_file_delete_state(ACTOR, rid, s);
     }
-    n += list.len();
+    n += results.len();
+    p.scratch_results = results;
 
+    let mut list = std::mem::take(&mut p.scratch);
     list.clear();
     list.extend(p.db.fd_ready_wus.iter().take(WUS_PER_PASS).copied());
     if retry_errors {

@@ -83,7 +83,7 @@ fn wu_violation(rule: u8, now: Time, wu: &WorkunitRow, message: String) -> Viola
         rule,
         time: now,
         entity: WORKUNIT,
-        id: wu.id,
+        id: wu.id.0,
         name,
         message,
     }
@@ -95,7 +95,7 @@ fn result_violation(rule: u8, now: Time, r: &ResultRow, message: String) -> Viol
         rule,
         time: now,
         entity: RESULT,
-        id: r.id,
+        id: r.id.0,
         name,
         message,
     }
@@ -270,20 +270,20 @@ impl InvariantChecker {
             let purge = t.field == Field::Row && t.new == 0;
             match t.entity {
                 Entity::Workunit if purge => {
-                    self.canonical.remove(&t.id);
-                    self.error_mask.remove(&t.id);
+                    self.canonical.remove(&WuId(t.id));
+                    self.error_mask.remove(&WuId(t.id));
                 }
                 Entity::Result if purge => {
-                    self.hostid.remove(&t.id);
+                    self.hostid.remove(&ResultId(t.id));
                 }
                 Entity::Workunit => {
-                    if let Some(wu) = p.db.workunits.get(t.id) {
-                        wus.push(t.id);
+                    if let Some(wu) = p.db.workunits.get(WuId(t.id)) {
+                        wus.push(WuId(t.id));
                         check_wu_transition(p, now, wu, t)?;
                     }
                 }
                 Entity::Result => {
-                    if let Some(r) = p.db.results.get(t.id) {
+                    if let Some(r) = p.db.results.get(ResultId(t.id)) {
                         wus.push(r.workunitid);
                         check_result_transition(p, now, r, t)?;
                     }
@@ -319,7 +319,7 @@ impl InvariantChecker {
         {
             fail!(5, now, wu: wu, "canonical_resultid changed from {old} to {canonical}");
         }
-        if canonical != 0 {
+        if canonical != ResultId(0) {
             self.canonical.insert(wuid, canonical);
             if wu.results.binary_search(&canonical).is_err() {
                 fail!(5, now, wu: wu, "canonical_resultid {canonical} is not one of its results");
@@ -370,7 +370,7 @@ impl InvariantChecker {
                     "assimilate_state = 2 (DONE) but the handler was never called"
                 );
             }
-            if canonical == 0 && mask == 0 {
+            if canonical == ResultId(0) && mask == 0 {
                 fail!(
                     10, now, wu: wu,
                     "assimilate_state = 2 (DONE) with canonical_resultid = 0 and error_mask = 0"
@@ -536,7 +536,7 @@ impl InvariantChecker {
             self.pairs.clear();
             for r in wu.results.iter().filter_map(|&rid| p.db.results.get(rid)) {
                 if key(r) != 0 {
-                    self.pairs.push((key(r), r.id));
+                    self.pairs.push((key(r), r.id.0));
                 }
             }
             self.pairs.sort_unstable();
@@ -579,7 +579,7 @@ impl InvariantChecker {
                 };
                 return Err(cache_violation(now, i, message));
             }
-            self.pairs.push((rid, i as u32));
+            self.pairs.push((rid.0, i as u32));
         }
         self.pairs.sort_unstable();
         if let Some(w) = self.pairs.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -617,7 +617,7 @@ fn cache_violation(now: Time, slot: usize, message: String) -> Violation {
 fn q2_reopened(p: &Project, wu: &WorkunitRow) -> bool {
     p.sw.validate_after_error
         && wu.error_mask != 0
-        && wu.canonical_resultid != 0
+        && wu.canonical_resultid != ResultId(0)
         && wu.assimilate_count > 0
 }
 
@@ -758,7 +758,7 @@ fn first_unfinished<'a>(p: &'a Project, wu: &WorkunitRow) -> Option<&'a ResultRo
 /// backend §2.4.4–2.4.5 at BOINC HEAD).
 fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
     let tt = wu.transition_time;
-    if wu.canonical_resultid != 0
+    if wu.canonical_resultid != ResultId(0)
         || wu.error_mask != 0
         || wu.transitioner_flags == 1
         || !p.sw.modern_transition_time
@@ -784,7 +784,7 @@ fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(),
 /// counted as the transitioner counts them (spec backend §2.2 step 2; seed §5 row 7),
 /// and only where the transitioner runs its error checks (quirk Q1 switch).
 fn check_error_count(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
-    let checked = p.sw.errors_after_canonical || wu.canonical_resultid == 0;
+    let checked = p.sw.errors_after_canonical || wu.canonical_resultid == ResultId(0);
     if wu.transitioner_flags == 1 || !checked {
         return Ok(());
     }
@@ -854,8 +854,8 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
     // Ids are handed out densely from 1, so a table without removals has next − 1 rows.
     let purged = |next: u32, len: usize| next as usize - 1 != len;
     let db = &p.db;
-    if purged(db.workunits.next_id(), db.workunits.len())
-        || purged(db.results.next_id(), db.results.len())
+    if purged(db.workunits.next_id().0, db.workunits.len())
+        || purged(db.results.next_id().0, db.results.len())
     {
         return Ok(());
     }
@@ -936,7 +936,7 @@ pub fn check_quiescent(p: &Project, now: Time) -> Result<(), Violation> {
     for (_, wu) in p.db.workunits.iter() {
         let results = || wu.results.iter().filter_map(|&rid| p.db.results.get(rid));
         let broadcast = wu.transitioner_flags == 1;
-        if !broadcast && wu.canonical_resultid == 0 && wu.error_mask == 0 {
+        if !broadcast && wu.canonical_resultid == ResultId(0) && wu.error_mask == 0 {
             fail!(17, now, wu: wu, "neither a canonical result nor an error");
         }
         for r in results() {
@@ -988,7 +988,9 @@ pub fn check_quiescent(p: &Project, now: Time) -> Result<(), Violation> {
             if purge_on && wu.file_delete_state == FileDeleteState::Done {
                 fail!(19, now, wu: wu, "files deleted but not purged although db_purge is on");
             }
-            let q2 = p.sw.validate_after_error && wu.error_mask != 0 && wu.canonical_resultid != 0;
+            let q2 = p.sw.validate_after_error
+                && wu.error_mask != 0
+                && wu.canonical_resultid != ResultId(0);
             let n = wu.assimilate_count;
             if n == 0 || n > 1 + u32::from(q2) {
                 let expected = if q2 { "1 or 2 (quirk Q2)" } else { "1" };
@@ -1184,7 +1186,7 @@ mod tests {
         let w1 =
             p.db.insert_workunit(Actor::WorkGenerator, test_rows::workunit());
         let rid = p.db.insert_result(T, test_rows::result(w1, 0));
-        assert_eq!(rid, 3);
+        assert_eq!(rid, ResultId(3));
         p.db.set_over(Actor::Scheduler, rid, Outcome::ClientError);
         p.db.set_validate_state(Actor::Scheduler, rid, ValidateState::Invalid);
         let r = p.db.result_mut(rid);
@@ -1223,7 +1225,7 @@ mod tests {
         p.db.set_server_state(Actor::Scheduler, rid, ServerState::InProgress);
         let mut c = InvariantChecker::new();
         let v = step(&mut c, &mut p, Actor::Scheduler).unwrap_err();
-        assert_eq!((v.rule, v.entity, v.id), (2, RESULT, rid));
+        assert_eq!((v.rule, v.entity, v.id), (2, RESULT, rid.0));
         assert!(v.message.contains("hostid = 0"), "{v}");
     }
 
@@ -1345,7 +1347,7 @@ mod tests {
         step(&mut c, &mut p, T).unwrap();
         p.db.insert_result(T, test_rows::result(w, 2));
         let v = step(&mut c, &mut p, T).unwrap_err();
-        assert_eq!((v.rule, v.id), (6, w));
+        assert_eq!((v.rule, v.id), (6, w.0));
     }
 
     #[test]
@@ -1549,7 +1551,7 @@ mod tests {
         step(&mut c, &mut p, Actor::Scheduler).unwrap();
         p.cfg.config.one_result_per_user_per_wu = true;
         let v = c.check_all(&p, 11).unwrap_err();
-        assert_eq!((v.rule, v.id), (14, w));
+        assert_eq!((v.rule, v.id), (14, w.0));
         assert!(v.message.contains("user 1"), "{v}");
         // Two results on one host.
         p.cfg.config.one_result_per_user_per_wu = false;
@@ -1574,7 +1576,7 @@ mod tests {
         p.db.result_mut(rids[1]).granted_credit = 90.0;
         let mut c = InvariantChecker::new();
         let v = step(&mut c, &mut p, Actor::Validator).unwrap_err();
-        assert_eq!((v.rule, v.id), (15, w));
+        assert_eq!((v.rule, v.id), (15, w.0));
         p.apps[0].cfg.validator.grant_claimed_credit = true;
         step(&mut c, &mut p, Actor::Validator).unwrap();
         // Rule 16 still holds the hosts to the credit granted: they got none here.

@@ -32,6 +32,7 @@ use crate::engine::Time;
 use crate::engine::rng::{SimRng, StreamKind, stream};
 use config::*;
 use db::{Db, ResultRow, WorkunitRow};
+use types::{ResultId, WuId};
 
 /// Everything that configures one project's back end, as its daemons read it:
 /// resolved once when the scenario is loaded, each app with its own settings
@@ -125,8 +126,10 @@ pub struct Project {
     /// Set when a pass found an unrecoverable error (a DEFER-less fatal handler
     /// return, spec backend §2.6); fails the run.
     pub fatal: Option<String>,
-    /// Scratch list reused by daemon passes (no allocation per pass).
-    pub scratch: Vec<u32>,
+    /// Scratch lists reused by daemon passes (no allocation per pass): workunits,
+    /// and results.
+    pub scratch: Vec<WuId>,
+    pub scratch_results: Vec<ResultId>,
 }
 
 impl Project {
@@ -170,6 +173,7 @@ impl Project {
             purged: Vec::new(),
             fatal: None,
             scratch: Vec::new(),
+            scratch_results: Vec::new(),
             cfg,
         }
     }
@@ -232,14 +236,14 @@ impl Project {
 /// this way.
 pub(crate) fn lookup_result(p: &Project, name: &str) -> types::ResultId {
     let Some((wuid, suffix)) = db::parse_result_name(name) else {
-        return 0;
+        return ResultId(0);
     };
     let Some(wu) = p.db.workunits.get(wuid) else {
-        return 0;
+        return ResultId(0);
     };
     wu.results
         .iter()
         .copied()
         .find(|&r| p.db.result(r).suffix == suffix)
-        .unwrap_or(0)
+        .unwrap_or(ResultId(0))
 }

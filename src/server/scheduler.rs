@@ -430,7 +430,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
             if !p.sw.too_late_state {
                 // Seed (§5 row 19): the scheduler sets TOO_LATE itself.
                 let c = p.db.wu(wuid).canonical_resultid;
-                if c != 0
+                if c != ResultId(0)
                     && p.db
                         .results
                         .get(c)
@@ -1004,7 +1004,8 @@ fn resend_lost_work(
             ncpus: st.ncpus,
         };
         let bav = app_version::get_app_version(p, hostid, want);
-        let mut resendable = wu.error_mask == 0 && wu.canonical_resultid == 0 && bav.is_some();
+        let mut resendable =
+            wu.error_mask == 0 && wu.canonical_resultid == ResultId(0) && bav.is_some();
         let mut bound = 0;
         if let Some(bav) = &bav
             && resendable
@@ -1301,12 +1302,12 @@ mod tests {
             ..Default::default()
         });
         let mut slots = vec![None; specs.len()];
-        let mut wuid = 0;
+        let mut wuid = WuId(0);
         for (slot, spec) in specs.iter().enumerate() {
             let Some((prio, infeasible, hr, error, big, same_wu, on_host, stale)) = *spec else {
                 continue;
             };
-            if !same_wu || wuid == 0 {
+            if !same_wu || wuid == WuId(0) {
                 let mut wu = test_rows::workunit();
                 wu.rsc_fpops_est = 1e12;
                 wu.hr_class = [0, 258, 386][hr as usize];
@@ -1316,11 +1317,11 @@ mod tests {
             }
             if on_host {
                 let other =
-                    p.db.insert_result(Actor::Transitioner, test_rows::result(wuid, 9));
+                    p.db.insert_result(Actor::Transitioner, test_rows::result(WuId(wuid.0), 9));
                 p.db.set_hostid(Actor::Scheduler, other, host);
                 p.db.set_server_state(Actor::Scheduler, other, ServerState::InProgress);
             }
-            let mut r = ResultRow::new(wuid, slot as u16, 0, prio, 0, ServerState::Unsent);
+            let mut r = ResultRow::new(WuId(wuid.0), slot as u16, 0, prio, 0, ServerState::Unsent);
             r.infeasible_count = infeasible as u32;
             let rid = p.db.insert_result(Actor::Transitioner, r);
             if indexed {
@@ -1371,8 +1372,8 @@ mod tests {
             prop_assert_eq!(&ra.jobs, &rb.jobs);
             prop_assert_eq!(a.feeder.slots(), &slots[..]);
             prop_assert_eq!(&a.db.audit, &b.db.audit);
-            for id in 1..b.db.results.next_id() {
-                let (x, y) = (a.db.result(id), b.db.result(id));
+            for id in 1..b.db.results.next_id().0 {
+                let (x, y) = (a.db.result(ResultId(id)), b.db.result(ResultId(id)));
                 prop_assert_eq!(
                     (x.server_state, x.in_cache, x.infeasible_count, x.hostid),
                     (y.server_state, y.in_cache, y.infeasible_count, y.hostid)

@@ -13,6 +13,7 @@
 //!
 //! Lookups are O(1) with no hashing: two array indexings.
 
+use super::types::RowId;
 use std::collections::VecDeque;
 
 /// Ids per index page.
@@ -30,7 +31,7 @@ struct Page {
 }
 
 #[derive(Debug)]
-pub struct Table<T> {
+pub struct Table<T, K = u32> {
     /// Index pages; `pages[0]` holds ids from `first_page · PAGE`.
     pages: VecDeque<Page>,
     first_page: u32,
@@ -42,9 +43,10 @@ pub struct Table<T> {
     live: usize,
     /// High-water mark of live rows, for `bench`.
     pub peak_live: usize,
+    key: std::marker::PhantomData<K>,
 }
 
-impl<T> Default for Table<T> {
+impl<T, K> Default for Table<T, K> {
     fn default() -> Self {
         Self {
             pages: VecDeque::new(),
@@ -54,18 +56,19 @@ impl<T> Default for Table<T> {
             free: Vec::new(),
             live: 0,
             peak_live: 0,
+            key: std::marker::PhantomData,
         }
     }
 }
 
-impl<T> Table<T> {
+impl<T, K: RowId> Table<T, K> {
     /// The id the next inserted row will get.
-    pub(crate) fn next_id(&self) -> u32 {
-        self.next_id
+    pub(crate) fn next_id(&self) -> K {
+        K::from_raw(self.next_id)
     }
 
     /// Inserts a row and returns its id.
-    pub fn insert(&mut self, row: T) -> u32 {
+    pub fn insert(&mut self, row: T) -> K {
         let id = self.next_id;
         self.next_id += 1;
         let slot = match self.free.pop() {
@@ -98,7 +101,7 @@ impl<T> Table<T> {
         p.slots.as_mut().expect("the newest page is never freed")[(id % PAGE) as usize] = slot;
         self.live += 1;
         self.peak_live = self.peak_live.max(self.live);
-        id
+        K::from_raw(id)
     }
 
     #[inline]
@@ -109,19 +112,20 @@ impl<T> Table<T> {
     }
 
     #[inline]
-    pub fn get(&self, id: u32) -> Option<&T> {
-        let s = self.slot(id)? as usize;
+    pub fn get(&self, id: K) -> Option<&T> {
+        let s = self.slot(id.raw())? as usize;
         self.chunks[s / CHUNK][s % CHUNK].as_ref()
     }
 
     #[inline]
-    pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut T> {
-        let s = self.slot(id)? as usize;
+    pub(crate) fn get_mut(&mut self, id: K) -> Option<&mut T> {
+        let s = self.slot(id.raw())? as usize;
         self.chunks[s / CHUNK][s % CHUNK].as_mut()
     }
 
     /// Deletes a row, returning it.
-    pub fn remove(&mut self, id: u32) -> Option<T> {
+    pub fn remove(&mut self, id: K) -> Option<T> {
+        let id = id.raw();
         let s = self.slot(id)?;
         let row = self.chunks[s as usize / CHUNK][s as usize % CHUNK].take()?;
         self.free.push(s);
@@ -159,7 +163,7 @@ impl<T> Table<T> {
     }
 
     /// Live rows in ascending id order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
+    pub fn iter(&self) -> impl Iterator<Item = (K, &T)> {
         let first = self.first_page;
         self.pages.iter().enumerate().flat_map(move |(pi, p)| {
             let base = (first + pi as u32) * PAGE;
@@ -173,7 +177,7 @@ impl<T> Table<T> {
                         let row = self.chunks[s / CHUNK][s % CHUNK]
                             .as_ref()
                             .expect("an indexed slot holds a row");
-                        (base + k as u32, row)
+                        (K::from_raw(base + k as u32), row)
                     })
             })
         })
@@ -209,7 +213,7 @@ mod tests {
     #[test]
     fn behaves_as_a_map_and_frees_pages() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
-        let mut t = Table::default();
+        let mut t: Table<u32> = Table::default();
         let mut m = BTreeMap::new();
         for step in 0..60_000u32 {
             if rng.random_range(0..3) > 0 || m.is_empty() {

@@ -202,13 +202,13 @@ mod tests {
                         let tt = now
                             + [0, 1, 63, 64, 65, 300][rng.random_range(0..6usize)]
                             + rng.random_range(0..3i64);
-                        rows.insert(id, (true, tt));
-                        exact.insert(id, tt);
-                        idx.push(tt, id);
+                        rows.insert(WuId(id), (true, tt));
+                        exact.insert(WuId(id), tt);
+                        idx.push(tt, WuId(id));
                     }
                     7 => {
-                        rows.remove(&id);
-                        exact.remove(&id);
+                        rows.remove(&WuId(id));
+                        exact.remove(&WuId(id));
                     }
                     8 => {
                         let before = idx.len();

@@ -51,7 +51,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     let sw = p.sw;
 
     // Step 1: canonical result and whether its files are gone.
-    let canonical_files_deleted = canonical != 0
+    let canonical_files_deleted = canonical != ResultId(0)
         && p.db
             .results
             .get(canonical)
@@ -101,7 +101,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     }
 
     // Step 4: error conditions. Quirk Q1: they run even with a canonical result.
-    let check_errors = sw.errors_after_canonical || canonical == 0;
+    let check_errors = sw.errors_after_canonical || canonical == ResultId(0);
     if c.ncouldnt_send > 0 {
         mask |= error_mask::COULDNT_SEND_RESULT;
     }
@@ -168,7 +168,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
         if p.db.wu(wuid).assimilate_state == AssimilateState::Init {
             p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready, now);
         }
-    } else if canonical == 0 || !sw.modern_needed {
+    } else if canonical == ResultId(0) || !sw.modern_needed {
         // Step 5b: create the instances still needed.
         let flags = p.db.wu(wuid).transitioner_flags;
         if flags != 2 && needed > 0 {
@@ -207,7 +207,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     if all_over_and_ready
         && wu.assimilate_state == AssimilateState::Init
         && !results.is_empty()
-        && wu.canonical_resultid > 0
+        && wu.canonical_resultid > ResultId(0)
     {
         p.db.set_wu_assimilate_state(ACTOR, wuid, AssimilateState::Ready, now);
     }
@@ -388,7 +388,7 @@ fn next_transition_time(
         let tt = deferred.map_or(tt, |d| tt.min(d));
         return tt.max(now + wu.delay_bound).min(INT_MAX);
     }
-    let mut tt = if wu.canonical_resultid != 0 || wu.error_mask != 0 {
+    let mut tt = if wu.canonical_resultid != ResultId(0) || wu.error_mask != 0 {
         INT_MAX
     } else {
         now + ((1.5 * wu.delay_bound as f64).floor() as Time).max(864_000)

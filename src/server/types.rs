@@ -6,10 +6,62 @@
 
 use serde::Serialize;
 
-/// Workunit id (1-based, as a database auto-increment).
-pub(crate) type WuId = u32;
-/// Result id (1-based).
-pub(crate) type ResultId = u32;
+/// A database row id: a distinct type per table, so that a workunit id can never be
+/// passed where a result id is meant (spec backend §1). It costs nothing at run
+/// time: a `u32`, compared and ordered as one.
+pub trait RowId: Copy + Eq + Ord + std::hash::Hash + std::fmt::Debug {
+    fn from_raw(raw: u32) -> Self;
+    fn raw(self) -> u32;
+}
+
+impl RowId for u32 {
+    fn from_raw(raw: u32) -> Self {
+        raw
+    }
+    fn raw(self) -> u32 {
+        self
+    }
+}
+
+macro_rules! row_id {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        #[repr(transparent)]
+        pub struct $name(pub u32);
+
+        impl RowId for $name {
+            fn from_raw(raw: u32) -> Self {
+                $name(raw)
+            }
+            fn raw(self) -> u32 {
+                self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl From<$name> for i64 {
+            fn from(id: $name) -> i64 {
+                i64::from(id.0)
+            }
+        }
+    };
+}
+
+row_id!(
+    /// Workunit id (1-based, as a database auto-increment; 0: none).
+    WuId
+);
+row_id!(
+    /// Result id (1-based; 0: none).
+    ResultId
+);
 /// Host id (1-based).
 pub(crate) type HostId = u32;
 /// App id within a project (1-based).

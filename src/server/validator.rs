@@ -80,7 +80,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
 pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     let canonical = p.db.wu(wuid).canonical_resultid;
     let mut action = TtAction::NoChange;
-    if canonical != 0 && p.db.results.get(canonical).is_none() {
+    if canonical != ResultId(0) && p.db.results.get(canonical).is_none() {
         // The canonical result is gone: return without any write (§2.5 A).
         return;
     }
@@ -92,7 +92,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
             .iter()
             .map(|&r| (r, p.db.result(r).validate_state))
             .collect();
-    if canonical != 0 {
+    if canonical != ResultId(0) {
         action = check_against_canonical(p, now, wuid, canonical);
     } else {
         action = check_for_consensus(p, now, wuid, action);
@@ -216,7 +216,7 @@ fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAct
     if retry {
         action = TtAction::Delayed;
     }
-    let credit = if canonical != 0 {
+    let credit = if canonical != ResultId(0) {
         set_credit(p, wuid, &viable)
     } else {
         0.0
@@ -244,7 +244,7 @@ fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAct
         }
     }
 
-    if canonical != 0 {
+    if canonical != ResultId(0) {
         // Step 6.
         action = TtAction::Never;
         p.db.set_canonical(ACTOR, wuid, canonical, now);
@@ -311,7 +311,7 @@ fn check_set(
         }
     }
     if (good.len() as i32) < min_quorum {
-        return (0, retry);
+        return (ResultId(0), retry);
     }
     for &i in &good {
         let oi = p.db.result(i).output;
@@ -331,7 +331,7 @@ fn check_set(
             return (i, retry);
         }
     }
-    (0, retry)
+    (ResultId(0), retry)
 }
 
 /// Credit of a newly validated set (spec backend §6), capped at

@@ -95,7 +95,7 @@ fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
     };
     let n = want.min(room);
     let mut first = None;
-    let mut last = 0;
+    let mut last = WuId(0);
     for _ in 0..n {
         let id = create_work(p, appid, now, Actor::WorkGenerator);
         first.get_or_insert(id);
@@ -114,9 +114,9 @@ fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
 fn cushion_want(p: &Project, appid: AppId, cushion: u64, per_pass: u64) -> u64 {
     let app = p.app(appid);
     if let Some((first, last)) = app.generator.last_batch {
-        let pending = (first..=last).any(|id| {
+        let pending = (first.0..=last.0).any(|id| {
             p.db.workunits
-                .get(id)
+                .get(WuId(id))
                 .is_some_and(|w| w.results.is_empty() && w.error_mask == 0)
         });
         if pending {

@@ -241,7 +241,7 @@ impl ProjectMetrics {
     pub(crate) fn add_workunit(&mut self, wu: &WorkunitRow) {
         self.science.add_workunit(wu);
         self.bump(wu.create_time.into(), WU_CREATED, 1.0);
-        if wu.canonical_resultid != 0 {
+        if wu.canonical_resultid != ResultId(0) {
             self.bump(wu.canonical_found_time.into(), WU_CANONICAL, 1.0);
             self.hist(2, (wu.canonical_found_time - wu.create_time) as f64);
         }
@@ -417,7 +417,7 @@ mod tests {
     #[test]
     fn results_land_in_the_bucket_of_their_own_times() {
         let mut m = ProjectMetrics::new(3600, 60, 86_400);
-        let mut r = ResultRow::new(1, 0, 0, 0, 0, ServerState::Over);
+        let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::Over);
         r.sent_time = 100;
         r.received_time = 7300;
         r.report_deadline = 7200;

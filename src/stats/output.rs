@@ -407,8 +407,8 @@ impl RunOutput {
             .as_mut()
             .expect("tables stay open until finish");
         t.str(project)?;
-        t.int(wu.id as i64)?;
-        t.wu_name(wu.id)?;
+        t.int(wu.id.0 as i64)?;
+        t.wu_name(wu.id.0)?;
         t.int(wu.appid as i64)?;
         t.int(wu.create_time.into())?;
         t.int(wu.priority as i64)?;
@@ -421,7 +421,7 @@ impl RunOutput {
         t.int(wu.max_total_results as i64)?;
         t.int(wu.max_success_results as i64)?;
         t.bool(wu.need_validate)?;
-        t.int(wu.canonical_resultid as i64)?;
+        t.int(wu.canonical_resultid.0 as i64)?;
         t.float(wu.canonical_credit)?;
         if wu.transition_time >= INT_MAX {
             t.empty()?;
@@ -454,9 +454,9 @@ impl RunOutput {
             .as_mut()
             .expect("tables stay open until finish");
         t.str(project)?;
-        t.int(r.id as i64)?;
+        t.int(r.id.0 as i64)?;
         t.str(&result_name(r.workunitid, r.suffix))?;
-        t.int(r.workunitid as i64)?;
+        t.int(r.workunitid.0 as i64)?;
         t.int(r.hostid as i64)?;
         t.int(r.server_state.code())?;
         t.int(r.outcome.code())?;
@@ -591,9 +591,10 @@ mod tests {
 
     fn sample_rows() -> (WorkunitRow, ResultRow) {
         let mut wu = test_rows::workunit();
-        (wu.id, wu.transition_time, wu.results) = (1, INT_MAX, smallvec::smallvec![3]);
-        let mut r = test_rows::result(1, 0);
-        r.id = 3;
+        (wu.id, wu.transition_time, wu.results) =
+            (WuId(1), INT_MAX, smallvec::smallvec![ResultId(3)]);
+        let mut r = test_rows::result(WuId(1), 0);
+        r.id = ResultId(3);
         r.server_state = ServerState::Over;
         r.outcome = Outcome::Success;
         r.validate_state = ValidateState::Valid;
@@ -674,7 +675,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("run");
         let mut out = RunOutput::create(&dir, false).unwrap();
-        let r = test_rows::result(1, 2);
+        let r = test_rows::result(WuId(1), 2);
         out.write_result("p", &r, true).unwrap();
         // A no-op when the table is off.
         let time = 0;

@@ -12,7 +12,7 @@
 
 use crate::engine::Time;
 use crate::server::db::{ResultRow, WorkunitRow};
-use crate::server::types::ValidateState;
+use crate::server::types::{ResultId, ValidateState};
 
 /// The series this module adds to `timeseries.csv`, per bucket, in this order.
 pub(crate) const SERIES: [&str; 4] = [
@@ -80,7 +80,7 @@ impl Science {
 
     /// A final workunit row: its canonical result's truth, at the time it was found.
     pub(crate) fn add_workunit(&mut self, wu: &WorkunitRow) {
-        if wu.canonical_resultid == 0 {
+        if wu.canonical_resultid == ResultId(0) {
             return;
         }
         let Some(correct) = wu.canonical_correct else {
@@ -140,11 +140,12 @@ impl Science {
 mod tests {
     use super::*;
     use crate::server::types::ServerState;
+    use crate::server::types::WuId;
 
     fn wu(found: Time, correct: Option<bool>) -> WorkunitRow {
         let t = crate::server::config::WuTemplate::default();
         let mut w = WorkunitRow::from_template(&t, 0);
-        w.canonical_resultid = 1;
+        w.canonical_resultid = ResultId(1);
         w.canonical_found_time = crate::engine::db_time(found);
         w.canonical_correct = correct;
         w
@@ -158,9 +159,9 @@ mod tests {
         s.add_workunit(&wu(160, Some(true)));
         s.add_workunit(&wu(170, None));
         let mut no_canonical = wu(10, None);
-        no_canonical.canonical_resultid = 0;
+        no_canonical.canonical_resultid = ResultId(0);
         s.add_workunit(&no_canonical);
-        let mut r = ResultRow::new(1, 0, 0, 0, 0, ServerState::Over);
+        let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::Over);
         r.received_time = 250;
         r.output_correct = Some(false);
         r.validate_state = ValidateState::Valid;

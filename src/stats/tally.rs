@@ -100,7 +100,7 @@ impl Tally {
     pub(crate) fn add_workunit(&mut self, wu: &WorkunitRow, purged: bool) {
         self.metrics.add_workunit(wu);
         self.workunits += 1;
-        if wu.canonical_resultid != 0 {
+        if wu.canonical_resultid != ResultId(0) {
             self.workunits_with_canonical += 1;
             self.sum_time_to_canonical += (wu.canonical_found_time - wu.create_time) as f64;
             self.mean_time_to_canonical_s =

@@ -85,7 +85,7 @@ pub(crate) fn is_reported(r: &ResultRow) -> bool {
 
 /// Valid work: a canonical result and no error bit.
 pub(crate) fn is_valid_work(wu: &WorkunitRow) -> bool {
-    wu.canonical_resultid != 0 && wu.error_mask == 0
+    wu.canonical_resultid != ResultId(0) && wu.error_mask == 0
 }
 
 /// The fate of a result, or `None` when it was never sent or sent before the
@@ -180,7 +180,7 @@ mod tests {
     use super::*;
 
     fn sent(sent: Time, deadline: Time) -> ResultRow {
-        let mut r = ResultRow::new(1, 0, 0, 0, 0, ServerState::InProgress);
+        let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::InProgress);
         r.sent_time = sent;
         r.report_deadline = deadline;
         r
@@ -300,7 +300,7 @@ mod tests {
         wu.assimilate_state = AssimilateState::Done;
         wu.assimilated_time = 2000;
         assert_eq!(assimilated_in_window(&wu, w), Some(false), "no canonical");
-        wu.canonical_resultid = 7;
+        wu.canonical_resultid = ResultId(7);
         assert_eq!(assimilated_in_window(&wu, w), Some(true));
         wu.error_mask = 2;
         assert_eq!(assimilated_in_window(&wu, w), Some(false), "error bit");

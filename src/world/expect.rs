@@ -7,6 +7,7 @@ use crate::client::scripted::ScriptedHost;
 use crate::scenario::schema::Expect;
 use crate::server::db::result_name;
 use crate::server::resource::CPU;
+use crate::server::types::{ResultId, WuId};
 use crate::server::{Project, lookup_result};
 
 /// Tolerance of credit comparisons.
@@ -145,7 +146,7 @@ pub(crate) fn verify(
             .strip_prefix("wu")
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        let row = p.db.workunits.get(id);
+        let row = p.db.workunits.get(WuId(id));
         let subject = format!("workunit {name}");
         match (row, ex.exists) {
             (None, Some(false)) => return Ok(()),
@@ -195,7 +196,7 @@ pub(crate) fn verify(
             w.assimilate_count as i64,
         );
         if let Some(c) = &ex.canonical {
-            let got = if w.canonical_resultid == 0 {
+            let got = if w.canonical_resultid == ResultId(0) {
                 "none".to_string()
             } else {
                 p.db.results

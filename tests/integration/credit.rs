@@ -7,6 +7,7 @@
 use boinc_sim::base::units::Duration;
 use boinc_sim::credit::replay::{self, ReplayConfig};
 use boinc_sim::credit::tally;
+use boinc_sim::server::types::ResultId;
 use boinc_sim::stats::job_log;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -184,13 +185,13 @@ fn a_replays_decisions_replay_to_the_same_credits() {
     };
     let again = replay::replay(&rows, &cfg, &BTreeMap::new()).unwrap();
     assert_eq!(again.results.len(), r.results.len());
-    let first: BTreeMap<u32, f64> = r
+    let first: BTreeMap<_, f64> = r
         .results
         .iter()
         .map(|x| (x.new.result_id, x.new.granted_credit))
         .collect();
     for x in &again.results {
-        let want = first[&(x.result_id as u32)];
+        let want = first[&ResultId(x.result_id as u32)];
         assert_eq!(
             x.new.granted_credit.to_bits(),
             want.to_bits(),

@@ -357,7 +357,7 @@ fn per_host_draws_leave_every_other_draw_alone_and_are_deterministic() {
             .db
             .results
             .iter()
-            .map(|(_, r)| (r.id, r.output_correct, r.output.to_bits()))
+            .map(|(_, r)| (r.id.0, r.output_correct, r.output.to_bits()))
             .collect()
     };
     assert_eq!(rows(&b), rows(&c));

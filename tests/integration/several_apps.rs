@@ -240,7 +240,7 @@ fn a_one_app_project_reads_the_same_in_either_form() {
             .iter()
             .map(|(_, r)| {
                 (
-                    r.id,
+                    r.id.0,
                     r.hostid,
                     r.sent_time,
                     r.received_time,

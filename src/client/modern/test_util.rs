@@ -9,6 +9,7 @@ use crate::client::host::{
 use crate::engine::Time;
 use crate::server::scheduler::Job;
 use crate::server::types::HostId;
+use crate::server::types::{ResultId, WuId};
 
 pub(crate) const P_FPOPS: f64 = 1e9;
 
@@ -38,8 +39,8 @@ pub(crate) fn add_job(h: &mut ClientHost, project: u16, secs: f64, deadline: Tim
     let id = h.jobs.len() as u32 + 1_000_000;
     h.jobs.push(ClientJob {
         project,
-        result_id: id,
-        workunit_id: id,
+        result_id: ResultId(id),
+        workunit_id: WuId(id),
         report_deadline: deadline,
         ..ClientJob::sized(secs * P_FPOPS, secs * P_FPOPS, P_FPOPS, f64::INFINITY)
     });
@@ -70,8 +71,8 @@ pub(crate) fn add_usage_job(
     let id = h.jobs.len() as u32 + 1_000_000;
     h.jobs.push(ClientJob {
         project,
-        result_id: id,
-        workunit_id: id,
+        result_id: ResultId(id),
+        workunit_id: WuId(id),
         report_deadline: 100_000_000,
         usage: JobUsage {
             proc_type: if gpu_usage > 0.0 {
@@ -166,8 +167,8 @@ impl MockServer {
         let mut n = 0;
         while self.send && (secs > 0.0 || inst > 0.0) && n < 100_000 {
             self.sent.push(Job {
-                result_id: self.next_id,
-                workunit_id: self.next_id,
+                result_id: ResultId(self.next_id),
+                workunit_id: WuId(self.next_id),
                 appid: 1,
                 app_version_id: 1,
                 proc_type: crate::server::resource::ProcType::Cpu,

@@ -12,6 +12,7 @@ use crate::client::host::{
 };
 use crate::server::scheduler::Job;
 use crate::server::types::HostId;
+use crate::server::types::{ResultId, WuId};
 
 /// How the mock answers a project's RPCs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -109,8 +110,8 @@ impl Mock {
                 let mut n = 0;
                 while left > 0.0 {
                     self.sent.push(Job {
-                        result_id: self.next_id,
-                        workunit_id: self.next_id,
+                        result_id: ResultId(self.next_id),
+                        workunit_id: WuId(self.next_id),
                         appid: 1,
                         app_version_id: 1,
                         proc_type: crate::server::resource::ProcType::Cpu,
@@ -166,8 +167,8 @@ fn host(ncpus: u32, shares: &[f64]) -> ClientHost {
 fn job(project: u16, id: u32, secs: f64, deadline: Time) -> ClientJob {
     ClientJob {
         project,
-        result_id: id,
-        workunit_id: id,
+        result_id: ResultId(id),
+        workunit_id: WuId(id),
         report_deadline: deadline,
         ..ClientJob::sized(secs * 1e9, secs * 1e9, 1e9, f64::INFINITY)
     }
@@ -202,7 +203,7 @@ fn running(h: &ClientHost) -> Vec<u32> {
     h.jobs
         .iter()
         .filter(|j| j.is_running())
-        .map(|j| j.result_id)
+        .map(|j| j.result_id.0)
         .collect()
 }
 
