@@ -21,7 +21,7 @@ use crate::server::credit::classic_claimed_credit;
 use crate::server::credit_new::CreditNew;
 use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow};
 use crate::server::job_log::DecidedResult;
-use crate::server::types::{Actor, Outcome, ResultId, ServerState, WuId};
+use crate::server::types::{Actor, HostId, Outcome, ResultId, ServerState, WuId};
 use crate::server::{Project, validator};
 use crate::stats::job_log::{self, Field, JobRow, LogError, LogOutcome};
 use serde::{Deserialize, Serialize};
@@ -397,11 +397,14 @@ fn build(
             }
         });
         let id = p.db.hosts.next_id();
-        *dense = p.db.hosts.insert(HostRow {
-            id,
-            host_group: gi,
-            ..Default::default()
-        });
+        *dense =
+            p.db.hosts
+                .insert(HostRow {
+                    id,
+                    host_group: gi,
+                    ..Default::default()
+                })
+                .0;
     }
     let first: BTreeMap<u64, &JobRow> = rows.iter().rev().map(|r| (r.workunit_id, r)).collect();
     let template = crate::server::config::WuTemplate::default();
@@ -432,12 +435,12 @@ fn build(
             0,
             ServerState::InProgress,
         );
-        row.hostid = hostid;
+        row.hostid = HostId(hostid);
         row.sent_time = r.sent_time;
         row.flops_estimate = r.flops_estimate;
         row.app_version_id = r.app_version_id;
         *dense = p.db.insert_result(Actor::Transitioner, row).0;
-        let h = p.db.host_mut(hostid);
+        let h = p.db.host_mut(HostId(hostid));
         if h.hav(r.app_version_id).is_none() {
             h.havs.push(HavRow {
                 app_version_id: r.app_version_id,

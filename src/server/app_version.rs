@@ -283,7 +283,7 @@ mod tests {
         };
         p.db.hosts.insert(HostRow {
             id,
-            userid: id,
+            userid: id.0,
             p_ncpus: ncpus,
             p_fpops: 1e9,
             m_nbytes: 1e10,

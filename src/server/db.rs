@@ -201,7 +201,7 @@ impl ResultRow {
             outcome: Outcome::Init,
             validate_state: ValidateState::Init,
             file_delete_state: FileDeleteState::Init,
-            hostid: 0,
+            hostid: HostId(0),
             userid: 0,
             sent_time: 0,
             received_time: 0,
@@ -386,7 +386,7 @@ pub struct Transition {
 pub struct Db {
     pub workunits: Table<WorkunitRow, WuId>,
     pub results: Table<ResultRow, ResultId>,
-    pub hosts: Table<HostRow>,
+    pub hosts: Table<HostRow, HostId>,
     /// Transitioner index: WUs with `transition_time < INT_MAX`, by time then id.
     transition_index: TransitionIndex,
     /// Workunits with `in_transition_index` set.
@@ -1042,8 +1042,8 @@ impl Db {
             Entity::Result,
             id,
             Field::Hostid,
-            old as i64,
-            hostid as i64
+            old.0 as i64,
+            hostid.0 as i64
         );
     }
 

@@ -425,7 +425,7 @@ impl InvariantChecker {
         if state == ServerState::InProgress || reported {
             let what = if reported { "reported" } else { "IN_PROGRESS" };
             let (sent, deadline, received) = (r.sent_time, r.report_deadline, r.received_time);
-            if r.hostid == 0 {
+            if r.hostid == HostId(0) {
                 fail!(2, now, result: r, "{what} but hostid = 0");
             }
             if sent <= 0 {
@@ -450,7 +450,7 @@ impl InvariantChecker {
         {
             fail!(3, now, result: r, "hostid changed from {old} to {}: {why}", r.hostid);
         }
-        if r.hostid != 0 {
+        if r.hostid != HostId(0) {
             self.hostid.insert(r.id, r.hostid);
         }
 
@@ -530,7 +530,7 @@ impl InvariantChecker {
         if !per_host || wu.results.len() < 2 {
             return Ok(());
         }
-        let keys: [RowKey; 2] = [("host", |r| r.hostid), ("user", |r| r.userid)];
+        let keys: [RowKey; 2] = [("host", |r| r.hostid.0), ("user", |r| r.userid)];
         let checks = if per_user { &keys[..] } else { &keys[..1] };
         for &(what, key) in checks {
             self.pairs.clear();
@@ -623,7 +623,7 @@ fn q2_reopened(p: &Project, wu: &WorkunitRow) -> bool {
 
 /// Whether two hosts belong to the same user (the one exception of rule 3).
 fn same_user(p: &Project, old: HostId, new: HostId) -> Result<(), String> {
-    if new == 0 {
+    if new == HostId(0) {
         return Err("hostid was cleared".into());
     }
     match (p.db.hosts.get(old), p.db.hosts.get(new)) {
@@ -709,7 +709,7 @@ fn check_result_transition(
     let (actor, old, new) = (t.actor.name(), t.old, t.new);
     if t.field == Field::Hostid
         && old != 0
-        && let Err(why) = same_user(p, old as HostId, new as HostId)
+        && let Err(why) = same_user(p, HostId(old as u32), HostId(new as u32))
     {
         fail!(3, now, result: r, "{actor} changed hostid from {old} to {new}: {why}");
     }
@@ -859,16 +859,16 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
     {
         return Ok(());
     }
-    let mut sums = vec![0.0f64; db.hosts.next_id() as usize];
+    let mut sums = vec![0.0f64; db.hosts.next_id().0 as usize];
     for (_, r) in db.results.iter() {
         if r.validate_state == ValidateState::Valid
-            && let Some(s) = sums.get_mut(r.hostid as usize)
+            && let Some(s) = sums.get_mut(r.hostid.0 as usize)
         {
             *s += r.granted_credit;
         }
     }
     for (hid, h) in db.hosts.iter() {
-        let sum = sums[hid as usize];
+        let sum = sums[hid.0 as usize];
         if (h.total_credit - sum).abs() > 1e-6 * sum.abs().max(1.0) {
             let message = format!(
                 "total_credit = {} but its VALID results were granted {sum} in all",
@@ -879,7 +879,7 @@ fn check_host_credit(p: &Project, now: Time) -> Result<(), Violation> {
                 rule: 16,
                 time: now,
                 entity: HOST,
-                id: hid,
+                id: hid.0,
                 name,
                 message,
             });
@@ -1190,7 +1190,7 @@ mod tests {
         p.db.set_over(Actor::Scheduler, rid, Outcome::ClientError);
         p.db.set_validate_state(Actor::Scheduler, rid, ValidateState::Invalid);
         let r = p.db.result_mut(rid);
-        (r.hostid, r.sent_time, r.received_time, r.report_deadline) = (1, 10, 20, 1010);
+        (r.hostid, r.sent_time, r.received_time, r.report_deadline) = (HostId(1), 10, 20, 1010);
         r.granted_credit = 5.0;
         let err = InvariantChecker::new().check_all(&p, 502).unwrap_err();
         assert_eq!(
@@ -1590,7 +1590,7 @@ mod tests {
         p.db.result_mut(rids[0]).granted_credit = 100.0;
         p.db.host_mut(h).total_credit = 99.0;
         let v = InvariantChecker::new().check_all(&p, 30).unwrap_err();
-        assert_eq!((v.rule, v.entity, v.id), (16, HOST, h));
+        assert_eq!((v.rule, v.entity, v.id), (16, HOST, h.0));
         p.db.host_mut(h).total_credit = 100.0;
         InvariantChecker::new().check_all(&p, 30).unwrap();
     }

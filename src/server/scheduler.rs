@@ -806,7 +806,8 @@ fn send_work_score(
         if one_per_user {
             let taken = wu.results.iter().any(|&o| {
                 let r = p.db.result(o);
-                r.hostid != 0 && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
+                r.hostid != HostId(0)
+                    && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
             });
             if taken {
                 continue;
@@ -1183,7 +1184,8 @@ mod tests {
             if cfg.one_result_per_user_per_wu {
                 let taken = wu.results.iter().any(|&o| {
                     let r = p.db.result(o);
-                    r.hostid != 0 && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
+                    r.hostid != HostId(0)
+                        && p.db.hosts.get(r.hostid).is_some_and(|h| h.userid == userid)
                 });
                 if taken {
                     continue;
@@ -1367,8 +1369,8 @@ mod tests {
             let (mut b, mut slots) = build(&specs, &s, false);
             let (mut ra, mut rb) = (Reply::default(), Reply::default());
             let (mut sa, mut sb) = (rpc_state(&s), rpc_state(&s));
-            send_work(&mut a, 100, host, &mut ra, &mut sa);
-            reference_send_work(&mut b, &mut slots, 100, host, &mut rb, &mut sb);
+            send_work(&mut a, 100, HostId(host), &mut ra, &mut sa);
+            reference_send_work(&mut b, &mut slots, 100, HostId(host), &mut rb, &mut sb);
             prop_assert_eq!(&ra.jobs, &rb.jobs);
             prop_assert_eq!(a.feeder.slots(), &slots[..]);
             prop_assert_eq!(&a.db.audit, &b.db.audit);

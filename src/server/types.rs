@@ -62,8 +62,10 @@ row_id!(
     /// Result id (1-based; 0: none).
     ResultId
 );
-/// Host id (1-based).
-pub(crate) type HostId = u32;
+row_id!(
+    /// Host id in a project's database (1-based; 0: never contacted).
+    HostId
+);
 /// App id within a project (1-based).
 pub(crate) type AppId = u32;
 

@@ -152,7 +152,7 @@ fn host_side(f: &Finished<StatsRecorder>, pi: usize) -> HostSide {
         let Some(p) = h.projects.iter().find(|p| p.project as usize == pi) else {
             continue;
         };
-        s.credits.push(super::hosts::credit(f, pi, p.hostid));
+        s.credits.push(super::hosts::credit(f, pi, p.hostid.0));
         s.flops_total += h.merit.flops_total;
         s.flops_used += h.merit.flops_used;
     }

@@ -7,6 +7,7 @@
 
 use crate::client::host::ClientHost;
 use crate::client::merit::{Figures, ProjectFigures, figures};
+use crate::server::types::HostId;
 use crate::world::{Finished, HostGroupRt};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -47,7 +48,7 @@ pub(crate) fn credit<R>(f: &Finished<R>, pi: usize, hostid: u32) -> f64 {
     f.projects[pi]
         .db
         .hosts
-        .get(hostid)
+        .get(HostId(hostid))
         .map_or(0.0, |h| h.total_credit)
 }
 
@@ -137,7 +138,7 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
                 Some(p) => row.extend([
                     float(p.resource_share),
                     float(p.cpu_time),
-                    float(credit(f, pi, p.hostid)),
+                    float(credit(f, pi, p.hostid.0)),
                     p.njobs.to_string(),
                     p.met_deadline.to_string(),
                     p.missed_deadline.to_string(),
@@ -234,7 +235,7 @@ pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
             rpcs += p.nrpcs;
             jobs += p.njobs;
             t.cpu_time_s += p.cpu_time;
-            t.credit += credit(f, p.project as usize, p.hostid);
+            t.credit += credit(f, p.project as usize, p.hostid.0);
             t.jobs_received += p.njobs;
             t.deadlines_met += p.met_deadline;
             t.deadlines_missed += p.missed_deadline;

@@ -457,7 +457,7 @@ impl RunOutput {
         t.int(r.id.0 as i64)?;
         t.str(&result_name(r.workunitid, r.suffix))?;
         t.int(r.workunitid.0 as i64)?;
-        t.int(r.hostid as i64)?;
+        t.int(r.hostid.0 as i64)?;
         t.int(r.server_state.code())?;
         t.int(r.outcome.code())?;
         t.int(r.validate_state.code())?;
@@ -598,7 +598,7 @@ mod tests {
         r.server_state = ServerState::Over;
         r.outcome = Outcome::Success;
         r.validate_state = ValidateState::Valid;
-        (r.hostid, r.sent_time, r.received_time, r.report_deadline) = (2, 10, 500, 1010);
+        (r.hostid, r.sent_time, r.received_time, r.report_deadline) = (HostId(2), 10, 500, 1010);
         (r.cpu_time, r.elapsed_time, r.granted_credit) = (480.5, 490.0, 100.0);
         (wu, r)
     }

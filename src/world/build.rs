@@ -114,9 +114,9 @@ fn named_hosts(plan: &Plan, projects: &mut [Project]) -> Vec<ScriptedHost> {
         let p = &mut projects[pi as usize];
         let id = p.db.hosts.next_id();
         let mut attrs = h.row.clone();
-        attrs.userid = h.userid.unwrap_or(id);
+        attrs.userid = h.userid.unwrap_or(id.0);
         let day = h.day_offset.or(p.cfg.pin.day_offset).unwrap_or_else(|| {
-            rng::stream(seed, StreamKind::Host, id as u64 ^ (pi as u64) << 32).random()
+            rng::stream(seed, StreamKind::Host, id.0 as u64 ^ (pi as u64) << 32).random()
         });
         let hostid = link::add_host(p, attrs, day);
         if let Some((consecutive_valid, max_jobs_per_day, n_jobs_today)) = h.hav {

@@ -7,7 +7,7 @@ use crate::client::scripted::ScriptedHost;
 use crate::scenario::schema::Expect;
 use crate::server::db::result_name;
 use crate::server::resource::CPU;
-use crate::server::types::{ResultId, WuId};
+use crate::server::types::{HostId, ResultId, WuId};
 use crate::server::{Project, lookup_result};
 
 /// Tolerance of credit comparisons.
@@ -68,7 +68,7 @@ pub(crate) fn verify(
     let host_name = |id: u32| -> String {
         named
             .iter()
-            .find(|h| h.hostid == id && p.index == h.project as usize)
+            .find(|h| h.hostid == HostId(id) && p.index == h.project as usize)
             .map_or(id.to_string(), |h| h.name.clone())
     };
     if let Some(name) = &ex.result {
@@ -134,7 +134,7 @@ pub(crate) fn verify(
             r.granted_credit,
         );
         if let Some(h) = &ex.hostid {
-            let got = host_name(r.hostid);
+            let got = host_name(r.hostid.0);
             if &got != h {
                 errs.push(format!("hostid = {got}, expected {h}"));
             }

@@ -158,7 +158,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
         self.recorder.rpc(pi, now, true);
         let p = &mut self.projects[pi];
         let mut hostid = req.hostid;
-        if hostid == 0 {
+        if hostid == HostId(0) {
             // First contact: the server creates the host record (spec backend §2.4.2).
             let row = self.host_rows[req.group as usize].clone();
             hostid = first_contact(p, row, self.seed, req.host_index as u64, pi, req.p_fpops);
@@ -256,7 +256,7 @@ pub(super) fn first_contact(
     });
     row.p_fpops = p_fpops;
     let hostid = add_host(p, row, day);
-    p.db.host_mut(hostid).userid = hostid;
+    p.db.host_mut(hostid).userid = hostid.0;
     hostid
 }
 

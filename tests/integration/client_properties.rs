@@ -328,7 +328,7 @@ os_name = "Microsoft Windows"
         .unwrap_or_else(|e| panic!("{e}"));
     for h in &f.hosts {
         let id = h.projects[0].hostid;
-        assert_ne!(id, 0, "host {} never contacted the project", h.index);
+        assert_ne!(id.0, 0, "host {} never contacted the project", h.index);
         let want = if h.group == 0 {
             "Linux"
         } else {

@@ -4,6 +4,7 @@
 //! instances of the running tasks, per-resource buffers).
 
 use boinc_sim::server::db::ResultRow;
+use boinc_sim::server::types::HostId;
 use boinc_sim::stats::recorder::StatsRecorder;
 use boinc_sim::world::{Finished, RunOptions};
 
@@ -68,7 +69,7 @@ fn results(done: &Finished<StatsRecorder>) -> Vec<ResultRow> {
         .results
         .iter()
         .map(|(_, r)| r.clone())
-        .filter(|r| r.hostid != 0)
+        .filter(|r| r.hostid != HostId(0))
         .collect()
 }
 
@@ -76,7 +77,7 @@ fn results(done: &Finished<StatsRecorder>) -> Vec<ResultRow> {
 fn group_of_hostid(done: &Finished<StatsRecorder>, hostid: u32) -> u16 {
     done.hosts
         .iter()
-        .find(|h| h.projects[0].hostid == hostid)
+        .find(|h| h.projects[0].hostid == HostId(hostid))
         .map(|h| h.group)
         .expect("a client has the host id")
 }
@@ -87,7 +88,7 @@ fn gpu_hosts_fetch_gpu_work_and_take_most_of_it() {
     let rows = results(&done);
     let (mut cuda, mut cpu_on_gpu_hosts, mut cpu_on_cpu_hosts) = (0, 0, 0);
     for r in &rows {
-        let g = group_of_hostid(&done, r.hostid);
+        let g = group_of_hostid(&done, r.hostid.0);
         match (r.app_version_id, g) {
             (2, 1) => cuda += 1,
             (2, _) => panic!(

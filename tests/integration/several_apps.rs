@@ -241,7 +241,7 @@ fn a_one_app_project_reads_the_same_in_either_form() {
             .map(|(_, r)| {
                 (
                     r.id.0,
-                    r.hostid,
+                    r.hostid.0,
                     r.sent_time,
                     r.received_time,
                     r.granted_credit.to_bits(),

@@ -182,7 +182,7 @@ impl ClientHost {
                 let u: f64 = self.rng.random();
                 u < behaviour.detach_prob
             }
-            && self.projects[pi].hostid != 0;
+            && self.projects[pi].hostid != HostId(0);
         if detach {
             // Detach and re-attach: every job of the project is dropped unreported.
             self.jobs.retain(|j| j.project as usize != pi);

@@ -25,6 +25,7 @@ use crate::client::config::ClientConfig;
 use crate::client::host::ClientHost;
 use crate::engine::Time;
 use crate::server::resource::{ProcType, coproc_of};
+use crate::server::types::HostId;
 
 /// `WORK_FETCH_PERIOD` (§2.1).
 pub(crate) const WORK_FETCH_PERIOD: f64 = 60.0;
@@ -203,7 +204,7 @@ fn rpc_wake(
     let mut next = f64::INFINITY;
     // Master fetches and initial RPCs are not gated.
     for p in &host.projects {
-        if p.master_url_fetch_pending || p.hostid == 0 {
+        if p.master_url_fetch_pending || p.hostid == HostId(0) {
             next = next.min(p.min_rpc_time.max(now).ceil());
         }
     }
@@ -262,7 +263,7 @@ fn fetch_time(host: &ClientHost, rr: &RrOut, rsc: ProcType, now: f64, cfg: &Clie
     let mut fetch = f64::INFINITY;
     for p in &host.projects {
         if p.master_url_fetch_pending
-            || p.hostid == 0
+            || p.hostid == HostId(0)
             || p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS
             || p.no_rsc_apps[rsc.index()]
         {

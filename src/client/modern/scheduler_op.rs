@@ -13,6 +13,7 @@ use super::work_fetch::{choose_project, handle_reply, initial_request, piggyback
 use crate::client::config::ClientConfig;
 use crate::client::host::{ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, WorkRequest};
 use crate::engine::Time;
+use crate::server::types::HostId;
 
 /// `SCHEDULER_RPC_POLL_PERIOD` (§2.1): seconds between two polls of
 /// `scheduler_rpc_poll` that may start an operation.
@@ -63,7 +64,7 @@ pub(crate) fn poll_round<S: ServerLink + ?Sized>(
     if let Some(pi) = host
         .projects
         .iter()
-        .position(|p| p.hostid == 0 && p.min_rpc_time <= t)
+        .position(|p| p.hostid == HostId(0) && p.min_rpc_time <= t)
     {
         // piggyback_work_request, then set_initial_work_request overrides it.
         let req = initial_request(&host.projects[pi]);

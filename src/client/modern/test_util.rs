@@ -194,8 +194,8 @@ impl MockServer {
         };
         (
             status,
-            if call.hostid == 0 {
-                1 + call.project as HostId
+            if call.hostid == HostId(0) {
+                HostId(1 + u32::from(call.project))
             } else {
                 call.hostid
             },

@@ -6,6 +6,7 @@ use super::test_util::*;
 use crate::client::host::{ClientHost, TaskState};
 use crate::engine::Time;
 use crate::server::resource::CPU;
+use crate::server::types::HostId;
 
 fn running_project(h: &ClientHost) -> Option<u16> {
     h.jobs.iter().find(|j| j.is_running()).map(|j| j.project)
@@ -16,7 +17,7 @@ fn running_project(h: &ClientHost) -> Option<u16> {
 /// seconds (as availability changes would).
 fn s4(extra: Option<Time>) -> Vec<f64> {
     let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
-    h.projects[0].hostid = 1;
+    h.projects[0].hostid = HostId(1);
     add_job(&mut h, 0, 864_000.0, 1000 * 86_400);
     let mut srv = MockServer::new(3600.0);
     srv.send = false;
@@ -118,7 +119,7 @@ fn s5_rec_long_run_split() {
 fn s1_backoff_through_wake_and_master_fetch_cycle() {
     let (mut h, mut g) = host_and_ctx(1, &[100.0], |_| {});
     g.cfg.pin_u = Some(0.0);
-    h.projects[0].hostid = 1;
+    h.projects[0].hostid = HostId(1);
     let mut srv = MockServer::new(3600.0);
     srv.fail = true;
     drive(&mut h, &g, &mut srv, 0, 29_220, |_, _| {});
@@ -157,7 +158,7 @@ fn s1_backoff_through_wake_and_master_fetch_cycle() {
 fn idle_host_with_failed_project_sleeps_until_the_backoff_ends() {
     let (mut h, mut g) = host_and_ctx(1, &[100.0], |_| {});
     g.cfg.pin_u = Some(0.0);
-    h.projects[0].hostid = 1;
+    h.projects[0].hostid = HostId(1);
     h.projects[0].master_fetch_failures = 3;
     (h.joined, h.last_advance) = (100, 100);
     let mut srv = MockServer::new(3600.0);
@@ -177,7 +178,7 @@ fn initial_rpc_asks_one_second_per_project() {
     let mut srv = MockServer::new(3600.0);
     assert_eq!(h.wake(0, &g, &mut srv).unwrap(), 5);
     assert_eq!(srv.calls.len(), 1);
-    assert_eq!(srv.calls[0].hostid, 0);
+    assert_eq!(srv.calls[0].hostid, HostId(0));
     assert_eq!(srv.calls[0].work.req_secs, 1.0);
     assert_eq!(h.wake(5, &g, &mut srv).unwrap(), 10);
     assert_eq!(srv.calls[1].project, 1);
@@ -197,7 +198,7 @@ fn initial_rpc_asks_one_second_per_project() {
 #[test]
 fn empty_two_cpu_host_requests_the_whole_shortfall() {
     let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
-    h.projects[0].hostid = 1;
+    h.projects[0].hostid = HostId(1);
     let mut srv = MockServer::new(3600.0);
     h.wake(0, &g, &mut srv).unwrap();
     let w = srv.calls[0].work;
@@ -210,7 +211,7 @@ fn empty_two_cpu_host_requests_the_whole_shortfall() {
 #[test]
 fn no_fetch_while_saturated_above_work_buf_min() {
     let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
-    h.projects[0].hostid = 1;
+    h.projects[0].hostid = HostId(1);
     add_job(&mut h, 0, 50_000.0, 10_000_000);
     let mut srv = MockServer::new(3600.0);
     let next = h.wake(0, &g, &mut srv).unwrap();
@@ -227,7 +228,7 @@ fn no_fetch_while_saturated_above_work_buf_min() {
 fn resource_backoff_doubles_then_resets_when_jobs_come() {
     let (mut h, mut g) = host_and_ctx(1, &[100.0], |_| {});
     g.cfg.pin_u = Some(0.0);
-    h.projects[0].hostid = 1;
+    h.projects[0].hostid = HostId(1);
     let mut srv = MockServer::new(3600.0);
     srv.send = false;
     drive(&mut h, &g, &mut srv, 0, 4500, |_, _| {});
@@ -247,7 +248,7 @@ fn resource_backoff_doubles_then_resets_when_jobs_come() {
 /// A host with a long running job (no fetch) and finished results to report.
 fn reporting_host(done: &[(Time, Time)]) -> (ClientHost, crate::client::host::GroupCtx) {
     let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
-    h.projects[0].hostid = 1;
+    h.projects[0].hostid = HostId(1);
     add_job(&mut h, 0, 100_000.0, 10_000_000);
     for &(completed, deadline) in done {
         add_job(&mut h, 0, 10.0, deadline);
@@ -305,8 +306,8 @@ fn slice_host(
         s.checkpoint_period = ck;
         s.leave_apps_in_memory = leave_in_memory;
     });
-    h.projects[0].hostid = 1;
-    h.projects[1].hostid = 2;
+    h.projects[0].hostid = HostId(1);
+    h.projects[1].hostid = HostId(2);
     add_job(&mut h, 0, 20_000.0, 10_000_000);
     add_job(&mut h, 1, 20_000.0, 10_000_000);
     let mut srv = MockServer::new(3600.0);
@@ -368,8 +369,8 @@ fn a_task_past_its_slice_keeps_the_cpu_until_rec_crosses() {
     // B (REC 0) runs; A (REC 100) waits. B keeps the CPU after its slice until B's REC
     // exceeds A's decaying REC: w = 2/3, t* = H·log2(1.5). No per-minute wakes.
     let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-    h.projects[0].hostid = 1;
-    h.projects[1].hostid = 2;
+    h.projects[0].hostid = HostId(1);
+    h.projects[1].hostid = HostId(2);
     h.projects[0].rec = 100.0;
     add_job(&mut h, 0, 1e7, 1_000_000_000);
     add_job(&mut h, 1, 1e7, 1_000_000_000);

@@ -406,11 +406,12 @@ pub(crate) fn handle_reply(
 mod tests {
     use super::*;
     use crate::client::modern::test_util::*;
+    use crate::server::types::HostId;
 
     #[test]
     fn empty_two_cpu_host_asks_whole_shortfall_and_two_instances() {
         let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});
-        h.projects[0].hostid = 1;
+        h.projects[0].hostid = HostId(1);
         let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
         assert_eq!(pi, 0);
         assert_eq!(req.req_secs, 2.0 * 51_840.0);
@@ -473,7 +474,7 @@ mod tests {
         let (mut h, mut g) = host_and_ctx(2, &[100.0], |_| {});
         g.cfg.pin_u = Some(0.5);
         give_gpus(&mut h, 1, 1e12);
-        h.projects[0].hostid = 1;
+        h.projects[0].hostid = HostId(1);
         for _ in 0..2 {
             add_job(&mut h, 0, 60_000.0, 10_000_000);
         }

@@ -95,15 +95,15 @@ impl Mock {
         });
         let request_delay = self.request_delay;
         match self.modes[call.project as usize] {
-            Mode::Failed => (RpcStatus::Failed, 0),
-            Mode::Down => (RpcStatus::Down { request_delay }, 0),
+            Mode::Failed => (RpcStatus::Failed, HostId(0)),
+            Mode::Down => (RpcStatus::Down { request_delay }, HostId(0)),
             Mode::Nothing => (
                 RpcStatus::Ok {
                     new_jobs: 0,
                     request_delay,
                     no_work: call.work.req_secs > 0.0,
                 },
-                7,
+                HostId(7),
             ),
             Mode::Supply => {
                 let mut left = call.work.req_secs;
@@ -135,7 +135,7 @@ impl Mock {
                         request_delay,
                         no_work: n == 0 && call.work.req_secs > 0.0,
                     },
-                    7,
+                    HostId(7),
                 )
             }
         }
