@@ -33,12 +33,6 @@ pub fn load() -> Result<(), FontError> {
     })
 }
 
-/// [`load`] with the error as its message, for the sweep's charts, which keep
-/// their failures as text.
-pub(crate) fn register() -> Result<(), String> {
-    load().map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +41,5 @@ mod tests {
     fn registering_twice_is_harmless() {
         assert_eq!(load(), Ok(()));
         assert_eq!(load(), Ok(()));
-        assert_eq!(register(), Ok(()));
     }
 }

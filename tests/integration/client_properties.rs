@@ -225,7 +225,7 @@ fn trace_hosts_replay_their_trace_exactly() {
     let loaded = boinc_sim::scenario::load::load(&dir.join("trace-hosts.toml"), &[], None)
         .unwrap_or_else(|e| panic!("{e}"));
     let end = loaded.file.simulation.duration.get();
-    let trace = Trace::load(&dir.join("traces/synthetic.csv")).unwrap();
+    let trace = Trace::read(&dir.join("traces/synthetic.csv")).unwrap();
     let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
     let f = world.run().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(f.hosts.len(), 16);

@@ -283,7 +283,7 @@ fn trace_active_process_still_random() {
 
 #[test]
 fn trace_parsing() {
-    let t = Trace::parse(
+    let t = Trace::from_csv(
         "t.csv",
         "host_id,start,end\n# a comment\nb,1d,2d\na,0,100\nb, 172800 , 3d\na,200,300\n",
     )
@@ -296,10 +296,10 @@ fn trace_parsing() {
     assert_eq!(t.intervals(1), &[(0, 100), (200, 300)]);
     assert_eq!(t.horizon(), 259_200);
     // Column order is free.
-    let t = Trace::parse("t.csv", "start,end,host_id\n5,9,x\n").unwrap();
+    let t = Trace::from_csv("t.csv", "start,end,host_id\n5,9,x\n").unwrap();
     assert_eq!(t.intervals(0), &[(5, 9)]);
     // The example of docs/availability.md.
-    let t = Trace::parse(
+    let t = Trace::from_csv(
         "t.csv",
         "host_id,start,end\noffice-1,26760,64260\noffice-1,116700,151800\n\
          server-1,0,308640\nlaptop-1,2d,50h\n",
@@ -311,7 +311,7 @@ fn trace_parsing() {
 
 #[test]
 fn trace_load_errors() {
-    let e = |text: &str| Trace::parse("bad.csv", text).unwrap_err();
+    let e = |text: &str| Trace::from_csv("bad.csv", text).unwrap_err().to_string();
     let m = e("host_id,start,end\na,0,100\na,1x0,200\n");
     assert!(
         m.contains("bad.csv") && m.contains("line 3") && m.contains("bad start"),
@@ -342,14 +342,16 @@ fn trace_load_errors() {
         m.contains("line 2") && m.contains("missing field `end`"),
         "{m}"
     );
-    let m = Trace::load(Path::new("/nonexistent/x.csv")).unwrap_err();
+    let m = Trace::read(Path::new("/nonexistent/x.csv"))
+        .unwrap_err()
+        .to_string();
     assert!(m.contains("/nonexistent/x.csv"), "{m}");
 }
 
 #[test]
 fn shipped_synthetic_trace_loads() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces/synthetic.csv");
-    let t = Trace::load(&path).unwrap();
+    let t = Trace::read(&path).unwrap();
     assert_eq!(t.hosts(), 8);
     assert!(t.horizon() <= 30 * DAY);
     let f = t.on_fraction();

@@ -147,12 +147,6 @@ impl Trace {
         Self::from_csv(&path.display().to_string(), &text)
     }
 
-    /// [`Self::read`] with the error as its message, for the scenario loader, which
-    /// reports it as a problem of the `trace` key.
-    pub fn load(path: &Path) -> Result<Trace, String> {
-        Self::read(path).map_err(|e| e.to_string())
-    }
-
     /// Parses trace text; `name` is used in error messages.
     pub fn from_csv(name: &str, text: &str) -> Result<Trace, TraceError> {
         let file = || name.to_string();
@@ -264,11 +258,6 @@ impl Trace {
             return Err(TraceError::NoIntervals { file: file() });
         }
         Ok(Self::build(ids, intervals))
-    }
-
-    /// [`Self::from_csv`] with the error as its message.
-    pub fn parse(name: &str, text: &str) -> Result<Trace, String> {
-        Self::from_csv(name, text).map_err(|e| e.to_string())
     }
 
     /// A trace from in-memory intervals (`intervals[k]` belongs to host `k`); each

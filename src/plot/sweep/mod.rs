@@ -66,7 +66,7 @@ pub(crate) fn write_sweep_plots(
     metrics: &[String],
     marks: &Marks,
 ) -> Result<Vec<String>, PlotError> {
-    super::font::register().map_err(PlotError::Failed)?;
+    super::font::load()?;
     let mut sweep = Sweep::load(summary_csv, params, metrics)?;
     sweep.marks = marks.clone();
     std::fs::create_dir_all(out_dir).map_err(|e| super::failed("create", out_dir, e))?;

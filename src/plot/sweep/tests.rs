@@ -460,7 +460,7 @@ fn heatmaps_mark_the_best_the_near_and_the_feasible_cells_and_fix_fraction_scale
         "{}",
         fig.caption
     );
-    super::super::font::register().unwrap();
+    super::super::font::load().unwrap();
     let svg = fig.to_svg().unwrap();
     assert!(svg.contains("★ 4.56 %"), "the best cell's mark is drawn");
 }

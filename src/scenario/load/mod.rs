@@ -283,11 +283,11 @@ fn load_traces(file: &mut ScenarioFile, origin: &str) -> Vec<Problem> {
     for (i, g) in file.host_group.iter_mut().enumerate() {
         let Some(rel) = &g.trace else { continue };
         let path = base.join(rel);
-        match crate::client::availability::Trace::load(&path) {
+        match crate::client::availability::Trace::read(&path) {
             Ok(t) => g.trace_data = super::schema::TraceHandle(Some(std::sync::Arc::new(t))),
-            Err(message) => problems.push(Problem {
+            Err(e) => problems.push(Problem {
                 path: format!("host_group.{i}.trace"),
-                message,
+                message: e.to_string(),
             }),
         }
     }
