@@ -48,7 +48,6 @@ impl<R: Recorder> World<R> {
             groups.push(HostGroupRt {
                 name: g.name.clone(),
                 ctx: g.ctx.clone(),
-                row: g.row.clone(),
                 first,
             });
         }
@@ -86,7 +85,7 @@ impl<R: Recorder> World<R> {
         }
 
         let check = opts.check_invariants || plan.check_invariants;
-        let host_rows = groups.iter().map(|g| g.row.clone()).collect();
+        let host_rows = plan.groups.iter().map(|g| g.row.clone()).collect();
         let backend = Backend::new(projects, recorder, check, host_rows, seed);
         Self {
             backend,

@@ -25,7 +25,6 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::Daemon;
 use crate::scenario::plan::{EventPlan, ExpectPlan, daemon_index};
 use crate::server::Project;
-use crate::server::db::HostRow;
 use crate::server::types::*;
 use link::Backend;
 use std::sync::Arc;
@@ -130,8 +129,6 @@ pub struct World<R> {
 pub struct HostGroupRt {
     pub name: String,
     pub ctx: Arc<GroupCtx>,
-    /// Attributes of the host rows the group's hosts get in each project's database.
-    pub row: HostRow,
     /// Index of the group's first host in [`World::hosts`].
     pub first: usize,
 }
