@@ -87,9 +87,9 @@ pub enum Kind {
         mean: Num,
         sd: Num,
     },
-    /// `scale · exp(N(mu, sigma))`. `scale` (default 1, left out of the echo when
-    /// 1) gives the draw a unit: a fit of lengths in hours, such as the SETI@home
-    /// off periods (mu −0.586, sigma 2.844), is written with `scale = "1h"`.
+    /// `scale · exp(N(mu, sigma))`. The `scale` (default 1, left out of the echo
+    /// when 1) gives the draw a unit: a fit of lengths in hours, such as the
+    /// SETI@home off periods (mu −0.586, sigma 2.844), has `scale = "1h"`.
     Lognormal {
         mu: f64,
         sigma: f64,

@@ -31,6 +31,9 @@ use crate::server::resource::ProcType;
 use crate::server::types::*;
 use std::sync::Arc;
 
+/// A group's operating systems with cumulative weights that end at 1.
+pub type OsMix = Arc<[(Arc<str>, f64)]>;
+
 /// Everything the world needs of a scenario, resolved.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -96,7 +99,7 @@ pub struct GroupPlan {
     pub ncpus_dist: Option<Dist>,
     /// Operating systems drawn per host at first contact, with cumulative weights
     /// normalised to end at 1, instead of the row's `os_name`.
-    pub os_mix: Option<Arc<[(Arc<str>, f64)]>>,
+    pub os_mix: Option<OsMix>,
     /// The projects the hosts attach to, with their resource shares, in project
     /// order (as the client lists them).
     pub attached: Vec<(u16, f64)>,
@@ -493,7 +496,7 @@ fn cumulative<T>(items: impl Iterator<Item = (T, f64)>) -> Box<[(T, f64)]> {
 }
 
 /// The operating-system mix of a group (`None` for one name).
-fn os_mix(os: &OsName) -> Option<Arc<[(Arc<str>, f64)]>> {
+fn os_mix(os: &OsName) -> Option<OsMix> {
     match os {
         OsName::One(_) => None,
         OsName::Mix(m) => {

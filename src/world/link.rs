@@ -12,6 +12,7 @@ use crate::client::host::{RpcReply, RpcRequest, RpcStatus, ServerLink};
 use crate::engine::Time;
 use crate::engine::rng::{self, StreamKind};
 use crate::scenario::Daemon;
+use crate::scenario::plan::OsMix;
 use crate::server::config::OutageKind;
 use crate::server::db::HostRow;
 use crate::server::invariants::InvariantChecker;
@@ -35,7 +36,7 @@ pub(crate) struct Backend<R> {
     /// Attributes of the host rows each group's hosts get at first contact, by group.
     host_rows: Vec<HostRow>,
     /// Per group, its operating-system mix (cumulative weights), when it has one.
-    os_mix: Vec<Option<std::sync::Arc<[(std::sync::Arc<str>, f64)]>>>,
+    os_mix: Vec<Option<OsMix>>,
     /// The scenario's master seed: a new host record draws its day offset from its
     /// own (host, project) stream.
     seed: u64,
@@ -52,7 +53,7 @@ impl<R: Recorder> Backend<R> {
         recorder: R,
         check_invariants: bool,
         host_rows: Vec<HostRow>,
-        os_mix: Vec<Option<std::sync::Arc<[(std::sync::Arc<str>, f64)]>>>,
+        os_mix: Vec<Option<OsMix>>,
         seed: u64,
     ) -> Self {
         let n = projects.len();

@@ -41,3 +41,4 @@ mod slurm;
 mod spec_examples;
 mod sweep;
 mod true_size;
+mod volunteer_patterns;

@@ -42,7 +42,7 @@ pub struct Window {
 
 impl Window {
     /// Length of the window, seconds (a whole day when `end == start`).
-    pub fn len(&self) -> Time {
+    pub fn length(&self) -> Time {
         if self.end > self.start {
             self.end - self.start
         } else {
@@ -88,8 +88,8 @@ impl Daily {
     /// so it does not enter (sessions that merge or vanish under a wide jitter are
     /// neglected).
     pub fn on_frac(&self) -> f64 {
-        let wd = self.weekday_prob.clamp(0.0, 1.0) * self.weekday.len() as f64;
-        let we = self.weekend_prob.clamp(0.0, 1.0) * self.weekend.len() as f64;
+        let wd = self.weekday_prob.clamp(0.0, 1.0) * self.weekday.length() as f64;
+        let we = self.weekend_prob.clamp(0.0, 1.0) * self.weekend.length() as f64;
         ((5.0 * wd + 2.0 * we) / (7 * DAY) as f64).clamp(0.0, 1.0)
     }
 
@@ -163,7 +163,7 @@ impl Daily {
     /// jitter draw.
     pub(super) fn end(&self, day: i64, tz: Time, rng: &mut SimRng) -> Time {
         let (w, _) = self.day(day);
-        day * DAY - tz + w.start + w.len() + self.jitter(rng)
+        day * DAY - tz + w.start + w.length() + self.jitter(rng)
     }
 }
 

@@ -318,7 +318,7 @@ impl Checker<'_> {
             }
             self.model_keys(&pc, &c.keys());
         }
-        if !a.class.is_empty() && a.class.iter().all(|c| !(c.weight > 0.0)) {
+        if !a.class.is_empty() && !a.class.iter().any(|c| c.weight > 0.0) {
             self.push(
                 format!("{path}.class"),
                 "every class has weight 0; expected at least one weight > 0",
