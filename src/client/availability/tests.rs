@@ -887,3 +887,34 @@ fn the_state_stays_small() {
     // fractions, four states and a class; as small as before the new models.
     assert_eq!(std::mem::size_of::<Availability>(), 88);
 }
+
+#[test]
+fn vacations_start_as_if_long_running() {
+    // Gaps exponential of mean 120 d, vacations of 14 d: at join a host is away with
+    // probability 14/134, and a host at home waits a whole gap (mean 120 d, the
+    // exponential's memoryless residual), not half of one.
+    let spec = AvailSpec {
+        vacation: Some(Vacation {
+            every: dist("{ dist = \"exponential\", mean = \"120d\" }"),
+            length: dist("\"14d\""),
+        }),
+        ..AvailSpec::default()
+    };
+    let (mut away, mut wait, mut home) = (0, 0.0, 0);
+    let n = 20_000;
+    for host in 0..n {
+        let a = Availability::new(&spec, 0, 5 * DAY, &mut rng(1000 + host));
+        if a.is_on() {
+            home += 1;
+            wait += (a.next_change() - 5 * DAY) as f64;
+        } else {
+            away += 1;
+            // A vacation in progress ends within its 14 days.
+            assert!(a.next_change() <= 5 * DAY + 14 * DAY);
+        }
+    }
+    let p = away as f64 / n as f64;
+    assert!((p - 14.0 / 134.0).abs() < 0.01, "{p}");
+    let mean_wait = wait / home as f64 / DAY as f64;
+    assert!((mean_wait - 120.0).abs() < 5.0, "{mean_wait}");
+}
