@@ -224,3 +224,25 @@ fn bad_availability_keys_are_located() {
     );
     has(&m, &["host_group.0.coproc.0.probability"]);
 }
+
+#[test]
+fn a_whole_day_and_a_night_are_windows() {
+    let group = |daily: &str| {
+        scenario(&format!(
+            "[[host_group]]\nname = \"v\"\ncount = 2\n[host_group.availability]\ndaily = {daily}\n"
+        ))
+    };
+    for ok in [
+        "{ start = \"00:00\", end = \"24:00\" }",
+        "{ start = \"22:00\", end = \"07:00\", weekend_start = \"23:00\", weekend_end = \"09:30\" }",
+    ] {
+        boinc_sim::scenario::load::load_str(&group(ok), "ok.toml", &[], None)
+            .unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    let m = err(&group("{ start = \"09:00\", end = \"09:00\" }"));
+    has(
+        &m,
+        &["host_group.0.availability.daily.end", "ends when it starts"],
+    );
+    assert!(!m.contains("weekend_end"), "{m}");
+}

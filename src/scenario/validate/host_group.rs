@@ -404,8 +404,13 @@ impl Checker<'_> {
         clock(self, "weekend_end", d.weekend_end);
         let ws = d.weekend_start.unwrap_or(d.start);
         let we = d.weekend_end.unwrap_or(d.end);
-        for (key, s, e) in [("end", d.start, d.end), ("weekend_end", ws, we)] {
-            if s.0.rem_euclid(day) == e.0.rem_euclid(day) {
+        let weekend_given = d.weekend_start.is_some() || d.weekend_end.is_some();
+        let windows = [
+            ("end", d.start, d.end, true),
+            ("weekend_end", ws, we, weekend_given),
+        ];
+        for (key, s, e, _) in windows.into_iter().filter(|w| w.3) {
+            if s.0 == e.0 {
                 self.push(
                     format!("{path}.{key}"),
                     "the window ends when it starts; expected an end different from the \
