@@ -5,8 +5,10 @@
 //! Three independent processes per host:
 //!
 //! - **on/off**, one of the models of [`OnOff`]: always on, the BOINC emulator's
-//!   `RANDOM_PROCESS`, alternating renewal periods drawn from [`Dist`]s, or the replay
-//!   of a recorded [`Trace`];
+//!   `RANDOM_PROCESS`, alternating renewal periods drawn from [`Dist`]s, the replay
+//!   of a recorded [`Trace`], or a daily and weekly pattern ([`Daily`]), with
+//!   optional [`Vacation`]s over it; a group may mix several such classes, each host
+//!   drawing one when it joins;
 //! - **active** (computing allowed) and **connected**, each a `RANDOM_PROCESS`. They
 //!   matter only while the host is on: [`Availability::computing`] is `on && active`,
 //!   [`Availability::connected`] is `on && connected`.
