@@ -836,3 +836,112 @@ fn report(rep: &super::schema::Report) -> ScriptedReport {
         output_status,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(group: &str) -> Plan {
+        let text = format!(
+            "[project.main]\n[client]\npolicy = \"modern_rec\"\n[[host_group]]\nname = \"v\"\ncount = 3\n{group}"
+        );
+        crate::scenario::load::load_str(&text, "t.toml", &[], None)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .plan
+    }
+
+    #[test]
+    fn classes_resolve_with_cumulative_weights_and_inherited_vacations() {
+        let p = plan(
+            r#"[host_group.availability]
+vacation = { every = "30d", length = "7d" }
+[[host_group.availability.class]]
+name = "random"
+weight = 3
+on_frac = 0.5
+on_lambda = "2h"
+[[host_group.availability.class]]
+name = "office"
+weight = 7
+daily = { start = "09:00", end = "17:30", weekend_start = "10:00", weekend_end = "12:00", weekend_prob = 0.5, utc_offset = { "-5" = 1, "1" = 3 } }
+vacation = { every = "60d", length = "14d" }
+"#,
+        );
+        let spec = &p.groups[0].ctx.avail;
+        assert_eq!(spec.classes.len(), 2);
+        assert_eq!(spec.classes[0].cum_weight, 0.3);
+        assert_eq!(spec.classes[1].cum_weight, 1.0);
+        assert!(matches!(
+            spec.classes[0].on_off,
+            OnOff::Process { on_frac, lambda } if on_frac == 0.5 && lambda == 7200.0
+        ));
+        let OnOff::Daily(d) = &spec.classes[1].on_off else {
+            panic!("{:?}", spec.classes[1].on_off)
+        };
+        assert_eq!((d.weekday.start, d.weekday.end), (32_400, 63_000));
+        assert_eq!((d.weekend.start, d.weekend.end), (36_000, 43_200));
+        assert_eq!((d.weekday_prob, d.weekend_prob), (1.0, 0.5));
+        // Zones in key order ("-5" < "1"), weights normalised.
+        assert_eq!(
+            d.zone,
+            Zone::Weighted(vec![(-5.0, 0.25), (1.0, 1.0)].into())
+        );
+        // The first class takes the section's vacations; the second keeps its own.
+        let v = |c: usize| spec.classes[c].vacation.as_ref().map(|v| v.every.mean());
+        assert_eq!(v(0), Some(30.0 * 86_400.0));
+        assert_eq!(v(1), Some(60.0 * 86_400.0));
+        assert!(matches!(spec.on_off, OnOff::Always));
+    }
+
+    #[test]
+    fn a_vacation_alone_lies_over_the_groups_own_model() {
+        let p = plan(
+            "on_frac = 0.4\n[host_group.availability]\nvacation = { every = \"20d\", length = \"5d\" }\n",
+        );
+        let spec = &p.groups[0].ctx.avail;
+        assert!(matches!(spec.on_off, OnOff::Process { on_frac, .. } if on_frac == 0.4));
+        assert!(spec.classes.is_empty());
+        // 0.4 · (1 − 5/25).
+        assert!((spec.expected_on_frac(0, 0) - 0.32).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hardware_and_fractions_per_host_resolve() {
+        let p = plan(
+            r#"p_ncpus = { dist = "uniform", min = 1, max = 8 }
+active_frac = { dist = "uniform", min = 0.4, max = 0.8 }
+connected_frac = 0.9
+os_name = { "Microsoft Windows" = 8, Linux = 1, Darwin = 1 }
+coproc = [ { type = "nvidia", probability = 0.3, count = { dist = "uniform", min = 1, max = 2 }, peak_flops = 1e12 } ]
+"#,
+        );
+        let g = &p.groups[0];
+        // The row and the group's fixed count take the mean, rounded: 4.5 → 5.
+        assert_eq!(g.p_ncpus, 5);
+        assert_eq!(g.row.p_ncpus, 5);
+        assert!(g.ncpus_dist.is_some());
+        // A distribution's mean is the group's fraction; a number is kept as is.
+        assert!((g.ctx.avail.active.0 - 0.6).abs() < 1e-12);
+        assert!(g.ctx.avail.active_dist.is_some());
+        assert_eq!(g.ctx.avail.connected.0, 0.9);
+        assert!(g.ctx.avail.connected_dist.is_none());
+        assert!((g.row.active_frac - 0.6).abs() < 1e-12);
+        // Systems in name order with cumulative weights; the row starts with the
+        // heaviest.
+        let mix = g.os_mix.as_deref().unwrap();
+        let names: Vec<&str> = mix.iter().map(|(n, _)| &**n).collect();
+        assert_eq!(names, ["Darwin", "Linux", "Microsoft Windows"]);
+        let cum: Vec<f64> = mix.iter().map(|&(_, c)| c).collect();
+        assert_eq!(cum, [0.1, 0.2, 1.0]);
+        assert_eq!(&*g.row.os_name, "Microsoft Windows");
+        let c = &g.coprocs[0];
+        assert_eq!((c.count, c.probability), (2, 0.3));
+        assert!(c.count_dist.is_some());
+        // Plain values resolve as before and draw nothing.
+        let p = plan("p_ncpus = 4\n");
+        let g = &p.groups[0];
+        assert_eq!((g.p_ncpus, g.row.p_ncpus), (4, 4));
+        assert!(g.ncpus_dist.is_none() && g.os_mix.is_none());
+        assert!(!g.ctx.avail.has_traits());
+    }
+}

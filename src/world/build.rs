@@ -338,3 +338,57 @@ fn enqueue_start_job(
         j.state = TaskState::Quit;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::dist::Dist;
+    use crate::scenario::plan::CoprocPlan;
+    use crate::server::resource::ProcType;
+
+    #[test]
+    fn drawn_counts_are_rounded_and_clamped() {
+        assert_eq!(whole(4.49, 1), 4);
+        assert_eq!(whole(4.5, 1), 5);
+        assert_eq!(whole(0.2, 1), 1);
+        assert_eq!(whole(-3.0, 0), 0);
+        assert_eq!(whole(f64::NAN, 1), 1);
+        assert_eq!(whole(1e12, 1), u32::MAX);
+    }
+
+    #[test]
+    fn gpus_per_host_follow_their_probability() {
+        let plan = crate::scenario::load::load_str(
+            "[project.main]\n[client]\npolicy = \"modern_rec\"\n[[host_group]]\ncount = 1\n",
+            "t.toml",
+            &[],
+            None,
+        )
+        .unwrap()
+        .plan;
+        let mut g = plan.groups[0].clone();
+        let kind = ProcType::Nvidia;
+        g.coprocs = vec![CoprocPlan {
+            kind,
+            count: 1,
+            count_dist: Some(Dist::fixed(3.0)),
+            probability: 0.25,
+            peak_flops: Dist::fixed(1e12),
+        }];
+        let n = 4000;
+        let mut with = 0;
+        for index in 0..n {
+            let mut hw = rng::stream(9, StreamKind::HostHardware, index as u64);
+            let c = draw_coprocs(&g, 9, index, Some(&mut hw));
+            if let Some(c) = c.first() {
+                assert_eq!((c.count, c.peak_flops), (3, 1e12));
+                with += 1;
+            }
+        }
+        assert!((with as f64 / n as f64 - 0.25).abs() < 0.03, "{with}");
+        // Without a hardware stream (probability 1, a fixed count) every host has it.
+        g.coprocs[0].probability = 1.0;
+        g.coprocs[0].count_dist = None;
+        assert_eq!(draw_coprocs(&g, 9, 0, None)[0].count, 1);
+    }
+}

@@ -290,3 +290,29 @@ pub(crate) fn host_os(mix: &[(std::sync::Arc<str>, f64)], seed: u64, hi: u64) ->
     let u: f64 = rng::stream(seed, StreamKind::HostOs, hi).random();
     mix.partition_point(|&(_, c)| c <= u).min(mix.len() - 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_hosts_system_follows_the_weights_and_its_own_stream() {
+        let mix: Vec<(Arc<str>, f64)> = vec![
+            ("Darwin".into(), 0.1),
+            ("Linux".into(), 0.2),
+            ("Microsoft Windows".into(), 1.0),
+        ];
+        let mut n = [0; 3];
+        for hi in 0..10_000 {
+            n[host_os(&mix, 3, hi)] += 1;
+        }
+        assert!((n[2] as f64 / 10_000.0 - 0.8).abs() < 0.02, "{n:?}");
+        assert!((n[0] as f64 / 10_000.0 - 0.1).abs() < 0.02, "{n:?}");
+        // The same host, seed and mix give the same system (every project sees it).
+        assert_eq!(host_os(&mix, 3, 77), host_os(&mix, 3, 77));
+        // One system: always it.
+        let one: Vec<(Arc<str>, f64)> = vec![("Linux".into(), 1.0)];
+        assert!((0..100).all(|hi| host_os(&one, 3, hi) == 0));
+    }
+}
