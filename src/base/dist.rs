@@ -9,7 +9,7 @@
 //! (for example to keep a normal speed positive). The
 //! clamping keys are `lower` and `upper`, because `min`/`max` are uniform's parameters.
 
-use super::units::parse_duration;
+use super::units::{DurationError, parse_duration};
 use rand::{Rng, RngExt};
 use rand_distr::Distribution;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -38,11 +38,32 @@ impl<'de> Deserialize<'de> for Num {
                 Ok(Num(v as f64))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
-                parse_duration(v).map(|s| Num(s as f64)).map_err(E::custom)
+                match parse_duration(v) {
+                    Ok(s) => Ok(Num(s as f64)),
+                    // A parameter is a real number: "2.964h" is 10670.4 s.
+                    Err(DurationError::NotWhole(_)) => fractional_duration(v)
+                        .map(Num)
+                        .ok_or_else(|| E::custom(format!("invalid duration `{v}`"))),
+                    Err(e) => Err(E::custom(e)),
+                }
             }
         }
         d.deserialize_any(V)
     }
+}
+
+/// A duration string whose seconds are not whole (`"2.964h"`), in seconds.
+fn fractional_duration(v: &str) -> Option<f64> {
+    let t = v.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'd')) => (&t[..i], 86_400.0),
+        Some((i, 'h')) => (&t[..i], 3_600.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 's')) => (&t[..i], 1.0),
+        _ => (t, 1.0),
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    (x * mult).is_finite().then_some(x * mult)
 }
 
 impl Serialize for Num {
@@ -70,10 +91,14 @@ pub enum Kind {
         mean: Num,
         sd: Num,
     },
-    /// `exp(N(mu, sigma))`.
+    /// `scale · exp(N(mu, sigma))`. The `scale` (default 1, left out of the echo
+    /// when 1) gives the draw a unit: a fit of lengths in hours, such as the
+    /// SETI@home off periods (mu −0.586, sigma 2.844), has `scale = "1h"`.
     Lognormal {
         mu: f64,
         sigma: f64,
+        #[serde(default = "unit_scale", skip_serializing_if = "is_unit_scale")]
+        scale: Num,
     },
     Exponential {
         mean: Num,
@@ -147,6 +172,13 @@ impl Serialize for Choices {
     }
 }
 
+fn unit_scale() -> Num {
+    Num(1.0)
+}
+fn is_unit_scale(n: &Num) -> bool {
+    n.0 == 1.0
+}
+
 /// A distribution with optional clamping bounds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dist {
@@ -165,7 +197,7 @@ pub enum DistProblem {
     Uniform,
     #[error("normal needs a finite mean and sd >= 0")]
     Normal,
-    #[error("lognormal needs a finite mu and sigma >= 0")]
+    #[error("lognormal needs a finite mu, sigma >= 0 and scale > 0")]
     Lognormal,
     #[error("exponential needs mean > 0")]
     Exponential,
@@ -217,8 +249,8 @@ impl Dist {
             Kind::Normal { mean, sd } => {
                 bad(fin(mean.0) && fin(sd.0) && sd.0 >= 0.0, DistProblem::Normal)
             }
-            Kind::Lognormal { mu, sigma } => bad(
-                fin(mu) && fin(sigma) && sigma >= 0.0,
+            Kind::Lognormal { mu, sigma, scale } => bad(
+                fin(mu) && fin(sigma) && sigma >= 0.0 && fin(scale.0) && scale.0 > 0.0,
                 DistProblem::Lognormal,
             ),
             Kind::Exponential { mean } => {
@@ -282,9 +314,13 @@ impl Dist {
             Kind::Normal { mean, sd } => rand_distr::Normal::new(mean.0, sd.0)
                 .map(|d| d.sample(rng))
                 .unwrap_or(mean.0),
-            Kind::Lognormal { mu, sigma } => rand_distr::LogNormal::new(mu, sigma)
-                .map(|d| d.sample(rng))
-                .unwrap_or(mu.exp()),
+            // Multiplying by a scale of 1 is exact: draws without a scale are unchanged.
+            Kind::Lognormal { mu, sigma, scale } => {
+                scale.0
+                    * rand_distr::LogNormal::new(mu, sigma)
+                        .map(|d| d.sample(rng))
+                        .unwrap_or(mu.exp())
+            }
             Kind::Exponential { mean } => rand_distr::Exp::new(1.0 / mean.0)
                 .map(|d| d.sample(rng))
                 .unwrap_or(mean.0),
@@ -320,7 +356,7 @@ impl Dist {
             Kind::Fixed { value } => value.0,
             Kind::Uniform { min, max } => (min.0 + max.0) / 2.0,
             Kind::Normal { mean, .. } => mean.0,
-            Kind::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            Kind::Lognormal { mu, sigma, scale } => scale.0 * (mu + sigma * sigma / 2.0).exp(),
             Kind::Exponential { mean } => mean.0,
             Kind::Weibull { scale, shape } => scale.0 * gamma(1.0 + 1.0 / shape),
             Kind::Pareto { scale, shape } => {
@@ -561,5 +597,58 @@ mod tests {
         ));
         assert!(!pos("x = { dist = \"uniform\", min = 0, max = 2 }"));
         assert!(!pos("x = { dist = \"exponential\", mean = 1, upper = 0 }"));
+    }
+
+    #[test]
+    fn parameters_take_fractional_durations() {
+        // The SETI@home on-period fit: Weibull of scale 2.964 h.
+        let d = parse("x = { dist = \"weibull\", shape = 0.393, scale = \"2.964h\" }").unwrap();
+        assert_eq!(
+            d.kind,
+            Kind::Weibull {
+                scale: Num(2.964 * 3600.0),
+                shape: 0.393
+            }
+        );
+        assert!(parse("x = { dist = \"exponential\", mean = \"1.5x\" }").is_err());
+    }
+
+    #[test]
+    fn lognormal_scale_gives_a_unit() {
+        // The SETI@home off-period fit: lognormal of the length in hours.
+        let d = parse("x = { dist = \"lognormal\", mu = -0.586, sigma = 2.844, scale = \"1h\" }")
+            .unwrap();
+        assert_eq!(
+            d.kind,
+            Kind::Lognormal {
+                mu: -0.586,
+                sigma: 2.844,
+                scale: Num(3600.0)
+            }
+        );
+        // Mean: 3600 · exp(−0.586 + 2.844²/2) = 3600 · exp(3.458168) s.
+        assert!((d.mean() - 3600.0 * 3.458168f64.exp()).abs() < 1e-6);
+        assert!((d.mean() - 114_331.5).abs() < 0.1, "{}", d.mean());
+        // Median: 3600 · exp(−0.586) = 2003.58 s; the sample median is close.
+        let mut r = stream(9);
+        let mut xs: Vec<f64> = (0..100_001).map(|_| d.sample(&mut r)).collect();
+        xs.sort_by(f64::total_cmp);
+        let median = xs[50_000];
+        assert!((median / 2003.58 - 1.0).abs() < 0.05, "{median}");
+        // The same stream without a scale gives the draws divided by 3600, exactly.
+        let u = parse("x = { dist = \"lognormal\", mu = -0.586, sigma = 2.844 }").unwrap();
+        let (mut a, mut b) = (stream(4), stream(4));
+        for _ in 0..100 {
+            assert_eq!(d.sample(&mut a), 3600.0 * u.sample(&mut b));
+        }
+        // A scale of 1 is left out of the echo; another scale is written.
+        let t = toml::Table::try_from(u.kind).unwrap();
+        assert!(!t.contains_key("scale"));
+        let t = toml::Table::try_from(d.kind).unwrap();
+        assert_eq!(t["scale"].as_float(), Some(3600.0));
+        let p = parse("x = { dist = \"lognormal\", mu = 0, sigma = 1, scale = 0 }")
+            .unwrap()
+            .problem();
+        assert_eq!(p, Some(DistProblem::Lognormal));
     }
 }

@@ -46,6 +46,17 @@ pub enum StreamKind {
     /// A host's coprocessors' peak FLOPS, drawn at creation (id = host index): a
     /// stream of its own, so that giving hosts GPUs changes no other draw.
     HostCoproc = 11,
+    /// A host's availability traits, drawn once when it joins (id = host index): its
+    /// class in a mixture, then its own active and connected fractions. Each is
+    /// drawn only when the scenario asks for it, so no other stream moves.
+    HostAvailTraits = 12,
+    /// A host's hardware drawn per host (id = host index): its CPU count, then per
+    /// GPU type of its group, whether it has one and how many. Drawn only when the
+    /// scenario gives those as distributions or probabilities.
+    HostHardware = 13,
+    /// A host's operating system in a group with a mix of them, drawn at first
+    /// contact with each project (id = host index, so every project sees the same).
+    HostOs = 14,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -11,13 +11,15 @@
 //! through but that does not resolve is an error here, at load time.
 
 use super::schema::{
-    CoprocSpec, Daemon, Expect, HostGroup, NamedHost, OutputRead, ReportOutcome, ScenarioFile,
-    ScriptEvent,
+    CoprocSpec, Count, Daemon, Expect, HostGroup, ModelKeys, NamedHost, OsName, OutputRead,
+    ReportOutcome, ScenarioFile, ScriptEvent, ZoneSpec,
 };
 use super::start::{ClientStart, ProjectStart};
 use super::validate::{Problem, parse_wu_name};
 use crate::base::dist::Dist;
-use crate::client::availability::{AvailSpec, OnOff, TimeStatsRule};
+use crate::client::availability::{
+    AvailClass, AvailSpec, Daily, OnOff, TimeStatsRule, Vacation, Window, Zone,
+};
 use crate::client::config::ClientConfig;
 use crate::client::host::{CLIENT_ERROR_EXIT, GroupCtx, HostBehaviour};
 use crate::client::truth;
@@ -28,6 +30,9 @@ use crate::server::db::{HostRow, OutputStatus};
 use crate::server::resource::ProcType;
 use crate::server::types::*;
 use std::sync::Arc;
+
+/// A group's operating systems with cumulative weights that end at 1.
+pub type OsMix = Arc<[(Arc<str>, f64)]>;
 
 /// Everything the world needs of a scenario, resolved.
 #[derive(Clone, Debug)]
@@ -90,6 +95,11 @@ pub struct GroupPlan {
     /// Attributes of the host rows the group's hosts get in each project's database.
     pub row: HostRow,
     pub p_ncpus: u32,
+    /// CPUs drawn per host (rounded, at least 1) instead of `p_ncpus`.
+    pub ncpus_dist: Option<Dist>,
+    /// Operating systems drawn per host at first contact, with cumulative weights
+    /// normalised to end at 1, instead of the row's `os_name`.
+    pub os_mix: Option<OsMix>,
     /// The projects the hosts attach to, with their resource shares, in project
     /// order (as the client lists them).
     pub attached: Vec<(u16, f64)>,
@@ -109,6 +119,10 @@ pub struct GroupPlan {
 pub struct CoprocPlan {
     pub kind: ProcType,
     pub count: u32,
+    /// GPUs of this type drawn per host (rounded, at least 0) instead of `count`.
+    pub count_dist: Option<Dist>,
+    /// Fraction of the group's hosts that have this GPU.
+    pub probability: f64,
     pub peak_flops: Dist,
 }
 
@@ -346,10 +360,12 @@ fn error_classes(groups: &[HostGroup]) -> Vec<u32> {
 }
 
 /// The availability model of a host group (spec client §3.5, §5.3): a trace, explicit
-/// on/off periods, or the emulator's alternating process driven by `on_frac`; the
-/// time statistics are kept by the rule of the group's client `policy`.
+/// on/off periods, or the emulator's alternating process driven by `on_frac`, unless
+/// `[host_group.availability]` gives a model or classes; vacations over it; the
+/// active and connected processes, with a fraction per host when given as a
+/// distribution; the time statistics kept by the rule of the group's client `policy`.
 fn avail_spec(g: &HostGroup, policy: crate::client::config::Policy) -> AvailSpec {
-    let on_off = if let Some(t) = &g.trace_data.0 {
+    let mut on_off = if let Some(t) = &g.trace_data.0 {
         OnOff::Trace(Arc::clone(t))
     } else if let (Some(on), Some(off)) = (&g.on_period, &g.off_period) {
         OnOff::Periods { on: *on, off: *off }
@@ -361,11 +377,151 @@ fn avail_spec(g: &HostGroup, policy: crate::client::config::Policy) -> AvailSpec
     } else {
         OnOff::Always
     };
+    let mut vacation = None;
+    let mut classes = Vec::new();
+    if let Some(a) = &g.availability {
+        let top = a.keys();
+        if top.has_model() {
+            on_off = on_off_of(&top);
+        }
+        vacation = top.vacation.as_ref().map(vacation_of);
+        let total: f64 = a.class.iter().map(|c| c.weight.max(0.0)).sum();
+        let mut cum = 0.0;
+        for (k, c) in a.class.iter().enumerate() {
+            cum += c.weight.max(0.0);
+            let keys = c.keys();
+            classes.push(AvailClass {
+                name: c.name.clone(),
+                cum_weight: if k + 1 == a.class.len() {
+                    1.0
+                } else {
+                    cum / total
+                },
+                on_off: on_off_of(&keys),
+                vacation: keys.vacation.as_ref().map(vacation_of).or(vacation.clone()),
+            });
+        }
+    }
+    let (active, active_dist) = frac_of(&g.active_frac);
+    let (connected, connected_dist) = frac_of(&g.connected_frac);
     AvailSpec {
         on_off,
-        active: (g.active_frac, g.active_lambda.get() as f64),
-        connected: (g.connected_frac, g.connected_lambda.get() as f64),
+        vacation,
+        classes,
+        active: (active, g.active_lambda.get() as f64),
+        connected: (connected, g.connected_lambda.get() as f64),
+        active_dist,
+        connected_dist,
         time_stats: TimeStatsRule::of(policy),
+    }
+}
+
+/// The value of a distribution that draws nothing: a fixed value, clamped.
+fn fixed_value(d: &Dist) -> Option<f64> {
+    d.is_fixed().then(|| {
+        let x = d.mean();
+        let x = d.min.map_or(x, |m| x.max(m));
+        d.max.map_or(x, |m| x.min(m))
+    })
+}
+
+/// A fraction given as a number (the group's one fraction) or as a distribution
+/// drawn per host (then the group's fraction is its mean, for the host rows).
+fn frac_of(d: &Dist) -> (f64, Option<Dist>) {
+    match fixed_value(d) {
+        Some(x) => (x, None),
+        None => (d.mean().clamp(0.0, 1.0), Some(*d)),
+    }
+}
+
+/// The on/off model of checked model keys: `daily`, `on_period`/`off_period`,
+/// `on_frac` below 1, or always on.
+fn on_off_of(k: &ModelKeys) -> OnOff {
+    if let Some(d) = &k.daily {
+        let weekday = Window {
+            start: d.start.0,
+            end: d.end.0,
+        };
+        let weekend = Window {
+            start: d.weekend_start.map_or(weekday.start, |c| c.0),
+            end: d.weekend_end.map_or(weekday.end, |c| c.0),
+        };
+        let zone = match &d.utc_offset {
+            ZoneSpec::Hours(h) => Zone::Hours(*h),
+            ZoneSpec::Weighted(m) => Zone::Weighted(cumulative(
+                m.iter()
+                    .map(|(k, w)| (k.trim().parse::<f64>().unwrap_or(0.0), *w)),
+            )),
+        };
+        OnOff::Daily(Box::new(Daily {
+            weekday,
+            weekend,
+            weekday_prob: d.weekday_prob,
+            weekend_prob: d.weekend_prob,
+            jitter: d.jitter,
+            zone,
+        }))
+    } else if let (Some(on), Some(off)) = (k.on_period, k.off_period) {
+        OnOff::Periods { on, off }
+    } else if let Some(f) = k.on_frac.filter(|f| *f < 1.0) {
+        OnOff::Process {
+            on_frac: f,
+            lambda: k.on_lambda.map_or(3600, |l| l.get()) as f64,
+        }
+    } else {
+        OnOff::Always
+    }
+}
+
+fn vacation_of(v: &super::schema::VacationSection) -> Vacation {
+    Vacation {
+        every: v.every,
+        length: v.length,
+    }
+}
+
+/// Values with their weights turned into cumulative weights that end at exactly 1
+/// (negative weights count as 0; the validator refuses them).
+fn cumulative<T>(items: impl Iterator<Item = (T, f64)>) -> Box<[(T, f64)]> {
+    let items: Vec<(T, f64)> = items.map(|(x, w)| (x, w.max(0.0))).collect();
+    let total: f64 = items.iter().map(|(_, w)| w).sum();
+    let n = items.len();
+    let mut cum = 0.0;
+    (items.into_iter().enumerate())
+        .map(|(k, (x, w))| {
+            cum += w;
+            (x, if k + 1 == n { 1.0 } else { cum / total })
+        })
+        .collect()
+}
+
+/// The operating-system mix of a group (`None` for one name).
+fn os_mix(os: &OsName) -> Option<OsMix> {
+    match os {
+        OsName::One(_) => None,
+        OsName::Mix(m) => {
+            Some(cumulative(m.iter().map(|(n, w)| (Arc::<str>::from(n.as_str()), *w))).into())
+        }
+    }
+}
+
+/// The name a host row starts with: the one name, or the mix's heaviest (the
+/// server replaces it with the host's own draw at first contact).
+fn os_row_name(os: &OsName) -> Arc<str> {
+    match os {
+        OsName::One(n) => n.as_str().into(),
+        OsName::Mix(m) => (m.iter())
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map_or("", |(n, _)| n.as_str())
+            .into(),
+    }
+}
+
+/// A count's plain value, or the rounded mean of its distribution (for host rows).
+fn count_value(c: &Count) -> i64 {
+    match c {
+        Count::Fixed(n) => *n,
+        Count::Dist(d) => d.mean().round() as i64,
     }
 }
 
@@ -424,14 +580,14 @@ impl Resolver<'_> {
             name: h.name.clone(),
             project: self.project(&format!("host.{i}.project"), &h.project),
             row: HostRow {
-                p_ncpus: h.p_ncpus,
+                p_ncpus: count_value(&h.p_ncpus) as i32,
                 p_fpops: h.p_fpops,
                 p_iops: h.p_iops,
                 m_nbytes: h.m_nbytes,
                 d_free: h.d_free,
                 on_frac: h.on_frac,
-                active_frac: h.active_frac,
-                os_name: h.os_name.as_str().into(),
+                active_frac: fixed_value(&h.active_frac).unwrap_or(1.0),
+                os_name: os_row_name(&h.os_name),
                 p_vendor: h.p_vendor.as_str().into(),
                 p_model: h.p_model.as_str().into(),
                 ..Default::default()
@@ -471,14 +627,14 @@ impl Resolver<'_> {
                 .collect()
         };
         let row = HostRow {
-            p_ncpus: g.p_ncpus,
+            p_ncpus: count_value(&g.p_ncpus) as i32,
             p_iops: g.p_iops,
             m_nbytes: g.m_nbytes,
             d_free: g.d_free,
             on_frac: g.on_frac,
-            active_frac: g.active_frac,
+            active_frac: frac_of(&g.active_frac).0,
             gpu_active_frac: g.gpu_active_frac,
-            os_name: g.os_name.as_str().into(),
+            os_name: os_row_name(&g.os_name),
             p_vendor: g.p_vendor.as_str().into(),
             p_model: g.p_model.as_str().into(),
             host_group: Some(gi as u32),
@@ -490,7 +646,12 @@ impl Resolver<'_> {
             count: g.count,
             ctx,
             row,
-            p_ncpus: g.p_ncpus.max(1) as u32,
+            p_ncpus: count_value(&g.p_ncpus).clamp(1, u32::MAX as i64) as u32,
+            ncpus_dist: match g.p_ncpus {
+                Count::Dist(d) => Some(d),
+                Count::Fixed(_) => None,
+            },
+            os_mix: os_mix(&g.os_name),
             attached,
             p_fpops: g.p_fpops,
             arrival: g.arrival,
@@ -632,7 +793,12 @@ impl Resolver<'_> {
 fn coproc(c: &CoprocSpec) -> CoprocPlan {
     CoprocPlan {
         kind: c.kind.proc_type(),
-        count: c.count,
+        count: count_value(&c.count).clamp(0, u32::MAX as i64) as u32,
+        count_dist: match c.count {
+            Count::Dist(d) => Some(d),
+            Count::Fixed(_) => None,
+        },
+        probability: c.probability,
         peak_flops: c.peak_flops,
     }
 }
@@ -668,5 +834,114 @@ fn report(rep: &super::schema::Report) -> ScriptedReport {
         cpu_time: rep.cpu_time,
         elapsed_time: rep.elapsed_time,
         output_status,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(group: &str) -> Plan {
+        let text = format!(
+            "[project.main]\n[client]\npolicy = \"modern_rec\"\n[[host_group]]\nname = \"v\"\ncount = 3\n{group}"
+        );
+        crate::scenario::load::load_str(&text, "t.toml", &[], None)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .plan
+    }
+
+    #[test]
+    fn classes_resolve_with_cumulative_weights_and_inherited_vacations() {
+        let p = plan(
+            r#"[host_group.availability]
+vacation = { every = "30d", length = "7d" }
+[[host_group.availability.class]]
+name = "random"
+weight = 3
+on_frac = 0.5
+on_lambda = "2h"
+[[host_group.availability.class]]
+name = "office"
+weight = 7
+daily = { start = "09:00", end = "17:30", weekend_start = "10:00", weekend_end = "12:00", weekend_prob = 0.5, utc_offset = { "-5" = 1, "1" = 3 } }
+vacation = { every = "60d", length = "14d" }
+"#,
+        );
+        let spec = &p.groups[0].ctx.avail;
+        assert_eq!(spec.classes.len(), 2);
+        assert_eq!(spec.classes[0].cum_weight, 0.3);
+        assert_eq!(spec.classes[1].cum_weight, 1.0);
+        assert!(matches!(
+            spec.classes[0].on_off,
+            OnOff::Process { on_frac, lambda } if on_frac == 0.5 && lambda == 7200.0
+        ));
+        let OnOff::Daily(d) = &spec.classes[1].on_off else {
+            panic!("{:?}", spec.classes[1].on_off)
+        };
+        assert_eq!((d.weekday.start, d.weekday.end), (32_400, 63_000));
+        assert_eq!((d.weekend.start, d.weekend.end), (36_000, 43_200));
+        assert_eq!((d.weekday_prob, d.weekend_prob), (1.0, 0.5));
+        // Zones in key order ("-5" < "1"), weights normalised.
+        assert_eq!(
+            d.zone,
+            Zone::Weighted(vec![(-5.0, 0.25), (1.0, 1.0)].into())
+        );
+        // The first class takes the section's vacations; the second keeps its own.
+        let v = |c: usize| spec.classes[c].vacation.as_ref().map(|v| v.every.mean());
+        assert_eq!(v(0), Some(30.0 * 86_400.0));
+        assert_eq!(v(1), Some(60.0 * 86_400.0));
+        assert!(matches!(spec.on_off, OnOff::Always));
+    }
+
+    #[test]
+    fn a_vacation_alone_lies_over_the_groups_own_model() {
+        let p = plan(
+            "on_frac = 0.4\n[host_group.availability]\nvacation = { every = \"20d\", length = \"5d\" }\n",
+        );
+        let spec = &p.groups[0].ctx.avail;
+        assert!(matches!(spec.on_off, OnOff::Process { on_frac, .. } if on_frac == 0.4));
+        assert!(spec.classes.is_empty());
+        // 0.4 · (1 − 5/25).
+        assert!((spec.expected_on_frac(0, 0) - 0.32).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hardware_and_fractions_per_host_resolve() {
+        let p = plan(
+            r#"p_ncpus = { dist = "uniform", min = 1, max = 8 }
+active_frac = { dist = "uniform", min = 0.4, max = 0.8 }
+connected_frac = 0.9
+os_name = { "Microsoft Windows" = 8, Linux = 1, Darwin = 1 }
+coproc = [ { type = "nvidia", probability = 0.3, count = { dist = "uniform", min = 1, max = 2 }, peak_flops = 1e12 } ]
+"#,
+        );
+        let g = &p.groups[0];
+        // The row and the group's fixed count take the mean, rounded: 4.5 → 5.
+        assert_eq!(g.p_ncpus, 5);
+        assert_eq!(g.row.p_ncpus, 5);
+        assert!(g.ncpus_dist.is_some());
+        // A distribution's mean is the group's fraction; a number is kept as is.
+        assert!((g.ctx.avail.active.0 - 0.6).abs() < 1e-12);
+        assert!(g.ctx.avail.active_dist.is_some());
+        assert_eq!(g.ctx.avail.connected.0, 0.9);
+        assert!(g.ctx.avail.connected_dist.is_none());
+        assert!((g.row.active_frac - 0.6).abs() < 1e-12);
+        // Systems in name order with cumulative weights; the row starts with the
+        // heaviest.
+        let mix = g.os_mix.as_deref().unwrap();
+        let names: Vec<&str> = mix.iter().map(|(n, _)| &**n).collect();
+        assert_eq!(names, ["Darwin", "Linux", "Microsoft Windows"]);
+        let cum: Vec<f64> = mix.iter().map(|&(_, c)| c).collect();
+        assert_eq!(cum, [0.1, 0.2, 1.0]);
+        assert_eq!(&*g.row.os_name, "Microsoft Windows");
+        let c = &g.coprocs[0];
+        assert_eq!((c.count, c.probability), (2, 0.3));
+        assert!(c.count_dist.is_some());
+        // Plain values resolve as before and draw nothing.
+        let p = plan("p_ncpus = 4\n");
+        let g = &p.groups[0];
+        assert_eq!((g.p_ncpus, g.row.p_ncpus), (4, 4));
+        assert!(g.ncpus_dist.is_none() && g.os_mix.is_none());
+        assert!(!g.ctx.avail.has_traits());
     }
 }

@@ -10,7 +10,9 @@ use crate::client::config::{ClientSection, Policy};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod availability;
 pub mod project;
+pub use availability::*;
 pub use project::*;
 
 /// Host attributes the scheduler reads (spec backend §1.4). Both host groups and
@@ -22,8 +24,9 @@ macro_rules! with_host_attrs {
         $(#[$m])*
         pub struct $name {
             $($extra)*
+            /// CPUs: a whole number, or (host groups) a distribution drawn per host.
             #[serde(default = "d_ncpus")]
-            pub p_ncpus: i32,
+            pub p_ncpus: Count,
             /// Per-CPU integer ops/s (Dhrystone).
             #[serde(default = "d_giga")]
             pub p_iops: f64,
@@ -35,12 +38,15 @@ macro_rules! with_host_attrs {
             pub d_free: f64,
             #[serde(default = "d_one")]
             pub on_frac: f64,
-            #[serde(default = "d_one")]
-            pub active_frac: f64,
+            /// Fraction of on-time computing is allowed: a number, or (host groups)
+            /// a distribution drawn once per host.
+            #[serde(default = "d_one_dist")]
+            pub active_frac: Dist,
             /// Operating system, for homogeneous redundancy: "Linux", "Microsoft
-            /// Windows", "Darwin", "FreeBSD", "Android", or anything else.
+            /// Windows", "Darwin", "FreeBSD", "Android", or anything else; or
+            /// (host groups) a weighted mix drawn per host.
             #[serde(default = "d_os")]
-            pub os_name: String,
+            pub os_name: OsName,
             /// CPU vendor: "GenuineIntel", "AuthenticAMD", "Power Macintosh", "ARM".
             #[serde(default = "d_vendor")]
             pub p_vendor: String,
@@ -51,8 +57,11 @@ macro_rules! with_host_attrs {
     };
 }
 
-fn d_ncpus() -> i32 {
-    1
+fn d_ncpus() -> Count {
+    Count::Fixed(1)
+}
+fn d_one_dist() -> Dist {
+    Dist::fixed(1.0)
 }
 fn d_giga() -> f64 {
     1e9
@@ -66,8 +75,8 @@ fn d_disk() -> f64 {
 fn d_one() -> f64 {
     1.0
 }
-fn d_os() -> String {
-    "Linux".into()
+fn d_os() -> OsName {
+    OsName::One("Linux".into())
 }
 fn d_vendor() -> String {
     "GenuineIntel".into()
@@ -190,9 +199,10 @@ with_host_attrs! {
         /// `{ alpha = 100, beta = 300 }`. Listed in project-name order on the client.
         #[serde(default)]
         pub shares: BTreeMap<String, f64>,
-        /// Fraction of the time the host is connected, while on.
-        #[serde(default = "d_one")]
-        pub connected_frac: f64,
+        /// Fraction of the time the host is connected, while on: a number, or a
+        /// distribution drawn once per host.
+        #[serde(default = "d_one_dist")]
+        pub connected_frac: Dist,
         /// Mean on-period of the on/off process driven by `on_frac` (the emulator's
         /// `on_lambda`), and likewise for the active and connected processes.
         #[serde(default = "d_hour")]
@@ -243,6 +253,11 @@ with_host_attrs! {
         /// Fraction of the time GPU computing is allowed (`gpu_active_frac`).
         #[serde(default = "d_one", skip_serializing_if = "is_one")]
         pub gpu_active_frac: f64,
+        /// Daily and weekly patterns, vacations and a mixture of availability
+        /// classes (`[host_group.availability]`). Left out of the echoed
+        /// configuration when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub availability: Option<AvailabilitySection>,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,
@@ -270,15 +285,19 @@ impl PartialEq for TraceHandle {
 pub struct CoprocSpec {
     #[serde(rename = "type")]
     pub kind: crate::server::resource::GpuType,
-    /// GPUs of this type per host.
-    #[serde(default = "d_one_u32")]
-    pub count: u32,
+    /// GPUs of this type per host: a whole number, or a distribution drawn per host
+    /// (rounded; a host that draws 0 has none).
+    #[serde(default = "d_one_count")]
+    pub count: Count,
+    /// Fraction of the group's hosts that have this GPU (default 1: all).
+    #[serde(default = "d_one", skip_serializing_if = "is_one")]
+    pub probability: f64,
     /// Peak FLOPS of one GPU, a number or a distribution drawn once per host.
     pub peak_flops: Dist,
 }
 
-fn d_one_u32() -> u32 {
-    1
+fn d_one_count() -> Count {
+    Count::Fixed(1)
 }
 fn is_one(v: &f64) -> bool {
     *v == 1.0

@@ -98,6 +98,12 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
     for n in &names {
         header.push(format!("{n}_gpu_time_s"));
     }
+    // A host's availability class, only when a group has a mixture of them, last,
+    // so that every other run's table is unchanged.
+    let classes = f.groups.iter().any(|g| !g.ctx.avail.classes.is_empty());
+    if classes {
+        header.push("avail_class".to_string());
+    }
     w.write_record(&header)?;
     let mut row: Vec<String> = Vec::with_capacity(header.len());
     for h in &f.hosts {
@@ -153,6 +159,10 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
                     .find(|p| p.project as usize == pi)
                     .map_or(String::new(), |p| float(p.gpu_time)),
             );
+        }
+        if classes {
+            let class = g.ctx.avail.class_name(h.avail.class());
+            row.push(class.unwrap_or_default().to_string());
         }
         w.write_record(&row)?;
     }

@@ -86,7 +86,8 @@ impl<R: Recorder> World<R> {
 
         let check = opts.check_invariants || plan.check_invariants;
         let host_rows = plan.groups.iter().map(|g| g.row.clone()).collect();
-        let backend = Backend::new(projects, recorder, check, host_rows, seed);
+        let os_mix = plan.groups.iter().map(|g| g.os_mix.clone()).collect();
+        let backend = Backend::new(projects, recorder, check, host_rows, os_mix, seed);
         Self {
             backend,
             queue,
@@ -159,7 +160,24 @@ fn group_host(
     // Availability has its own stream, so the periods a host is on do not shift
     // with what it draws for its jobs.
     let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
-    let avail = Availability::new(&g.ctx.avail, slot, joined, &mut arng);
+    let spec = &g.ctx.avail;
+    let avail = if spec.has_traits() {
+        // The class and own fractions come from a stream of their own.
+        let mut trng = rng::stream(seed, StreamKind::HostAvailTraits, index as u64);
+        Availability::join(spec, spec.draw_traits(&mut trng), slot, joined, &mut arng)
+    } else {
+        Availability::new(spec, slot, joined, &mut arng)
+    };
+    // Hardware drawn per host has its own stream too, used only when asked for.
+    let mut hw = (g.ncpus_dist.is_some()
+        || g.coprocs
+            .iter()
+            .any(|c| c.count_dist.is_some() || c.probability < 1.0))
+    .then(|| rng::stream(seed, StreamKind::HostHardware, index as u64));
+    let ncpus = match (&g.ncpus_dist, &mut hw) {
+        (Some(d), Some(r)) => whole(d.sample(r), 1),
+        _ => g.p_ncpus,
+    };
     let states = (g.attached.iter())
         .map(|&(project, share)| ProjectState {
             project,
@@ -168,7 +186,7 @@ fn group_host(
         })
         .collect();
     let mut host = ClientHost::new(
-        gi as u16, index, g.p_ncpus, p_fpops, hrng, arng, states, avail, joined,
+        gi as u16, index, ncpus, p_fpops, hrng, arng, states, avail, joined,
     );
     host.leave_at = leave_at;
     host.truth = truth::host_truth(
@@ -178,7 +196,7 @@ fn group_host(
         &g.wrong_result_prob,
         g.error_class,
     );
-    host.coprocs = draw_coprocs(g, seed, index);
+    host.coprocs = draw_coprocs(g, seed, index, hw.as_mut());
     if let Some(start) = &g.start {
         // A client with a state has contacted its projects before: each knows it
         // (no initial RPC, spec client §2.9 step 3).
@@ -186,7 +204,8 @@ fn group_host(
             let p = &mut projects[ps.project as usize];
             let row = g.row.clone();
             let pi = ps.project as usize;
-            ps.hostid = link::first_contact(p, row, seed, index as u64, pi, p_fpops);
+            let os = g.os_mix.as_deref();
+            ps.hostid = link::first_contact(p, row, seed, index as u64, pi, p_fpops, os);
             p.db.host_mut(ps.hostid).coprocs = host.coprocs.clone();
         }
         apply_start(start, &mut host, joined as f64);
@@ -206,20 +225,49 @@ fn group_host(
     host
 }
 
+/// A drawn count: rounded, at least `min`, at most `u32::MAX` (NaN: `min`).
+fn whole(x: f64, min: u32) -> u32 {
+    if x.is_nan() {
+        min
+    } else {
+        x.round().clamp(min as f64, u32::MAX as f64) as u32
+    }
+}
+
 /// The GPUs of host `index` of group `g`: each type's peak FLOPS drawn, in the
 /// group's order, from the host's own coprocessor stream
 /// ([`StreamKind::HostCoproc`]), so that CPU-only hosts draw nothing new and every
-/// other draw stays as it was.
-fn draw_coprocs(g: &GroupPlan, seed: u64, index: u32) -> Box<[Coproc]> {
+/// other draw stays as it was. A type with a `probability` below 1 or a count
+/// distribution draws, from the hardware stream `hw`, whether the host has it (`U <
+/// probability`) and then how many (rounded, at least 0); a host with none of a type
+/// does not list it. Its peak FLOPS is drawn all the same, so that the other types'
+/// speeds do not move.
+fn draw_coprocs(
+    g: &GroupPlan,
+    seed: u64,
+    index: u32,
+    mut hw: Option<&mut rng::SimRng>,
+) -> Box<[Coproc]> {
     if g.coprocs.is_empty() {
         return Box::default();
     }
     let mut crng = rng::stream(seed, StreamKind::HostCoproc, index as u64);
     (g.coprocs.iter())
-        .map(|c| Coproc {
-            kind: c.kind,
-            count: c.count,
-            peak_flops: c.peak_flops.sample(&mut crng).max(1.0),
+        .filter_map(|c| {
+            let peak_flops = c.peak_flops.sample(&mut crng).max(1.0);
+            let mut count = c.count;
+            if let Some(r) = hw.as_deref_mut() {
+                if c.probability < 1.0 && r.random::<f64>() >= c.probability {
+                    count = 0;
+                } else if let Some(d) = &c.count_dist {
+                    count = whole(d.sample(r), 0);
+                }
+            }
+            (count > 0).then_some(Coproc {
+                kind: c.kind,
+                count,
+                peak_flops,
+            })
         })
         .collect()
 }
@@ -288,5 +336,59 @@ fn enqueue_start_job(
         j.checkpoint_cpu_time = j.cpu_time;
         j.peak_flop_count = j.true_fpops * f;
         j.state = TaskState::Quit;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::dist::Dist;
+    use crate::scenario::plan::CoprocPlan;
+    use crate::server::resource::ProcType;
+
+    #[test]
+    fn drawn_counts_are_rounded_and_clamped() {
+        assert_eq!(whole(4.49, 1), 4);
+        assert_eq!(whole(4.5, 1), 5);
+        assert_eq!(whole(0.2, 1), 1);
+        assert_eq!(whole(-3.0, 0), 0);
+        assert_eq!(whole(f64::NAN, 1), 1);
+        assert_eq!(whole(1e12, 1), u32::MAX);
+    }
+
+    #[test]
+    fn gpus_per_host_follow_their_probability() {
+        let plan = crate::scenario::load::load_str(
+            "[project.main]\n[client]\npolicy = \"modern_rec\"\n[[host_group]]\ncount = 1\n",
+            "t.toml",
+            &[],
+            None,
+        )
+        .unwrap()
+        .plan;
+        let mut g = plan.groups[0].clone();
+        let kind = ProcType::Nvidia;
+        g.coprocs = vec![CoprocPlan {
+            kind,
+            count: 1,
+            count_dist: Some(Dist::fixed(3.0)),
+            probability: 0.25,
+            peak_flops: Dist::fixed(1e12),
+        }];
+        let n = 4000;
+        let mut with = 0;
+        for index in 0..n {
+            let mut hw = rng::stream(9, StreamKind::HostHardware, index as u64);
+            let c = draw_coprocs(&g, 9, index, Some(&mut hw));
+            if let Some(c) = c.first() {
+                assert_eq!((c.count, c.peak_flops), (3, 1e12));
+                with += 1;
+            }
+        }
+        assert!((with as f64 / n as f64 - 0.25).abs() < 0.03, "{with}");
+        // Without a hardware stream (probability 1, a fixed count) every host has it.
+        g.coprocs[0].probability = 1.0;
+        g.coprocs[0].count_dist = None;
+        assert_eq!(draw_coprocs(&g, 9, 0, None)[0].count, 1);
     }
 }

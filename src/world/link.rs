@@ -12,6 +12,7 @@ use crate::client::host::{RpcReply, RpcRequest, RpcStatus, ServerLink};
 use crate::engine::Time;
 use crate::engine::rng::{self, StreamKind};
 use crate::scenario::Daemon;
+use crate::scenario::plan::OsMix;
 use crate::server::config::OutageKind;
 use crate::server::db::HostRow;
 use crate::server::invariants::InvariantChecker;
@@ -34,6 +35,8 @@ pub(crate) struct Backend<R> {
     fd_state: Vec<file_deleter::State>,
     /// Attributes of the host rows each group's hosts get at first contact, by group.
     host_rows: Vec<HostRow>,
+    /// Per group, its operating-system mix (cumulative weights), when it has one.
+    os_mix: Vec<Option<OsMix>>,
     /// The scenario's master seed: a new host record draws its day offset from its
     /// own (host, project) stream.
     seed: u64,
@@ -50,6 +53,7 @@ impl<R: Recorder> Backend<R> {
         recorder: R,
         check_invariants: bool,
         host_rows: Vec<HostRow>,
+        os_mix: Vec<Option<OsMix>>,
         seed: u64,
     ) -> Self {
         let n = projects.len();
@@ -61,6 +65,7 @@ impl<R: Recorder> Backend<R> {
             recorder,
             counters: RunCounters::default(),
             host_rows,
+            os_mix,
             seed,
             reply: Reply::default(),
             reports: Vec::new(),
@@ -160,8 +165,11 @@ impl<R: Recorder> ServerLink for Backend<R> {
         let mut hostid = req.hostid;
         if hostid == HostId(0) {
             // First contact: the server creates the host record (spec backend §2.4.2).
-            let row = self.host_rows[req.group as usize].clone();
-            hostid = first_contact(p, row, self.seed, req.host_index as u64, pi, req.p_fpops);
+            let g = req.group as usize;
+            let row = self.host_rows[g].clone();
+            let os = self.os_mix[g].as_deref();
+            let hi = req.host_index as u64;
+            hostid = first_contact(p, row, self.seed, hi, pi, req.p_fpops, os);
         }
         {
             // The request's host_info and time_stats update the host row, so the
@@ -243,6 +251,10 @@ impl<R: Recorder> ServerLink for Backend<R> {
 /// The host record the server creates at a simulated host's first contact (spec
 /// backend §2.4.2): the group's attributes with the client's speed, the host's own
 /// day offset (from its (host, project) stream unless pinned) and a user of its own.
+/// In a group with a mix of operating systems (`os`, cumulative weights), the
+/// host's own is drawn from its [`StreamKind::HostOs`] stream: the same in every
+/// project, and nothing kept per host (the client reports it in every RPC's
+/// `host_info`, which BOINC's `handle_request.cpp` copies into the host record).
 pub(super) fn first_contact(
     p: &mut Project,
     mut row: HostRow,
@@ -250,11 +262,15 @@ pub(super) fn first_contact(
     hi: u64,
     pi: usize,
     p_fpops: f64,
+    os: Option<&[(std::sync::Arc<str>, f64)]>,
 ) -> HostId {
     let day = p.cfg.pin.day_offset.unwrap_or_else(|| {
         rng::stream(seed, StreamKind::HostProject, hi << 16 | pi as u64).random()
     });
     row.p_fpops = p_fpops;
+    if let Some(mix) = os.filter(|m| !m.is_empty()) {
+        row.os_name = std::sync::Arc::clone(&mix[host_os(mix, seed, hi)].0);
+    }
     let hostid = add_host(p, row, day);
     p.db.host_mut(hostid).userid = hostid.0;
     hostid
@@ -266,4 +282,37 @@ pub(super) fn add_host(p: &mut Project, mut row: HostRow, day_offset: f64) -> Ho
     row.id = id;
     row.day_offset = day_offset;
     p.db.hosts.insert(row)
+}
+
+/// The index, in a group's operating-system mix `mix` (cumulative weights), of host
+/// `hi`'s system: the first entry whose cumulative weight exceeds the host's draw.
+pub(crate) fn host_os(mix: &[(std::sync::Arc<str>, f64)], seed: u64, hi: u64) -> usize {
+    let u: f64 = rng::stream(seed, StreamKind::HostOs, hi).random();
+    mix.partition_point(|&(_, c)| c <= u).min(mix.len() - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_hosts_system_follows_the_weights_and_its_own_stream() {
+        let mix: Vec<(Arc<str>, f64)> = vec![
+            ("Darwin".into(), 0.1),
+            ("Linux".into(), 0.2),
+            ("Microsoft Windows".into(), 1.0),
+        ];
+        let mut n = [0; 3];
+        for hi in 0..10_000 {
+            n[host_os(&mix, 3, hi)] += 1;
+        }
+        assert!((n[2] as f64 / 10_000.0 - 0.8).abs() < 0.02, "{n:?}");
+        assert!((n[0] as f64 / 10_000.0 - 0.1).abs() < 0.02, "{n:?}");
+        // The same host, seed and mix give the same system (every project sees it).
+        assert_eq!(host_os(&mix, 3, 77), host_os(&mix, 3, 77));
+        // One system: always it.
+        let one: Vec<(Arc<str>, f64)> = vec![("Linux".into(), 1.0)];
+        assert!((0..100).all(|hi| host_os(&one, 3, hi) == 0));
+    }
 }

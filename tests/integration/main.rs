@@ -42,3 +42,4 @@ mod slurm;
 mod spec_examples;
 mod sweep;
 mod true_size;
+mod volunteer_patterns;

@@ -205,7 +205,7 @@ fn periods_random_long_run_fraction_and_rounding() {
     let f = on as f64 / horizon as f64;
     assert!((f - 1001.0 / 2502.0).abs() < 0.004, "{f}");
     assert!(log.windows(2).all(|w| w[1].0 > w[0].0));
-    assert!((spec.expected_on_frac(0) - 1000.5 / 2500.5).abs() < 1e-12);
+    assert!((spec.expected_on_frac(0, 0) - 1000.5 / 2500.5).abs() < 1e-12);
 }
 
 #[test]
@@ -470,6 +470,7 @@ fn ema_many_short_intervals_equal_one_long() {
         active: (0.5, 2000.0),
         connected: (0.9, 8000.0),
         time_stats: TimeStatsRule::MODERN,
+        ..AvailSpec::default()
     };
     let (mut r1, mut r2) = (rng(13), rng(13));
     let mut one = Availability::new(&spec, 0, 0, &mut r1);
@@ -482,10 +483,7 @@ fn ema_many_short_intervals_equal_one_long() {
         many.update(t, &spec, &mut r2);
     }
     assert_eq!(r1, r2);
-    assert_eq!(
-        (one.on, one.active, one.connected),
-        (many.on, many.active, many.connected)
-    );
+    assert_eq!((one.state, one.next), (many.state, many.next));
     let (a, b) = (one.time_stats(), many.time_stats());
     assert!((a.on_frac - b.on_frac).abs() < 1e-12);
     assert!((a.active_frac - b.active_frac).abs() < 1e-12);
@@ -502,6 +500,7 @@ fn ema_tracks_the_long_run_fractions() {
         active: (0.5, 3600.0),
         connected: (0.8, 3600.0),
         time_stats: TimeStatsRule::MODERN,
+        ..AvailSpec::default()
     };
     let mut r = rng(14);
     let mut a = Availability::new(&spec, 0, 0, &mut r);
@@ -527,6 +526,7 @@ fn same_seed_same_sequence() {
         active: (0.7, 1800.0),
         connected: (0.9, 7200.0),
         time_stats: TimeStatsRule::MODERN,
+        ..AvailSpec::default()
     };
     let (l1, _) = run(&spec, 0, 10, 20 * DAY, &mut rng(15));
     let (l2, _) = run(&spec, 0, 10, 20 * DAY, &mut rng(15));
@@ -546,4 +546,375 @@ fn next_change_ignores_toggles_while_off() {
     a.update(1000, &spec, &mut r);
     assert!(a.is_on());
     assert!((1001..=2000).contains(&a.next_change()));
+}
+
+// ----- daily and weekly patterns, vacations, mixtures, per-host fractions ---------
+
+const HOUR: Time = 3600;
+
+/// A daily pattern: weekdays `start`–`end` (hours), the weekend's window the same,
+/// no jitter, UTC offset `tz` hours.
+fn daily(start: Time, end: Time, wd: f64, we: f64, tz: f64) -> Daily {
+    let w = Window {
+        start: start * HOUR,
+        end: end * HOUR,
+    };
+    Daily {
+        weekday: w,
+        weekend: w,
+        weekday_prob: wd,
+        weekend_prob: we,
+        jitter: None,
+        zone: Zone::Hours(crate::base::dist::Dist::fixed(tz)),
+    }
+}
+
+fn daily_spec(d: Daily) -> AvailSpec {
+    AvailSpec {
+        on_off: OnOff::Daily(Box::new(d)),
+        ..AvailSpec::default()
+    }
+}
+
+fn dist(s: &str) -> crate::base::dist::Dist {
+    #[derive(serde::Deserialize)]
+    struct T {
+        x: crate::base::dist::Dist,
+    }
+    toml::from_str::<T>(&format!("x = {s}")).unwrap().x
+}
+
+#[test]
+fn office_hours_on_weekdays_only() {
+    // 09:00–17:30 on weekdays, never at weekends, UTC: day 0 is a Monday.
+    let mut d = daily(9, 17, 1.0, 0.0, 0.0);
+    d.weekday.end = 17 * HOUR + 1800;
+    d.weekend = d.weekday;
+    let spec = daily_spec(d);
+    let (log, totals) = run(&spec, 0, 0, 14 * DAY, &mut rng(20));
+    let mut want = vec![(0, false, false, false)];
+    for week in 0..2 {
+        for day in 0..5 {
+            let base = (week * 7 + day) * DAY;
+            want.push((base + 9 * HOUR, true, true, true));
+            want.push((base + 17 * HOUR + 1800, false, false, false));
+        }
+    }
+    assert_eq!(log, want);
+    assert_eq!(totals[0], 10 * (8 * HOUR + 1800));
+    // The week's on fraction: 5 · 8.5 h / 168 h.
+    assert!((spec.expected_on_frac(0, 0) - 42.5 / 168.0).abs() < 1e-12);
+    assert_eq!(
+        spec.expected_time_stats(0, &spec.draw_traits(&mut rng(0)))
+            .on_frac,
+        42.5 / 168.0
+    );
+}
+
+#[test]
+fn time_zones_shift_the_local_day() {
+    // UTC+1: 09:00 local is 08:00 UTC.
+    let spec = daily_spec(daily(9, 17, 1.0, 0.0, 1.0));
+    let a = Availability::new(&spec, 0, 0, &mut rng(21));
+    assert!(!a.is_on());
+    assert_eq!(a.next_change(), 8 * HOUR);
+    // UTC−5: at t = 0 it is Sunday 19:00 locally, and weekends are off; Monday
+    // 09:00 local is 14:00 UTC.
+    let spec = daily_spec(daily(9, 17, 1.0, 0.0, -5.0));
+    let a = Availability::new(&spec, 0, 0, &mut rng(21));
+    assert!(!a.is_on());
+    assert_eq!(a.next_change(), 14 * HOUR);
+    // UTC+9 on Friday at 20:00 UTC: Saturday 05:00 local; next on Monday 09:00
+    // local = Monday 00:00 UTC of week 1.
+    let spec = daily_spec(daily(9, 17, 1.0, 0.0, 9.0));
+    let a = Availability::new(&spec, 0, 4 * DAY + 20 * HOUR, &mut rng(21));
+    assert!(!a.is_on());
+    assert_eq!(a.next_change(), 7 * DAY);
+    // A weighted list of zones: a host takes zone k with its weight's share.
+    let d = Daily {
+        zone: Zone::Weighted(vec![(-5.0, 0.25), (1.0, 1.0)].into()),
+        ..daily(9, 17, 1.0, 1.0, 0.0)
+    };
+    let mut r = rng(22);
+    let west = (0..4000)
+        .filter(|_| d.draw_offset(&mut r) == -5 * 3600)
+        .count();
+    assert!((west as f64 / 4000.0 - 0.25).abs() < 0.03, "{west}");
+}
+
+#[test]
+fn a_night_window_runs_past_midnight() {
+    // 22:00–07:00 every day: at Monday 00:00 the host is in Sunday's night.
+    let spec = daily_spec(daily(22, 7, 1.0, 1.0, 0.0));
+    let (log, totals) = run(&spec, 0, 0, 2 * DAY, &mut rng(23));
+    assert_eq!(
+        log,
+        vec![
+            (0, true, true, true),
+            (7 * HOUR, false, false, false),
+            (22 * HOUR, true, true, true),
+            (DAY + 7 * HOUR, false, false, false),
+            (DAY + 22 * HOUR, true, true, true),
+        ]
+    );
+    assert_eq!(totals[0], 7 * HOUR + 9 * HOUR + 2 * HOUR);
+    assert!((spec.expected_on_frac(0, 0) - 9.0 / 24.0).abs() < 1e-12);
+}
+
+#[test]
+fn daily_probabilities_and_jitter_give_the_weeks_fraction() {
+    // Home machine: weekday evenings 18:00–23:30, weekends 10:00–23:30 with
+    // probability 0.8, jittered by a normal of sd 30 min at both ends.
+    let d = Daily {
+        weekday: Window {
+            start: 18 * HOUR,
+            end: 23 * HOUR + 1800,
+        },
+        weekend: Window {
+            start: 10 * HOUR,
+            end: 23 * HOUR + 1800,
+        },
+        weekday_prob: 0.9,
+        weekend_prob: 0.8,
+        jitter: Some(dist("{ dist = \"normal\", mean = 0, sd = 1800 }")),
+        zone: Zone::Hours(dist("{ dist = \"uniform\", min = -8, max = 9 }")),
+    };
+    // (5 · 0.9 · 5.5 + 2 · 0.8 · 13.5) / 168 = 46.35 / 168.
+    let want = (5.0 * 0.9 * 5.5 + 2.0 * 0.8 * 13.5) / 168.0;
+    assert!((d.on_frac() - want).abs() < 1e-12);
+    let spec = daily_spec(d);
+    let (mut on, mut total) = (0, 0);
+    for host in 0..20 {
+        let (_, t) = run(&spec, 0, 0, 700 * DAY, &mut rng(100 + host));
+        on += t[0];
+        total += 700 * DAY;
+    }
+    let measured = on as f64 / total as f64;
+    assert!((measured - want).abs() < 0.005, "{measured} vs {want}");
+}
+
+#[test]
+fn a_day_is_used_with_its_probability() {
+    // On all day (00:00–24:00) with probability 0.3 on weekdays, never at weekends.
+    let mut d = daily(0, 24, 0.3, 0.0, 0.0);
+    d.weekend = d.weekday;
+    let spec = daily_spec(d);
+    let (_, t) = run(&spec, 0, 0, 7000 * DAY, &mut rng(24));
+    let used_days = t[0] as f64 / DAY as f64;
+    assert!((used_days / 5000.0 - 0.3).abs() < 0.02, "{used_days}");
+    // No day is ever used: the host stays off and draws nothing.
+    let mut r = rng(25);
+    let spec = daily_spec(daily(9, 17, 0.0, 0.0, 0.0));
+    let a = Availability::new(&spec, 0, 0, &mut r);
+    assert!(!a.is_on());
+    assert_eq!(a.next_change(), Time::MAX);
+    assert_eq!(r, rng(25));
+}
+
+#[test]
+fn vacations_take_the_host_off() {
+    // Always on, with vacations of exactly 5 days every 10 days.
+    let spec = AvailSpec {
+        vacation: Some(Vacation {
+            every: dist("\"10d\""),
+            length: dist("\"5d\""),
+        }),
+        ..AvailSpec::default()
+    };
+    // The host is away a third of the time.
+    assert!((spec.expected_on_frac(0, 0) - 2.0 / 3.0).abs() < 1e-12);
+    assert!(!spec.is_always());
+    let (log, totals) = run(&spec, 0, 0, 90 * DAY, &mut rng(26));
+    // After the first (partial) period, the host alternates 10 d on, 5 d away.
+    let changes: Vec<Time> = log.windows(2).map(|w| w[1].0 - w[0].0).skip(1).collect();
+    assert!(
+        changes[..changes.len() - 1]
+            .iter()
+            .all(|&d| d == 10 * DAY || d == 5 * DAY),
+        "{changes:?}"
+    );
+    assert!((totals[0] as f64 / (90 * DAY) as f64 - 2.0 / 3.0).abs() < 0.06);
+    // Over a daily pattern: a vacation covers whole sessions, the model runs on.
+    let mut spec = daily_spec(daily(9, 17, 1.0, 1.0, 0.0));
+    spec.vacation = Some(Vacation {
+        every: dist("{ dist = \"exponential\", mean = \"60d\" }"),
+        length: dist("{ dist = \"uniform\", min = \"7d\", max = \"21d\" }"),
+    });
+    let want = 8.0 / 24.0 * (1.0 - 14.0 / 74.0);
+    assert!((spec.expected_on_frac(0, 0) - want).abs() < 1e-12);
+    let (mut on, mut total) = (0, 0);
+    for host in 0..20 {
+        let (log, t) = run(&spec, 0, 0, 1000 * DAY, &mut rng(200 + host));
+        // Every on period lies within 09:00–17:00 of a day.
+        for w in log.windows(2) {
+            if w[0].1 {
+                let s = w[0].0 % DAY;
+                assert!(s >= 9 * HOUR && w[1].0 - w[0].0 <= 8 * HOUR, "{w:?}");
+            }
+        }
+        on += t[0];
+        total += 1000 * DAY;
+    }
+    let measured = on as f64 / total as f64;
+    assert!((measured - want).abs() < 0.02, "{measured} vs {want}");
+}
+
+#[test]
+fn a_mixture_draws_each_hosts_class_by_weight() {
+    let class = |name: &str, cum_weight: f64, on_off: OnOff| AvailClass {
+        name: name.into(),
+        cum_weight,
+        on_off,
+        vacation: None,
+    };
+    let spec = AvailSpec {
+        classes: vec![
+            class(
+                "random",
+                0.3,
+                OnOff::Process {
+                    on_frac: 0.5,
+                    lambda: 3600.0,
+                },
+            ),
+            class(
+                "office",
+                1.0,
+                OnOff::Daily(Box::new(daily(9, 17, 1.0, 0.0, 0.0))),
+            ),
+        ],
+        ..AvailSpec::default()
+    };
+    assert!(spec.has_traits());
+    let mut r = rng(27);
+    let mut n = [0; 2];
+    for _ in 0..10_000 {
+        n[spec.draw_traits(&mut r).class as usize] += 1;
+    }
+    assert!((n[0] as f64 / 10_000.0 - 0.3).abs() < 0.02, "{n:?}");
+    assert_eq!(spec.class_name(1), Some("office"));
+    assert_eq!(spec.class_name(2), None);
+    // Each host starts with its class's on fraction and follows its class's model.
+    assert_eq!(spec.expected_on_frac(0, 0), 0.5);
+    assert!((spec.expected_on_frac(0, 1) - 40.0 / 168.0).abs() < 1e-12);
+    let t = HostTraits {
+        class: 1,
+        active_frac: 1.0,
+        connected_frac: 1.0,
+    };
+    let a = Availability::join(&spec, t, 0, 0, &mut rng(28));
+    assert_eq!(a.class(), 1);
+    assert!(!a.is_on());
+    assert_eq!(a.next_change(), 9 * HOUR);
+    assert!((a.time_stats().on_frac - 40.0 / 168.0).abs() < 1e-12);
+}
+
+#[test]
+fn active_and_connected_fractions_per_host() {
+    // A plain number draws nothing and is the group's fraction.
+    let spec = AvailSpec {
+        active: (0.5, 3600.0),
+        ..AvailSpec::default()
+    };
+    assert!(!spec.has_traits());
+    // A distribution: each host its own fraction, clamped to [0, 1].
+    let spec = AvailSpec {
+        active: (0.3, 3600.0),
+        active_dist: Some(dist("{ dist = \"uniform\", min = 0.2, max = 0.4 }")),
+        connected_dist: Some(dist("{ dist = \"normal\", mean = 1.2, sd = 0.01 }")),
+        ..AvailSpec::default()
+    };
+    assert!(spec.has_traits());
+    let mut r = rng(29);
+    let t = spec.draw_traits(&mut r);
+    assert!((0.2..=0.4).contains(&t.active_frac), "{t:?}");
+    assert_eq!(t.connected_frac, 1.0);
+    let a = Availability::join(&spec, t, 0, 0, &mut rng(30));
+    let ts = a.time_stats();
+    assert_eq!(ts.active_frac, t.active_frac as f64);
+    assert_eq!(ts.connected_frac, 1.0);
+    // The host's active process runs at its own fraction.
+    let t = HostTraits {
+        class: 0,
+        active_frac: 0.25,
+        connected_frac: 1.0,
+    };
+    let mut r = rng(31);
+    let mut a = Availability::join(&spec, t, 0, 0, &mut r);
+    let (mut active, mut last) = (0, 0);
+    let end = 2000 * DAY;
+    while last < end {
+        let next = a.next_change().min(end);
+        active += (next - last) * a.computing() as Time;
+        a.update(next, &spec, &mut r);
+        last = next;
+    }
+    let f = active as f64 / end as f64;
+    assert!((f - 0.25).abs() < 0.02, "{f}");
+}
+
+#[test]
+fn daily_and_vacation_draws_do_not_depend_on_the_update_cadence() {
+    let mut spec = daily_spec(Daily {
+        jitter: Some(dist("{ dist = \"normal\", mean = 0, sd = \"2h\" }")),
+        ..daily(8, 20, 0.7, 0.4, 3.0)
+    });
+    spec.vacation = Some(Vacation {
+        every: dist("{ dist = \"exponential\", mean = \"20d\" }"),
+        length: dist("{ dist = \"exponential\", mean = \"5d\" }"),
+    });
+    spec.active = (0.6, 5000.0);
+    let (mut r1, mut r2) = (rng(32), rng(32));
+    let mut one = Availability::new(&spec, 0, 0, &mut r1);
+    let mut many = Availability::new(&spec, 0, 0, &mut r2);
+    let end = 120 * DAY;
+    one.update(end, &spec, &mut r1);
+    let mut t = 0;
+    while t < end {
+        t = (t + 97).min(end);
+        many.update(t, &spec, &mut r2);
+    }
+    assert_eq!(r1, r2);
+    assert_eq!((one.state, one.next), (many.state, many.next));
+    let (l1, _) = run(&spec, 0, 10, 60 * DAY, &mut rng(33));
+    let (l2, _) = run(&spec, 0, 10, 60 * DAY, &mut rng(33));
+    assert_eq!(l1, l2);
+}
+
+#[test]
+fn the_state_stays_small() {
+    // Per host: four toggle times, the statistics, the model's two words, two own
+    // fractions, four states and a class; as small as before the new models.
+    assert_eq!(std::mem::size_of::<Availability>(), 88);
+}
+
+#[test]
+fn vacations_start_as_if_long_running() {
+    // Gaps exponential of mean 120 d, vacations of 14 d: at join a host is away with
+    // probability 14/134, and a host at home waits a whole gap (mean 120 d, the
+    // exponential's memoryless residual), not half of one.
+    let spec = AvailSpec {
+        vacation: Some(Vacation {
+            every: dist("{ dist = \"exponential\", mean = \"120d\" }"),
+            length: dist("\"14d\""),
+        }),
+        ..AvailSpec::default()
+    };
+    let (mut away, mut wait, mut home) = (0, 0.0, 0);
+    let n = 20_000;
+    for host in 0..n {
+        let a = Availability::new(&spec, 0, 5 * DAY, &mut rng(1000 + host));
+        if a.is_on() {
+            home += 1;
+            wait += (a.next_change() - 5 * DAY) as f64;
+        } else {
+            away += 1;
+            // A vacation in progress ends within its 14 days.
+            assert!(a.next_change() <= 5 * DAY + 14 * DAY);
+        }
+    }
+    let p = away as f64 / n as f64;
+    assert!((p - 14.0 / 134.0).abs() < 0.01, "{p}");
+    let mean_wait = wait / home as f64 / DAY as f64;
+    assert!((mean_wait - 120.0).abs() < 5.0, "{mean_wait}");
 }

@@ -139,3 +139,10 @@ fn quitting_loses_the_work_since_the_last_checkpoint() {
     assert!((h.jobs[0].cpu_time - 1200.0).abs() < 1e-9);
     assert!((h.jobs[0].flops_left - 2400.0 * 1e9).abs() < 1.0);
 }
+
+#[test]
+fn a_host_stays_small() {
+    // A hundred thousand hosts: the availability models a group may choose (daily
+    // patterns, vacations, classes, fractions per host) add nothing per host.
+    assert_eq!(std::mem::size_of::<ClientHost>(), 384);
+}

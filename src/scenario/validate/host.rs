@@ -39,7 +39,7 @@ impl Checker<'_> {
             if let Some(x) = h.day_offset {
                 self.unit_draw(&format!("{prefix}.day_offset"), x);
             }
-            self.host_attrs(&prefix, host_attrs!(h, h.p_fpops));
+            self.host_attrs(&prefix, host_attrs!(h, h.p_fpops, false));
         }
     }
 }

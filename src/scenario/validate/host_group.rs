@@ -6,8 +6,11 @@
 //! `Checker::host_attrs` in the parent module.
 
 use super::{Checker, HostAttrs, host_attrs};
+use crate::client::availability::daily::MAX_OFFSET_HOURS;
 use crate::client::config::Policy;
-use crate::scenario::schema::HostGroup;
+use crate::scenario::schema::{
+    AvailabilitySection, ClockTime, Count, DailySection, HostGroup, ModelKeys, ZoneSpec,
+};
 use crate::scenario::start::ClientStart;
 
 /// A policy's name as the scenario writes it.
@@ -24,7 +27,11 @@ impl Checker<'_> {
     fn coprocs(&mut self, prefix: &str, g: &HostGroup) {
         for (k, c) in g.coproc.iter().enumerate() {
             let pc = format!("{prefix}.coproc.{k}");
-            self.min_int(&format!("{pc}.count"), c.count.into(), 1);
+            match &c.count {
+                Count::Fixed(n) => self.min_int(&format!("{pc}.count"), *n, 1),
+                Count::Dist(d) => self.dist(&format!("{pc}.count"), d),
+            }
+            self.probability(&format!("{pc}.probability"), c.probability);
             if let Some(m) = c.peak_flops.problem() {
                 self.push(format!("{pc}.peak_flops"), m);
             } else if c.peak_flops.is_fixed() && c.peak_flops.mean() <= 0.0 {
@@ -208,16 +215,10 @@ impl Checker<'_> {
             }
         }
         let path = format!("{prefix}.connected_frac");
-        if self.finite(&path, g.connected_frac)
-            && !(g.connected_frac > 0.0 && g.connected_frac <= 1.0)
-        {
-            self.push(
-                path,
-                format!(
-                    "connected_frac = {}; expected a fraction in (0, 1]",
-                    g.connected_frac
-                ),
-            );
+        if g.connected_frac.is_fixed() {
+            self.fraction(&path, g.connected_frac.mean());
+        } else {
+            self.dist(&path, &g.connected_frac);
         }
         for (key, d) in [
             ("on_lambda", g.on_lambda),
@@ -269,7 +270,193 @@ impl Checker<'_> {
                 "on_frac < 1 together with on_period/off_period; expected only one on/off model",
             );
         }
+        if let Some(a) = &g.availability {
+            self.availability(&format!("{prefix}.availability"), g, a);
+        }
         self.coprocs(&prefix, g);
-        self.host_attrs(&prefix, host_attrs!(g, 1e9));
+        self.host_attrs(&prefix, host_attrs!(g, 1e9, true));
+    }
+}
+
+impl Checker<'_> {
+    /// `[host_group.availability]`: one model or classes, not both; not together with
+    /// the group's own model keys when it gives a model or classes; classes with
+    /// unique names and weights >= 0 that are not all 0; each model's keys checked.
+    fn availability(&mut self, path: &str, g: &HostGroup, a: &AvailabilitySection) {
+        let top = a.keys();
+        let own = g.trace.is_some() || g.on_period.is_some() || g.on_frac < 1.0;
+        if (top.has_model() || !a.class.is_empty()) && own {
+            self.push(
+                path.to_string(),
+                "the group's own on_frac, on_period/off_period or trace is given too; \
+                 expected one availability model (move it into [host_group.availability])",
+            );
+        }
+        if top.has_model() && !a.class.is_empty() {
+            self.push(
+                format!("{path}.class"),
+                "classes are given together with a model of the whole group; expected \
+                 either the model keys or classes",
+            );
+        }
+        self.model_keys(path, &top);
+        for (k, c) in a.class.iter().enumerate() {
+            let pc = format!("{path}.class.{k}");
+            if c.name.is_empty() {
+                self.push(format!("{pc}.name"), "empty name; expected a class name");
+            } else if a.class[..k].iter().any(|o| o.name == c.name) {
+                self.push(
+                    format!("{pc}.name"),
+                    format!("class `{}` is listed twice; expected unique names", c.name),
+                );
+            }
+            if self.finite(&format!("{pc}.weight"), c.weight) && c.weight < 0.0 {
+                self.push(
+                    format!("{pc}.weight"),
+                    format!("weight = {}; expected a weight >= 0", c.weight),
+                );
+            }
+            self.model_keys(&pc, &c.keys());
+        }
+        if !a.class.is_empty() && !a.class.iter().any(|c| c.weight > 0.0) {
+            self.push(
+                format!("{path}.class"),
+                "every class has weight 0; expected at least one weight > 0",
+            );
+        }
+        if a.class.len() > 256 {
+            self.push(
+                format!("{path}.class"),
+                format!("{} classes; expected at most 256", a.class.len()),
+            );
+        }
+    }
+
+    /// One model's keys: at most one model, each well formed.
+    fn model_keys(&mut self, path: &str, k: &ModelKeys) {
+        let models = [
+            k.on_frac.is_some(),
+            k.on_period.is_some() || k.off_period.is_some(),
+            k.daily.is_some(),
+        ];
+        if models.iter().filter(|m| **m).count() > 1 {
+            self.push(
+                path.to_string(),
+                "more than one of on_frac, on_period/off_period and daily; expected one on/off model",
+            );
+        }
+        if let Some(f) = k.on_frac {
+            self.fraction(&format!("{path}.on_frac"), f);
+        }
+        if let Some(l) = k.on_lambda {
+            self.duration_positive(&format!("{path}.on_lambda"), l);
+        }
+        match (&k.on_period, &k.off_period) {
+            (Some(_), None) => self.push(
+                format!("{path}.off_period"),
+                "on_period is given without off_period; expected both or neither",
+            ),
+            (None, Some(_)) => self.push(
+                format!("{path}.on_period"),
+                "off_period is given without on_period; expected both or neither",
+            ),
+            _ => {}
+        }
+        for (key, d) in [("on_period", &k.on_period), ("off_period", &k.off_period)] {
+            if let Some(d) = d {
+                self.dist(&format!("{path}.{key}"), d);
+            }
+        }
+        if let Some(d) = &k.daily {
+            self.daily(&format!("{path}.daily"), d);
+        }
+        if let Some(v) = &k.vacation {
+            let pv = format!("{path}.vacation");
+            for (key, d) in [("every", &v.every), ("length", &v.length)] {
+                self.dist(&format!("{pv}.{key}"), d);
+                if d.problem().is_none() && !d.always_positive() {
+                    self.push(
+                        format!("{pv}.{key}"),
+                        format!("{key} can be 0 or negative; expected a duration > 0 (use lower to clamp)"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `daily = { ... }`: clock times within the day, a window that is not empty,
+    /// probabilities in [0, 1] (not both 0), a jitter and a zone that make sense.
+    fn daily(&mut self, path: &str, d: &DailySection) {
+        let day = 86_400;
+        let clock = |c: &mut Self, key: &str, t: Option<ClockTime>| {
+            if let Some(ClockTime(s)) = t
+                && !(0..=day).contains(&s)
+            {
+                c.push(
+                    format!("{path}.{key}"),
+                    format!("{key} = {s} s is outside the day; expected a clock time from 00:00 to 24:00"),
+                );
+            }
+        };
+        clock(self, "start", Some(d.start));
+        clock(self, "end", Some(d.end));
+        clock(self, "weekend_start", d.weekend_start);
+        clock(self, "weekend_end", d.weekend_end);
+        let ws = d.weekend_start.unwrap_or(d.start);
+        let we = d.weekend_end.unwrap_or(d.end);
+        let weekend_given = d.weekend_start.is_some() || d.weekend_end.is_some();
+        let windows = [
+            ("end", d.start, d.end, true),
+            ("weekend_end", ws, we, weekend_given),
+        ];
+        for (key, s, e, _) in windows.into_iter().filter(|w| w.3) {
+            if s.0 == e.0 {
+                self.push(
+                    format!("{path}.{key}"),
+                    "the window ends when it starts; expected an end different from the \
+                     start (for the whole day, use start = \"00:00\", end = \"24:00\")",
+                );
+            }
+        }
+        self.probability(&format!("{path}.weekday_prob"), d.weekday_prob);
+        self.probability(&format!("{path}.weekend_prob"), d.weekend_prob);
+        if d.weekday_prob <= 0.0 && d.weekend_prob <= 0.0 {
+            self.push(
+                format!("{path}.weekday_prob"),
+                "weekday_prob and weekend_prob are both 0; expected a day the host is used",
+            );
+        }
+        if let Some(j) = &d.jitter {
+            self.dist(&format!("{path}.jitter"), j);
+        }
+        let pz = format!("{path}.utc_offset");
+        let hours = |c: &mut Self, p: &str, h: f64| {
+            if c.finite(p, h) && !(-MAX_OFFSET_HOURS..=MAX_OFFSET_HOURS).contains(&h) {
+                c.push(
+                    p.to_string(),
+                    format!("utc_offset = {h} hours; expected hours east of UTC such as -5 or 5.5 (at most {MAX_OFFSET_HOURS} either way)"),
+                );
+            }
+        };
+        match &d.utc_offset {
+            ZoneSpec::Hours(h) => {
+                self.dist(&pz, h);
+                if h.is_fixed() {
+                    hours(self, &pz, h.mean());
+                }
+            }
+            ZoneSpec::Weighted(m) => {
+                for k in m.keys() {
+                    match k.trim().parse::<f64>() {
+                        Ok(h) => hours(self, &format!("{pz}.{k}"), h),
+                        Err(_) => self.push(
+                            format!("{pz}.{k}"),
+                            format!("zone `{k}` is not a number of hours; expected keys such as \"-5\" or \"5.5\""),
+                        ),
+                    }
+                }
+                self.weights(&pz, m.iter().map(|(k, w)| (k.as_str(), *w)));
+            }
+        }
     }
 }

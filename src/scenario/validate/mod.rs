@@ -103,26 +103,32 @@ pub(crate) fn daemon_name(d: Daemon) -> &'static str {
 
 /// Host attributes shared by `[[host_group]]` and `[[host]]` (the schema adds them to
 /// both with a macro, so they are gathered here to be checked once).
-struct HostAttrs {
-    p_ncpus: i32,
+struct HostAttrs<'a> {
+    p_ncpus: &'a crate::scenario::schema::Count,
     p_fpops: f64,
     p_iops: f64,
     m_nbytes: f64,
     d_free: f64,
     on_frac: f64,
-    active_frac: f64,
+    active_frac: &'a crate::base::dist::Dist,
+    os_name: &'a crate::scenario::schema::OsName,
+    /// A host group's hosts may draw `p_ncpus`, `active_frac` and `os_name` per host;
+    /// a named host has one of each.
+    per_host: bool,
 }
 
 macro_rules! host_attrs {
-    ($h:expr, $fpops:expr) => {
+    ($h:expr, $fpops:expr, $per_host:expr) => {
         HostAttrs {
-            p_ncpus: $h.p_ncpus,
+            p_ncpus: &$h.p_ncpus,
             p_fpops: $fpops,
             p_iops: $h.p_iops,
             m_nbytes: $h.m_nbytes,
             d_free: $h.d_free,
             on_frac: $h.on_frac,
-            active_frac: $h.active_frac,
+            active_frac: &$h.active_frac,
+            os_name: &$h.os_name,
+            per_host: $per_host,
         }
     };
 }
@@ -419,16 +425,75 @@ impl Checker<'_> {
 
     /// The attributes a `[[host_group]]` and a `[[host]]` both give.
     fn host_attrs(&mut self, prefix: &str, a: HostAttrs) {
-        self.min_int(&format!("{prefix}.p_ncpus"), a.p_ncpus.into(), 1);
+        let single =
+            "a named host has one value; expected a plain value, not a distribution or a mix";
+        match a.p_ncpus.fixed() {
+            Some(n) => self.min_int(&format!("{prefix}.p_ncpus"), n, 1),
+            None if !a.per_host => self.push(format!("{prefix}.p_ncpus"), single),
+            None => {
+                if let crate::scenario::schema::Count::Dist(d) = a.p_ncpus {
+                    self.dist(&format!("{prefix}.p_ncpus"), d);
+                }
+            }
+        }
         self.positive(&format!("{prefix}.p_fpops"), a.p_fpops);
         self.positive(&format!("{prefix}.p_iops"), a.p_iops);
         self.non_negative(&format!("{prefix}.m_nbytes"), a.m_nbytes);
         self.non_negative(&format!("{prefix}.d_free"), a.d_free);
-        for (key, x) in [("on_frac", a.on_frac), ("active_frac", a.active_frac)] {
-            let path = format!("{prefix}.{key}");
-            if self.finite(&path, x) && !(x > 0.0 && x <= 1.0) {
-                self.push(path, format!("{key} = {x}; expected a fraction in (0, 1]"));
+        self.fraction(&format!("{prefix}.on_frac"), a.on_frac);
+        let path = format!("{prefix}.active_frac");
+        if a.active_frac.is_fixed() {
+            self.fraction(&path, a.active_frac.mean());
+        } else if !a.per_host {
+            self.push(path, single);
+        } else {
+            self.dist(&path, a.active_frac);
+        }
+        match a.os_name {
+            crate::scenario::schema::OsName::One(_) => {}
+            crate::scenario::schema::OsName::Mix(_) if !a.per_host => {
+                self.push(format!("{prefix}.os_name"), single);
             }
+            crate::scenario::schema::OsName::Mix(m) => {
+                self.weights(
+                    &format!("{prefix}.os_name"),
+                    m.iter().map(|(k, w)| (k.as_str(), *w)),
+                );
+            }
+        }
+    }
+
+    /// A fraction in (0, 1].
+    fn fraction(&mut self, path: &str, x: f64) {
+        if self.finite(path, x) && !(x > 0.0 && x <= 1.0) {
+            let key = Self::key(path).to_string();
+            self.push(path, format!("{key} = {x}; expected a fraction in (0, 1]"));
+        }
+    }
+
+    /// A distribution's parameters.
+    fn dist(&mut self, path: &str, d: &crate::base::dist::Dist) {
+        if let Some(m) = d.problem() {
+            self.push(path, m);
+        }
+    }
+
+    /// Weights of a weighted choice, keyed by their entries: each finite and >= 0,
+    /// and at least one > 0.
+    fn weights<'k>(&mut self, path: &str, items: impl Iterator<Item = (&'k str, f64)>) {
+        let mut any = false;
+        for (k, w) in items {
+            let p = format!("{path}.{k}");
+            if self.finite(&p, w) && w < 0.0 {
+                self.push(p, format!("weight = {w}; expected a weight >= 0"));
+            }
+            any |= w > 0.0;
+        }
+        if !any {
+            self.push(
+                path,
+                "no weight is positive; expected at least one weight > 0",
+            );
         }
     }
 }
