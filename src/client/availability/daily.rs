@@ -54,6 +54,8 @@ impl Window {
 /// Where a host's time zone comes from: its UTC offset in hours, a distribution drawn
 /// once per host or a weighted list of zones.
 #[derive(Clone, Debug, PartialEq)]
+// Configuration, held once per group: a distribution's size is accepted (see `Dist`).
+#[allow(clippy::large_enum_variant)]
 pub enum Zone {
     /// Hours east of UTC (negative: west), drawn once per host; a plain number is
     /// the same zone for every host (and draws nothing).

@@ -219,6 +219,8 @@ impl Serialize for ClockTime {
 /// A time zone: UTC offset hours as a number or a distribution, or a weighted list
 /// of zones `{ "-5" = 0.3, "1" = 0.5, "5.5" = 0.2 }` (keys: hours; values: weights).
 #[derive(Clone, Debug, PartialEq)]
+// Configuration, held once per group: a distribution's size is accepted (see `Dist`).
+#[allow(clippy::large_enum_variant)]
 pub enum ZoneSpec {
     Hours(Dist),
     Weighted(BTreeMap<String, f64>),
@@ -270,6 +272,8 @@ impl Serialize for ZoneSpec {
 /// or `p_ncpus = { dist = "lognormal", mu = 1.5, sigma = 0.5 }`. A plain number is
 /// echoed as the integer it is.
 #[derive(Clone, Copy, Debug, PartialEq)]
+// Configuration, held once per group: a distribution's size is accepted (see `Dist`).
+#[allow(clippy::large_enum_variant)]
 pub enum Count {
     Fixed(i64),
     Dist(Dist),
