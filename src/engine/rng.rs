@@ -46,6 +46,9 @@ pub enum StreamKind {
     /// A host's coprocessors' peak FLOPS, drawn at creation (id = host index): a
     /// stream of its own, so that giving hosts GPUs changes no other draw.
     HostCoproc = 11,
+    /// The record of a host export a host draws when its group resamples the
+    /// export (id = host index): a stream of its own, used only by such groups.
+    HostRecord = 12,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -145,14 +145,21 @@ pub fn parse_state(text: &str, file: &str) -> Result<ClientImport, ImportError> 
             file,
             l,
             c,
-            format!("<{}>; expected <client_state>, a BOINC client's client_state.xml", root.tag_name().name()),
+            format!(
+                "<{}>; expected <client_state>, a BOINC client's client_state.xml",
+                root.tag_name().name()
+            ),
         ));
     }
     let top = at(root, "<client_state>");
     let mut out = ClientImport::default();
-    let hi = top.child("host_info").ok_or_else(|| top.missing("host_info"))?;
+    let hi = top
+        .child("host_info")
+        .ok_or_else(|| top.missing("host_info"))?;
     out.host = host_info(&at(hi, "<host_info>"))?;
-    let ts = top.child("time_stats").ok_or_else(|| top.missing("time_stats"))?;
+    let ts = top
+        .child("time_stats")
+        .ok_or_else(|| top.missing("time_stats"))?;
     let f = at(ts, "<time_stats>");
     out.time_stats = TimeStats {
         on_frac: fraction(&f, "on_frac")?,
@@ -168,7 +175,9 @@ pub fn parse_state(text: &str, file: &str) -> Result<ClientImport, ImportError> 
         let current = out.projects.last_mut();
         match (name, current) {
             ("project", _) => out.projects.push(project(&at(node, "a <project>"))?),
-            ("app_version", Some(p)) => p.app_versions.push(app_version(&at(node, "an <app_version>"))?),
+            ("app_version", Some(p)) => p
+                .app_versions
+                .push(app_version(&at(node, "an <app_version>"))?),
             ("workunit", Some(p)) => p.workunits.push(workunit(&at(node, "a <workunit>"))?),
             ("result", Some(p)) => {
                 if let Some(r) = result(&at(node, "a <result>"))? {
@@ -182,13 +191,17 @@ pub fn parse_state(text: &str, file: &str) -> Result<ClientImport, ImportError> 
                     file,
                     l,
                     c,
-                    format!("<{name}> before any <project>; expected it after the <project> it belongs to"),
+                    format!(
+                        "<{name}> before any <project>; expected it after the <project> it belongs to"
+                    ),
                 ));
             }
             ("active_task_set", _) => {
                 for t in node.children().filter(|n| n.has_tag_name("active_task")) {
                     let f = at(t, "an <active_task>");
-                    let (_, r) = f.text("result_name").ok_or_else(|| f.missing("result_name"))?;
+                    let (_, r) = f
+                        .text("result_name")
+                        .ok_or_else(|| f.missing("result_name"))?;
                     let done = match f.num("checkpoint_fraction_done")? {
                         Some(x) => x,
                         None => f.num("fraction_done")?.unwrap_or(0.0),
@@ -216,7 +229,13 @@ fn fields<'a, 'i>(
     node: roxmltree::Node<'a, 'i>,
     what: &str,
 ) -> Fields<'a, 'i> {
-    Fields { file, doc, node, line0: 1, what: what.to_owned() }
+    Fields {
+        file,
+        doc,
+        node,
+        line0: 1,
+        what: what.to_owned(),
+    }
 }
 
 /// A fraction in [0, 1]; a missing one is an error.
@@ -239,7 +258,11 @@ fn host_info(f: &Fields) -> Result<HostInfo, ImportError> {
     let n = f.req_num("p_ncpus")?;
     if !(n >= 1.0 && n <= 65_535.0 && n.fract() == 0.0) {
         let (node, _) = f.text("p_ncpus").expect("read above");
-        return Err(f.err(node, "p_ncpus", format!("{n}; expected a whole number of CPUs >= 1")));
+        return Err(f.err(
+            node,
+            "p_ncpus",
+            format!("{n}; expected a whole number of CPUs >= 1"),
+        ));
     }
     let p_fpops = f.req_num("p_fpops")?;
     if p_fpops <= 0.0 {
@@ -255,17 +278,31 @@ fn host_info(f: &Fields) -> Result<HostInfo, ImportError> {
                 "coproc_ati" => ProcType::Amd,
                 "coproc_intel_gpu" => ProcType::Intel,
                 _ => {
-                    let g = Fields { file: f.file, doc: f.doc, node, line0: f.line0, what: format!("<{tag}>") };
+                    let g = Fields {
+                        file: f.file,
+                        doc: f.doc,
+                        node,
+                        line0: f.line0,
+                        what: format!("<{tag}>"),
+                    };
                     let (l, col) = g.pos(node);
                     return Err(ImportError::at(
                         f.file,
                         l,
                         col,
-                        format!("field `coprocs`: unknown GPU type <{tag}>; expected <coproc_cuda>, <coproc_ati> or <coproc_intel_gpu>"),
+                        format!(
+                            "field `coprocs`: unknown GPU type <{tag}>; expected <coproc_cuda>, <coproc_ati> or <coproc_intel_gpu>"
+                        ),
                     ));
                 }
             };
-            let g = Fields { file: f.file, doc: f.doc, node, line0: f.line0, what: format!("<{tag}>") };
+            let g = Fields {
+                file: f.file,
+                doc: f.doc,
+                node,
+                line0: f.line0,
+                what: format!("<{tag}>"),
+            };
             let count = g.req_num("count")?;
             let peak = g.req_num("peak_flops")?;
             if !(count >= 0.0 && count <= 255.0 && count.fract() == 0.0) || peak <= 0.0 {
@@ -292,7 +329,9 @@ fn host_info(f: &Fields) -> Result<HostInfo, ImportError> {
 }
 
 fn project(f: &Fields) -> Result<ClientProject, ImportError> {
-    let (_, url) = f.text("master_url").ok_or_else(|| f.missing("master_url"))?;
+    let (_, url) = f
+        .text("master_url")
+        .ok_or_else(|| f.missing("master_url"))?;
     let share = f.num_non_negative("resource_share")?.unwrap_or(100.0);
     Ok(ClientProject {
         master_url: url.to_owned(),
@@ -309,14 +348,24 @@ fn app_version(f: &Fields) -> Result<AppVersion, ImportError> {
     let (_, app) = f.text("app_name").ok_or_else(|| f.missing("app_name"))?;
     let gpu = match f.child("coproc") {
         Some(node) => {
-            let g = Fields { file: f.file, doc: f.doc, node, line0: f.line0, what: "a <coproc>".into() };
+            let g = Fields {
+                file: f.file,
+                doc: f.doc,
+                node,
+                line0: f.line0,
+                what: "a <coproc>".into(),
+            };
             let (tn, t) = g.text("type").ok_or_else(|| g.missing("type"))?;
             let kind = match t {
                 "NVIDIA" | "CUDA" => ProcType::Nvidia,
                 "ATI" => ProcType::Amd,
                 "intel_gpu" => ProcType::Intel,
                 _ => {
-                    return Err(g.err(tn, "type", format!("unknown GPU type `{t}`; expected NVIDIA, ATI or intel_gpu")));
+                    return Err(g.err(
+                        tn,
+                        "type",
+                        format!("unknown GPU type `{t}`; expected NVIDIA, ATI or intel_gpu"),
+                    ));
                 }
             };
             Some((kind, g.num_non_negative("count")?.unwrap_or(1.0)))
@@ -338,7 +387,9 @@ fn workunit(f: &Fields) -> Result<Workunit, ImportError> {
     Ok(Workunit {
         name: name.to_owned(),
         app_name: text(f, "app_name"),
-        rsc_fpops_est: f.num_non_negative("rsc_fpops_est")?.ok_or_else(|| f.missing("rsc_fpops_est"))?,
+        rsc_fpops_est: f
+            .num_non_negative("rsc_fpops_est")?
+            .ok_or_else(|| f.missing("rsc_fpops_est"))?,
         rsc_fpops_bound: f.num_non_negative("rsc_fpops_bound")?.unwrap_or(0.0),
     })
 }
@@ -364,14 +415,23 @@ fn result(f: &Fields) -> Result<Option<QueuedResult>, ImportError> {
 pub fn parse_prefs(text: &str, file: &str) -> Result<Prefs, ImportError> {
     let doc = super::parse_xml(file, text, 1)?;
     let root = doc.root_element();
-    let f = Fields { file, doc: &doc, node: root, line0: 1, what: "<global_preferences>".into() };
+    let f = Fields {
+        file,
+        doc: &doc,
+        node: root,
+        line0: 1,
+        what: "<global_preferences>".into(),
+    };
     if root.tag_name().name() != "global_preferences" {
         let (l, c) = f.pos(root);
         return Err(ImportError::at(
             file,
             l,
             c,
-            format!("<{}>; expected <global_preferences>, a BOINC client's global_prefs.xml", root.tag_name().name()),
+            format!(
+                "<{}>; expected <global_preferences>, a BOINC client's global_prefs.xml",
+                root.tag_name().name()
+            ),
         ));
     }
     let p = Prefs {
@@ -384,7 +444,11 @@ pub fn parse_prefs(text: &str, file: &str) -> Result<Prefs, ImportError> {
         && x > 100.0
     {
         let (n, _) = f.text("max_ncpus_pct").expect("read above");
-        return Err(f.err(n, "max_ncpus_pct", format!("{x}; expected a percentage from 0 to 100")));
+        return Err(f.err(
+            n,
+            "max_ncpus_pct",
+            format!("{x}; expected a percentage from 0 to 100"),
+        ));
     }
     Ok(p)
 }
@@ -405,11 +469,19 @@ mod tests {
         assert_eq!(c.host.coprocs, vec![(ProcType::Nvidia, 1, 1.2e13)]);
         assert_eq!(
             c.time_stats,
-            TimeStats { on_frac: 0.8, connected_frac: 0.95, active_frac: 0.7, last_update: 1_700_000_000.0 }
+            TimeStats {
+                on_frac: 0.8,
+                connected_frac: 0.95,
+                active_frac: 0.7,
+                last_update: 1_700_000_000.0
+            }
         );
         assert_eq!(c.projects.len(), 3);
         let a = &c.projects[0];
-        assert_eq!((a.project_name.as_str(), a.resource_share), ("alpha", 100.0));
+        assert_eq!(
+            (a.project_name.as_str(), a.resource_share),
+            ("alpha", 100.0)
+        );
         assert_eq!(a.results.len(), 3);
         assert_eq!(a.results[0].report_deadline, 1_700_259_200.0);
         assert_eq!(a.results[0].fraction_done, 0.25);
@@ -419,7 +491,10 @@ mod tests {
         assert_eq!(b.app_versions[0].flops, 3.9e9);
         assert_eq!(b.workunits[0].rsc_fpops_est, 3.6e13);
         assert_eq!(b.results.len(), 1, "the uploaded result is left out");
-        assert_eq!(c.projects[2].app_versions[0].gpu, Some((ProcType::Nvidia, 1.0)));
+        assert_eq!(
+            c.projects[2].app_versions[0].gpu,
+            Some((ProcType::Nvidia, 1.0))
+        );
     }
 
     #[test]
@@ -438,20 +513,39 @@ mod tests {
 
     #[test]
     fn refusals_name_line_and_field() {
-        let m = parse_state(&STATE.replace("<p_fpops>4500000000.000000", "<p_fpops>fast"), "cs.xml")
+        let m = parse_state(
+            &STATE.replace("<p_fpops>4500000000.000000", "<p_fpops>fast"),
+            "cs.xml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(m.starts_with("cs.xml:5:"), "{m}");
+        assert!(
+            m.contains("field `p_fpops` of <host_info>: `fast` is not a number"),
+            "{m}"
+        );
+        let m = parse_state(&STATE.replace("coproc_cuda>", "coproc_fpga>"), "cs.xml")
             .unwrap_err()
             .to_string();
-        assert!(m.starts_with("cs.xml:5:"), "{m}");
-        assert!(m.contains("field `p_fpops` of <host_info>: `fast` is not a number"), "{m}");
-        let m = parse_state(&STATE.replace("coproc_cuda>", "coproc_fpga>"), "cs.xml").unwrap_err().to_string();
         assert!(m.contains("unknown GPU type <coproc_fpga>"), "{m}");
-        let m = parse_state(&STATE.replace("<on_frac>0.8", "<on_frac>1.8"), "cs.xml").unwrap_err().to_string();
-        assert!(m.contains("field `on_frac` of <time_stats>: 1.8; expected a fraction in [0, 1]"), "{m}");
+        let m = parse_state(&STATE.replace("<on_frac>0.8", "<on_frac>1.8"), "cs.xml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.contains("field `on_frac` of <time_stats>: 1.8; expected a fraction in [0, 1]"),
+            "{m}"
+        );
         let m = parse_state("garbage", "cs.xml").unwrap_err().to_string();
         assert!(m.starts_with("cs.xml:1:1: not well-formed XML"), "{m}");
-        let m = parse_prefs("<global_preferences><max_ncpus_pct>150</max_ncpus_pct></global_preferences>", "gp.xml")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(m, "gp.xml:1:21: field `max_ncpus_pct` of <global_preferences>: 150; expected a percentage from 0 to 100");
+        let m = parse_prefs(
+            "<global_preferences><max_ncpus_pct>150</max_ncpus_pct></global_preferences>",
+            "gp.xml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            m,
+            "gp.xml:1:21: field `max_ncpus_pct` of <global_preferences>: 150; expected a percentage from 0 to 100"
+        );
     }
 }

@@ -96,7 +96,11 @@ impl HostTable {
     /// Bytes the table takes, for the capacity check.
     pub fn bytes(&self) -> u64 {
         (self.records.len() * std::mem::size_of::<HostRecord>()) as u64
-            + self.strings.iter().map(|s| s.len() as u64 + 48).sum::<u64>()
+            + self
+                .strings
+                .iter()
+                .map(|s| s.len() as u64 + 48)
+                .sum::<u64>()
     }
 }
 
@@ -127,7 +131,12 @@ pub fn parse(mut r: impl BufRead, file: &str) -> Result<HostTable, ImportError> 
         }
         line_no += 1;
         let line = std::str::from_utf8(&raw).map_err(|_| {
-            ImportError::at(file, line_no, 1, "not UTF-8 text; expected BOINC's host.xml")
+            ImportError::at(
+                file,
+                line_no,
+                1,
+                "not UTF-8 text; expected BOINC's host.xml",
+            )
         })?;
         let t = line.trim();
         if !chunk.is_empty() || t.starts_with("<host>") {
@@ -165,7 +174,9 @@ pub fn parse(mut r: impl BufRead, file: &str) -> Result<HostTable, ImportError> 
                     file,
                     line_no,
                     col as u32,
-                    format!("unexpected `{shown}`; expected BOINC's host.xml: <hosts> with one <host> element per host, as db_dump writes it"),
+                    format!(
+                        "unexpected `{shown}`; expected BOINC's host.xml: <hosts> with one <host> element per host, as db_dump writes it"
+                    ),
                 ));
             }
         }
@@ -230,10 +241,18 @@ fn record(
             .ok_or_else(|| f.missing("ncpus"))?,
     };
     let ncpus = as_u32(&f, "ncpus", ncpus)?;
-    let p_fpops = f.num_non_negative("p_fpops")?.ok_or_else(|| f.missing("p_fpops"))?;
-    let p_iops = f.num_non_negative("p_iops")?.ok_or_else(|| f.missing("p_iops"))?;
-    let m_nbytes = f.num_non_negative("m_nbytes")?.ok_or_else(|| f.missing("m_nbytes"))?;
-    let d_free = f.num_non_negative("d_free")?.ok_or_else(|| f.missing("d_free"))?;
+    let p_fpops = f
+        .num_non_negative("p_fpops")?
+        .ok_or_else(|| f.missing("p_fpops"))?;
+    let p_iops = f
+        .num_non_negative("p_iops")?
+        .ok_or_else(|| f.missing("p_iops"))?;
+    let m_nbytes = f
+        .num_non_negative("m_nbytes")?
+        .ok_or_else(|| f.missing("m_nbytes"))?;
+    let d_free = f
+        .num_non_negative("d_free")?
+        .ok_or_else(|| f.missing("d_free"))?;
     let opt = |name: &str| f.num_non_negative(name).map(|x| x.unwrap_or(0.0));
     let n_bwup = opt("n_bwup")? as f32;
     let n_bwdown = opt("n_bwdown")? as f32;
@@ -289,7 +308,11 @@ fn as_u32(f: &Fields, name: &str, x: f64) -> Result<u32, ImportError> {
         Ok(x as u32)
     } else {
         let (n, _) = f.text(name).expect("a field just read");
-        Err(f.err(n, name, format!("{x}; expected a whole number from 0 to {}", u32::MAX)))
+        Err(f.err(
+            n,
+            name,
+            format!("{x}; expected a whole number from 0 to {}", u32::MAX),
+        ))
     }
 }
 
@@ -303,13 +326,21 @@ fn gpus(f: &Fields) -> Result<[u8; 3], ImportError> {
         return Ok(out);
     }
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        f.err(node, "misc", format!("not the JSON host summary BOINC's scheduler writes: {e}"))
+        f.err(
+            node,
+            "misc",
+            format!("not the JSON host summary BOINC's scheduler writes: {e}"),
+        )
     })?;
     let Some(list) = v.get("gpus") else {
         return Ok(out);
     };
     let Some(list) = list.as_array() else {
-        return Err(f.err(node, "misc", "`gpus` is not a list; expected [{\"type\": …, \"count\": …}]"));
+        return Err(f.err(
+            node,
+            "misc",
+            "`gpus` is not a list; expected [{\"type\": …, \"count\": …}]",
+        ));
     };
     for g in list {
         let kind = g.get("type").and_then(|t| t.as_str()).unwrap_or("");
@@ -399,7 +430,10 @@ mod tests {
         assert_eq!(t.records.len(), 1);
         let r = t.records[0];
         assert_eq!((r.id, r.userid), (17, 4));
-        assert_eq!((r.create_time, r.rpc_time, r.timezone), (1_690_000_000, 1_700_000_000, 3600));
+        assert_eq!(
+            (r.create_time, r.rpc_time, r.timezone),
+            (1_690_000_000, 1_700_000_000, 3600)
+        );
         assert_eq!(r.ncpus, 16);
         assert_eq!(r.p_fpops, 5.2e9);
         assert_eq!(r.p_iops, 2.1e10);
@@ -418,7 +452,8 @@ mod tests {
 
     #[test]
     fn texts_are_kept_once() {
-        let two = ONE.replace("</host>\n</hosts>", "</host>\n") + &ONE[ONE.find("<host>").unwrap()..];
+        let two =
+            ONE.replace("</host>\n</hosts>", "</host>\n") + &ONE[ONE.find("<host>").unwrap()..];
         let t = parse_str(&two).unwrap();
         assert_eq!(t.records.len(), 2);
         assert_eq!(t.records[0].os_name, t.records[1].os_name);
@@ -478,7 +513,10 @@ mod tests {
     #[test]
     fn not_xml_is_refused() {
         let m = err("id,p_fpops\n1,2e9\n");
-        assert!(m.starts_with("host.xml:1:1: unexpected `id,p_fpops`"), "{m}");
+        assert!(
+            m.starts_with("host.xml:1:1: unexpected `id,p_fpops`"),
+            "{m}"
+        );
         let m = err(&ONE.replace("</os_name>", "</os>"));
         assert!(m.starts_with("host.xml:11:"), "{m}");
         assert!(m.contains("not well-formed XML"), "{m}");
@@ -510,6 +548,9 @@ mod tests {
         let cut = dir.path().join("cut.xml.gz");
         std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
         let m = read(&cut).unwrap_err().to_string();
-        assert!(m.contains("cut.xml.gz: the compressed file ends early, after line"), "{m}");
+        assert!(
+            m.contains("cut.xml.gz: the compressed file ends early, after line"),
+            "{m}"
+        );
     }
 }

@@ -61,7 +61,9 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ImportError> {
     String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = good.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-        ImportError(format!("{shown}:{line}: not UTF-8 text; expected an XML file"))
+        ImportError(format!(
+            "{shown}:{line}: not UTF-8 text; expected an XML file"
+        ))
     })
 }
 
@@ -115,9 +117,19 @@ impl<'a, 'input> Fields<'a, 'input> {
     }
 
     /// An error at `node` about field `name`.
-    pub(crate) fn err(&self, node: roxmltree::Node, name: &str, what: impl std::fmt::Display) -> ImportError {
+    pub(crate) fn err(
+        &self,
+        node: roxmltree::Node,
+        name: &str,
+        what: impl std::fmt::Display,
+    ) -> ImportError {
         let (l, c) = self.pos(node);
-        ImportError::at(self.file, l, c, format!("field `{name}` of {}: {what}", self.what))
+        ImportError::at(
+            self.file,
+            l,
+            c,
+            format!("field `{name}` of {}: {what}", self.what),
+        )
     }
 
     /// The first child element named `name`.
@@ -139,7 +151,11 @@ impl<'a, 'input> Fields<'a, 'input> {
         };
         match t.parse::<f64>() {
             Ok(x) if x.is_finite() => Ok(Some(x)),
-            _ => Err(self.err(n, name, format!("`{t}` is not a number; expected a finite number"))),
+            _ => Err(self.err(
+                n,
+                name,
+                format!("`{t}` is not a number; expected a finite number"),
+            )),
         }
     }
 
@@ -166,7 +182,10 @@ impl<'a, 'input> Fields<'a, 'input> {
             self.file,
             l,
             c,
-            format!("{} has no `{name}` field; expected <{name}>…</{name}>", self.what),
+            format!(
+                "{} has no `{name}` field; expected <{name}>…</{name}>",
+                self.what
+            ),
         )
     }
 }
