@@ -451,6 +451,12 @@ mod tests {
     }
 
     #[test]
+    fn a_record_is_small() {
+        // A million records in about 112 MB.
+        assert_eq!(std::mem::size_of::<HostRecord>(), 112);
+    }
+
+    #[test]
     fn texts_are_kept_once() {
         let two =
             ONE.replace("</host>\n</hosts>", "</host>\n") + &ONE[ONE.find("<host>").unwrap()..];

@@ -239,3 +239,117 @@ fn use_client(
     g.import_data.client = Some(Arc::new(c));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::import::hosts::HostRecord;
+
+    fn record(id: u32, create_time: i64, rpc_time: i64, gpus: [u8; 3]) -> HostRecord {
+        HostRecord {
+            id,
+            userid: 0,
+            create_time,
+            rpc_time,
+            timezone: 0,
+            ncpus: 4,
+            p_fpops: 3e9,
+            p_iops: 9e9,
+            m_nbytes: 8e9,
+            d_free: 5e10,
+            n_bwup: 0.0,
+            n_bwdown: 0.0,
+            avg_turnaround: 0.0,
+            expavg_credit: 0.0,
+            total_credit: 0.0,
+            os_name: 0,
+            os_version: 0,
+            p_vendor: 0,
+            p_model: 0,
+            gpus,
+            line: id,
+        }
+    }
+
+    fn group(text: &str) -> HostGroup {
+        let f: ScenarioFile = toml::from_str(text).unwrap();
+        f.host_group.into_iter().next().unwrap()
+    }
+
+    fn table(records: Vec<HostRecord>) -> hosts::HostTable {
+        hosts::HostTable {
+            records,
+            strings: vec!["".into()],
+            skipped: 0,
+        }
+    }
+
+    #[test]
+    fn a_replay_keeps_the_hosts_present_and_counts_them() {
+        let mut g = group("[[host_group]]\nhosts_file = \"h.xml\"\n");
+        let day = 86_400;
+        let t = table(vec![
+            record(1, 0, 10 * day, [0; 3]), // latest contact: the end of the run
+            record(2, 0, 7 * day, [0; 3]),  // gone before the start (day 8)
+            record(3, 9 * day, 9 * day + 5, [0; 3]),
+            record(4, 8 * day, 8 * day, [0; 3]), // leaves exactly at the start
+        ]);
+        use_hosts(&mut g, t, 2 * day).unwrap();
+        assert_eq!(g.count, 2);
+        let (present, start) = g.import_data.replay.clone().unwrap();
+        assert_eq!((&*present, start), (&[0u32, 2][..], 8 * day));
+        // An explicit start moves the window.
+        let mut g = group("[[host_group]]\nhosts_file = \"h.xml\"\nhosts_start = 0\n");
+        let t = table(vec![
+            record(1, 0, 10 * day, [0; 3]),
+            record(3, 9 * day, 9 * day + 5, [0; 3]),
+        ]);
+        use_hosts(&mut g, t, 2 * day).unwrap();
+        assert_eq!(g.count, 1);
+    }
+
+    #[test]
+    fn a_gpu_type_needs_its_coproc_entry() {
+        let mut g = group("[[host_group]]\nhosts_file = \"h.xml\"\n");
+        let m = use_hosts(&mut g, table(vec![record(9, 0, 5, [0, 1, 0])]), 10).unwrap_err();
+        assert_eq!(
+            m,
+            "host 9 (line 9) has amd GPU(s) but the export gives no GPU speed; expected a [[host_group.coproc]] entry with type = \"amd\" and its peak_flops"
+        );
+        let mut g = group(
+            "[[host_group]]\nhosts_file = \"h.xml\"\ncoproc = [{ type = \"amd\", peak_flops = 1e12 }]\n",
+        );
+        use_hosts(&mut g, table(vec![record(9, 0, 5, [0, 1, 0])]), 10).unwrap();
+    }
+
+    #[test]
+    fn a_client_state_fills_the_group() {
+        let text = include_str!("../../../scenarios/hosts/client_state-sample.xml");
+        let c = client_state::parse_state(text, "cs.xml").unwrap();
+        let mut g = group("[[host_group]]\nclient_state = \"cs.xml\"\n");
+        let projects = vec![("alpha".to_owned(), vec!["sim".to_owned()])];
+        use_client(&mut g, c, &projects, Policy::ModernRec).unwrap();
+        assert_eq!((g.count, g.p_ncpus, g.p_fpops.mean()), (1, 8, 4.5e9));
+        assert_eq!(
+            (g.on_frac, g.active_frac, g.connected_frac),
+            (0.8, 0.7, 0.95)
+        );
+        assert_eq!(g.shares.get("alpha"), Some(&100.0));
+        let st = g.start.unwrap();
+        assert_eq!(st.project["alpha"].rec, Some(1500.0));
+        assert_eq!(st.project["alpha"].min_rpc_time, Some(Duration(600)));
+        let jobs: Vec<(i64, f64, &str)> = (st.job.iter())
+            .map(|j| (j.report_deadline.get(), j.fraction_done, j.app.as_str()))
+            .collect();
+        assert_eq!(
+            jobs,
+            [
+                (259_200, 0.25, "sim"),
+                (345_600, 0.0, "sim"),
+                (432_000, 0.0, "sim")
+            ]
+        );
+        assert_eq!(g.coproc.len(), 1);
+        assert_eq!(g.coproc[0].peak_flops.mean(), 1.2e13);
+    }
+}
