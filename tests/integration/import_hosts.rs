@@ -36,6 +36,25 @@ fn the_shipped_host_export_replays_and_resamples() {
         let ncpus: u32 = r.split(',').nth(3).unwrap().parse().unwrap();
         assert!([4, 6, 8, 12, 16, 20, 28, 64].contains(&ncpus), "{r}");
     }
+    // A replayed host is its record: CPUs, speed, and its stay from create_time to
+    // rpc_time, relative to the latest rpc_time minus the 4 days.
+    let t =
+        boinc_sim::scenario::import::hosts::read(&root().join("scenarios/hosts/host-sample.xml"))
+            .unwrap();
+    let start = t.latest_rpc() - 4 * 86_400;
+    let present: Vec<_> = (t.records.iter())
+        .filter(|r| r.rpc_time > start && r.create_time < start + 4 * 86_400)
+        .collect();
+    for (row, r) in rows.iter().zip(&present) {
+        let c: Vec<&str> = row.split(',').collect();
+        assert_eq!(c[3], r.ncpus.to_string(), "{row}");
+        assert_eq!(c[4].parse::<f64>().unwrap(), r.p_fpops, "{row}");
+        assert_eq!(c[5], (r.create_time - start).max(0).to_string(), "{row}");
+        let left = r.rpc_time - start;
+        if left < 4 * 86_400 {
+            assert_eq!(c[6], left.to_string(), "{row}");
+        }
+    }
 }
 
 #[test]
@@ -45,10 +64,10 @@ fn the_shipped_client_state_runs() {
     let row = hosts.lines().nth(1).unwrap();
     let cols: Vec<&str> = row.split(',').collect();
     // 8 CPUs at 75 % (global_prefs max_ncpus_pct): 6; host_info p_fpops 4.5e9;
-    // there from 1 s.
+    // there from 1 s, to the end.
     assert_eq!(
         &cols[1..7],
-        ["volunteer", "modern_rec", "6", "4500000000", "1", "432000"]
+        ["volunteer", "modern_rec", "6", "4500000000.0", "1", ""]
     );
 }
 
@@ -83,7 +102,7 @@ fn a_broken_host_export_is_refused_with_its_line_and_field() {
     has(
         &m,
         &[
-            "s.toml:4:14",
+            "s.toml:4:1:",
             "`host_group.0.hosts_file`",
             &format!("h.xml:{line}:3: field `p_fpops` of host "),
             "is not a number",
@@ -141,7 +160,7 @@ fn a_broken_client_state_is_refused() {
     has(
         &m,
         &[
-            "s.toml:4:16",
+            "s.toml:4:1:",
             "`host_group.0.client_state`",
             "cs.xml:23:5: field `on_frac` of <time_stats>",
         ],
