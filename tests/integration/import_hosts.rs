@@ -153,7 +153,7 @@ fn a_broken_client_state_is_refused() {
         std::fs::read_to_string(root().join("scenarios/hosts/client_state-sample.xml")).unwrap();
     let broken = sample.replace("<on_frac>0.800000", "<on_frac>often");
     let m = refused(
-        &format!("[project.alpha]\n\n[[host_group]]\nclient_state = \"cs.xml\"\n"),
+        "[project.alpha]\n\n[[host_group]]\nclient_state = \"cs.xml\"\n",
         "cs.xml",
         broken.as_bytes(),
     );
@@ -166,7 +166,7 @@ fn a_broken_client_state_is_refused() {
         ],
     );
     let m = refused(
-        &format!("[project.beta]\n\n[[host_group]]\nclient_state = \"cs.xml\"\n"),
+        "[project.beta]\n\n[[host_group]]\nclient_state = \"cs.xml\"\n",
         "cs.xml",
         sample.as_bytes(),
     );

@@ -256,7 +256,7 @@ fn text(f: &Fields, name: &str) -> String {
 /// "" as in `HOST_INFO::clear_host_info`.
 fn host_info(f: &Fields) -> Result<HostInfo, ImportError> {
     let n = f.req_num("p_ncpus")?;
-    if !(n >= 1.0 && n <= 65_535.0 && n.fract() == 0.0) {
+    if !((1.0..=65_535.0).contains(&n) && n.fract() == 0.0) {
         let (node, _) = f.text("p_ncpus").expect("read above");
         return Err(f.err(
             node,
@@ -305,7 +305,7 @@ fn host_info(f: &Fields) -> Result<HostInfo, ImportError> {
             };
             let count = g.req_num("count")?;
             let peak = g.req_num("peak_flops")?;
-            if !(count >= 0.0 && count <= 255.0 && count.fract() == 0.0) || peak <= 0.0 {
+            if !((0.0..=255.0).contains(&count) && count.fract() == 0.0) || peak <= 0.0 {
                 let (n, _) = g.text("count").expect("read above");
                 return Err(g.err(n, "count", format!("count {count}, peak_flops {peak}; expected a whole count from 0 to 255 and peak FLOPS > 0")));
             }
