@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 bin=$(readlink -f "${1:-target/release/boinc-sim}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-find scenarios -name '*.toml' ! -path 'scenarios/sweeps/*' ! -name 'bench-*' | sort >"$work/list"
+find scenarios -name '*.toml' ! -path 'scenarios/sweeps/*' ! -path 'scenarios/populations/*' ! -name 'bench-*' | sort >"$work/list"
 run_one() {
     local bin=$1 work=$2 scenario=$3
     local name=${scenario//\//_}

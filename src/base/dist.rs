@@ -54,6 +54,10 @@ impl Serialize for Num {
 /// The named distribution of a table value.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+// `Choice` is much larger than the other kinds. A distribution is configuration (per
+// group, per app), never per host or per event, and being `Copy` keeps drawing free of
+// allocation and indirection, so the size is accepted.
+#[allow(clippy::large_enum_variant)]
 pub enum Kind {
     Fixed {
         value: Num,
@@ -84,6 +88,63 @@ pub enum Kind {
         scale: Num,
         shape: f64,
     },
+    /// One of a few `values`, drawn with probabilities proportional to `weights`
+    /// (a core count among 1, 2, 4, 8; a time zone among a few regions). Up to
+    /// [`MAX_CHOICES`] entries, so the distribution stays `Copy`.
+    Choice {
+        values: Choices,
+        weights: Choices,
+    },
+}
+
+/// Most entries a `choice` distribution may list.
+pub const MAX_CHOICES: usize = 16;
+
+/// The values or the weights of a `choice` distribution: up to [`MAX_CHOICES`]
+/// numbers (durations allowed) in a fixed array, so that [`Dist`] stays `Copy` and
+/// drawing allocates nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Choices {
+    len: u8,
+    items: [f64; MAX_CHOICES],
+}
+
+impl Choices {
+    /// The entries, in file order.
+    pub fn as_slice(&self) -> &[f64] {
+        &self.items[..self.len as usize]
+    }
+
+    /// At most [`MAX_CHOICES`] numbers; more are an error.
+    pub fn new(xs: &[f64]) -> Option<Self> {
+        (xs.len() <= MAX_CHOICES).then(|| {
+            let mut items = [0.0; MAX_CHOICES];
+            items[..xs.len()].copy_from_slice(xs);
+            Choices {
+                len: xs.len() as u8,
+                items,
+            }
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Choices {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let xs: Vec<Num> = Vec::deserialize(d)?;
+        let xs: Vec<f64> = xs.into_iter().map(|n| n.0).collect();
+        Choices::new(&xs).ok_or_else(|| {
+            de::Error::custom(format!(
+                "a choice lists at most {MAX_CHOICES} entries, not {}",
+                xs.len()
+            ))
+        })
+    }
+}
+
+impl Serialize for Choices {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
 }
 
 /// A distribution with optional clamping bounds.
@@ -112,6 +173,10 @@ pub enum DistProblem {
     Weibull,
     #[error("pareto needs scale > 0 and shape > 0")]
     Pareto,
+    #[error(
+        "choice needs as many finite values as weights, at least one, and finite weights >= 0 with a positive sum"
+    )]
+    Choice,
     /// `lower` above `upper`: no draw could be clamped into them.
     #[error("lower must not exceed upper")]
     Bounds,
@@ -167,6 +232,19 @@ impl Dist {
                 fin(scale.0) && scale.0 > 0.0 && fin(shape) && shape > 0.0,
                 DistProblem::Pareto,
             ),
+            Kind::Choice { values, weights } => {
+                let (v, w) = (values.as_slice(), weights.as_slice());
+                let sum: f64 = w.iter().sum();
+                bad(
+                    !v.is_empty()
+                        && v.len() == w.len()
+                        && v.iter().all(|x| fin(*x))
+                        && w.iter().all(|x| fin(*x) && *x >= 0.0)
+                        && sum > 0.0
+                        && fin(sum),
+                    DistProblem::Choice,
+                )
+            }
         }
         .or(match (self.min, self.max) {
             (Some(a), Some(b)) if a > b => Some(DistProblem::Bounds),
@@ -182,6 +260,9 @@ impl Dist {
             Kind::Fixed { value } => value.0 > 0.0,
             Kind::Uniform { min, .. } => min.0 > 0.0,
             Kind::Normal { .. } => false,
+            Kind::Choice { values, weights } => (values.as_slice().iter())
+                .zip(weights.as_slice())
+                .all(|(v, w)| *v > 0.0 || *w == 0.0),
             Kind::Lognormal { .. }
             | Kind::Exponential { .. }
             | Kind::Weibull { .. }
@@ -213,6 +294,21 @@ impl Dist {
             Kind::Pareto { scale, shape } => rand_distr::Pareto::new(scale.0, shape)
                 .map(|d| d.sample(rng))
                 .unwrap_or(scale.0),
+            Kind::Choice { values, weights } => {
+                // One uniform draw, walked along the cumulative weights.
+                let (v, w) = (values.as_slice(), weights.as_slice());
+                let u: f64 = rng.random();
+                let mut left = u * w.iter().sum::<f64>();
+                let mut pick = v.len().saturating_sub(1);
+                for (i, wi) in w.iter().enumerate() {
+                    if left < *wi {
+                        pick = i;
+                        break;
+                    }
+                    left -= wi;
+                }
+                v.get(pick).copied().unwrap_or(0.0)
+            }
         };
         let x = self.min.map_or(x, |m| x.max(m));
         self.max.map_or(x, |m| x.min(m))
@@ -233,6 +329,11 @@ impl Dist {
                 } else {
                     shape * scale.0 / (shape - 1.0)
                 }
+            }
+            Kind::Choice { values, weights } => {
+                let (v, w) = (values.as_slice(), weights.as_slice());
+                let sum: f64 = w.iter().sum();
+                v.iter().zip(w).map(|(x, p)| x * p).sum::<f64>() / sum
             }
         }
     }
@@ -283,7 +384,7 @@ impl<'de> Deserialize<'de> for Dist {
                 f.write_str(
                     "a number, a duration such as \"2h\", or a table such as \
                      { dist = \"exponential\", mean = \"8h\" } (dist: fixed, uniform, \
-                     normal, lognormal, exponential, weibull, pareto)",
+                     normal, lognormal, exponential, weibull, pareto, choice)",
                 )
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dist, E> {
@@ -385,6 +486,7 @@ mod tests {
             parse("x = { dist = \"pareto\", scale = 1, shape = 3 }").unwrap(),
             parse("x = { dist = \"lognormal\", mu = 0, sigma = 0.5 }").unwrap(),
             parse("x = { dist = \"normal\", mean = 4, sd = 1 }").unwrap(),
+            parse("x = { dist = \"choice\", values = [1, 2, 8], weights = [1, 2, 1] }").unwrap(),
         ] {
             let n = 200_000;
             let m: f64 = (0..n).map(|_| d.sample(&mut r)).sum::<f64>() / n as f64;
@@ -406,6 +508,45 @@ mod tests {
             .unwrap()
             .problem();
         assert_eq!(p, Some(DistProblem::Bounds));
+    }
+
+    #[test]
+    fn choice_draws_each_value_by_its_weight() {
+        let d =
+            parse("x = { dist = \"choice\", values = [\"1h\", 4, 16], weights = [0.25, 0, 0.75] }")
+                .unwrap();
+        assert_eq!(d.problem(), None);
+        assert_eq!(d.mean(), 0.25 * 3600.0 + 0.75 * 16.0);
+        let mut r = stream(9);
+        let n = 100_000;
+        let draws: Vec<f64> = (0..n).map(|_| d.sample(&mut r)).collect();
+        assert!(
+            draws.iter().all(|x| *x == 3600.0 || *x == 16.0),
+            "never the weight-0 value"
+        );
+        let ones = draws.iter().filter(|x| **x == 3600.0).count() as f64 / n as f64;
+        assert!((ones - 0.25).abs() < 0.01, "{ones}");
+        // Echoed as written.
+        let t = toml::Value::try_from(d).unwrap().to_string();
+        assert!(t.contains("values = [3600.0, 4.0, 16.0]"), "{t}");
+        for bad in [
+            "x = { dist = \"choice\", values = [1, 2], weights = [1] }",
+            "x = { dist = \"choice\", values = [], weights = [] }",
+            "x = { dist = \"choice\", values = [1], weights = [-1] }",
+            "x = { dist = \"choice\", values = [1, 2], weights = [0, 0] }",
+        ] {
+            assert_eq!(
+                parse(bad).unwrap().problem(),
+                Some(DistProblem::Choice),
+                "{bad}"
+            );
+        }
+        let many = format!(
+            "x = {{ dist = \"choice\", values = [{}], weights = [1] }}",
+            vec!["1"; 17].join(", ")
+        );
+        let e = parse(&many).unwrap_err();
+        assert!(e.contains("at most 16"), "{e}");
     }
 
     #[test]

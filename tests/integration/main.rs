@@ -32,6 +32,7 @@ mod layering;
 mod outsafe;
 mod pandas_outputs;
 mod plot_cli;
+mod population;
 mod progress;
 mod properties;
 mod report_chromium;

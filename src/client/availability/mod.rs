@@ -87,6 +87,9 @@ const HUGE: f64 = 1e15;
 
 /// A host group's on/off model.
 #[derive(Clone, Debug, Default)]
+// Held once per group (the hosts keep only their `Availability` state), so the size
+// of a `Periods` model's two distributions is accepted.
+#[allow(clippy::large_enum_variant)]
 pub enum OnOff {
     /// Always on; consumes no random numbers.
     #[default]

@@ -141,6 +141,9 @@ pub(super) struct Ctx<'a> {
     pub(super) sets: Vec<(Vec<String>, String)>,
     /// The original text parsed with spans.
     pub(super) orig_doc: Option<toml_edit::Document<String>>,
+    /// Populations copied into host groups: an error at a key one of them wrote is
+    /// located in the population's file (`super::population`).
+    pub(super) populations: Vec<super::population::Inlined>,
 }
 
 impl Ctx<'_> {
@@ -216,7 +219,7 @@ impl Ctx<'_> {
         let Some(span) = e.span() else {
             return ScenarioError::Invalid(Box::new(self.located(None, None, message)));
         };
-        if self.sets.is_empty() {
+        if self.sets.is_empty() && self.populations.is_empty() {
             // `text` is the original: its spans are positions in the file.
             let key = self
                 .orig_doc
@@ -232,6 +235,9 @@ impl Ctx<'_> {
             return ScenarioError::Invalid(Box::new(self.located(None, None, message)));
         };
         let key = path.join(".");
+        if let Some(d) = self.in_population(&path, &message) {
+            return ScenarioError::Invalid(Box::new(d));
+        }
         if let Some(arg) = self.blame(&path) {
             return ScenarioError::Invalid(Box::new(self.set_diagnostic(arg, key, message)));
         }
@@ -245,6 +251,9 @@ impl Ctx<'_> {
     /// A [`Problem`] from [`validate`], located by its key path.
     pub(super) fn problem(&self, p: &Problem) -> Diagnostic {
         let segs: Vec<String> = p.path.split('.').map(str::to_owned).collect();
+        if let Some(d) = self.in_population(&segs, &p.message) {
+            return d;
+        }
         if let Some(arg) = self.blame(&segs) {
             return self.set_diagnostic(arg, p.path.clone(), p.message.clone());
         }
@@ -259,7 +268,7 @@ impl Ctx<'_> {
 /// serde's Rust type names in a user's words: `invalid value: integer `-1`,
 /// expected u32` becomes "`-1` is out of range; expected a whole number from 0 to
 /// 4,294,967,295".
-fn in_words(m: &str) -> String {
+pub(super) fn in_words(m: &str) -> String {
     const RANGES: [(&str, &str); 9] = [
         ("u8", "0 to 255"),
         ("u16", "0 to 65,535"),

@@ -21,6 +21,7 @@
 mod diagnostics;
 mod imports;
 mod overrides;
+mod population;
 mod spans;
 
 pub use diagnostics::{Diagnostic, ScenarioError};
@@ -91,6 +92,7 @@ pub fn load_str(
         original: text,
         sets: Vec::new(),
         orig_doc: None,
+        populations: Vec::new(),
     };
     // Syntax first, with toml_edit: its document keeps the spans used to turn key
     // paths back into positions.
@@ -100,22 +102,25 @@ pub fn load_str(
     })?;
     ctx.orig_doc = Some(orig_doc);
 
-    let source_text = if sets.is_empty() {
+    // `--set`s first, then populations: a key the scenario or a `--set` gives wins
+    // over the population's (docs/population.md).
+    let mut doc = ctx
+        .orig_doc
+        .clone()
+        .map(toml_edit::Document::into_mut)
+        .unwrap_or_default();
+    for arg in sets {
+        let path = apply_set(&mut doc, arg).map_err(|message| ScenarioError::BadSet {
+            origin: origin.to_owned(),
+            arg: arg.clone(),
+            message,
+        })?;
+        ctx.sets.push((path, arg.clone()));
+    }
+    ctx.populations = population::inline(&mut doc, origin, &ctx)?;
+    let source_text = if sets.is_empty() && ctx.populations.is_empty() {
         text.to_owned()
     } else {
-        let mut doc = ctx
-            .orig_doc
-            .clone()
-            .map(toml_edit::Document::into_mut)
-            .unwrap_or_default();
-        for arg in sets {
-            let path = apply_set(&mut doc, arg).map_err(|message| ScenarioError::BadSet {
-                origin: origin.to_owned(),
-                arg: arg.clone(),
-                message,
-            })?;
-            ctx.sets.push((path, arg.clone()));
-        }
         doc.to_string()
     };
 
@@ -251,6 +256,7 @@ pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
         original: text,
         sets: Vec::new(),
         orig_doc: None,
+        populations: Vec::new(),
     };
     let doc = toml_edit::Document::parse(text.to_owned()).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
@@ -275,6 +281,7 @@ pub(crate) fn problem_at(
         original: text,
         sets: Vec::new(),
         orig_doc: Some(doc.clone()),
+        populations: Vec::new(),
     };
     ScenarioError::Invalid(Box::new(ctx.problem(&Problem {
         path: path.to_owned(),
