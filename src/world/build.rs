@@ -347,14 +347,14 @@ fn imported_host(
     let mut hrng = rng::stream(seed, StreamKind::Host, index as u64);
     let (joined, leave_at) = match &hp.replay {
         Some((_, start)) => {
-            let joined = (r.create_time - start).clamp(0, end);
-            (joined, (r.rpc_time - start).max(joined + 1))
+            let joined = r.create_time.saturating_sub(*start).clamp(0, end);
+            (joined, r.rpc_time.saturating_sub(*start).max(joined + 1))
         }
         None => {
             let joined = (g.arrival.sample(&mut hrng).max(0.0).ceil() as Time).min(end);
             (
                 joined,
-                joined.saturating_add((r.rpc_time - r.create_time).max(1)),
+                joined.saturating_add(r.rpc_time.saturating_sub(r.create_time).max(1)),
             )
         }
     };

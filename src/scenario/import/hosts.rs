@@ -223,8 +223,11 @@ fn record(
         Some(u) => as_u32(&f, "userid", u)?,
         None => 0,
     };
-    let create_time = f.req_num("create_time")? as i64;
-    let rpc_time = f.req_num("rpc_time")? as i64;
+    let time = |name: &str| -> Result<i64, ImportError> {
+        Ok(f.num_non_negative(name)?.ok_or_else(|| f.missing(name))? as i64)
+    };
+    let create_time = time("create_time")?;
+    let rpc_time = time("rpc_time")?;
     if rpc_time < create_time {
         let (n, _) = f.text("rpc_time").expect("read above");
         return Err(f.err(

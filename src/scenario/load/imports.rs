@@ -174,7 +174,8 @@ fn use_client(
         g.connected_frac = ts.connected_frac;
     }
     let now = ts.last_update;
-    let rel = |t: f64| Duration(((t - now).max(0.0)).ceil() as i64);
+    // Clamped to BOINC's int times (`INT_MAX`), so no later sum overflows.
+    let rel = |t: f64| Duration((t - now).clamp(0.0, i32::MAX as f64).ceil() as i64);
     let mut start = ClientStart {
         on_frac: (ts.on_frac > 0.0).then_some(ts.on_frac),
         active_frac: (ts.active_frac > 0.0).then_some(ts.active_frac),
