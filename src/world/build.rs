@@ -386,18 +386,21 @@ fn imported_host(
 /// entry of that type on the host's own coprocessor stream
 /// ([`StreamKind::HostCoproc`]).
 fn record_coprocs(hp: &HostsPlan, gpus: [u8; 3], seed: u64, index: u32) -> Box<[Coproc]> {
-    if gpus == [0; 3] {
+    if gpus == [0; 3] || hp.gpu_peak_flops.iter().all(Option::is_none) {
         return Box::default();
     }
     let mut crng = rng::stream(seed, StreamKind::HostCoproc, index as u64);
     (crate::scenario::import::hosts::GPU_TYPES.iter().zip(gpus))
         .zip(&hp.gpu_peak_flops)
-        .filter(|((_, n), _)| *n > 0)
-        .map(|(((_, kind), n), peak)| Coproc {
-            kind: *kind,
-            count: n.into(),
-            // The loader refuses a GPU type without its `coproc` entry.
-            peak_flops: peak.map_or(1.0, |d| d.sample(&mut crng).max(1.0)),
+        // A type without its `coproc` entry is left out: the loader refuses one
+        // under the modern client, and the seed client runs CPU jobs only.
+        .filter_map(|(((_, kind), n), peak)| {
+            let peak = peak.as_ref().filter(|_| n > 0)?;
+            Some(Coproc {
+                kind: *kind,
+                count: n.into(),
+                peak_flops: peak.sample(&mut crng).max(1.0),
+            })
         })
         .collect()
 }

@@ -31,7 +31,8 @@ pub(super) fn load_imports(file: &mut ScenarioFile, origin: &str) -> Vec<Problem
             let path = format!("{prefix}.hosts_file");
             match hosts::read(&base.join(&rel)) {
                 Ok(t) => {
-                    if let Err(message) = use_hosts(g, t, duration) {
+                    let gpus = g.policy.unwrap_or(client_policy) == Policy::ModernRec;
+                    if let Err(message) = use_hosts(g, t, duration, gpus) {
                         problems.push(Problem { path, message });
                     }
                 }
@@ -75,9 +76,16 @@ pub(super) fn load_imports(file: &mut ScenarioFile, origin: &str) -> Vec<Problem
 
 /// Keeps host export `t` in group `g`: a replay keeps the records present during the
 /// run (`hosts_start` to `hosts_start + duration`) and takes their number as its
-/// count. Every GPU type of the file needs the group's `coproc` entry of that type,
-/// whose `peak_flops` the export does not have.
-fn use_hosts(g: &mut HostGroup, t: hosts::HostTable, duration: i64) -> Result<(), String> {
+/// count. Under a client that runs GPU jobs (`gpus`), every GPU type of the file
+/// needs the group's `coproc` entry of that type, whose `peak_flops` the export does
+/// not have; the seed client runs CPU jobs only (spec client §1), so its hosts'
+/// GPUs are left out.
+fn use_hosts(
+    g: &mut HostGroup,
+    t: hosts::HostTable,
+    duration: i64,
+    gpus: bool,
+) -> Result<(), String> {
     if t.records.is_empty() {
         return Err(format!(
             "the file has no host with CPUs and a speed ({} without: ncpus or p_fpops 0); expected at least one",
@@ -87,7 +95,7 @@ fn use_hosts(g: &mut HostGroup, t: hosts::HostTable, duration: i64) -> Result<()
     for (k, (name, kind)) in hosts::GPU_TYPES.iter().enumerate() {
         let used = t.records.iter().find(|r| r.gpus[k] > 0);
         let listed = g.coproc.iter().any(|c| c.kind.proc_type() == *kind);
-        if let (Some(r), false) = (used, listed) {
+        if let (Some(r), false, true) = (used, listed, gpus) {
             return Err(format!(
                 "host {} (line {}) has {} GPU(s) but the export gives no GPU speed; expected a [[host_group.coproc]] entry with type = \"{name}\" and its peak_flops",
                 r.id, r.line, name
@@ -295,7 +303,7 @@ mod tests {
             record(3, 9 * day, 9 * day + 5, [0; 3]),
             record(4, 8 * day, 8 * day, [0; 3]), // leaves exactly at the start
         ]);
-        use_hosts(&mut g, t, 2 * day).unwrap();
+        use_hosts(&mut g, t, 2 * day, true).unwrap();
         assert_eq!(g.count, 2);
         let (present, start) = g.import_data.replay.clone().unwrap();
         assert_eq!((&*present, start), (&[0u32, 2][..], 8 * day));
@@ -305,14 +313,14 @@ mod tests {
             record(1, 0, 10 * day, [0; 3]),
             record(3, 9 * day, 9 * day + 5, [0; 3]),
         ]);
-        use_hosts(&mut g, t, 2 * day).unwrap();
+        use_hosts(&mut g, t, 2 * day, true).unwrap();
         assert_eq!(g.count, 1);
     }
 
     #[test]
     fn a_gpu_type_needs_its_coproc_entry() {
         let mut g = group("[[host_group]]\nhosts_file = \"h.xml\"\n");
-        let m = use_hosts(&mut g, table(vec![record(9, 0, 5, [0, 1, 0])]), 10).unwrap_err();
+        let m = use_hosts(&mut g, table(vec![record(9, 0, 5, [0, 1, 0])]), 10, true).unwrap_err();
         assert_eq!(
             m,
             "host 9 (line 9) has amd GPU(s) but the export gives no GPU speed; expected a [[host_group.coproc]] entry with type = \"amd\" and its peak_flops"
@@ -320,7 +328,10 @@ mod tests {
         let mut g = group(
             "[[host_group]]\nhosts_file = \"h.xml\"\ncoproc = [{ type = \"amd\", peak_flops = 1e12 }]\n",
         );
-        use_hosts(&mut g, table(vec![record(9, 0, 5, [0, 1, 0])]), 10).unwrap();
+        use_hosts(&mut g, table(vec![record(9, 0, 5, [0, 1, 0])]), 10, true).unwrap();
+        // The seed client needs no GPU speed: it runs CPU jobs only.
+        let mut g = group("[[host_group]]\nhosts_file = \"h.xml\"\n");
+        use_hosts(&mut g, table(vec![record(9, 0, 5, [0, 1, 0])]), 10, false).unwrap();
     }
 
     #[test]
