@@ -132,8 +132,11 @@ fn a_truncated_gzip_export_is_refused() {
 #[test]
 fn a_gpu_without_its_speed_is_refused() {
     let sample = std::fs::read(root().join("scenarios/hosts/host-sample.xml")).unwrap();
+    // The modern client runs GPU jobs, so it needs the GPUs' speed.
     let m = refused(
-        &format!("{PROJECT}[[host_group]]\nhosts_file = \"h.xml\"\n"),
+        &format!(
+            "{PROJECT}[client]\npolicy = \"modern_rec\"\n\n[[host_group]]\nhosts_file = \"h.xml\"\n"
+        ),
         "h.xml",
         &sample,
     );
