@@ -57,6 +57,9 @@ pub enum StreamKind {
     /// A host's operating system in a group with a mix of them, drawn at first
     /// contact with each project (id = host index, so every project sees the same).
     HostOs = 14,
+    /// The record of a host export a host draws when its group resamples the
+    /// export (id = host index): a stream of its own, used only by such groups.
+    HostRecord = 15,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

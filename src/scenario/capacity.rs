@@ -67,6 +67,11 @@ pub fn estimate(file: &ScenarioFile) -> (u64, String) {
             u64::from(g.count).saturating_mul(BYTES_PER_HOST),
             format!("host_group.{i}.count"),
         );
+        // A host export's table, shared by the group's hosts (its records are
+        // counted in `count` when replayed).
+        if let Some(t) = &g.import_data.hosts {
+            add(t.bytes(), format!("host_group.{i}.hosts_file"));
+        }
     }
     let per_wu = (std::mem::size_of::<WorkunitRow>() + std::mem::size_of::<ResultRow>()) as u64;
     for (name, p) in &file.project {

@@ -9,6 +9,7 @@
 //! seconds, distributions and availability models built).
 
 pub(crate) mod capacity;
+pub mod import;
 pub mod load;
 pub mod plan;
 pub mod schema;

@@ -24,6 +24,7 @@ use crate::client::config::ClientConfig;
 use crate::client::host::{CLIENT_ERROR_EXIT, GroupCtx, HostBehaviour};
 use crate::client::truth;
 use crate::engine::{INT_MAX, Time};
+use crate::scenario::import::hosts::{self, HostTable};
 use crate::server::ProjectConfig;
 use crate::server::assimilator::HandlerResult;
 use crate::server::db::{HostRow, OutputStatus};
@@ -112,6 +113,20 @@ pub struct GroupPlan {
     pub error_class: u32,
     pub coprocs: Vec<CoprocPlan>,
     pub start: Option<StartPlan>,
+    /// The group's hosts are records of a host export (`hosts_file`).
+    pub hosts: Option<HostsPlan>,
+}
+
+/// A group's host export (docs/population.md, "A project's own hosts").
+#[derive(Clone, Debug)]
+pub struct HostsPlan {
+    pub table: Arc<HostTable>,
+    /// Replay: the records of the group's hosts, in slot order, and the Unix time
+    /// of the run's start. `None`: each host draws a record.
+    pub replay: Option<(Arc<[u32]>, i64)>,
+    /// Peak FLOPS of one GPU of each type of [`hosts::GPU_TYPES`]: the group's
+    /// `coproc` entry of that type (the export has no GPU speed).
+    pub gpu_peak_flops: [Option<Dist>; 3],
 }
 
 /// One GPU type of a group's hosts.
@@ -610,6 +625,10 @@ impl Resolver<'_> {
     ) -> GroupPlan {
         let mut cfg = ClientConfig::resolve(&self.s.client, g.policy);
         cfg.gpu_active_frac = g.gpu_active_frac;
+        let mut p_ncpus = count_value(&g.p_ncpus).clamp(1, u32::MAX as i64) as u32;
+        if let Some(c) = &g.import_data.client {
+            prefs(&mut cfg, &mut p_ncpus, &c.prefs);
+        }
         let ctx = Arc::new(GroupCtx {
             avail: avail_spec(g, cfg.policy),
             cfg,
@@ -646,7 +665,7 @@ impl Resolver<'_> {
             count: g.count,
             ctx,
             row,
-            p_ncpus: count_value(&g.p_ncpus).clamp(1, u32::MAX as i64) as u32,
+            p_ncpus,
             ncpus_dist: match g.p_ncpus {
                 Count::Dist(d) => Some(d),
                 Count::Fixed(_) => None,
@@ -659,8 +678,21 @@ impl Resolver<'_> {
             error_prob: g.error_prob,
             wrong_result_prob: g.wrong_result_prob,
             error_class,
-            coprocs: g.coproc.iter().map(coproc).collect(),
+            coprocs: if g.import_data.hosts.is_some() {
+                Vec::new()
+            } else {
+                g.coproc.iter().map(coproc).collect()
+            },
             start,
+            hosts: g.import_data.hosts.as_ref().map(|t| HostsPlan {
+                table: Arc::clone(t),
+                replay: g.import_data.replay.clone(),
+                gpu_peak_flops: hosts::GPU_TYPES.map(|(_, kind)| {
+                    (g.coproc.iter())
+                        .find(|c| c.kind.proc_type() == kind)
+                        .map(|c| c.peak_flops)
+                }),
+            }),
         }
     }
 
@@ -786,6 +818,42 @@ impl Resolver<'_> {
             named,
             expect: ex.clone(),
             place: ex.source.0.clone().unwrap_or_else(|| "scenario".into()),
+        }
+    }
+}
+
+/// A client's global preferences (`global_prefs.xml`) as its group's client
+/// configuration: the work buffer (spec client §2.2; the seed client's upper mark is
+/// min + additional), the time slice, and the CPU share. `max_ncpus_pct` gives
+/// `max(1, floor(p_ncpus · pct / 100))` usable CPUs, as `CLIENT_STATE::
+/// check_cpu_prefs` (`client/cs_prefs.cpp`) computes them: the seed client's
+/// `max_cpus`, the modern client's CPU count.
+fn prefs(
+    cfg: &mut ClientConfig,
+    p_ncpus: &mut u32,
+    p: &crate::scenario::import::client_state::Prefs,
+) {
+    if let Some(x) = p.work_buf_min_days {
+        cfg.work_buf_min_days = x;
+    }
+    if let Some(x) = p.work_buf_additional_days {
+        cfg.work_buf_additional_days = x;
+    }
+    if p.work_buf_min_days.is_some() || p.work_buf_additional_days.is_some() {
+        cfg.work_buf_max_days = cfg.work_buf_min_days + cfg.work_buf_additional_days;
+    }
+    if let Some(m) = p.cpu_scheduling_period_minutes
+        && m > 0.0
+    {
+        cfg.cpu_scheduling_period = m * 60.0;
+    }
+    if let Some(pct) = p.max_ncpus_pct
+        && pct > 0.0
+    {
+        let n = ((*p_ncpus as f64 * pct / 100.0).floor() as u32).max(1);
+        match cfg.policy {
+            crate::client::config::Policy::SeedDebt => cfg.max_cpus = n,
+            crate::client::config::Policy::ModernRec => *p_ncpus = n,
         }
     }
 }

@@ -183,7 +183,10 @@ with_host_attrs! {
     pub struct HostGroup {
         #[serde(default = "d_group_name")]
         pub name: String,
-        /// Number of hosts.
+        /// Number of hosts. Required, except for a group that replays a host
+        /// export (`hosts_file`), whose hosts are the file's; [`COUNT_UNSET`] when
+        /// absent.
+        #[serde(default = "d_count_unset")]
         pub count: u32,
         /// Per-CPU FLOPS of each host, a number or a distribution drawn once per host.
         #[serde(default = "d_speed")]
@@ -261,6 +264,75 @@ with_host_attrs! {
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,
+        /// BOINC's statistics export of hosts (`host.xml`, gzipped or not), relative
+        /// to the scenario file: the group's hosts are the project's own
+        /// (docs/population.md, "A project's own hosts").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub hosts_file: Option<String>,
+        /// How the group uses `hosts_file`: one host per record, or `count` hosts
+        /// drawn from the records.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub hosts_mode: Option<HostsMode>,
+        /// Replay: the Unix time the run starts at (default: the file's latest
+        /// `rpc_time` minus `simulation.duration`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub hosts_start: Option<i64>,
+        /// One BOINC client's `client_state.xml`, relative to the scenario file: every
+        /// host of the group starts as that client.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub client_state: Option<String>,
+        /// That client's `global_prefs.xml` (work buffer, CPU share).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub global_prefs: Option<String>,
+        /// The imported files' contents, read by the loader.
+        #[serde(skip)]
+        pub import_data: ImportHandle,
+    }
+}
+
+/// `count` of a host group that does not give it.
+pub const COUNT_UNSET: u32 = u32::MAX;
+
+fn d_count_unset() -> u32 {
+    COUNT_UNSET
+}
+
+/// How a host group uses its `hosts_file`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum HostsMode {
+    /// One simulated host per record present during the run, arriving and leaving
+    /// as the record's `create_time` and `rpc_time` say.
+    #[default]
+    Replay,
+    /// `count` hosts, each a record drawn uniformly from the file.
+    Resample,
+}
+
+/// What the loader read for a host group's importers, shared by its hosts. Two
+/// handles are equal when they share the same tables (file names are compared
+/// through the keys).
+#[derive(Clone, Debug, Default)]
+pub struct ImportHandle {
+    /// The host export.
+    pub hosts: Option<std::sync::Arc<super::import::hosts::HostTable>>,
+    /// Replay: the records present during the run, in file order, and the Unix
+    /// time of the run's start.
+    pub replay: Option<(std::sync::Arc<[u32]>, i64)>,
+    /// The client state and preferences.
+    pub client: Option<std::sync::Arc<super::import::client_state::ClientImport>>,
+}
+
+impl PartialEq for ImportHandle {
+    fn eq(&self, other: &Self) -> bool {
+        fn same<T>(a: &Option<std::sync::Arc<T>>, b: &Option<std::sync::Arc<T>>) -> bool {
+            match (a, b) {
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+        }
+        same(&self.hosts, &other.hosts) && same(&self.client, &other.client)
     }
 }
 

@@ -14,12 +14,14 @@ use crate::client::truth;
 use crate::engine::rng::{self, StreamKind};
 use crate::engine::{EventQueue, Time};
 use crate::scenario::Daemon;
+use crate::scenario::plan::HostsPlan;
 use crate::scenario::plan::{GroupPlan, Plan, StartJobPlan, StartPlan};
 use crate::server::db::HavRow;
 use crate::server::resource::{CPU, Coproc};
 use crate::server::scheduler::{self, Job};
 use crate::server::{APP_VERSION_ID, Project};
 use rand::RngExt;
+use std::sync::Arc;
 
 impl<R: Recorder> World<R> {
     /// Builds the world of a resolved scenario. `recorder` hears of every row
@@ -37,14 +39,34 @@ impl<R: Recorder> World<R> {
         // Sized once: a million hosts never pay for a doubled vector.
         let mut hosts = Vec::with_capacity(plan.host_count());
         let mut groups = Vec::new();
+        let mut imported = Vec::with_capacity(plan.groups.len());
         for (gi, g) in plan.groups.iter().enumerate() {
             let first = hosts.len();
+            // The record of each host of a group with a host export: 4 bytes a host,
+            // for that group only.
+            let mut records = Vec::with_capacity(if g.hosts.is_some() {
+                g.count as usize
+            } else {
+                0
+            });
             for slot in 0..g.count {
                 let index = hosts.len() as u32;
-                let host = group_host(g, gi, slot, index, seed, end, &mut projects);
+                let host = match &g.hosts {
+                    Some(hp) => {
+                        let k = record_of(hp, slot, index, seed);
+                        records.push(k);
+                        imported_host(g, hp, k, gi, slot, index, seed, end)
+                    }
+                    None => group_host(g, gi, slot, index, seed, end, &mut projects),
+                };
                 queue.push(host.joined, host_class, Event::Host(index));
                 hosts.push(Box::new(host));
             }
+            imported.push(g.hosts.as_ref().map(|hp| link::ImportedRows {
+                table: Arc::clone(&hp.table),
+                first: first as u32,
+                records: records.into_boxed_slice(),
+            }));
             groups.push(HostGroupRt {
                 name: g.name.clone(),
                 ctx: g.ctx.clone(),
@@ -87,7 +109,8 @@ impl<R: Recorder> World<R> {
         let check = opts.check_invariants || plan.check_invariants;
         let host_rows = plan.groups.iter().map(|g| g.row.clone()).collect();
         let os_mix = plan.groups.iter().map(|g| g.os_mix.clone()).collect();
-        let backend = Backend::new(projects, recorder, check, host_rows, os_mix, seed);
+        let mut backend = Backend::new(projects, recorder, check, host_rows, os_mix, seed);
+        backend.imported = imported;
         Self {
             backend,
             queue,
@@ -337,6 +360,97 @@ fn enqueue_start_job(
         j.peak_flop_count = j.true_fpops * f;
         j.state = TaskState::Quit;
     }
+}
+
+/// The record of a host export that host `slot` (global `index`) of a group is:
+/// the slot's record in a replay, else one drawn uniformly from the host's own
+/// record stream ([`StreamKind::HostRecord`]), so that no other draw moves.
+fn record_of(hp: &HostsPlan, slot: u32, index: u32, seed: u64) -> u32 {
+    match &hp.replay {
+        Some((records, _)) => records[slot as usize],
+        None => {
+            let n = hp.table.records.len() as u32;
+            rng::stream(seed, StreamKind::HostRecord, index as u64).random_range(0..n)
+        }
+    }
+}
+
+/// Host `slot` of group `g`, which is record `k` of the group's host export: its
+/// CPUs, speed and GPUs are the record's (docs/population.md, "A project's own
+/// hosts"). A replayed host joins at its `create_time` (at 0 if created before the
+/// run) and leaves at its `rpc_time`, both relative to the run's start; a drawn one
+/// joins as the group's `arrival` says and stays `rpc_time − create_time`.
+#[allow(clippy::too_many_arguments)]
+fn imported_host(
+    g: &GroupPlan,
+    hp: &HostsPlan,
+    k: u32,
+    gi: usize,
+    slot: u32,
+    index: u32,
+    seed: u64,
+    end: Time,
+) -> ClientHost {
+    let r = &hp.table.records[k as usize];
+    let mut hrng = rng::stream(seed, StreamKind::Host, index as u64);
+    let (joined, leave_at) = match &hp.replay {
+        Some((_, start)) => {
+            let joined = r.create_time.saturating_sub(*start).clamp(0, end);
+            (joined, r.rpc_time.saturating_sub(*start).max(joined + 1))
+        }
+        None => {
+            let joined = (g.arrival.sample(&mut hrng).max(0.0).ceil() as Time).min(end);
+            (
+                joined,
+                joined.saturating_add(r.rpc_time.saturating_sub(r.create_time).max(1)),
+            )
+        }
+    };
+    let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
+    let avail = Availability::new(&g.ctx.avail, slot, joined, &mut arng);
+    let states = (g.attached.iter())
+        .map(|&(project, share)| ProjectState {
+            project,
+            resource_share: share,
+            ..Default::default()
+        })
+        .collect();
+    let mut host = ClientHost::new(
+        gi as u16, index, r.ncpus, r.p_fpops, hrng, arng, states, avail, joined,
+    );
+    host.leave_at = leave_at;
+    host.truth = truth::host_truth(
+        seed,
+        index,
+        &g.error_prob,
+        &g.wrong_result_prob,
+        g.error_class,
+    );
+    host.coprocs = record_coprocs(hp, r.gpus, seed, index);
+    host
+}
+
+/// The GPUs of a record, each type's peak FLOPS drawn from the group's `coproc`
+/// entry of that type on the host's own coprocessor stream
+/// ([`StreamKind::HostCoproc`]).
+fn record_coprocs(hp: &HostsPlan, gpus: [u8; 3], seed: u64, index: u32) -> Box<[Coproc]> {
+    if gpus == [0; 3] || hp.gpu_peak_flops.iter().all(Option::is_none) {
+        return Box::default();
+    }
+    let mut crng = rng::stream(seed, StreamKind::HostCoproc, index as u64);
+    (crate::scenario::import::hosts::GPU_TYPES.iter().zip(gpus))
+        .zip(&hp.gpu_peak_flops)
+        // A type without its `coproc` entry is left out: the loader refuses one
+        // under the modern client, and the seed client runs CPU jobs only.
+        .filter_map(|(((_, kind), n), peak)| {
+            let peak = peak.as_ref().filter(|_| n > 0)?;
+            Some(Coproc {
+                kind: *kind,
+                count: n.into(),
+                peak_flops: peak.sample(&mut crng).max(1.0),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

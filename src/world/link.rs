@@ -37,6 +37,9 @@ pub(crate) struct Backend<R> {
     host_rows: Vec<HostRow>,
     /// Per group, its operating-system mix (cumulative weights), when it has one.
     os_mix: Vec<Option<OsMix>>,
+    /// By group: the host export a group's hosts are records of, and which record
+    /// each host is, for the attributes of its host records.
+    pub(super) imported: Vec<Option<ImportedRows>>,
     /// The scenario's master seed: a new host record draws its day offset from its
     /// own (host, project) stream.
     seed: u64,
@@ -66,6 +69,7 @@ impl<R: Recorder> Backend<R> {
             counters: RunCounters::default(),
             host_rows,
             os_mix,
+            imported: Vec::new(),
             seed,
             reply: Reply::default(),
             reports: Vec::new(),
@@ -166,7 +170,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
         if hostid == HostId(0) {
             // First contact: the server creates the host record (spec backend §2.4.2).
             let g = req.group as usize;
-            let row = self.host_rows[g].clone();
+            let row = host_row(&self.host_rows, &self.imported, g, req.host_index);
             let os = self.os_mix[g].as_deref();
             let hi = req.host_index as u64;
             hostid = first_contact(p, row, self.seed, hi, pi, req.p_fpops, os);
@@ -245,6 +249,42 @@ impl<R: Recorder> ServerLink for Backend<R> {
             .outage
             .iter()
             .any(|o| o.covers(now) && o.kind == OutageKind::Unreachable)
+    }
+}
+
+/// A group's host export and each of its hosts' record (4 bytes a host).
+pub(crate) struct ImportedRows {
+    pub table: std::sync::Arc<crate::scenario::import::hosts::HostTable>,
+    /// Index of the group's first host in the world.
+    pub first: u32,
+    /// The record of each host of the group, by slot.
+    pub records: Box<[u32]>,
+}
+
+/// The attributes of the host record a host of group `group` (world index `index`)
+/// gets at first contact: the group's, with a host export's record's own memory,
+/// disk, integer speed, operating system and CPU (spec backend §1.4; the texts are
+/// shared, not copied).
+fn host_row(
+    host_rows: &[HostRow],
+    imported: &[Option<ImportedRows>],
+    group: usize,
+    index: u32,
+) -> HostRow {
+    let mut row = host_rows[group].clone();
+    {
+        if let Some(Some(im)) = imported.get(group) {
+            let k = im.records[(index - im.first) as usize];
+            let r = &im.table.records[k as usize];
+            row.p_ncpus = r.ncpus as i32;
+            row.p_iops = r.p_iops;
+            row.m_nbytes = r.m_nbytes;
+            row.d_free = r.d_free;
+            row.os_name = im.table.text(r.os_name).clone();
+            row.p_vendor = im.table.text(r.p_vendor).clone();
+            row.p_model = im.table.text(r.p_model).clone();
+        }
+        row
     }
 }
 

@@ -27,6 +27,7 @@ mod compare;
 mod credit;
 mod fuzz;
 mod gpu_client;
+mod import_hosts;
 mod layering;
 mod outsafe;
 mod pandas_outputs;

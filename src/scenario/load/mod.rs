@@ -19,6 +19,7 @@
 //! which a sweep passes as `--set`s; docs/sweep.md).
 
 mod diagnostics;
+mod imports;
 mod overrides;
 mod population;
 mod spans;
@@ -144,6 +145,13 @@ pub fn load_str(
     let mut problems = validate(&file);
     if problems.is_empty() {
         problems = load_traces(&mut file, origin);
+    }
+    if problems.is_empty() {
+        problems = imports::load_imports(&mut file, origin);
+        if problems.is_empty() && file.host_group.iter().any(|g| g.client_state.is_some()) {
+            // What a client state filled in is checked like the file's own keys.
+            problems = validate(&file);
+        }
     }
     if problems.is_empty() {
         // Before anything is allocated for it.

@@ -9,7 +9,8 @@ use super::{Checker, HostAttrs, host_attrs};
 use crate::client::availability::daily::MAX_OFFSET_HOURS;
 use crate::client::config::Policy;
 use crate::scenario::schema::{
-    AvailabilitySection, ClockTime, Count, DailySection, HostGroup, ModelKeys, ZoneSpec,
+    AvailabilitySection, COUNT_UNSET, ClockTime, Count, DailySection, HostGroup, HostsMode,
+    ModelKeys, ZoneSpec,
 };
 use crate::scenario::start::ClientStart;
 
@@ -168,12 +169,91 @@ impl Checker<'_> {
         }
     }
 
+    /// The importer keys (docs/population.md, "A project's own hosts"): each only
+    /// with the file it applies to, one source of hosts per group, and a count only
+    /// where the group does not take it from the file.
+    fn imports(&mut self, prefix: &str, g: &HostGroup) {
+        let replay = g.hosts_mode.unwrap_or_default() == HostsMode::Replay;
+        if g.hosts_file.is_none() {
+            for (key, given) in [
+                ("hosts_mode", g.hosts_mode.is_some()),
+                ("hosts_start", g.hosts_start.is_some()),
+            ] {
+                if given {
+                    self.push(
+                        format!("{prefix}.{key}"),
+                        format!("{key} applies to a host export; expected hosts_file too"),
+                    );
+                }
+            }
+        } else {
+            if g.client_state.is_some() {
+                self.push(
+                    format!("{prefix}.client_state"),
+                    "a group takes its hosts from a host export or from a client state; expected only one of hosts_file and client_state",
+                );
+            }
+            if replay && g.count != COUNT_UNSET {
+                self.push(
+                    format!("{prefix}.count"),
+                    "a replayed host export has one host per record; expected no count (or hosts_mode = \"resample\")",
+                );
+            }
+            if !replay && g.hosts_start.is_some() {
+                self.push(
+                    format!("{prefix}.hosts_start"),
+                    "hosts_start places a replay in time; expected hosts_mode = \"replay\", or no hosts_start",
+                );
+            }
+            for (key, given) in [
+                (
+                    "p_fpops",
+                    !(g.p_fpops.is_fixed() && g.p_fpops.mean() == 1e9),
+                ),
+                ("lifetime", g.lifetime.is_some() && replay),
+                ("start", g.start.is_some()),
+            ] {
+                if given {
+                    self.push(
+                        format!("{prefix}.{key}"),
+                        format!(
+                            "{key} is taken from the host export; expected no {key} with hosts_file"
+                        ),
+                    );
+                }
+            }
+        }
+        if g.global_prefs.is_some() && g.client_state.is_none() {
+            self.push(
+                format!("{prefix}.global_prefs"),
+                "global_prefs belong to a client state; expected client_state too",
+            );
+        }
+        if g.client_state.is_some() && g.start.is_some() && g.import_data.client.is_none() {
+            self.push(
+                format!("{prefix}.start"),
+                "the client state gives the starting state; expected no [host_group.start] with client_state",
+            );
+        }
+    }
+
     pub(super) fn host_group(&mut self, i: usize, g: &HostGroup) {
         let prefix = format!("host_group.{i}");
         if let Some(start) = &g.start {
             self.client_start(&format!("{prefix}.start"), g, start);
         }
-        if g.count < 1 {
+        self.imports(&prefix, g);
+        if g.count == COUNT_UNSET {
+            // Only a replayed host export or a client state gives the count.
+            if !(g.client_state.is_some()
+                || g.hosts_file.is_some() && g.hosts_mode.unwrap_or_default() == HostsMode::Replay)
+            {
+                self.push(
+                    prefix.clone(),
+                    "missing field `count`; expected the number of hosts",
+                );
+            }
+        } else if g.count < 1 {
             self.push(
                 format!("{prefix}.count"),
                 "count = 0; expected at least 1 host",
