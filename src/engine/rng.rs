@@ -46,6 +46,13 @@ pub enum StreamKind {
     /// A host's coprocessors' peak FLOPS, drawn at creation (id = host index): a
     /// stream of its own, so that giving hosts GPUs changes no other draw.
     HostCoproc = 11,
+    /// A host's background projects (id = host index): their count and shares drawn
+    /// at creation, then their jobs' sizes and delay bounds. Used only by hosts of a
+    /// group with background projects, so no other stream shifts.
+    HostBackground = 12,
+    /// A host's own preferences (`[host_group.prefs]`, id = host index), drawn at
+    /// creation only when the group gives some.
+    HostPrefs = 13,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -18,6 +18,7 @@ use super::start::{ClientStart, ProjectStart};
 use super::validate::{Problem, parse_wu_name};
 use crate::base::dist::Dist;
 use crate::client::availability::{AvailSpec, OnOff, TimeStatsRule};
+use crate::client::background::PrefsDraw;
 use crate::client::config::ClientConfig;
 use crate::client::host::{CLIENT_ERROR_EXIT, GroupCtx, HostBehaviour};
 use crate::client::truth;
@@ -102,6 +103,9 @@ pub struct GroupPlan {
     pub error_class: u32,
     pub coprocs: Vec<CoprocPlan>,
     pub start: Option<StartPlan>,
+    /// The hosts' own preferences (`[host_group.prefs]`), drawn per host; `None`:
+    /// the group's `[client]` values, and no draw.
+    pub prefs: Option<PrefsDraw>,
 }
 
 /// One GPU type of a group's hosts.
@@ -460,6 +464,7 @@ impl Resolver<'_> {
             behaviour: HostBehaviour {
                 outputs: outputs.to_vec(),
                 detach_prob: g.detach_prob,
+                background: g.background.as_ref().map(|b| b.resolve()),
             },
         });
         let attached = if g.shares.is_empty() {
@@ -500,6 +505,7 @@ impl Resolver<'_> {
             error_class,
             coprocs: g.coproc.iter().map(coproc).collect(),
             start,
+            prefs: g.prefs.as_ref().map(|p| p.resolve()),
         }
     }
 

@@ -10,7 +10,9 @@ use crate::client::config::{ClientSection, Policy};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod host_extra;
 pub mod project;
+pub use host_extra::{BackgroundSection, PrefsSection};
 pub use project::*;
 
 /// Host attributes the scheduler reads (spec backend §1.4). Both host groups and
@@ -243,6 +245,15 @@ with_host_attrs! {
         /// Fraction of the time GPU computing is allowed (`gpu_active_frac`).
         #[serde(default = "d_one", skip_serializing_if = "is_one")]
         pub gpu_active_frac: f64,
+        /// The hosts' other projects, whose servers are not simulated
+        /// (`[host_group.background]`). Left out of the echoed configuration when
+        /// absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub background: Option<BackgroundSection>,
+        /// The hosts' own preferences, drawn per host (`[host_group.prefs]`). Left
+        /// out of the echoed configuration when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub prefs: Option<PrefsSection>,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,

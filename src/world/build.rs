@@ -7,6 +7,7 @@ use super::{
     CLASS_END, CLASS_EXPECT, CLASS_SAMPLE, Event, HostGroupRt, Recorder, RunOptions, World,
 };
 use crate::client::availability::Availability;
+use crate::client::background::{BACKGROUND, HostExtra, HostPrefs};
 use crate::client::config::Policy;
 use crate::client::host::{ClientHost, ProjectState, TaskState, TimeStats};
 use crate::client::scripted::ScriptedHost;
@@ -203,7 +204,38 @@ fn group_host(
             }
         }
     }
+    give_extra(g, seed, index, &mut host);
     host
+}
+
+/// Gives `host` its own preferences and its background projects, if its group has
+/// either: the preferences drawn from the host's preferences stream
+/// ([`StreamKind::HostPrefs`]), the background projects' count and shares from its
+/// background stream ([`StreamKind::HostBackground`]), which then draws their jobs.
+/// A group with neither draws nothing and its hosts carry no extra state, so every
+/// other draw and output stays as it was. The background projects come after the
+/// scenario's projects in the host's list: a starting state never names them.
+fn give_extra(g: &GroupPlan, seed: u64, index: u32, host: &mut ClientHost) {
+    let bg = g.ctx.behaviour.background.as_ref();
+    if bg.is_none() && g.prefs.is_none() {
+        return;
+    }
+    let prefs = g.prefs.as_ref().map_or_else(HostPrefs::default, |d| {
+        d.draw(&mut rng::stream(seed, StreamKind::HostPrefs, index as u64))
+    });
+    let mut bg_rng = rng::stream(seed, StreamKind::HostBackground, index as u64);
+    if let Some(b) = bg {
+        let mut shares = Vec::new();
+        b.shares(&mut bg_rng, &mut shares);
+        host.projects.reserve_exact(shares.len());
+        host.projects
+            .extend(shares.iter().map(|&share| ProjectState {
+                project: BACKGROUND,
+                resource_share: share,
+                ..Default::default()
+            }));
+    }
+    host.extra = Some(Box::new(HostExtra { prefs, bg_rng }));
 }
 
 /// The GPUs of host `index` of group `g`: each type's peak FLOPS drawn, in the

@@ -6,8 +6,9 @@
 //! `Checker::host_attrs` in the parent module.
 
 use super::{Checker, HostAttrs, host_attrs};
+use crate::client::background::MAX_BACKGROUND;
 use crate::client::config::Policy;
-use crate::scenario::schema::HostGroup;
+use crate::scenario::schema::{BackgroundSection, HostGroup};
 use crate::scenario::start::ClientStart;
 
 /// A policy's name as the scenario writes it.
@@ -270,6 +271,62 @@ impl Checker<'_> {
             );
         }
         self.coprocs(&prefix, g);
+        if let Some(b) = &g.background {
+            self.background(&format!("{prefix}.background"), b);
+        }
+        if let Some(p) = &g.prefs {
+            for (key, d) in p.keys() {
+                if let Some(m) = d.and_then(|d| d.problem()) {
+                    self.push(format!("{prefix}.prefs.{key}"), m);
+                }
+            }
+        }
         self.host_attrs(&prefix, host_attrs!(g, 1e9));
+    }
+
+    /// `[host_group.background]`: valid distributions, exactly one job size, and
+    /// fixed values that make sense (a count of at most 64, a share >= 0, jobs and
+    /// delay bounds > 0); drawn values are clamped instead.
+    fn background(&mut self, prefix: &str, b: &BackgroundSection) {
+        let dists = [
+            ("projects", Some(&b.projects)),
+            ("share", Some(&b.share)),
+            ("job_flops", b.job_flops.as_ref()),
+            ("job_duration", b.job_duration.as_ref()),
+            ("delay_bound", Some(&b.delay_bound)),
+        ];
+        for (key, d) in dists {
+            let Some(d) = d else { continue };
+            let path = format!("{prefix}.{key}");
+            if let Some(m) = d.problem() {
+                self.push(path, m);
+                continue;
+            }
+            if !d.is_fixed() {
+                continue;
+            }
+            let x = d.mean();
+            let max = MAX_BACKGROUND as f64;
+            let bad = match key {
+                "projects" => (!(0.0..=max).contains(&x))
+                    .then(|| format!("a number of projects from 0 to {MAX_BACKGROUND}")),
+                "share" => (x < 0.0).then(|| "a share >= 0".to_string()),
+                _ => (x <= 0.0).then(|| "a value > 0".to_string()),
+            };
+            if let Some(want) = bad {
+                self.push(path, format!("{key} = {x}; expected {want}"));
+            }
+        }
+        match (&b.job_flops, &b.job_duration) {
+            (Some(_), Some(_)) => self.push(
+                format!("{prefix}.job_duration"),
+                "job_flops and job_duration are both given; expected one job size",
+            ),
+            (None, None) => self.push(
+                prefix.to_string(),
+                "no job size; expected `job_flops` (FLOPs) or `job_duration` (time at the host's speed)",
+            ),
+            _ => {}
+        }
     }
 }
