@@ -235,7 +235,7 @@ fn give_extra(g: &GroupPlan, seed: u64, index: u32, host: &mut ClientHost) {
                 ..Default::default()
             }));
     }
-    host.extra = Some(Box::new(HostExtra { prefs, bg_rng }));
+    host.set_extra(HostExtra { prefs, bg_rng });
 }
 
 /// The GPUs of host `index` of group `g`: each type's peak FLOPS drawn, in the

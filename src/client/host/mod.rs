@@ -209,10 +209,6 @@ pub struct ClientHost {
     /// The host's GPUs, as plain data: the server schedules by them; this client
     /// does not run jobs on them yet.
     pub coprocs: Box<[Coproc]>,
-    /// Preferences of the host's own and the stream of its background jobs, when it
-    /// has either (`None`: its group's `[client]` values and no background project).
-    /// Boxed, so that other hosts pay one pointer.
-    pub extra: Option<Box<HostExtra>>,
 }
 
 impl ClientHost {
@@ -254,7 +250,6 @@ impl ClientHost {
             rec_interval_start: joined as f64,
             merit: HostMerit::default(),
             coprocs: Box::default(),
-            extra: None,
             truth: HostTruth::reliable(crate::engine::rng::stream(
                 0,
                 crate::engine::rng::StreamKind::HostTruth,
@@ -316,7 +311,7 @@ impl ClientHost {
     /// after the host's own `max_ncpus_pct` if it has one
     /// ([`ncpus_for_pct`], BOINC `CLIENT_STATE::set_n_usable_cpus`).
     pub(crate) fn usable_cpus(&self, cfg: &ClientConfig) -> u32 {
-        let n = match &self.extra {
+        let n = match self.extra() {
             Some(x) => ncpus_for_pct(self.ncpus, x.prefs.max_ncpus_pct as f64),
             None => self.ncpus,
         };
@@ -325,14 +320,30 @@ impl ClientHost {
 
     /// The host's own preferences (all `NaN` if it has none).
     pub fn prefs(&self) -> HostPrefs {
-        self.extra
-            .as_ref()
-            .map_or_else(HostPrefs::default, |x| x.prefs)
+        self.extra().map_or_else(HostPrefs::default, |x| x.prefs)
+    }
+
+    /// The host's own preferences and the stream of its background jobs, when it has
+    /// either (`None`: its group's `[client]` values and no background project).
+    /// Boxed behind one pointer kept in [`HostTruth`]'s unused bytes, so that the host
+    /// is no larger for it.
+    pub fn extra(&self) -> Option<&HostExtra> {
+        self.truth.extra.as_deref()
+    }
+
+    pub(crate) fn extra_mut(&mut self) -> Option<&mut HostExtra> {
+        self.truth.extra.as_deref_mut()
+    }
+
+    /// Gives the host its own preferences and background stream (the world's build
+    /// does, from the group's draws; an importer may set explicit values).
+    pub fn set_extra(&mut self, extra: HostExtra) {
+        self.truth.extra = Some(Box::new(extra));
     }
 
     /// `pref` if the host has one, else the group's `group` value.
     fn pref(&self, pref: impl Fn(&HostPrefs) -> f32, group: f64) -> f64 {
-        match &self.extra {
+        match self.extra() {
             Some(x) if !pref(&x.prefs).is_nan() => pref(&x.prefs) as f64,
             _ => group,
         }
@@ -357,7 +368,7 @@ impl ClientHost {
     /// Modern `work_buf_min()` with the host's preferences
     /// ([`ClientConfig::work_buf_min`], spec client §2.2).
     pub(crate) fn work_buf_min(&self, cfg: &ClientConfig) -> f64 {
-        match &self.extra {
+        match self.extra() {
             None => cfg.work_buf_min(),
             Some(_) => ClientConfig::buf_min(self.work_buf_min_days(cfg)),
         }
@@ -366,7 +377,7 @@ impl ClientHost {
     /// Modern `work_buf_total()` with the host's preferences
     /// ([`ClientConfig::work_buf_total`], spec client §2.2).
     pub(crate) fn work_buf_total(&self, cfg: &ClientConfig) -> f64 {
-        match &self.extra {
+        match self.extra() {
             None => cfg.work_buf_total(),
             Some(_) => ClientConfig::buf_total(
                 self.work_buf_min_days(cfg),

@@ -320,8 +320,7 @@ impl ClientHost {
         p.flops_wasted += wasted;
         let asked = work.req_secs > 0.0 || work.req_instances > 0.0;
         // The stream is copied out while jobs are added, and put back after.
-        let (Some(jobs), Some(mut rng)) = (jobs, self.extra.as_ref().map(|x| x.bg_rng.clone()))
-        else {
+        let (Some(jobs), Some(mut rng)) = (jobs, self.extra().map(|x| x.bg_rng.clone())) else {
             return RpcStatus::Ok {
                 new_jobs: 0,
                 request_delay: 0.0,
@@ -363,7 +362,7 @@ impl ClientHost {
             inst -= 1.0;
             n += 1;
         }
-        if let Some(x) = self.extra.as_mut() {
+        if let Some(x) = self.extra_mut() {
             x.bg_rng = rng;
         }
         self.projects[pi].njobs = next_id;
