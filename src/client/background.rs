@@ -79,6 +79,8 @@ pub struct BackgroundProject {
 }
 
 /// A host group's background projects.
+// One per group, never per host or per event: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Background {
     /// Each host draws how many (`projects`, rounded, clamped to

@@ -165,7 +165,7 @@ mod background_tests {
         assert!(bg.nrpcs > 0 && bg.njobs > 0);
         assert_eq!(bg.nrpc_failed, 0);
         assert_eq!(bg.missed_deadline, 0);
-        assert_eq!(bg.no_rsc_apps[0], false);
+        assert!(!bg.no_rsc_apps[0]);
         assert!(bg.no_rsc_apps[1..].iter().all(|&x| x));
     }
 
