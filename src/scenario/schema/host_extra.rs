@@ -3,17 +3,21 @@
 //! (docs/scenario.md). They resolve into [`crate::client::background`]'s types.
 
 use crate::base::dist::Dist;
-use crate::client::background::{Background, BackgroundJobs, JobSize, PrefsDraw};
+use crate::client::background::{
+    Background, BackgroundJobs, BackgroundProject, JobSize, PrefsDraw,
+};
 use serde::{Deserialize, Serialize};
 
 /// `[host_group.background]`: the other projects each host of the group runs beside
-/// the scenario's, whose servers are not simulated.
+/// the scenario's, whose servers are not simulated: drawn per host (`projects`,
+/// `share`), or listed one by one (`[[host_group.background.project]]`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BackgroundSection {
     /// How many background projects a host has: a number or a distribution drawn
-    /// once per host, rounded and clamped to 0–64.
-    pub projects: Dist,
+    /// once per host, rounded and clamped to 0–64. Not with a `project` list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projects: Option<Dist>,
     /// Each background project's resource share, drawn per project (default 100).
     #[serde(default = "d_share")]
     pub share: Dist,
@@ -28,6 +32,26 @@ pub struct BackgroundSection {
     /// A job's delay bound (deadline after sending), drawn per job (default 7 days).
     #[serde(default = "d_delay_bound")]
     pub delay_bound: Dist,
+    /// Instead of `projects`: every host has exactly these background projects, in
+    /// this order; each entry's keys left out are the section's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub project: Vec<BackgroundEntry>,
+}
+
+/// One listed background project (`[[host_group.background.project]]`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundEntry {
+    /// Its resource share (default: the section's `share`, which must then be a
+    /// plain number).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_flops: Option<Dist>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_duration: Option<Dist>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_bound: Option<Dist>,
 }
 
 fn d_share() -> Dist {
@@ -38,19 +62,36 @@ fn d_delay_bound() -> Dist {
 }
 
 impl BackgroundSection {
-    /// The group's background projects (checked: exactly one job size is given;
-    /// without one, jobs of one hour at the host's speed).
+    /// The group's background projects (checked: exactly one job size is given
+    /// for each; without one, jobs of one hour at the host's speed).
     pub fn resolve(&self) -> Background {
-        let size = match (self.job_flops, self.job_duration) {
+        let size = |flops: Option<Dist>, duration: Option<Dist>| match (flops, duration) {
             (Some(f), _) => JobSize::Flops(f),
             (None, Some(d)) => JobSize::Seconds(d),
             (None, None) => JobSize::Seconds(Dist::fixed(3600.0)),
         };
+        if !self.project.is_empty() {
+            let listed = self.project.iter().map(|e| {
+                let own_size = e.job_flops.is_some() || e.job_duration.is_some();
+                BackgroundProject {
+                    share: e.share.unwrap_or(self.share.mean()),
+                    jobs: BackgroundJobs {
+                        size: if own_size {
+                            size(e.job_flops, e.job_duration)
+                        } else {
+                            size(self.job_flops, self.job_duration)
+                        },
+                        delay_bound: e.delay_bound.unwrap_or(self.delay_bound),
+                    },
+                }
+            });
+            return Background::Listed(listed.collect());
+        }
         Background::Drawn {
-            projects: self.projects,
+            projects: self.projects.unwrap_or(Dist::fixed(0.0)),
             share: self.share,
             jobs: BackgroundJobs {
-                size,
+                size: size(self.job_flops, self.job_duration),
                 delay_bound: self.delay_bound,
             },
         }
