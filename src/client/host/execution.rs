@@ -210,10 +210,10 @@ impl ClientHost {
     ///
     /// A background project's job always succeeds and draws nothing
     /// ([`crate::client::background`]). Otherwise the outcome is an error with the
-    /// host's `error_prob`, else a wrong
-    /// output with its `wrong_result_prob` (shared by its error class or unique, see
-    /// [`client::truth`](crate::client::truth)), else the correct output. The three
-    /// draws of the host's main stream are made whatever the app's collision fraction.
+    /// host's `error_prob`, else a wrong output with its `wrong_result_prob` (shared
+    /// by its error class or unique, see [`client::truth`](crate::client::truth)),
+    /// else the correct output. The three draws of the host's main stream are made
+    /// whatever the app's collision fraction.
     pub(crate) fn finish_tasks(
         &mut self,
         now: Time,
