@@ -184,12 +184,22 @@ impl ClientConfig {
 
     /// Modern `work_buf_min()` = `max(work_buf_min_days·86400, 180)` (spec client §2.2).
     pub(crate) fn work_buf_min(&self) -> f64 {
-        (self.work_buf_min_days * SECONDS_PER_DAY).max(180.0)
+        Self::buf_min(self.work_buf_min_days)
     }
 
     /// Modern `work_buf_total()` = `max(work_buf_min() + additional, 1)` (§2.2).
     pub(crate) fn work_buf_total(&self) -> f64 {
-        (self.work_buf_min() + self.work_buf_additional_days * SECONDS_PER_DAY).max(1.0)
+        Self::buf_total(self.work_buf_min_days, self.work_buf_additional_days)
+    }
+
+    /// `work_buf_min()` of a `work_buf_min_days` (a host's own or the group's).
+    pub(crate) fn buf_min(min_days: f64) -> f64 {
+        (min_days * SECONDS_PER_DAY).max(180.0)
+    }
+
+    /// `work_buf_total()` of a `work_buf_min_days` and `work_buf_additional_days`.
+    pub(crate) fn buf_total(min_days: f64, additional_days: f64) -> f64 {
+        (Self::buf_min(min_days) + additional_days * SECONDS_PER_DAY).max(1.0)
     }
 }
 

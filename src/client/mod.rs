@@ -12,7 +12,9 @@
 //!   on neither;
 //! - [`availability`]: on/active/connected processes and traces;
 //! - [`merit`]: the emulator's figures of merit (spec client §5.7);
-//! - [`truth`]: whether an output is right, and how wrong outputs collide.
+//! - [`truth`]: whether an output is right, and how wrong outputs collide;
+//! - [`background`]: a host's other projects, answered by the host itself, and its
+//!   own preferences.
 //!
 //! Below the host are [`estimate`] and [`availability`]: they name no host type (the
 //! host passes a job's numbers to the estimates, and the time statistics it keeps are
@@ -20,6 +22,7 @@
 //! them and never the reverse.
 
 pub mod availability;
+pub mod background;
 pub mod config;
 pub mod estimate;
 pub mod host;

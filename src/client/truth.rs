@@ -86,6 +86,12 @@ pub struct HostTruth {
     /// The host's truth stream: collision draws. Kept apart from the host's main
     /// stream so that adding collisions changes no other draw.
     pub rng: SimRng,
+    /// The host's own preferences and background stream, when it has either
+    /// ([`ClientHost::extra`](super::host::ClientHost::extra)). Not truth: it sits
+    /// here because the fields above leave 12 bytes of this 16-aligned struct unused,
+    /// so a pointer costs the host nothing (a field of the host itself would grow
+    /// it by 16 bytes).
+    pub(crate) extra: Option<Box<super::background::HostExtra>>,
 }
 
 impl HostTruth {
@@ -96,6 +102,7 @@ impl HostTruth {
             wrong_result_prob: 0.0,
             error_class: 0,
             rng,
+            extra: None,
         }
     }
 
@@ -156,6 +163,7 @@ pub(crate) fn host_truth(
         wrong_result_prob,
         error_class: class,
         rng,
+        extra: None,
     }
 }
 

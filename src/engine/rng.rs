@@ -60,6 +60,13 @@ pub enum StreamKind {
     /// The record of a host export a host draws when its group resamples the
     /// export (id = host index): a stream of its own, used only by such groups.
     HostRecord = 15,
+    /// A host's background projects (id = host index): their count and shares drawn
+    /// at creation, then their jobs' sizes and delay bounds. Used only by hosts of a
+    /// group with background projects, so no other stream shifts.
+    HostBackground = 16,
+    /// A host's own preferences (`[host_group.prefs]`, id = host index), drawn at
+    /// creation only when the group gives some.
+    HostPrefs = 17,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

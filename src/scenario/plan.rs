@@ -20,6 +20,7 @@ use crate::base::dist::Dist;
 use crate::client::availability::{
     AvailClass, AvailSpec, Daily, OnOff, TimeStatsRule, Vacation, Window, Zone,
 };
+use crate::client::background::PrefsDraw;
 use crate::client::config::ClientConfig;
 use crate::client::host::{CLIENT_ERROR_EXIT, GroupCtx, HostBehaviour};
 use crate::client::truth;
@@ -115,6 +116,9 @@ pub struct GroupPlan {
     pub start: Option<StartPlan>,
     /// The group's hosts are records of a host export (`hosts_file`).
     pub hosts: Option<HostsPlan>,
+    /// The hosts' own preferences (`[host_group.prefs]`), drawn per host; `None`:
+    /// the group's `[client]` values, and no draw.
+    pub prefs: Option<PrefsDraw>,
 }
 
 /// A group's host export (docs/population.md, "A project's own hosts").
@@ -635,6 +639,7 @@ impl Resolver<'_> {
             behaviour: HostBehaviour {
                 outputs: outputs.to_vec(),
                 detach_prob: g.detach_prob,
+                background: g.background.as_ref().map(|b| b.resolve()),
             },
         });
         let attached = if g.shares.is_empty() {
@@ -693,6 +698,7 @@ impl Resolver<'_> {
                         .map(|c| c.peak_flops)
                 }),
             }),
+            prefs: g.prefs.as_ref().map(|p| p.resolve()),
         }
     }
 

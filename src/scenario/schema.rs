@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub mod availability;
+pub mod host_extra;
 pub mod project;
 pub use availability::*;
+pub use host_extra::{BackgroundSection, PrefsSection};
 pub use project::*;
 
 /// Host attributes the scheduler reads (spec backend §1.4). Both host groups and
@@ -261,6 +263,15 @@ with_host_attrs! {
         /// configuration when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub availability: Option<AvailabilitySection>,
+        /// The hosts' other projects, whose servers are not simulated
+        /// (`[host_group.background]`). Left out of the echoed configuration when
+        /// absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub background: Option<BackgroundSection>,
+        /// The hosts' own preferences, drawn per host (`[host_group.prefs]`). Left
+        /// out of the echoed configuration when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub prefs: Option<PrefsSection>,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,

@@ -98,6 +98,16 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
     for n in &names {
         header.push(format!("{n}_gpu_time_s"));
     }
+    // The background columns exist only when some group has background projects, so
+    // that other runs' tables keep their bytes.
+    let background = has_background(f);
+    if background {
+        header.extend(BACKGROUND_COLUMNS.iter().map(|c| c.to_string()));
+        for n in &names {
+            header.push(format!("{n}_cpu_frac"));
+            header.push(format!("{n}_target_frac"));
+        }
+    }
     // A host's availability class, only when a group has a mixture of them, last,
     // so that every other run's table is unchanged.
     let classes = f.groups.iter().any(|g| !g.ctx.avail.classes.is_empty());
@@ -160,6 +170,9 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
                     .map_or(String::new(), |p| float(p.gpu_time)),
             );
         }
+        if background {
+            background_cells(h, names.len(), &mut row);
+        }
         if classes {
             let class = g.ctx.avail.class_name(h.avail.class());
             row.push(class.unwrap_or_default().to_string());
@@ -167,6 +180,57 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
         w.write_record(&row)?;
     }
     w.flush()
+}
+
+/// The columns of the host's background projects, after the GPU times.
+const BACKGROUND_COLUMNS: [&str; 5] = [
+    "background_projects",
+    "background_share",
+    "background_cpu_time_s",
+    "background_jobs_received",
+    "background_rpcs",
+];
+
+/// Whether some group's hosts have background projects (`[host_group.background]`).
+pub(crate) fn has_background<R>(f: &Finished<R>) -> bool {
+    f.groups
+        .iter()
+        .any(|g| g.ctx.behaviour.background.is_some())
+}
+
+/// A host's background cells: its background projects' count, total share, CPU time,
+/// jobs and RPCs, then per scenario project the fraction of the host's CPU time it
+/// got (`cpu_time_s` over that of all its projects, background ones included) and
+/// the fraction its share entitles it to (its share over all its projects' shares);
+/// empty where the host is not attached or has nothing to divide.
+fn background_cells(h: &ClientHost, nprojects: usize, row: &mut Vec<String>) {
+    let bg = || h.projects.iter().filter(|p| p.is_background());
+    row.extend([
+        bg().count().to_string(),
+        float(bg().map(|p| p.resource_share).sum()),
+        float(bg().map(|p| p.cpu_time).sum()),
+        bg().map(|p| p.njobs).sum::<u64>().to_string(),
+        bg().map(|p| p.nrpcs).sum::<u64>().to_string(),
+    ]);
+    let cpu: f64 = h.projects.iter().map(|p| p.cpu_time).sum();
+    let rs: f64 = h.projects.iter().map(|p| p.resource_share).sum();
+    for pi in 0..nprojects {
+        match h.projects.iter().find(|p| p.project as usize == pi) {
+            Some(p) => {
+                row.push(if cpu > 0.0 {
+                    float(p.cpu_time / cpu)
+                } else {
+                    String::new()
+                });
+                row.push(if rs > 0.0 {
+                    float(p.resource_share / rs)
+                } else {
+                    String::new()
+                });
+            }
+            None => row.extend([String::new(), String::new()]),
+        }
+    }
 }
 
 fn policy_name(g: &HostGroupRt) -> &'static str {
@@ -199,6 +263,22 @@ pub struct ClientProjectTotals {
     pub rpcs_failed: u64,
 }
 
+/// What the hosts' background projects got, over all hosts (only when some group has
+/// them): their CPU time, its part of all CPU time the hosts computed, the part their
+/// shares entitle them to (as [`ClientProjectTotals::target_frac`]), and their jobs
+/// and RPCs, which no project's server saw.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BackgroundTotals {
+    pub projects: u64,
+    pub cpu_time_s: f64,
+    pub cpu_frac: f64,
+    pub target_frac: f64,
+    pub jobs_received: u64,
+    pub deadlines_met: u64,
+    pub deadlines_missed: u64,
+    pub rpcs: u64,
+}
+
 /// The population's figures (spec client §5.7): wasted and idle fractions from the
 /// pooled FLOPs; share violation and monotony as means over hosts; RPCs per job from
 /// the pooled counts.
@@ -215,6 +295,10 @@ pub struct ClientSummary {
     pub rpcs_per_job: f64,
     pub detaches: u64,
     pub projects: BTreeMap<String, ClientProjectTotals>,
+    /// Left out when no group has background projects, so other runs' summaries
+    /// keep their bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<BackgroundTotals>,
 }
 
 pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
@@ -224,6 +308,8 @@ pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
     let (mut rpcs, mut jobs) = (0u64, 0u64);
     let mut totals: Vec<ClientProjectTotals> = vec![Default::default(); f.projects.len()];
     let mut target_w = vec![0.0; f.projects.len()];
+    let mut bg = BackgroundTotals::default();
+    let mut bg_target_w = 0.0;
     for h in &f.hosts {
         let g = &f.groups[h.group as usize];
         let fig = host_figures(h, g);
@@ -240,10 +326,23 @@ pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
         let rs: f64 = h.projects.iter().map(|p| p.resource_share).sum();
         let cpu: f64 = h.projects.iter().map(|p| p.cpu_time).sum();
         for p in &h.projects {
-            let t = &mut totals[p.project as usize];
             wasted += p.flops_wasted;
             rpcs += p.nrpcs;
             jobs += p.njobs;
+            if p.is_background() {
+                // No world project: its figures go to the background totals.
+                bg.projects += 1;
+                bg.cpu_time_s += p.cpu_time;
+                bg.jobs_received += p.njobs;
+                bg.deadlines_met += p.met_deadline;
+                bg.deadlines_missed += p.missed_deadline;
+                bg.rpcs += p.nrpcs;
+                if rs > 0.0 {
+                    bg_target_w += cpu * p.resource_share / rs;
+                }
+                continue;
+            }
+            let t = &mut totals[p.project as usize];
             t.cpu_time_s += p.cpu_time;
             t.credit += credit(f, p.project as usize, p.hostid.0);
             t.jobs_received += p.njobs;
@@ -275,13 +374,22 @@ pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
     } else {
         0.0
     };
-    let cpu_all: f64 = totals.iter().map(|t| t.cpu_time_s).sum();
+    // All CPU time the hosts computed, the background projects' included (added
+    // last: without them the sum is the same number as before).
+    let cpu_all: f64 = totals.iter().map(|t| t.cpu_time_s).sum::<f64>() + bg.cpu_time_s;
     for (pi, mut t) in totals.into_iter().enumerate() {
         if cpu_all > 0.0 {
             t.cpu_frac = t.cpu_time_s / cpu_all;
             t.target_frac = target_w[pi] / cpu_all;
         }
         s.projects.insert(f.projects[pi].name.clone(), t);
+    }
+    if has_background(f) {
+        if cpu_all > 0.0 {
+            bg.cpu_frac = bg.cpu_time_s / cpu_all;
+            bg.target_frac = bg_target_w / cpu_all;
+        }
+        s.background = Some(bg);
     }
     s
 }

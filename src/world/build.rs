@@ -7,6 +7,7 @@ use super::{
     CLASS_END, CLASS_EXPECT, CLASS_SAMPLE, Event, HostGroupRt, Recorder, RunOptions, World,
 };
 use crate::client::availability::Availability;
+use crate::client::background::{BACKGROUND, HostExtra, HostPrefs};
 use crate::client::config::Policy;
 use crate::client::host::{ClientHost, ProjectState, TaskState, TimeStats};
 use crate::client::scripted::ScriptedHost;
@@ -180,17 +181,7 @@ fn group_host(
     let leave_at = g.lifetime.as_ref().map_or(Time::MAX, |d| {
         joined.saturating_add(d.sample(&mut hrng).max(1.0).ceil() as Time)
     });
-    // Availability has its own stream, so the periods a host is on do not shift
-    // with what it draws for its jobs.
-    let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
-    let spec = &g.ctx.avail;
-    let avail = if spec.has_traits() {
-        // The class and own fractions come from a stream of their own.
-        let mut trng = rng::stream(seed, StreamKind::HostAvailTraits, index as u64);
-        Availability::join(spec, spec.draw_traits(&mut trng), slot, joined, &mut arng)
-    } else {
-        Availability::new(spec, slot, joined, &mut arng)
-    };
+    let (avail, arng) = join_availability(g, seed, slot, index, joined);
     // Hardware drawn per host has its own stream too, used only when asked for.
     let mut hw = (g.ncpus_dist.is_some()
         || g.coprocs
@@ -245,6 +236,7 @@ fn group_host(
             }
         }
     }
+    give_extra(g, seed, index, &mut host);
     host
 }
 
@@ -255,6 +247,59 @@ fn whole(x: f64, min: u32) -> u32 {
     } else {
         x.round().clamp(min as f64, u32::MAX as f64) as u32
     }
+}
+
+/// Gives `host` its own preferences and its background projects, if its group has
+/// either: the preferences drawn from the host's preferences stream
+/// ([`StreamKind::HostPrefs`]), the background projects' count and shares from its
+/// background stream ([`StreamKind::HostBackground`]), which then draws their jobs.
+/// A group with neither draws nothing and its hosts carry no extra state, so every
+/// other draw and output stays as it was. The background projects come after the
+/// scenario's projects in the host's list: a starting state never names them.
+fn give_extra(g: &GroupPlan, seed: u64, index: u32, host: &mut ClientHost) {
+    let bg = g.ctx.behaviour.background.as_ref();
+    if bg.is_none() && g.prefs.is_none() {
+        return;
+    }
+    let prefs = g.prefs.as_ref().map_or_else(HostPrefs::default, |d| {
+        d.draw(&mut rng::stream(seed, StreamKind::HostPrefs, index as u64))
+    });
+    let mut bg_rng = rng::stream(seed, StreamKind::HostBackground, index as u64);
+    if let Some(b) = bg {
+        let mut shares = Vec::new();
+        b.shares(&mut bg_rng, &mut shares);
+        host.projects.reserve_exact(shares.len());
+        host.projects
+            .extend(shares.iter().map(|&share| ProjectState {
+                project: BACKGROUND,
+                resource_share: share,
+                ..Default::default()
+            }));
+    }
+    host.set_extra(HostExtra { prefs, bg_rng });
+}
+
+/// The availability of host `slot` (global `index`) of group `g`, joining at
+/// `joined`, and the availability stream it goes on drawing from. Availability has
+/// its own stream, so the periods a host is on do not shift with what it draws for
+/// its jobs; a class and own fractions come from a stream of their own
+/// ([`StreamKind::HostAvailTraits`]), only in a group that asks for them.
+fn join_availability(
+    g: &GroupPlan,
+    seed: u64,
+    slot: u32,
+    index: u32,
+    joined: Time,
+) -> (Availability, rng::SimRng) {
+    let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
+    let spec = &g.ctx.avail;
+    let avail = if spec.has_traits() {
+        let mut trng = rng::stream(seed, StreamKind::HostAvailTraits, index as u64);
+        Availability::join(spec, spec.draw_traits(&mut trng), slot, joined, &mut arng)
+    } else {
+        Availability::new(spec, slot, joined, &mut arng)
+    };
+    (avail, arng)
 }
 
 /// The GPUs of host `index` of group `g`: each type's peak FLOPS drawn, in the
@@ -406,8 +451,7 @@ fn imported_host(
             )
         }
     };
-    let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
-    let avail = Availability::new(&g.ctx.avail, slot, joined, &mut arng);
+    let (avail, arng) = join_availability(g, seed, slot, index, joined);
     let states = (g.attached.iter())
         .map(|&(project, share)| ProjectState {
             project,
@@ -427,6 +471,7 @@ fn imported_host(
         g.error_class,
     );
     host.coprocs = record_coprocs(hp, r.gpus, seed, index);
+    give_extra(g, seed, index, &mut host);
     host
 }
 

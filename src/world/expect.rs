@@ -293,8 +293,13 @@ pub(crate) fn verify_client(
             .iter()
             .filter(|j| j.is_running())
             .map(|j| {
-                let pi = h.projects[j.project as usize].project as usize;
-                project_names.get(pi).map_or("?", |s| s.as_str())
+                let p = &h.projects[j.project as usize];
+                if p.is_background() {
+                    return "background"; // no world project
+                }
+                project_names
+                    .get(p.project as usize)
+                    .map_or("?", |s| s.as_str())
             })
             .collect();
         names.sort_unstable();

@@ -243,12 +243,14 @@ impl<R: Recorder> ServerLink for Backend<R> {
         })
     }
 
+    /// A background project's web server (no world project) always answers.
     fn master_fetch(&mut self, now: Time, project: u16) -> bool {
-        !self.projects[project as usize]
-            .cfg
-            .outage
-            .iter()
-            .any(|o| o.covers(now) && o.kind == OutageKind::Unreachable)
+        self.projects.get(project as usize).is_none_or(|p| {
+            !p.cfg
+                .outage
+                .iter()
+                .any(|o| o.covers(now) && o.kind == OutageKind::Unreachable)
+        })
     }
 }
 

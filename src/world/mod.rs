@@ -341,12 +341,15 @@ impl<R: Recorder> World<R> {
             h.wake(now, ctx, &mut self.backend)?.min(h.leave_at)
         };
         for p in h.projects.iter_mut().filter(|p| p.backoffs_pending > 0) {
-            self.backend.recorder.backoffs(
-                p.project as usize,
-                now,
-                p.backoffs_pending,
-                p.backoff_pending_s,
-            );
+            // A background project's backoffs are no project's (none ever fails).
+            if !p.is_background() {
+                self.backend.recorder.backoffs(
+                    p.project as usize,
+                    now,
+                    p.backoffs_pending,
+                    p.backoff_pending_s,
+                );
+            }
             p.backoffs_pending = 0;
             p.backoff_pending_s = 0.0;
         }

@@ -1319,13 +1319,14 @@ fn start_job_of_another_project_and_bad_progress() {
 }
 
 /// The world numbers projects in 16 bits, and so does a client job the project it
-/// belongs to: a scenario with more than 65,536 projects is refused, not wrapped.
+/// belongs to; the last number marks a host's background projects: a scenario with
+/// more than 65,535 projects is refused, not wrapped.
 #[test]
 fn a_scenario_with_too_many_projects_is_refused() {
     let mut text = String::from("[simulation]\nduration = \"1d\"\n\n");
-    for i in 0..65_537 {
+    for i in 0..65_536 {
         text.push_str(&format!("[project.p{i}]\n"));
     }
     let m = err(&text);
-    has(&m, &["`project`", "65537 projects; expected at most 65536"]);
+    has(&m, &["`project`", "65536 projects; expected at most 65535"]);
 }

@@ -20,6 +20,7 @@ mod common;
 
 mod app_summary;
 mod app_versions;
+mod background;
 mod bad_input;
 mod cli;
 mod client_properties;

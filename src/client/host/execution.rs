@@ -208,10 +208,12 @@ impl ClientHost {
     /// succeeds updates its project's DCF (spec client §3.6). The caller credits
     /// policy state (seed `exp_avg_cpu`) through `on_done`.
     ///
-    /// Otherwise the outcome is an error with the host's `error_prob`, else a wrong
-    /// output with its `wrong_result_prob` (shared by its error class or unique, see
-    /// [`client::truth`](crate::client::truth)), else the correct output. The three
-    /// draws of the host's main stream are made whatever the app's collision fraction.
+    /// A background project's job always succeeds and draws nothing
+    /// ([`crate::client::background`]). Otherwise the outcome is an error with the
+    /// host's `error_prob`, else a wrong output with its `wrong_result_prob` (shared
+    /// by its error class or unique, see [`client::truth`](crate::client::truth)),
+    /// else the correct output. The three draws of the host's main stream are made
+    /// whatever the app's collision fraction.
     pub(crate) fn finish_tasks(
         &mut self,
         now: Time,
@@ -228,6 +230,10 @@ impl ClientHost {
             let (cs, es, out, correct) = if j.time_limit_exceeded {
                 let es = exit_status::EXIT_TIME_LIMIT_EXCEEDED;
                 (client_state::COMPUTE_ERROR, es, 0.0, None)
+            } else if self.projects[j.project as usize].is_background() {
+                // A background project's job never errs and draws nothing: no server
+                // validates it, and the host's draws for our jobs do not shift.
+                (client_state::FILES_UPLOADED, 0, 0.0, None)
             } else if self.rng.random::<f64>() < self.truth.error_prob {
                 (client_state::COMPUTE_ERROR, CLIENT_ERROR_EXIT, 0.0, None)
             } else if self.rng.random::<f64>() < self.truth.wrong_result_prob {

@@ -66,9 +66,12 @@ impl ClientHost {
             ..ts
         };
         let (window, frac) = match cfg.policy {
-            Policy::SeedDebt => (cfg.work_buf_max_days * SECONDS_PER_DAY, ts.active_frac),
+            Policy::SeedDebt => (
+                self.work_buf_max_days(cfg) * SECONDS_PER_DAY,
+                ts.active_frac,
+            ),
             Policy::ModernRec => (
-                cfg.work_buf_total(),
+                self.work_buf_total(cfg),
                 (ts.on_frac * ts.active_frac).clamp(0.01, 1.0),
             ),
         };

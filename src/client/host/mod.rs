@@ -42,6 +42,7 @@ pub use rpc::{RpcReason, RpcReply, RpcRequest, RpcStatus, ServerLink, WorkReques
 pub use super::availability::TimeStats;
 
 use super::availability::{AvailSpec, Availability};
+use super::background::{BACKGROUND, Background, HostExtra, HostPrefs, ncpus_for_pct};
 use super::config::ClientConfig;
 use super::estimate::Dcf;
 use super::merit::HostMerit;
@@ -129,6 +130,12 @@ pub struct ProjectState {
 }
 
 impl ProjectState {
+    /// Whether this is one of the host's background projects, whose servers are not
+    /// simulated ([`super::background`]): its slot carries no world project.
+    pub fn is_background(&self) -> bool {
+        self.project == BACKGROUND
+    }
+
     /// Records the backoff just set by a failed RPC or master fetch: its length is
     /// `min_rpc_time - now`.
     pub(crate) fn note_backoff(&mut self, now: f64) {
@@ -147,6 +154,9 @@ pub struct HostBehaviour {
     /// Probability, per scheduler RPC, that the client was detached and re-attached
     /// since its last RPC to that project (spec backend §2.4.2).
     pub detach_prob: f64,
+    /// The group's background projects (`[host_group.background]`), if any: the jobs
+    /// of each host's `k`-th one ([`super::background`]).
+    pub background: Option<Background>,
 }
 
 /// What a host group shares: its client configuration, job behaviour and
@@ -297,9 +307,83 @@ impl ClientHost {
         cfg.bce_compat_compute_when_off || self.avail.computing()
     }
 
-    /// Number of CPUs the client uses (`min(p_ncpus, max_cpus)` in the seed era).
+    /// Number of CPUs the client uses (`min(p_ncpus, max_cpus)` in the seed era),
+    /// after the host's own `max_ncpus_pct` if it has one
+    /// ([`ncpus_for_pct`], BOINC `CLIENT_STATE::set_n_usable_cpus`).
     pub(crate) fn usable_cpus(&self, cfg: &ClientConfig) -> u32 {
-        self.ncpus.min(cfg.max_cpus).max(1)
+        let n = match self.extra() {
+            Some(x) => ncpus_for_pct(self.ncpus, x.prefs.max_ncpus_pct as f64),
+            None => self.ncpus,
+        };
+        n.min(cfg.max_cpus).max(1)
+    }
+
+    /// The host's own preferences (all `NaN` if it has none).
+    pub fn prefs(&self) -> HostPrefs {
+        self.extra().map_or_else(HostPrefs::default, |x| x.prefs)
+    }
+
+    /// The host's own preferences and the stream of its background jobs, when it has
+    /// either (`None`: its group's `[client]` values and no background project).
+    /// Boxed behind one pointer kept in [`HostTruth`]'s unused bytes, so that the host
+    /// is no larger for it.
+    pub fn extra(&self) -> Option<&HostExtra> {
+        self.truth.extra.as_deref()
+    }
+
+    pub(crate) fn extra_mut(&mut self) -> Option<&mut HostExtra> {
+        self.truth.extra.as_deref_mut()
+    }
+
+    /// Gives the host its own preferences and background stream (the world's build
+    /// does, from the group's draws; an importer may set explicit values).
+    pub fn set_extra(&mut self, extra: HostExtra) {
+        self.truth.extra = Some(Box::new(extra));
+    }
+
+    /// `pref` if the host has one, else the group's `group` value.
+    fn pref(&self, pref: impl Fn(&HostPrefs) -> f32, group: f64) -> f64 {
+        match self.extra() {
+            Some(x) if !pref(&x.prefs).is_nan() => pref(&x.prefs) as f64,
+            _ => group,
+        }
+    }
+
+    /// `work_buf_min_days`: the host's own, or its group's (spec client §1.1, §2.1).
+    pub(crate) fn work_buf_min_days(&self, cfg: &ClientConfig) -> f64 {
+        self.pref(|p| p.work_buf_min_days, cfg.work_buf_min_days)
+    }
+
+    /// `work_buf_additional_days` (modern): the host's own, or its group's (§2.1).
+    pub(crate) fn work_buf_additional_days(&self, cfg: &ClientConfig) -> f64 {
+        self.pref(|p| p.work_buf_additional_days, cfg.work_buf_additional_days)
+    }
+
+    /// `work_buf_max_days` (seed high water mark): the host's own, or its group's
+    /// (§1.1).
+    pub(crate) fn work_buf_max_days(&self, cfg: &ClientConfig) -> f64 {
+        self.pref(|p| p.work_buf_max_days, cfg.work_buf_max_days)
+    }
+
+    /// Modern `work_buf_min()` with the host's preferences
+    /// ([`ClientConfig::work_buf_min`], spec client §2.2).
+    pub(crate) fn work_buf_min(&self, cfg: &ClientConfig) -> f64 {
+        match self.extra() {
+            None => cfg.work_buf_min(),
+            Some(_) => ClientConfig::buf_min(self.work_buf_min_days(cfg)),
+        }
+    }
+
+    /// Modern `work_buf_total()` with the host's preferences
+    /// ([`ClientConfig::work_buf_total`], spec client §2.2).
+    pub(crate) fn work_buf_total(&self, cfg: &ClientConfig) -> f64 {
+        match self.extra() {
+            None => cfg.work_buf_total(),
+            Some(_) => ClientConfig::buf_total(
+                self.work_buf_min_days(cfg),
+                self.work_buf_additional_days(cfg),
+            ),
+        }
     }
 
     /// The common start of every host event: integrates progress up to `now` under

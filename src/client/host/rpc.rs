@@ -7,6 +7,7 @@
 
 use super::{ClientHost, ClientJob, HostBehaviour, TaskState};
 use crate::client::availability::TimeStats;
+use crate::client::background::{BOUND_FACTOR, MAX_JOBS_PER_REPLY};
 use crate::client::config::ClientConfig;
 use crate::engine::Time;
 use crate::server::db::OutputStatus;
@@ -177,6 +178,9 @@ impl ClientHost {
         cfg: &ClientConfig,
         server: &mut S,
     ) -> Result<RpcStatus, S::Error> {
+        if self.projects[pi].is_background() {
+            return Ok(self.background_rpc(now, pi, work, behaviour, cfg));
+        }
         let detach = behaviour.detach_prob > 0.0
             && {
                 let u: f64 = self.rng.random();
@@ -216,20 +220,7 @@ impl ClientHost {
                 p.hostid = reply.hostid;
                 p.no_rsc_apps = reply.no_rsc_apps;
                 // Reported results are acknowledged and leave the client.
-                let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
-                self.jobs.retain(|j| {
-                    if j.project as usize == pi && j.ready_to_report() {
-                        if now > j.report_deadline {
-                            missed += 1;
-                            wasted += j.peak_flop_count;
-                        } else {
-                            met += 1;
-                        }
-                        false
-                    } else {
-                        true
-                    }
-                });
+                let (met, missed, wasted) = self.drop_reported(now, pi);
                 // The server's aborts: the job stops and is reported as aborted by
                 // the project (`result_abort`; `_if_not_started` only before it ran).
                 let aborts = reply.aborts.iter().map(|&r| (r, false));
@@ -253,6 +244,7 @@ impl ClientHost {
                 p.missed_deadline += missed;
                 p.flops_wasted += wasted;
                 p.njobs += reply.jobs.len() as u64;
+
                 for job in reply.jobs {
                     // A job the client already has only gets the new deadline.
                     if let Some(j) = self
@@ -268,5 +260,116 @@ impl ClientHost {
             }
         }
         Ok(status)
+    }
+
+    /// Drops project `pi`'s reported results, acknowledged by a reply at `now`, and
+    /// returns how many met and missed their deadline and the peak FLOPs of the late
+    /// ones (spec client §5.7 `flops_wasted`).
+    fn drop_reported(&mut self, now: Time, pi: usize) -> (u64, u64, f64) {
+        let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
+        self.jobs.retain(|j| {
+            if j.project as usize == pi && j.ready_to_report() {
+                if now > j.report_deadline {
+                    missed += 1;
+                    wasted += j.peak_flop_count;
+                } else {
+                    met += 1;
+                }
+                false
+            } else {
+                true
+            }
+        });
+        (met, missed, wasted)
+    }
+
+    /// A scheduler RPC to background project `pi`, answered by the host itself: its
+    /// servers are not simulated ([`crate::client::background`]). The reply always
+    /// comes (the project is never down, and never detaches the host): it
+    /// acknowledges every reported result and fills the request as BOINC's scheduler
+    /// does (spec backend §2.4.4): jobs are sent while CPU seconds or instances are
+    /// still asked for, each counting its estimate and one instance, up to
+    /// [`MAX_JOBS_PER_REPLY`]. A job's size and delay bound are drawn from the host's
+    /// background stream; its estimate is exact, its app version runs on one CPU at
+    /// the host's speed, and it has no GPU version (`no_rsc_apps` for every GPU type).
+    /// It allocates nothing but the jobs it adds to the queue.
+    fn background_rpc(
+        &mut self,
+        now: Time,
+        pi: usize,
+        work: WorkRequest,
+        behaviour: &HostBehaviour,
+        cfg: &ClientConfig,
+    ) -> RpcStatus {
+        let (met, missed, wasted) = self.drop_reported(now, pi);
+        let first_bg = self.projects.iter().position(|p| p.is_background());
+        let k = pi - first_bg.unwrap_or(pi);
+        let jobs = behaviour
+            .background
+            .as_ref()
+            .and_then(|b| b.jobs(k))
+            .copied();
+        let p = &mut self.projects[pi];
+        p.last_request = work;
+        p.nrpcs += 1;
+        // A known host from now on, as after a first contact (spec client §2.9).
+        p.hostid = HostId(1);
+        p.no_rsc_apps = std::array::from_fn(|r| r != crate::server::resource::CPU);
+        p.met_deadline += met;
+        p.missed_deadline += missed;
+        p.flops_wasted += wasted;
+        let asked = work.req_secs > 0.0 || work.req_instances > 0.0;
+        // The stream is copied out while jobs are added, and put back after.
+        let (Some(jobs), Some(mut rng)) = (jobs, self.extra().map(|x| x.bg_rng.clone())) else {
+            return RpcStatus::Ok {
+                new_jobs: 0,
+                request_delay: 0.0,
+                no_work: asked,
+            };
+        };
+        let (mut secs, mut inst) = (work.req_secs, work.req_instances);
+        let mut n = 0u32;
+        let p_fpops = self.p_fpops;
+        let mut next_id = self.projects[pi].njobs;
+        while (secs > 0.0 || inst > 0.0) && n < MAX_JOBS_PER_REPLY {
+            let size = jobs.size.draw(&mut rng, p_fpops);
+            let delay = jobs.delay_bound.sample(&mut rng);
+            let delay = if delay.is_finite() {
+                delay.max(1.0)
+            } else {
+                1.0
+            };
+            next_id += 1;
+            let id = next_id as u32;
+            let job = Job {
+                result_id: ResultId(id),
+                workunit_id: WuId(id),
+                appid: 1,
+                app_version_id: 0,
+                proc_type: crate::server::resource::ProcType::Cpu,
+                avg_ncpus: 1.0,
+                gpu_usage: 0.0,
+                rsc_fpops_est: size,
+                rsc_fpops_bound: size * BOUND_FACTOR,
+                flops: p_fpops,
+                true_fpops: size,
+                true_flops: p_fpops,
+                report_deadline: now.saturating_add(delay.ceil() as Time),
+                resend: false,
+            };
+            self.receive(pi, &job, now, cfg.policy);
+            secs -= size / p_fpops;
+            inst -= 1.0;
+            n += 1;
+        }
+        if let Some(x) = self.extra_mut() {
+            x.bg_rng = rng;
+        }
+        self.projects[pi].njobs = next_id;
+        RpcStatus::Ok {
+            new_jobs: n,
+            request_delay: 0.0,
+            no_work: asked && n == 0,
+        }
     }
 }

@@ -140,9 +140,58 @@ fn quitting_loses_the_work_since_the_last_checkpoint() {
     assert!((h.jobs[0].flops_left - 2400.0 * 1e9).abs() < 1.0);
 }
 
+/// A host's size is the client's memory per host, a million of them in a large run:
+/// the preferences and background stream are one pointer, in bytes the host's truth
+/// left unused, so the host is no larger for them.
 #[test]
-fn a_host_stays_small() {
-    // A hundred thousand hosts: the availability models a group may choose (daily
-    // patterns, vacations, classes, fractions per host) add nothing per host.
+fn host_size() {
+    assert_eq!(std::mem::size_of::<HostTruth>(), 48);
     assert_eq!(std::mem::size_of::<ClientHost>(), 384);
+    assert_eq!(std::mem::size_of::<ProjectState>(), 400);
+}
+
+/// A host's own preferences replace its group's, each on its own; without any, the
+/// group's values are read unchanged (spec client §1.1, §2.1, §2.2).
+#[test]
+fn own_preferences_replace_the_groups() {
+    use crate::client::background::{HostExtra, HostPrefs};
+    use crate::client::config::Policy;
+    let cfg = ClientConfig::resolve(&ClientSection::default(), Some(Policy::ModernRec));
+    let mut h = host(8);
+    assert_eq!(h.usable_cpus(&cfg), 8);
+    assert_eq!(h.work_buf_min(&cfg), 8640.0);
+    assert_eq!(h.work_buf_total(&cfg), 51_840.0);
+    let extra = |prefs| HostExtra {
+        prefs,
+        bg_rng: stream(1, StreamKind::HostBackground, 0),
+    };
+    // No own value: still the group's.
+    h.set_extra(extra(HostPrefs::default()));
+    assert_eq!(h.usable_cpus(&cfg), 8);
+    assert_eq!(h.work_buf_min(&cfg), 8640.0);
+    assert_eq!(h.work_buf_total(&cfg), 51_840.0);
+    h.set_extra(extra(HostPrefs {
+        work_buf_min_days: 1.0,
+        work_buf_additional_days: 2.5,
+        work_buf_max_days: 4.0,
+        max_ncpus_pct: 60.0,
+    }));
+    assert_eq!(h.usable_cpus(&cfg), 4); // floor(8 · 0.6)
+    assert_eq!(h.work_buf_min(&cfg), 86_400.0);
+    assert_eq!(h.work_buf_total(&cfg), 302_400.0); // 3.5 days
+    assert_eq!(h.work_buf_max_days(&cfg), 4.0);
+    // Only the additional days: the minimum stays the group's.
+    h.set_extra(extra(HostPrefs {
+        work_buf_additional_days: 0.0,
+        ..HostPrefs::default()
+    }));
+    assert_eq!(h.work_buf_min(&cfg), 8640.0);
+    assert_eq!(h.work_buf_total(&cfg), 8640.0);
+    // The seed era's CPU limit still applies after the percentage.
+    let seed = ClientConfig::resolve(&ClientSection::default(), Some(Policy::SeedDebt));
+    h.set_extra(extra(HostPrefs {
+        max_ncpus_pct: 75.0,
+        ..HostPrefs::default()
+    }));
+    assert_eq!(h.usable_cpus(&seed), 2); // min(floor(8 · 0.75), max_cpus 2)
 }

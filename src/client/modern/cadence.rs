@@ -211,7 +211,7 @@ fn rpc_wake(
     // Report triggers, per project: the earliest result to become due (strict `>`).
     let np = host.projects.len();
     let mut due: SmallBuf<(f64, u32), 16> = SmallBuf::filled(np, (f64::INFINITY, 0));
-    let cushion = report_cushion(cfg);
+    let cushion = report_cushion(host, cfg);
     for j in host.jobs.iter().filter(|j| j.ready_to_report()) {
         let d = &mut due[j.project as usize];
         let by_age = (j.completed_time as f64 + MAX_REPORT_DELAY).floor() + 1.0;
@@ -273,9 +273,9 @@ fn fetch_time(host: &ClientHost, rr: &RrOut, rsc: ProcType, now: f64, cfg: &Clie
             if rr.nidle_now <= 0.0 {
                 continue; // a backup project asks only when an instance is idle now
             }
-            cross(zero_share_threshold(cfg))
+            cross(zero_share_threshold(host.work_buf_min_days(cfg)))
         } else {
-            cross(cfg.work_buf_min())
+            cross(host.work_buf_min(cfg))
         };
         fetch = fetch.min(
             buf.max(p.min_rpc_time.ceil())

@@ -244,8 +244,8 @@ pub(crate) fn rr_simulation(
     }
     let nidle_now = (nf - nused).max(0.0);
 
-    let buf_end = now + cfg.work_buf_total();
-    let comp_cushion = cfg.work_buf_min() + DEADLINE_CUSHION;
+    let buf_end = now + host.work_buf_total(cfg);
+    let comp_cushion = host.work_buf_min(cfg) + DEADLINE_CUSHION;
     let mut sim_now = now;
     let (mut shortfall, mut saturated_time, mut dmi) = (0.0, 0.0, 0.0);
     while !active.is_empty() {

@@ -26,8 +26,8 @@ pub(crate) const MAX_REPORT_DELAY: f64 = 3600.0;
 pub(crate) const REPORT_DEADLINE_CUSHION: f64 = 86_400.0;
 
 /// Report if within this of the deadline: `max(REPORT_DEADLINE_CUSHION, work_buf_min())`.
-pub(crate) fn report_cushion(cfg: &ClientConfig) -> f64 {
-    REPORT_DEADLINE_CUSHION.max(cfg.work_buf_min())
+pub(crate) fn report_cushion(host: &ClientHost, cfg: &ClientConfig) -> f64 {
+    REPORT_DEADLINE_CUSHION.max(host.work_buf_min(cfg))
 }
 
 /// What a round did.
@@ -112,7 +112,7 @@ pub(crate) fn project_with_overdue_results(
     now: f64,
     cfg: &ClientConfig,
 ) -> Option<usize> {
-    let cushion = report_cushion(cfg);
+    let cushion = report_cushion(host, cfg);
     let mut n_ready: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), 0);
     for j in host.jobs.iter().filter(|j| j.ready_to_report()) {
         let pi = j.project as usize;

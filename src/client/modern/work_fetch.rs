@@ -81,9 +81,10 @@ pub(crate) fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
     }
 }
 
-/// The `ZERO_SHARE` threshold: `min(work_buf_min_days·86400, WF_EST_FETCH_TIME)`.
-pub(crate) fn zero_share_threshold(cfg: &ClientConfig) -> f64 {
-    (cfg.work_buf_min_days * SECONDS_PER_DAY).min(WF_EST_FETCH_TIME)
+/// The `ZERO_SHARE` threshold: `min(work_buf_min_days·86400, WF_EST_FETCH_TIME)`, of
+/// the host's `work_buf_min_days` ([`ClientHost::work_buf_min_days`]).
+pub(crate) fn zero_share_threshold(work_buf_min_days: f64) -> f64 {
+    (work_buf_min_days * SECONDS_PER_DAY).min(WF_EST_FETCH_TIME)
 }
 
 /// `compute_rsc_project_reason` for processor type `rsc`, whose simulation is `rr`
@@ -93,11 +94,12 @@ pub(crate) fn rsc_reason(
     rr: &RrOut,
     rsc: ProcType,
     now: f64,
-    cfg: &ClientConfig,
+    work_buf_min_days: f64,
 ) -> RscReason {
     if p.no_rsc_apps[rsc.index()] {
         RscReason::NoApps
-    } else if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(cfg) {
+    } else if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(work_buf_min_days)
+    {
         RscReason::ZeroShare
     } else if p.backoff_time[rsc.index()] > now {
         RscReason::BackedOff
@@ -117,9 +119,10 @@ pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut Rr
     let np = host.projects.len();
     let n = host.usable_cpus(cfg) as f64;
     let mut proj: SmallBuf<WfProject, 16> = SmallBuf::filled(np, WfProject::default());
+    let min_days = host.work_buf_min_days(cfg);
     for (w, p) in proj.iter_mut().zip(&host.projects) {
         w.reason = project_reason(p, now);
-        w.rsc = rsc_reason(p, &rr, ProcType::Cpu, now, cfg);
+        w.rsc = rsc_reason(p, &rr, ProcType::Cpu, now, min_days);
     }
     // compute_shares.
     let total: f64 = proj
@@ -139,7 +142,7 @@ pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut Rr
     }
     project_priority_init(host, |p| can_request_work(p, now), n);
     // Queued-work penalty: FLOPs queued over the FLOPs of a full buffer.
-    let max_queued_flops = cfg.work_buf_total() * host.p_fpops * n;
+    let max_queued_flops = host.work_buf_total(cfg) * host.p_fpops * n;
     for k in 0..host.jobs.len() {
         let j = &host.jobs[k];
         if j.unfinished() {
@@ -184,7 +187,7 @@ fn set_gpu_requests(
         let Some(rr) = &s.gpu[t.index()] else {
             continue;
         };
-        if rsc_reason(p, rr, *t, now, cfg) != RscReason::None {
+        if rsc_reason(p, rr, *t, now, host.work_buf_min_days(cfg)) != RscReason::None {
             continue;
         }
         let (mut secs, inst) = if p.resource_share == 0.0 {
@@ -262,7 +265,7 @@ pub(crate) fn choose_project(
     cache: &mut RrCache,
 ) -> Option<(usize, WorkRequest)> {
     let s = setup(host, now, cfg, cache);
-    let min = cfg.work_buf_min();
+    let min = host.work_buf_min(cfg);
     let cpu_below = s.rr.saturated_time < min;
     if !cpu_below && !gpu_below(&s, min) {
         return None;
@@ -307,7 +310,7 @@ pub(crate) fn piggyback(
     let s = setup(host, now, cfg, cache);
     let w = s.proj[pi];
     let none = WorkRequest::default();
-    let total = cfg.work_buf_total();
+    let total = host.work_buf_total(cfg);
     if !matches!(w.reason, ProjectReason::None | ProjectReason::MinRpcTime)
         || !matches!(w.rsc, RscReason::None | RscReason::BackedOff)
         || (s.rr.saturated_time >= total && !gpu_below(&s, total))

@@ -138,8 +138,9 @@ pub(crate) fn current_work_buf_days(host: &ClientHost) -> f64 {
 /// above it.
 pub(crate) fn work_needed_secs(host: &ClientHost, cfg: &ClientConfig) -> f64 {
     let x = current_work_buf_days(host);
-    if x > cfg.work_buf_max_days {
+    let max_days = host.work_buf_max_days(cfg);
+    if x > max_days {
         return 0.0;
     }
-    (cfg.work_buf_max_days - x) * SECONDS_PER_DAY * active_frac(host) * p_ncpus(host)
+    (max_days - x) * SECONDS_PER_DAY * active_frac(host) * p_ncpus(host)
 }

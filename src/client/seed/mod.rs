@@ -157,7 +157,7 @@ enum Session {
 ///    `sched_rpc_pending`.
 /// 4. Else a report-result session for a project with an overdue result (§1.8).
 fn due_session(host: &ClientHost, now: f64, cfg: &ClientConfig) -> Option<Session> {
-    if current_work_buf_days(host) <= cfg.work_buf_min_days
+    if current_work_buf_days(host) <= host.work_buf_min_days(cfg)
         && host.projects.iter().any(|p| p.min_rpc_time < now)
     {
         return Some(Session::GetWork);
@@ -287,7 +287,7 @@ pub(crate) fn next_wake(host: &ClientHost, now: Time, cfg: &ClientConfig) -> Tim
         .min()
         .unwrap_or(Time::MAX);
     if t_rpc < next {
-        let t_buf = if current_work_buf_days(host) <= cfg.work_buf_min_days {
+        let t_buf = if current_work_buf_days(host) <= host.work_buf_min_days(cfg) {
             now
         } else {
             // Estimated seconds the running jobs remove from the buffer per second.
@@ -302,7 +302,7 @@ pub(crate) fn next_wake(host: &ClientHost, now: Time, cfg: &ClientConfig) -> Tim
             };
             if rate > 0.0 {
                 let excess = host.unfinished_secs(Policy::SeedDebt)
-                    - buffer_secs_for_days(host, cfg.work_buf_min_days);
+                    - buffer_secs_for_days(host, host.work_buf_min_days(cfg));
                 now.saturating_add(ceil_time(excess.max(0.0) / rate).max(1))
             } else {
                 Time::MAX

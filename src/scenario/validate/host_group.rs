@@ -7,10 +7,11 @@
 
 use super::{Checker, HostAttrs, host_attrs};
 use crate::client::availability::daily::MAX_OFFSET_HOURS;
+use crate::client::background::MAX_BACKGROUND;
 use crate::client::config::Policy;
 use crate::scenario::schema::{
-    AvailabilitySection, COUNT_UNSET, ClockTime, Count, DailySection, HostGroup, HostsMode,
-    ModelKeys, ZoneSpec,
+    AvailabilitySection, BackgroundSection, COUNT_UNSET, ClockTime, Count, DailySection, HostGroup,
+    HostsMode, ModelKeys, ZoneSpec,
 };
 use crate::scenario::start::ClientStart;
 
@@ -354,6 +355,16 @@ impl Checker<'_> {
             self.availability(&format!("{prefix}.availability"), g, a);
         }
         self.coprocs(&prefix, g);
+        if let Some(b) = &g.background {
+            self.background(&format!("{prefix}.background"), b);
+        }
+        if let Some(p) = &g.prefs {
+            for (key, d) in p.keys() {
+                if let Some(m) = d.and_then(|d| d.problem()) {
+                    self.push(format!("{prefix}.prefs.{key}"), m);
+                }
+            }
+        }
         self.host_attrs(&prefix, host_attrs!(g, 1e9, true));
     }
 }
@@ -538,5 +549,118 @@ impl Checker<'_> {
                 self.weights(&pz, m.iter().map(|(k, w)| (k.as_str(), *w)));
             }
         }
+    }
+
+    /// `[host_group.background]`: a drawn count or a list (not both), valid
+    /// distributions, exactly one job size for every project, and fixed values that
+    /// make sense (a count of at most 64, shares >= 0, jobs and delay bounds > 0);
+    /// drawn values are clamped instead.
+    fn background(&mut self, prefix: &str, b: &BackgroundSection) {
+        let dists = [
+            ("projects", b.projects.as_ref()),
+            ("share", Some(&b.share)),
+            ("job_flops", b.job_flops.as_ref()),
+            ("job_duration", b.job_duration.as_ref()),
+            ("delay_bound", Some(&b.delay_bound)),
+        ];
+        for (key, d) in dists {
+            if let Some(d) = d {
+                self.background_value(&format!("{prefix}.{key}"), key, d);
+            }
+        }
+        if b.project.len() > MAX_BACKGROUND {
+            self.push(
+                format!("{prefix}.project"),
+                format!(
+                    "{} background projects; expected at most {MAX_BACKGROUND}",
+                    b.project.len()
+                ),
+            );
+        }
+        let section_size =
+            self.one_job_size(prefix, b.job_flops.is_some(), b.job_duration.is_some());
+        match (&b.projects, b.project.is_empty()) {
+            (Some(_), false) => self.push(
+                format!("{prefix}.projects"),
+                "projects is given with a [[host_group.background.project]] list; expected one of them",
+            ),
+            (None, true) => self.push(
+                prefix.to_string(),
+                "no background project; expected `projects` (a number or distribution) or a [[host_group.background.project]] list",
+            ),
+            _ => {}
+        }
+        if b.project.is_empty() {
+            if !section_size {
+                self.push(
+                    prefix.to_string(),
+                    "no job size; expected `job_flops` (FLOPs) or `job_duration` (time at the host's speed)",
+                );
+            }
+            return;
+        }
+        for (k, e) in b.project.iter().enumerate() {
+            let path = format!("{prefix}.project.{k}");
+            if let Some(x) = e.share {
+                let sp = format!("{path}.share");
+                if self.finite(&sp, x) && x < 0.0 {
+                    self.push(sp, format!("share = {x}; expected a share >= 0"));
+                }
+            } else if !b.share.is_fixed() {
+                self.push(
+                    format!("{path}.share"),
+                    "no share, and the section's `share` is a distribution; expected a share for each listed project",
+                );
+            }
+            for (key, d) in [
+                ("job_flops", e.job_flops.as_ref()),
+                ("job_duration", e.job_duration.as_ref()),
+                ("delay_bound", e.delay_bound.as_ref()),
+            ] {
+                if let Some(d) = d {
+                    self.background_value(&format!("{path}.{key}"), key, d);
+                }
+            }
+            let own = self.one_job_size(&path, e.job_flops.is_some(), e.job_duration.is_some());
+            if !own && !section_size {
+                self.push(
+                    path,
+                    "no job size; expected `job_flops` or `job_duration` here or in [host_group.background]",
+                );
+            }
+        }
+    }
+
+    /// One distribution of `[host_group.background]` at `path` (key `key`): valid,
+    /// and a fixed value in its range.
+    fn background_value(&mut self, path: &str, key: &str, d: &crate::base::dist::Dist) {
+        if let Some(m) = d.problem() {
+            self.push(path, m);
+            return;
+        }
+        if !d.is_fixed() {
+            return;
+        }
+        let x = d.mean();
+        let bad = match key {
+            "projects" => (!(0.0..=MAX_BACKGROUND as f64).contains(&x))
+                .then(|| format!("a number of projects from 0 to {MAX_BACKGROUND}")),
+            "share" => (x < 0.0).then(|| "a share >= 0".to_string()),
+            _ => (x <= 0.0).then(|| "a value > 0".to_string()),
+        };
+        if let Some(want) = bad {
+            self.push(path, format!("{key} = {x}; expected {want}"));
+        }
+    }
+
+    /// Whether a job size is given at `path`; both at once is an error.
+    fn one_job_size(&mut self, path: &str, flops: bool, duration: bool) -> bool {
+        if flops && duration {
+            self.push(
+                format!("{path}.job_duration"),
+                "job_flops and job_duration are both given; expected one job size",
+            );
+        }
+        flops || duration
     }
 }

@@ -19,8 +19,10 @@ impl Checker<'_> {
                 "the scenario defines no project; expected at least one `[project.NAME]` table",
             );
         }
-        // The world numbers its projects in 16 bits (`ProjectState::project`).
-        let max = u16::MAX as usize + 1;
+        // The world numbers its projects in 16 bits (`ProjectState::project`); the
+        // last number, `u16::MAX`, marks a host's background projects
+        // (`client::background::BACKGROUND`).
+        let max = u16::MAX as usize;
         if self.file.project.len() > max {
             self.push(
                 "project",
