@@ -629,9 +629,9 @@ impl Resolver<'_> {
     ) -> GroupPlan {
         let mut cfg = ClientConfig::resolve(&self.s.client, g.policy);
         cfg.gpu_active_frac = g.gpu_active_frac;
-        let mut p_ncpus = count_value(&g.p_ncpus).clamp(1, u32::MAX as i64) as u32;
+        let p_ncpus = count_value(&g.p_ncpus).clamp(1, u32::MAX as i64) as u32;
         if let Some(c) = &g.import_data.client {
-            prefs(&mut cfg, &mut p_ncpus, &c.prefs);
+            prefs(&mut cfg, &c.prefs);
         }
         let ctx = Arc::new(GroupCtx {
             avail: avail_spec(g, cfg.policy),
@@ -828,39 +828,15 @@ impl Resolver<'_> {
     }
 }
 
-/// A client's global preferences (`global_prefs.xml`) as its group's client
-/// configuration: the work buffer (spec client §2.2; the seed client's upper mark is
-/// min + additional), the time slice, and the CPU share. `max_ncpus_pct` gives
-/// `max(1, floor(p_ncpus · pct / 100))` usable CPUs, as `CLIENT_STATE::
-/// check_cpu_prefs` (`client/cs_prefs.cpp`) computes them: the seed client's
-/// `max_cpus`, the modern client's CPU count.
-fn prefs(
-    cfg: &mut ClientConfig,
-    p_ncpus: &mut u32,
-    p: &crate::scenario::import::client_state::Prefs,
-) {
-    if let Some(x) = p.work_buf_min_days {
-        cfg.work_buf_min_days = x;
-    }
-    if let Some(x) = p.work_buf_additional_days {
-        cfg.work_buf_additional_days = x;
-    }
-    if p.work_buf_min_days.is_some() || p.work_buf_additional_days.is_some() {
-        cfg.work_buf_max_days = cfg.work_buf_min_days + cfg.work_buf_additional_days;
-    }
+/// A client's global preferences (`global_prefs.xml`) that are its group's client
+/// configuration: the time slice (`cpu_scheduling_period_minutes`). The work buffer
+/// and the CPU share are the host's own preferences (`[host_group.prefs]`, set by
+/// the importer).
+fn prefs(cfg: &mut ClientConfig, p: &crate::scenario::import::client_state::Prefs) {
     if let Some(m) = p.cpu_scheduling_period_minutes
         && m > 0.0
     {
         cfg.cpu_scheduling_period = m * 60.0;
-    }
-    if let Some(pct) = p.max_ncpus_pct
-        && pct > 0.0
-    {
-        let n = ((*p_ncpus as f64 * pct / 100.0).floor() as u32).max(1);
-        match cfg.policy {
-            crate::client::config::Policy::SeedDebt => cfg.max_cpus = n,
-            crate::client::config::Policy::ModernRec => *p_ncpus = n,
-        }
     }
 }
 

@@ -61,14 +61,24 @@ fn the_shipped_host_export_replays_and_resamples() {
 fn the_shipped_client_state_runs() {
     let dir = tempfile::tempdir().unwrap();
     let hosts = check_and_run("scenarios/client-state.toml", &dir.path().join("run"));
-    let row = hosts.lines().nth(1).unwrap();
-    let cols: Vec<&str> = row.split(',').collect();
-    // 8 CPUs at 75 % (global_prefs max_ncpus_pct): 6; host_info p_fpops 4.5e9;
-    // there from 1 s, to the end.
+    let mut lines = hosts.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    // host_info's 8 CPUs and p_fpops 4.5e9; there from 1 s, to the end.
     assert_eq!(
-        &cols[1..7],
-        ["volunteer", "modern_rec", "6", "4500000000.0", "1", ""]
+        &row[1..7],
+        ["volunteer", "modern_rec", "8", "4500000000.0", "1", ""]
     );
+    // The client's other CPU project is a background project with its share (the
+    // GPU-only one is left out): alpha's 100 beside its 50 entitle alpha to 2/3.
+    assert_eq!(col("background_projects"), "1");
+    assert_eq!(col("background_share"), "50.0");
+    let target: f64 = col("alpha_target_frac").parse().unwrap();
+    assert!((target - 2.0 / 3.0).abs() < 1e-9, "{target}");
+    let got: f64 = col("alpha_cpu_frac").parse().unwrap();
+    assert!(got > 0.0 && got < 1.0, "alpha got {got} of the CPU");
+    assert!(col("background_jobs_received").parse::<u32>().unwrap() > 0);
 }
 
 /// A scenario in a temporary folder with `file` beside it, checked from the

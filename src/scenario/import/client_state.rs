@@ -71,6 +71,8 @@ pub struct QueuedResult {
     pub wu_name: String,
     /// Unix time.
     pub report_deadline: f64,
+    /// When the client received it (Unix time), if the file says.
+    pub received_time: Option<f64>,
     /// From the `<active_task>` of the result: its last checkpoint (0 if none).
     pub fraction_done: f64,
     /// The line of the result in the file, for messages.
@@ -406,6 +408,7 @@ fn result(f: &Fields) -> Result<Option<QueuedResult>, ImportError> {
         name: name.to_owned(),
         wu_name: text(f, "wu_name"),
         report_deadline: f.req_num("report_deadline")?,
+        received_time: f.num("received_time")?,
         fraction_done: 0.0,
         line: f.pos(f.node).0,
     }))

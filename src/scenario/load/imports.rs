@@ -7,7 +7,10 @@ use crate::base::dist::Dist;
 use crate::base::units::Duration;
 use crate::client::config::Policy;
 use crate::scenario::import::{client_state, hosts};
-use crate::scenario::schema::{COUNT_UNSET, CoprocSpec, HostGroup, HostsMode, ScenarioFile};
+use crate::scenario::schema::host_extra::BackgroundEntry;
+use crate::scenario::schema::{
+    BackgroundSection, COUNT_UNSET, CoprocSpec, HostGroup, HostsMode, PrefsSection, ScenarioFile,
+};
 use crate::scenario::start::{ClientStart, ProjectStart, StartJob};
 use crate::scenario::validate::Problem;
 use crate::server::resource::{GpuType, ProcType};
@@ -239,6 +242,46 @@ fn use_client(
         );
     }
     g.start = Some(start);
+    // The client's other projects run beside ours as background projects, unless
+    // the group describes its own.
+    if g.background.is_none() {
+        let other = (c.projects.iter())
+            .filter(|p| {
+                !projects
+                    .iter()
+                    .any(|(n, _)| *n == p.project_name || *n == p.master_url)
+            })
+            .filter_map(background_entry)
+            .take(crate::client::background::MAX_BACKGROUND)
+            .collect::<Vec<_>>();
+        if !other.is_empty() {
+            g.background = Some(BackgroundSection {
+                projects: None,
+                share: Dist::fixed(100.0),
+                job_flops: None,
+                job_duration: Some(Dist::fixed(3600.0)),
+                delay_bound: Dist::fixed(7.0 * 86_400.0),
+                project: other,
+            });
+        }
+    }
+    // The volunteer's preferences are the host's own, unless the group sets them.
+    let pr = &c.prefs;
+    if g.prefs.is_none()
+        && (pr.work_buf_min_days.is_some()
+            || pr.work_buf_additional_days.is_some()
+            || pr.max_ncpus_pct.is_some())
+    {
+        let min = pr.work_buf_min_days.unwrap_or(0.1);
+        let add = pr.work_buf_additional_days.unwrap_or(0.5);
+        g.prefs = Some(PrefsSection {
+            work_buf_min_days: pr.work_buf_min_days.map(Dist::fixed),
+            work_buf_additional_days: pr.work_buf_additional_days.map(Dist::fixed),
+            // The seed client's high water mark: the modern buffer's total.
+            work_buf_max_days: Some(Dist::fixed(min + add)),
+            max_ncpus_pct: pr.max_ncpus_pct.filter(|p| *p > 0.0).map(Dist::fixed),
+        });
+    }
     // At 1 s, not 0: a result the database holds as sent has a sent time > 0
     // (spec backend §3, invariant 2).
     g.arrival = Dist::fixed(1.0);
@@ -247,6 +290,33 @@ fn use_client(
     }
     g.import_data.client = Some(Arc::new(c));
     Ok(())
+}
+
+/// One of the client's other projects as a background project: its resource
+/// share, its jobs' size (the mean `rsc_fpops_est` of its workunits) and delay bound
+/// (the median of its queued results' `report_deadline − received_time`; the
+/// section's 7 days when no result says). A project that has only GPU app versions
+/// is left out: background jobs run on one CPU (docs/population.md).
+fn background_entry(p: &client_state::ClientProject) -> Option<BackgroundEntry> {
+    if !p.app_versions.is_empty() && p.app_versions.iter().all(|v| v.gpu.is_some()) {
+        return None;
+    }
+    let sizes: Vec<f64> = (p.workunits.iter())
+        .map(|w| w.rsc_fpops_est)
+        .filter(|x| *x > 0.0)
+        .collect();
+    let mut bounds: Vec<f64> = (p.results.iter())
+        .filter_map(|r| r.received_time.map(|t| r.report_deadline - t))
+        .filter(|d| *d >= 1.0)
+        .collect();
+    bounds.sort_by(f64::total_cmp);
+    Some(BackgroundEntry {
+        share: Some(p.resource_share.max(0.0)),
+        job_flops: (!sizes.is_empty())
+            .then(|| Dist::fixed(sizes.iter().sum::<f64>() / sizes.len() as f64)),
+        job_duration: None,
+        delay_bound: bounds.get(bounds.len() / 2).map(|d| Dist::fixed(d.ceil())),
+    })
 }
 
 #[cfg(test)]
