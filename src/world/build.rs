@@ -181,7 +181,7 @@ fn group_host(
     let leave_at = g.lifetime.as_ref().map_or(Time::MAX, |d| {
         joined.saturating_add(d.sample(&mut hrng).max(1.0).ceil() as Time)
     });
-    let (avail, arng) = join_availability(g, seed, slot, index, joined);
+    let (avail, arng) = join_availability(g, seed, (slot, index), joined, None);
     // Hardware drawn per host has its own stream too, used only when asked for.
     let mut hw = (g.ncpus_dist.is_some()
         || g.coprocs
@@ -192,24 +192,13 @@ fn group_host(
         (Some(d), Some(r)) => whole(d.sample(r), 1),
         _ => g.p_ncpus,
     };
-    let states = (g.attached.iter())
-        .map(|&(project, share)| ProjectState {
-            project,
-            resource_share: share,
-            ..Default::default()
-        })
-        .collect();
-    let mut host = ClientHost::new(
-        gi as u16, index, ncpus, p_fpops, hrng, arng, states, avail, joined,
-    );
-    host.leave_at = leave_at;
-    host.truth = truth::host_truth(
-        seed,
-        index,
-        &g.error_prob,
-        &g.wrong_result_prob,
-        g.error_class,
-    );
+    let body = Body {
+        ncpus,
+        p_fpops,
+        joined,
+        leave_at,
+    };
+    let mut host = attach(g, gi, index, seed, body, (hrng, arng), avail);
     host.coprocs = draw_coprocs(g, seed, index, hw.as_mut());
     if let Some(start) = &g.start {
         // A client with a state has contacted its projects before: each knows it
@@ -279,26 +268,73 @@ fn give_extra(g: &GroupPlan, seed: u64, index: u32, host: &mut ClientHost) {
     host.set_extra(HostExtra { prefs, bg_rng });
 }
 
+/// What a host of a group is made of, whether drawn or a record of a host export.
+struct Body {
+    ncpus: u32,
+    p_fpops: f64,
+    joined: Time,
+    leave_at: Time,
+}
+
+/// Host `index` of group `g` (number `gi`) with `body`, its host and availability
+/// streams and availability: attached to the group's projects with their shares, and
+/// with its own error and wrong-result probabilities.
+fn attach(
+    g: &GroupPlan,
+    gi: usize,
+    index: u32,
+    seed: u64,
+    body: Body,
+    (hrng, arng): (rng::SimRng, rng::SimRng),
+    avail: Availability,
+) -> ClientHost {
+    let states = (g.attached.iter())
+        .map(|&(project, share)| ProjectState {
+            project,
+            resource_share: share,
+            ..Default::default()
+        })
+        .collect();
+    let (ncpus, p_fpops, joined) = (body.ncpus, body.p_fpops, body.joined);
+    let mut host = ClientHost::new(
+        gi as u16, index, ncpus, p_fpops, hrng, arng, states, avail, joined,
+    );
+    host.leave_at = body.leave_at;
+    host.truth = truth::host_truth(
+        seed,
+        index,
+        &g.error_prob,
+        &g.wrong_result_prob,
+        g.error_class,
+    );
+    host
+}
+
 /// The availability of host `slot` (global `index`) of group `g`, joining at
 /// `joined`, and the availability stream it goes on drawing from. Availability has
 /// its own stream, so the periods a host is on do not shift with what it draws for
 /// its jobs; a class and own fractions come from a stream of their own
 /// ([`StreamKind::HostAvailTraits`]), only in a group that asks for them.
+///
+/// `utc_offset` is the host's own time zone (a host export's record), which a daily
+/// model uses instead of drawing one.
 fn join_availability(
     g: &GroupPlan,
     seed: u64,
-    slot: u32,
-    index: u32,
+    (slot, index): (u32, u32),
     joined: Time,
+    utc_offset: Option<i32>,
 ) -> (Availability, rng::SimRng) {
     let mut arng = rng::stream(seed, StreamKind::HostAvailability, index as u64);
     let spec = &g.ctx.avail;
-    let avail = if spec.has_traits() {
+    let mut traits = if spec.has_traits() {
         let mut trng = rng::stream(seed, StreamKind::HostAvailTraits, index as u64);
-        Availability::join(spec, spec.draw_traits(&mut trng), slot, joined, &mut arng)
+        spec.draw_traits(&mut trng)
     } else {
-        Availability::new(spec, slot, joined, &mut arng)
+        spec.typical_traits()
     };
+    traits.utc_offset = utc_offset;
+    let avail = Availability::join(spec, traits, slot, joined, &mut arng);
     (avail, arng)
 }
 
@@ -451,25 +487,14 @@ fn imported_host(
             )
         }
     };
-    let (avail, arng) = join_availability(g, seed, slot, index, joined);
-    let states = (g.attached.iter())
-        .map(|&(project, share)| ProjectState {
-            project,
-            resource_share: share,
-            ..Default::default()
-        })
-        .collect();
-    let mut host = ClientHost::new(
-        gi as u16, index, r.ncpus, r.p_fpops, hrng, arng, states, avail, joined,
-    );
-    host.leave_at = leave_at;
-    host.truth = truth::host_truth(
-        seed,
-        index,
-        &g.error_prob,
-        &g.wrong_result_prob,
-        g.error_class,
-    );
+    let (avail, arng) = join_availability(g, seed, (slot, index), joined, Some(r.timezone));
+    let body = Body {
+        ncpus: r.ncpus,
+        p_fpops: r.p_fpops,
+        joined,
+        leave_at,
+    };
+    let mut host = attach(g, gi, index, seed, body, (hrng, arng), avail);
     host.coprocs = record_coprocs(hp, r.gpus, seed, index);
     give_extra(g, seed, index, &mut host);
     host

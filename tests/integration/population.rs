@@ -152,3 +152,83 @@ fn the_cli_runs_a_population_and_refuses_a_bad_one() {
     has(&e, &["pop.toml:1:1", "`error_prob`"]);
     assert!(!e.contains("panicked") && !e.contains("backtrace"), "{e}");
 }
+
+/// The shipped population, small and short, under each client policy: every host
+/// has a class, other projects and its own preferences; the hosts are available
+/// about 60 % of the time (docs/population.md, measured there on 2,000 hosts over
+/// 56 days), and our project gets a share, not the whole host.
+#[test]
+fn the_shipped_population_runs_under_both_policies() {
+    for policy in ["modern_rec", "seed_debt"] {
+        let scenario = format!(
+            r#"
+[simulation]
+seed = 3
+duration = "21d"
+[client]
+policy = "{policy}"
+[project.main.workunit]
+delay_bound = "7d"
+rsc_fpops_est = 1.8e13
+rsc_fpops_bound = 1.8e14
+[project.main.work_generator]
+mode = "cushion"
+cushion = 300
+[[host_group]]
+count = 300
+population = "volunteers"
+"#
+        );
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path().join("s.toml");
+        std::fs::write(&s, scenario).unwrap();
+        let out = d.path().join("out");
+        let o = run(&[
+            "run",
+            s.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{policy}: {}", text(&o.stderr));
+        let mut r = csv::Reader::from_path(out.join("hosts.csv")).unwrap();
+        let h = r.headers().unwrap().clone();
+        let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+        let (mut avail, mut span, mut bg_hosts, mut frac, mut n) = (0.0, 0.0, 0, 0.0, 0);
+        let mut classes = std::collections::BTreeMap::new();
+        for row in r.records() {
+            let row = row.unwrap();
+            let f = |n: &str| row[col(n)].parse::<f64>().unwrap_or(f64::NAN);
+            let left = if row[col("left_s")].is_empty() {
+                21.0 * 86_400.0
+            } else {
+                f("left_s")
+            };
+            avail += f("available_time_s");
+            span += left - f("joined_s");
+            *classes
+                .entry(row[col("avail_class")].to_owned())
+                .or_insert(0) += 1;
+            if f("background_projects") > 0.0 {
+                bg_hosts += 1;
+            }
+            if f("main_cpu_frac").is_finite() {
+                frac += f("main_cpu_frac");
+                n += 1;
+            }
+        }
+        let a = avail / span;
+        assert!((0.5..0.7).contains(&a), "{policy}: available {a}");
+        let names: Vec<&str> = classes.keys().map(String::as_str).collect();
+        assert_eq!(names, ["always", "home", "office", "random"], "{policy}");
+        assert!(
+            (100..200).contains(&bg_hosts),
+            "{policy}: {bg_hosts} hosts with other projects"
+        );
+        let mean = frac / n as f64;
+        assert!(
+            mean > 0.4 && mean < 0.9,
+            "{policy}: our project got {mean} of the CPU"
+        );
+    }
+}

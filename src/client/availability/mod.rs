@@ -174,6 +174,9 @@ pub struct HostTraits {
     pub class: u8,
     pub active_frac: f32,
     pub connected_frac: f32,
+    /// The host's own UTC offset, seconds, for a daily model (a host export's
+    /// `timezone`); `None`: drawn from the model's zones.
+    pub utc_offset: Option<i32>,
 }
 
 impl AvailSpec {
@@ -215,12 +218,13 @@ impl AvailSpec {
 
     /// The traits of a host that draws none: the first class, and the fractions'
     /// means (used only when the group has distributions).
-    fn typical_traits(&self) -> HostTraits {
+    pub(crate) fn typical_traits(&self) -> HostTraits {
         let mean = |d: &Option<Dist>, x: f64| d.as_ref().map_or(x, |d| unit(d.mean())) as f32;
         HostTraits {
             class: 0,
             active_frac: mean(&self.active_dist, self.active.0),
             connected_frac: mean(&self.connected_dist, self.connected.0),
+            utc_offset: None,
         }
     }
 
@@ -505,7 +509,7 @@ impl Availability {
                 }
             }
             OnOff::Daily(d) => {
-                let tz = d.draw_offset(rng);
+                let tz = traits.utc_offset.unwrap_or_else(|| d.draw_offset(rng));
                 a.m0 = tz as u32;
                 // Start a day early: yesterday's session may run past midnight.
                 let today = (now + tz as Time).div_euclid(daily::DAY);

@@ -642,6 +642,23 @@ fn time_zones_shift_the_local_day() {
     assert!((west as f64 / 4000.0 - 0.25).abs() < 0.03, "{west}");
 }
 
+/// A host's own UTC offset (a host export's `timezone`) replaces the model's zone:
+/// 09:00 local at UTC+5:30 is 03:30 UTC, whatever zone the model would draw.
+#[test]
+fn a_hosts_own_offset_replaces_the_drawn_zone() {
+    let spec = daily_spec(daily(9, 17, 1.0, 0.0, -5.0));
+    let traits = HostTraits {
+        utc_offset: Some(5 * 3600 + 1800),
+        ..spec.typical_traits()
+    };
+    let a = Availability::join(&spec, traits, 0, 0, &mut rng(21));
+    assert!(!a.is_on());
+    assert_eq!(a.next_change(), 3 * HOUR + 1800);
+    // Without one, the model's UTC−5: Monday 09:00 local is 14:00 UTC.
+    let a = Availability::join(&spec, spec.typical_traits(), 0, 0, &mut rng(21));
+    assert_eq!(a.next_change(), 14 * HOUR);
+}
+
 #[test]
 fn a_night_window_runs_past_midnight() {
     // 22:00–07:00 every day: at Monday 00:00 the host is in Sunday's night.
@@ -801,6 +818,7 @@ fn a_mixture_draws_each_hosts_class_by_weight() {
         class: 1,
         active_frac: 1.0,
         connected_frac: 1.0,
+        utc_offset: None,
     };
     let a = Availability::join(&spec, t, 0, 0, &mut rng(28));
     assert_eq!(a.class(), 1);
@@ -838,6 +856,7 @@ fn active_and_connected_fractions_per_host() {
         class: 0,
         active_frac: 0.25,
         connected_frac: 1.0,
+        utc_offset: None,
     };
     let mut r = rng(31);
     let mut a = Availability::join(&spec, t, 0, 0, &mut r);

@@ -360,9 +360,21 @@ impl ClientHost {
     }
 
     /// `work_buf_max_days` (seed high water mark): the host's own, or its group's
-    /// (§1.1).
+    /// (§1.1). A host with its own buffer but no own high water mark has
+    /// `work_buf_min_days + work_buf_additional_days`, the mark BOINC's later
+    /// preferences replaced it with, so that a drawn minimum never lies above a
+    /// fixed maximum.
     pub(crate) fn work_buf_max_days(&self, cfg: &ClientConfig) -> f64 {
-        self.pref(|p| p.work_buf_max_days, cfg.work_buf_max_days)
+        match self.extra() {
+            Some(x)
+                if x.prefs.work_buf_max_days.is_nan()
+                    && !(x.prefs.work_buf_min_days.is_nan()
+                        && x.prefs.work_buf_additional_days.is_nan()) =>
+            {
+                self.work_buf_min_days(cfg) + self.work_buf_additional_days(cfg)
+            }
+            _ => self.pref(|p| p.work_buf_max_days, cfg.work_buf_max_days),
+        }
     }
 
     /// Modern `work_buf_min()` with the host's preferences

@@ -180,13 +180,15 @@ fn own_preferences_replace_the_groups() {
     assert_eq!(h.work_buf_min(&cfg), 86_400.0);
     assert_eq!(h.work_buf_total(&cfg), 302_400.0); // 3.5 days
     assert_eq!(h.work_buf_max_days(&cfg), 4.0);
-    // Only the additional days: the minimum stays the group's.
+    // Only the additional days: the minimum stays the group's; the seed high water
+    // mark becomes min + additional (0.1 + 0), not the group's 3 days.
     h.set_extra(extra(HostPrefs {
         work_buf_additional_days: 0.0,
         ..HostPrefs::default()
     }));
     assert_eq!(h.work_buf_min(&cfg), 8640.0);
     assert_eq!(h.work_buf_total(&cfg), 8640.0);
+    assert!((h.work_buf_max_days(&cfg) - 0.1).abs() < 1e-6);
     // The seed era's CPU limit still applies after the percentage.
     let seed = ClientConfig::resolve(&ClientSection::default(), Some(Policy::SeedDebt));
     h.set_extra(extra(HostPrefs {

@@ -175,18 +175,14 @@ fn read(name: &str, base: &Path) -> Result<(String, String), String> {
 /// Parses a population and checks what can be checked alone: TOML syntax, no key
 /// that belongs to the scenario, and every value's type (as a host group's).
 fn parse(origin: &str, text: &str) -> Result<DocumentMut, ScenarioError> {
-    let mut ctx = Ctx {
+    let (_, doc) = super::parse_toml::<toml::Table>(text, origin)?;
+    let ctx = Ctx {
         origin,
         original: text,
         sets: Vec::new(),
-        orig_doc: None,
+        orig_doc: Some(doc.clone()),
         populations: Vec::new(),
     };
-    let doc = toml_edit::Document::parse(text.to_owned()).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        ctx.at_offset(span.start, None, first_line(e.message()))
-    })?;
-    ctx.orig_doc = Some(doc.clone());
     for k in SCENARIO_ONLY {
         if doc.get(k).is_some() {
             let message = format!(
