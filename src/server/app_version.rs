@@ -151,15 +151,17 @@ pub(crate) fn quota_exceeded(p: &Project, host: &HostRow, av: &AppVersion, ncpus
     let Some(hav) = host.hav(av.id) else {
         return false; // no HAV yet: first RPC
     };
+    // In 64 bits: a large quota times the CPUs must not wrap around.
+    let per_day = i64::from(hav.max_jobs_per_day);
     let limit = if hav.max_jobs_per_day == 1 {
         1
     } else if av.proc_type == ProcType::Cpu {
-        hav.max_jobs_per_day * ncpus
+        per_day * i64::from(ncpus)
     } else {
         let ngpus = coproc_of(&host.coprocs, av.proc_type).map_or(0, |c| c.count as i32);
-        hav.max_jobs_per_day * ngpus * p.cfg.config.gpu_multiplier.max(1)
+        per_day * i64::from(ngpus) * i64::from(p.cfg.config.gpu_multiplier.max(1))
     };
-    hav.n_jobs_today >= limit
+    i64::from(hav.n_jobs_today) >= limit
 }
 
 /// What `get_app_version` may choose from.

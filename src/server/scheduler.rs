@@ -702,7 +702,10 @@ fn max_jobs_per_rpc(p: &Project, hostid: HostId, ncpus: i32) -> usize {
             .iter()
             .map(|c| c.count as i32)
             .sum();
-    (cfg.max_wus_to_send * (ncpus + cfg.gpu_multiplier * ngpus)) as usize
+    // In 64 bits: a large `max_wus_to_send` must not wrap around (BOINC's `int`s
+    // would; a scenario may set any value the schema accepts).
+    let units = i64::from(ncpus) + i64::from(cfg.gpu_multiplier) * i64::from(ngpus);
+    (i64::from(cfg.max_wus_to_send) * units).clamp(0, i64::MAX) as usize
 }
 
 /// `send_work_score` for processor type `t` (spec backend §2.4.4).
@@ -726,7 +729,7 @@ fn send_work_score(
     let cfg = &p.cfg.config;
     let max_per_rpc = max_jobs_per_rpc(p, hostid, st.ncpus);
     let max_in_progress = if cfg.max_wus_in_progress > 0 {
-        (cfg.max_wus_in_progress * st.ncpus) as usize
+        (i64::from(cfg.max_wus_in_progress) * i64::from(st.ncpus)).clamp(0, i64::MAX) as usize
     } else {
         usize::MAX
     };
@@ -1137,7 +1140,7 @@ mod tests {
         }
         // Step 2: send in score order.
         let max_in_progress = if cfg.max_wus_in_progress > 0 {
-            (cfg.max_wus_in_progress * st.ncpus) as usize
+            (i64::from(cfg.max_wus_in_progress) * i64::from(st.ncpus)).clamp(0, i64::MAX) as usize
         } else {
             usize::MAX
         };

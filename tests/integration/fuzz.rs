@@ -5,9 +5,11 @@
 //! with exit code 1 or 2, never a panic or an abort.
 //!
 //! In process, through the library, `BOINC_SIM_FUZZ_CASES` cases (default 2000, a
-//! few seconds); through the binary (`check`, and a short `run`), a fixed sample of
-//! `BOINC_SIM_FUZZ_RUNS` cases (default 24). Failures shrink to a minimal edit list
-//! (proptest).
+//! few seconds); through the binary (`check`, and a 6-hour `run` under a 4 GiB
+//! memory limit set in the child), a fixed sample of `BOINC_SIM_FUZZ_RUNS` cases
+//! (default 24): a run that is killed, aborts, prints a backtrace or goes over the
+//! limit fails, naming its case and edits. Failures of the in-process cases shrink to
+//! a minimal edit list (proptest).
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -210,7 +212,9 @@ proptest! {
         let bytes = mutate(text, &edits, &c.tokens);
         let path = write_case(orig, &bytes, &thread_tag());
         let is_sweep = orig.parent().is_some_and(|d| d.ends_with("sweeps"));
-        if let Err((code, msg)) = load_case(&path, is_sweep) {
+        let outcome = load_case(&path, is_sweep);
+        tally(&LOADS, match &outcome { Ok(()) => 0, Err((code, _)) => *code as usize });
+        if let Err((code, msg)) = outcome {
             prop_assert!(code == 1 || code == 2, "exit code {code}: {msg}");
             prop_assert!(!msg.trim().is_empty(), "an empty message");
             prop_assert!(!msg.contains("panicked"), "{msg}");
@@ -218,13 +222,40 @@ proptest! {
     }
 }
 
-/// Through the binary, on a fixed sample: `check`, then a short `run` of what loads.
+/// Cases by outcome: loaded (0), or refused with exit code 1 or 2 (any other code
+/// fails its case). Printed with `--nocapture` when a test has seen all its cases, for
+/// the record of a long run (`BOINC_SIM_FUZZ_CASES=100000`).
+static LOADS: [std::sync::atomic::AtomicUsize; 3] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 3];
+
+fn tally(counts: &[std::sync::atomic::AtomicUsize; 3], code: usize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Some(c) = counts.get(code) {
+        c.fetch_add(1, Relaxed);
+    }
+    let seen: usize = counts.iter().map(|c| c.load(Relaxed)).sum();
+    if seen == cases("BOINC_SIM_FUZZ_CASES", 2000) as usize {
+        let n: Vec<usize> = counts.iter().map(|c| c.load(Relaxed)).collect();
+        eprintln!(
+            "fuzz loads: {seen} cases: {} exit 0, {} exit 1, {} exit 2",
+            n[0], n[1], n[2]
+        );
+    }
+}
+
+/// The address space each case's process may use, KiB (4 GiB): far above what a
+/// 6-hour run of any shipped scenario needs, far below what a mistyped size asks.
+const MEMORY_LIMIT_KIB: u64 = 4 * 1024 * 1024;
+
+/// Through the binary, on a fixed sample: `check`, then a short `run` of what loads,
+/// each under a memory limit.
 #[test]
 fn the_binary_never_panics_on_mutated_files() {
     let c = corpus();
     let out = tempfile::tempdir().unwrap();
     let n = cases("BOINC_SIM_FUZZ_RUNS", 24);
     let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut runs = [0usize; 3];
     for case in 0..n {
         let (file, edits) = (any::<prop::sample::Index>(), edits())
             .new_tree(&mut runner)
@@ -249,33 +280,55 @@ fn the_binary_never_panics_on_mutated_files() {
                 "-q".into(),
             ],
         ] {
-            let o = Command::new(env!("CARGO_BIN_EXE_boinc-sim"))
+            // Under a memory limit set in the child (`ulimit -v`, setrlimit
+            // RLIMIT_AS), as a user's machine has one: a run that allocates past it
+            // aborts, which fails the case. The loader reads the limit, so a scenario
+            // too large for it must be refused before it starts.
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\""
+                ))
+                .arg(env!("CARGO_BIN_EXE_boinc-sim"))
                 .args(&args)
                 .env("RUST_BACKTRACE", "1")
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
             let code = o.status.code();
+            let case_id = format!("case {case} (deterministic runner), edits {edits:?}");
             assert!(
                 matches!(code, Some(0..=2)),
-                "{args:?} on {} ended with {:?}:\n{err}",
+                "{case_id}: {args:?} on {} ended with {:?} (killed, aborted or over the memory limit):\n{err}",
                 path.display(),
                 o.status
             );
             assert!(
-                !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-                "{args:?} on {}:\n{err}",
+                !err.contains("panicked")
+                    && !err.contains("RUST_BACKTRACE")
+                    && !err.contains("memory allocation"),
+                "{case_id}: {args:?} on {}:\n{err}",
                 path.display()
             );
+            if args[0] == "run" {
+                runs[code.unwrap_or(0).clamp(0, 2) as usize] += 1;
+            }
             if code != Some(0) {
                 let errors = err.lines().filter(|l| l.starts_with("error: ")).count();
                 assert_eq!(
                     errors,
                     1,
-                    "{args:?} on {}: not one clear message:\n{err}",
+                    "{case_id}: {args:?} on {}: not one clear message:\n{err}",
                     path.display()
                 );
             }
         }
     }
+    eprintln!(
+        "fuzz runs: {} runs: {} exit 0, {} exit 1, {} exit 2",
+        runs.iter().sum::<usize>(),
+        runs[0],
+        runs[1],
+        runs[2]
+    );
 }

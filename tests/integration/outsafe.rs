@@ -245,10 +245,57 @@ fn four_billion_hosts_are_refused_with_the_estimate_before_allocating() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("needs at least 59.6 TiB of memory") && e.contains("this machine has"),
+        e.contains("needs at least 59.6 TiB of memory") && e.contains("this run may use"),
         "{e}"
     );
     assert!(e.contains("`host_group.0.count`"), "{e}");
+}
+
+/// Every key that sizes an allocation is in the estimate: a cushion or a feeder
+/// cache of 2^31 is refused by `check` and by `run`, naming the key, before the work
+/// generator or the cache allocates anything (both were found by fuzzing).
+#[test]
+fn sizing_keys_are_refused_by_check_and_run_before_allocating() {
+    for (set, key) in [
+        (
+            "project.main.work_generator.cushion=2147483648",
+            "`project.main.work_generator.cushion`",
+        ),
+        (
+            "project.main.config.shmem_work_items=2147483648",
+            "`project.main.config.shmem_work_items`",
+        ),
+    ] {
+        for cmd in [
+            vec!["check"],
+            vec!["run", "--out", "/nonexistent/never-created"],
+        ] {
+            let q = scenario("quickstart.toml");
+            let mut args = vec![cmd[0], q.as_str(), "--set", set];
+            args.extend(&cmd[1..]);
+            let o = run(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            let e = stderr(&o);
+            assert!(
+                e.contains(key) && e.contains("needs at least"),
+                "{args:?}: {e}"
+            );
+            assert!(!e.contains("panicked") && !e.contains("backtrace"), "{e}");
+        }
+    }
+    // A scripted creation of 2^32 - 1 workunits is refused at its event.
+    let o = run(&[
+        "check",
+        &scenario("quickstart.toml"),
+        "--set",
+        "event=[{ at = 0, project = \"main\", create_workunits = 4294967295 }]",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("`event.0.create_workunits`") && e.contains("needs at least"),
+        "{e}"
+    );
 }
 
 #[test]

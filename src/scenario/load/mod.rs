@@ -298,6 +298,25 @@ fn load_traces(file: &mut ScenarioFile, origin: &str) -> Vec<Problem> {
     for (i, g) in file.host_group.iter_mut().enumerate() {
         let Some(rel) = &g.trace else { continue };
         let path = base.join(rel);
+        // A trace's intervals take at most about twice its text (a row of text is at
+        // least 8 bytes, an interval 16): a file that could not fit is refused before
+        // it is read.
+        let limit = super::capacity::memory_limit();
+        if let Ok(m) = std::fs::metadata(&path)
+            && m.len().saturating_mul(2) > limit
+        {
+            problems.push(Problem {
+                path: format!("host_group.{i}.trace"),
+                message: format!(
+                    "the trace file {} is {}: its intervals need about {}, more than the {} this run may use; expected a shorter trace",
+                    path.display(),
+                    super::capacity::format_bytes(m.len()),
+                    super::capacity::format_bytes(m.len().saturating_mul(2)),
+                    super::capacity::format_bytes(limit)
+                ),
+            });
+            continue;
+        }
         match crate::client::availability::Trace::read(&path) {
             Ok(t) => g.trace_data = super::schema::TraceHandle(Some(std::sync::Arc::new(t))),
             Err(e) => problems.push(Problem {
