@@ -140,20 +140,8 @@ pub fn parse_state(text: &str, file: &str) -> Result<ClientImport, ImportError> 
     let root = doc.root_element();
     let docr = &doc;
     let at = move |node, what: &str| fields(file, docr, node, what);
-    if root.tag_name().name() != "client_state" {
-        let f = at(root, "the file");
-        let (l, c) = f.pos(root);
-        return Err(ImportError::at(
-            file,
-            l,
-            c,
-            format!(
-                "<{}>; expected <client_state>, a BOINC client's client_state.xml",
-                root.tag_name().name()
-            ),
-        ));
-    }
     let top = at(root, "<client_state>");
+    top.expect_tag("client_state", "a BOINC client's client_state.xml")?;
     let mut out = ClientImport::default();
     let hi = top
         .child("host_info")
@@ -418,25 +406,8 @@ fn result(f: &Fields) -> Result<Option<QueuedResult>, ImportError> {
 pub fn parse_prefs(text: &str, file: &str) -> Result<Prefs, ImportError> {
     let doc = super::parse_xml(file, text, 1)?;
     let root = doc.root_element();
-    let f = Fields {
-        file,
-        doc: &doc,
-        node: root,
-        line0: 1,
-        what: "<global_preferences>".into(),
-    };
-    if root.tag_name().name() != "global_preferences" {
-        let (l, c) = f.pos(root);
-        return Err(ImportError::at(
-            file,
-            l,
-            c,
-            format!(
-                "<{}>; expected <global_preferences>, a BOINC client's global_prefs.xml",
-                root.tag_name().name()
-            ),
-        ));
-    }
+    let f = fields(file, &doc, root, "<global_preferences>");
+    f.expect_tag("global_preferences", "a BOINC client's global_prefs.xml")?;
     let p = Prefs {
         work_buf_min_days: f.num_non_negative("work_buf_min_days")?,
         work_buf_additional_days: f.num_non_negative("work_buf_additional_days")?,

@@ -116,6 +116,22 @@ impl<'a, 'input> Fields<'a, 'input> {
         (self.line0 + p.row - 1, p.col)
     }
 
+    /// The element itself must be `<tag>`, the root of `file_kind` (`a BOINC client's
+    /// client_state.xml`); otherwise an error at it.
+    pub(crate) fn expect_tag(&self, tag: &str, file_kind: &str) -> Result<(), ImportError> {
+        let name = self.node.tag_name().name();
+        if name == tag {
+            return Ok(());
+        }
+        let (l, c) = self.pos(self.node);
+        Err(ImportError::at(
+            self.file,
+            l,
+            c,
+            format!("<{name}>; expected <{tag}>, {file_kind}"),
+        ))
+    }
+
     /// An error at `node` about field `name`.
     pub(crate) fn err(
         &self,

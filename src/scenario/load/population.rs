@@ -132,8 +132,10 @@ pub(super) fn inline(
             ));
         };
         let (shown, text) = read(&name, base).map_err(bad)?;
-        let pop = parse(&shown, &text)?;
+        let doc = parse(&shown, &text)?;
         let mut wrote = Vec::new();
+        // Copied items must not keep spans into the population's text: despanned.
+        let pop = doc.clone().into_mut();
         merge(group, pop.as_table(), &mut Vec::new(), &mut wrote);
         group.remove("population");
         // The merged group says where its keys came from.
@@ -143,10 +145,7 @@ pub(super) fn inline(
         done.push(Inlined {
             group: i,
             origin: shown,
-            doc: toml_edit::Document::parse(text.clone()).map_err(|e| {
-                // Parsed once already by `parse`: cannot fail here.
-                bad(first_line(e.message()))
-            })?,
+            doc,
             text,
             wrote,
         });
@@ -174,7 +173,7 @@ fn read(name: &str, base: &Path) -> Result<(String, String), String> {
 
 /// Parses a population and checks what can be checked alone: TOML syntax, no key
 /// that belongs to the scenario, and every value's type (as a host group's).
-fn parse(origin: &str, text: &str) -> Result<DocumentMut, ScenarioError> {
+fn parse(origin: &str, text: &str) -> Result<toml_edit::Document<String>, ScenarioError> {
     let (_, doc) = super::parse_toml::<toml::Table>(text, origin)?;
     let ctx = Ctx {
         origin,
@@ -217,7 +216,7 @@ fn parse(origin: &str, text: &str) -> Result<DocumentMut, ScenarioError> {
             }))),
         });
     }
-    Ok(doc.into_mut())
+    Ok(doc)
 }
 
 /// Copies into `group` every key of `pop` the group does not set, merging tables
