@@ -263,18 +263,12 @@ fn host_info(f: &Fields) -> Result<HostInfo, ImportError> {
     if let Some(c) = f.child("coprocs") {
         for node in c.children().filter(|n| n.is_element()) {
             let tag = node.tag_name().name();
+            let g = fields(f.file, f.doc, node, &format!("<{tag}>"));
             let kind = match tag {
                 "coproc_cuda" => ProcType::Nvidia,
                 "coproc_ati" => ProcType::Amd,
                 "coproc_intel_gpu" => ProcType::Intel,
                 _ => {
-                    let g = Fields {
-                        file: f.file,
-                        doc: f.doc,
-                        node,
-                        line0: f.line0,
-                        what: format!("<{tag}>"),
-                    };
                     let (l, col) = g.pos(node);
                     return Err(ImportError::at(
                         f.file,
@@ -285,13 +279,6 @@ fn host_info(f: &Fields) -> Result<HostInfo, ImportError> {
                         ),
                     ));
                 }
-            };
-            let g = Fields {
-                file: f.file,
-                doc: f.doc,
-                node,
-                line0: f.line0,
-                what: format!("<{tag}>"),
             };
             let count = g.req_num("count")?;
             let peak = g.req_num("peak_flops")?;
@@ -338,13 +325,7 @@ fn app_version(f: &Fields) -> Result<AppVersion, ImportError> {
     let (_, app) = f.text("app_name").ok_or_else(|| f.missing("app_name"))?;
     let gpu = match f.child("coproc") {
         Some(node) => {
-            let g = Fields {
-                file: f.file,
-                doc: f.doc,
-                node,
-                line0: f.line0,
-                what: "a <coproc>".into(),
-            };
+            let g = fields(f.file, f.doc, node, "a <coproc>");
             let (tn, t) = g.text("type").ok_or_else(|| g.missing("type"))?;
             let kind = match t {
                 "NVIDIA" | "CUDA" => ProcType::Nvidia,
