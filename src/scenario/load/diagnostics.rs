@@ -146,6 +146,24 @@ pub(super) struct Ctx<'a> {
     pub(super) populations: Vec<super::population::Inlined>,
 }
 
+impl<'a> Ctx<'a> {
+    /// The context of a file read on its own: no `--set`, no population; `doc` is
+    /// its text parsed with spans, once it is.
+    pub(super) fn of_file(
+        origin: &'a str,
+        original: &'a str,
+        doc: Option<toml_edit::Document<String>>,
+    ) -> Self {
+        Ctx {
+            origin,
+            original,
+            sets: Vec::new(),
+            orig_doc: doc,
+            populations: Vec::new(),
+        }
+    }
+}
+
 impl Ctx<'_> {
     fn base(&self, key: Option<String>, message: String) -> Diagnostic {
         Diagnostic {

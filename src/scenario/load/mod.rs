@@ -87,13 +87,7 @@ pub fn load_str(
     sets: &[String],
     seed: Option<u64>,
 ) -> Result<Loaded, ScenarioError> {
-    let mut ctx = Ctx {
-        origin,
-        original: text,
-        sets: Vec::new(),
-        orig_doc: None,
-        populations: Vec::new(),
-    };
+    let mut ctx = Ctx::of_file(origin, text, None);
     // Syntax first, with toml_edit: its document keeps the spans used to turn key
     // paths back into positions.
     let orig_doc = toml_edit::Document::parse(text.to_owned()).map_err(|e| {
@@ -251,13 +245,7 @@ pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
     text: &str,
     origin: &str,
 ) -> Result<(T, toml_edit::Document<String>), ScenarioError> {
-    let mut ctx = Ctx {
-        origin,
-        original: text,
-        sets: Vec::new(),
-        orig_doc: None,
-        populations: Vec::new(),
-    };
+    let mut ctx = Ctx::of_file(origin, text, None);
     let doc = toml_edit::Document::parse(text.to_owned()).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         ctx.at_offset(span.start, None, first_line(e.message()))
@@ -276,13 +264,7 @@ pub(crate) fn problem_at(
     path: &str,
     message: String,
 ) -> ScenarioError {
-    let ctx = Ctx {
-        origin,
-        original: text,
-        sets: Vec::new(),
-        orig_doc: Some(doc.clone()),
-        populations: Vec::new(),
-    };
+    let ctx = Ctx::of_file(origin, text, Some(doc.clone()));
     ScenarioError::Invalid(Box::new(ctx.problem(&Problem {
         path: path.to_owned(),
         message,

@@ -66,13 +66,7 @@ impl Inlined {
     /// Where key path `rest` of the population is, as a `(line, column)` and the
     /// context the diagnostic is written with.
     fn ctx(&self) -> Ctx<'_> {
-        Ctx {
-            origin: &self.origin,
-            original: &self.text,
-            sets: Vec::new(),
-            orig_doc: Some(self.doc.clone()),
-            populations: Vec::new(),
-        }
+        Ctx::of_file(&self.origin, &self.text, Some(self.doc.clone()))
     }
 }
 
@@ -175,13 +169,7 @@ fn read(name: &str, base: &Path) -> Result<(String, String), String> {
 /// that belongs to the scenario, and every value's type (as a host group's).
 fn parse(origin: &str, text: &str) -> Result<toml_edit::Document<String>, ScenarioError> {
     let (_, doc) = super::parse_toml::<toml::Table>(text, origin)?;
-    let ctx = Ctx {
-        origin,
-        original: text,
-        sets: Vec::new(),
-        orig_doc: Some(doc.clone()),
-        populations: Vec::new(),
-    };
+    let ctx = Ctx::of_file(origin, text, Some(doc.clone()));
     for k in SCENARIO_ONLY {
         if doc.get(k).is_some() {
             let message = format!(
