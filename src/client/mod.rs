@@ -4,6 +4,7 @@
 //!
 //! - [`host`]: a host's jobs and per-project client state, its execution model and
 //!   the RPC glue both policies share;
+//! - [`files`]: file sizes, data servers and host links as configured (spec client §8);
 //! - [`estimate`]: the client's runtime estimates and DCF (spec client §1.4, §3.6);
 //! - [`seed`]: the seed resource-debt policy (spec client §1);
 //! - [`modern`]: the modern REC policy (spec client §2–3);
@@ -25,6 +26,7 @@ pub mod availability;
 pub mod background;
 pub mod config;
 pub mod estimate;
+pub mod files;
 pub mod host;
 pub mod merit;
 pub mod modern;

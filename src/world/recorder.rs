@@ -11,10 +11,11 @@
 //! Every call is made at a fixed point of the event loop, in event order, so what a
 //! recorder sees is as deterministic as the run.
 
+use crate::client::files::XferTimes;
 use crate::engine::Time;
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
-use crate::server::types::AppId;
+use crate::server::types::{AppId, ResultId};
 use std::io;
 
 /// The run's observer, wired to the world by whoever starts the run (the command
@@ -76,4 +77,20 @@ pub trait Recorder {
     /// Bucket `k` of the time series: project `pi`'s server state at the bucket's
     /// start, after every actor at that time.
     fn sample(&mut self, pi: usize, k: usize, db: &Db);
+
+    /// A result of project `pi` was reported, and its job had files (spec client
+    /// §8.1): when they moved. Called only in a run with files, once per report that
+    /// reached the server, in event order.
+    fn result_transfers(&mut self, pi: usize, result: ResultId, times: &XferTimes) {
+        let _ = (pi, result, times);
+    }
+
+    /// Bucket `k` of the time series, in a run with files: the bytes project `pi`'s
+    /// data server has carried since the start of the run in each direction
+    /// (cumulative; `down` is server to hosts) up to the bucket's start, and its
+    /// link's capacities, bytes/s (`f64::INFINITY`: unlimited; spec client §8.5).
+    /// Called right after [`Self::sample`] of the same bucket.
+    fn data_server(&mut self, pi: usize, k: usize, down: f64, up: f64, cap: [f64; 2]) {
+        let _ = (pi, k, down, up, cap);
+    }
 }
