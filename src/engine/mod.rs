@@ -5,6 +5,7 @@
 //! `(time, tie class, sequence number)`, so that two runs of the same scenario pop the
 //! same events in the same order (spec backend §2.0, "recommended tie order").
 
+pub mod flow;
 pub mod queue;
 pub mod rng;
 pub mod time;
