@@ -235,6 +235,15 @@ impl Dist {
         matches!(self.kind, Kind::Fixed { .. })
     }
 
+    /// Whether every draw is 0: a fixed 0, or any distribution clamped to at most 0
+    /// from a lower bound of at least 0.
+    pub(crate) fn always_zero(&self) -> bool {
+        match self.kind {
+            Kind::Fixed { value } => value.0 == 0.0,
+            _ => self.max.is_some_and(|m| m <= 0.0) && self.min.is_some_and(|m| m >= 0.0),
+        }
+    }
+
     /// The first problem of the parameters, if any (checked by the scenario
     /// validator, which reports it at the value's key).
     pub fn problem(&self) -> Option<DistProblem> {

@@ -23,10 +23,15 @@ impl ClientHost {
         g: &GroupCtx,
         server: &mut S,
     ) -> Result<Time, S::Error> {
+        self.xfer_flags(now, &g.cfg);
         let next = match g.cfg.policy {
             Policy::SeedDebt => seed::wake(self, now, g, server)?,
             Policy::ModernRec => modern::wake(self, now, g, server)?,
         };
+        // Transfers start after the policy: a reply's jobs and a finished job's
+        // output move in the same event (spec client §8.2).
+        self.xfer_poll(now, &g.cfg, server);
+        let next = next.min(self.xfer_next_wake(now));
         Ok(next.min(self.avail.next_change()).max(now + 1))
     }
 }

@@ -67,6 +67,17 @@ pub enum StreamKind {
     /// A host's own preferences (`[host_group.prefs]`, id = host index), drawn at
     /// creation only when the group gives some.
     HostPrefs = 17,
+    /// A host's file-transfer retry draws (id = host index; spec client §8.3), used
+    /// only in a run with files.
+    HostXfer = 18,
+    /// A workunit's input file size (id = project · 2^40 + workunit id), drawn when a
+    /// host receives one of its results, so every replica has the same input.
+    WuFiles = 19,
+    /// A result's output file size (id = project · 2^40 + result id).
+    ResultFiles = 20,
+    /// A host's download and upload bandwidths (id = host index), drawn at creation
+    /// only in a run with files.
+    HostLinks = 21,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

@@ -22,6 +22,7 @@ use crate::client::availability::{
 };
 use crate::client::background::PrefsDraw;
 use crate::client::config::ClientConfig;
+use crate::client::files::{FilesPlan, ProjectFiles};
 use crate::client::host::{CLIENT_ERROR_EXIT, GroupCtx, HostBehaviour};
 use crate::client::truth;
 use crate::engine::{INT_MAX, Time};
@@ -60,6 +61,9 @@ pub struct Plan {
     pub events: Vec<EventPlan>,
     /// Expectations, in file order.
     pub expects: Vec<ExpectPlan>,
+    /// The run's files and data servers (spec client §8); `None`: no job has a file,
+    /// and no transfer is ever made.
+    pub files: Option<Arc<FilesPlan>>,
 }
 
 /// One project: its name and its back end's configuration as the daemons read it
@@ -119,6 +123,30 @@ pub struct GroupPlan {
     /// The hosts' own preferences (`[host_group.prefs]`), drawn per host; `None`:
     /// the group's `[client]` values, and no draw.
     pub prefs: Option<PrefsDraw>,
+    /// The hosts' links (`[host_group.network]`): `download`/`upload` are `None`
+    /// where the group gives none (unlimited, or an imported host's own figure).
+    pub links: LinksPlan,
+}
+
+/// A group's links as resolved ([`GroupPlan::links`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinksPlan {
+    pub download: Option<Dist>,
+    pub upload: Option<Dist>,
+    pub max_bytes_sec_down: f64,
+    pub max_bytes_sec_up: f64,
+}
+
+/// A host group's `[host_group.network]`, resolved.
+fn links(g: &HostGroup) -> LinksPlan {
+    g.network
+        .as_ref()
+        .map_or_else(LinksPlan::default, |n| LinksPlan {
+            download: n.download,
+            upload: n.upload,
+            max_bytes_sec_down: n.max_bytes_sec_down,
+            max_bytes_sec_up: n.max_bytes_sec_up,
+        })
 }
 
 /// A group's host export (docs/population.md, "A project's own hosts").
@@ -300,8 +328,9 @@ impl Plan {
             .collect();
         let outputs = truth::output_models(projects.iter().map(|p| &p.cfg));
         let classes = error_classes(&s.host_group);
+        let files = files_plan(s);
         let groups = (s.host_group.iter().enumerate())
-            .map(|(i, g)| r.group(i, g, &outputs, classes[i]))
+            .map(|(i, g)| r.group(i, g, &outputs, classes[i], &files))
             .collect();
         let events = (s.event.iter().enumerate())
             .map(|(i, ev)| EventPlan {
@@ -327,6 +356,7 @@ impl Plan {
             groups,
             events,
             expects,
+            files,
         })
     }
 
@@ -359,6 +389,37 @@ fn event_daemon(ev: &ScriptEvent) -> Daemon {
     } else {
         Daemon::Scheduler
     }
+}
+
+/// The run's files (spec client §8): each project's apps' sizes (an app's own
+/// `files`, else the project's) and its data server. `None` when no app of any
+/// project moves a byte, so that such a run makes no transfer at all.
+fn files_plan(s: &ScenarioFile) -> Option<Arc<FilesPlan>> {
+    let projects: Vec<Option<ProjectFiles>> = (s.project.values())
+        .map(|p| {
+            let apps: Vec<_> = (p.app.iter())
+                .map(|a| a.files.as_ref().or(p.files.as_ref()))
+                .collect();
+            apps.iter()
+                .any(|f| f.is_some_and(|f| f.has_bytes()))
+                .then(|| ProjectFiles {
+                    apps: (apps.iter())
+                        .map(|f| f.map(|f| f.resolve()).unwrap_or_default())
+                        .collect(),
+                    server: p
+                        .data_server
+                        .as_ref()
+                        .map(|d| d.resolve())
+                        .unwrap_or_default(),
+                })
+        })
+        .collect();
+    projects.iter().any(Option::is_some).then(|| {
+        Arc::new(FilesPlan {
+            projects,
+            seed: s.simulation.seed,
+        })
+    })
 }
 
 /// The error class index of each host group: classes are numbered in order of first
@@ -626,6 +687,7 @@ impl Resolver<'_> {
         g: &HostGroup,
         outputs: &[Vec<truth::OutputModel>],
         error_class: u32,
+        files: &Option<Arc<FilesPlan>>,
     ) -> GroupPlan {
         let mut cfg = ClientConfig::resolve(&self.s.client, g.policy);
         cfg.gpu_active_frac = g.gpu_active_frac;
@@ -640,6 +702,7 @@ impl Resolver<'_> {
                 outputs: outputs.to_vec(),
                 detach_prob: g.detach_prob,
                 background: g.background.as_ref().map(|b| b.resolve()),
+                files: files.clone(),
             },
         });
         let attached = if g.shares.is_empty() {
@@ -699,6 +762,7 @@ impl Resolver<'_> {
                 }),
             }),
             prefs: g.prefs.as_ref().map(|p| p.resolve()),
+            links: links(g),
         }
     }
 

@@ -272,6 +272,10 @@ with_host_attrs! {
         /// out of the echoed configuration when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub prefs: Option<PrefsSection>,
+        /// The hosts' network links (`[host_group.network]`; spec client §8.2).
+        /// Left out of the echoed configuration when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub network: Option<NetworkSection>,
         /// The trace file's contents, read by the loader.
         #[serde(skip)]
         pub trace_data: TraceHandle,
@@ -299,6 +303,25 @@ with_host_attrs! {
         #[serde(skip)]
         pub import_data: ImportHandle,
     }
+}
+
+/// A host group's links (`[host_group.network]`; spec client §8.2): each host's
+/// download and upload bandwidth, bytes/s, numbers or distributions drawn once per
+/// host (absent: unlimited, or an imported host's `n_bwdown` and `n_bwup`), and the
+/// user's limits on the client's transfers (0: none, BOINC's default).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download: Option<Dist>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload: Option<Dist>,
+    /// `max_bytes_sec_down` of the host's preferences, bytes/s.
+    #[serde(default)]
+    pub max_bytes_sec_down: f64,
+    /// `max_bytes_sec_up` of the host's preferences, bytes/s.
+    #[serde(default)]
+    pub max_bytes_sec_up: f64,
 }
 
 /// `count` of a host group that does not give it.
@@ -645,6 +668,28 @@ pub struct Expect {
     /// The project's CPU jobs the last RR simulation projected to miss their
     /// deadlines (`rsc_pwf.deadlines_missed`, modern, spec client §2.5 step 5).
     pub deadlines_missed: Option<i64>,
+    // --- file transfers of the project (with `client`; spec client §8) ---
+    /// BOINC's `client_state` of each of the project's jobs the client holds, in
+    /// arrival order, comma-separated (e.g. `"2,1,1"`; `""` for none; spec client
+    /// §8.1).
+    pub client_states: Option<String>,
+    /// Transfers in progress, by direction.
+    pub xfers_down: Option<i64>,
+    pub xfers_up: Option<i64>,
+    /// The project's transient failures in a row, by direction
+    /// (`FILE_XFER_BACKOFF::file_xfer_failures`, §8.3).
+    pub xfer_failures_down: Option<i64>,
+    pub xfer_failures_up: Option<i64>,
+    /// When the project's transfer backoff ends, by direction (0: none; §8.3).
+    pub xfer_backoff_down: Option<i64>,
+    pub xfer_backoff_up: Option<i64>,
+    /// The earliest retry time of the project's files waiting after a failure
+    /// (`next_request_time`, §8.3; 0: none waits).
+    pub next_file_retry: Option<i64>,
+    /// The work-fetch and reporting gates (§8.4).
+    pub download_stalled: Option<bool>,
+    pub too_many_uploads: Option<bool>,
+    pub actively_uploading: Option<bool>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,
     // --- server-side observables (see `scenario::expect_reply`) ---

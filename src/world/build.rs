@@ -9,7 +9,7 @@ use super::{
 use crate::client::availability::Availability;
 use crate::client::background::{BACKGROUND, HostExtra, HostPrefs};
 use crate::client::config::Policy;
-use crate::client::host::{ClientHost, ProjectState, TaskState, TimeStats};
+use crate::client::host::{ClientHost, HostXfer, ProjectState, TaskState, TimeStats};
 use crate::client::scripted::ScriptedHost;
 use crate::client::truth;
 use crate::engine::rng::{self, StreamKind};
@@ -112,6 +112,37 @@ impl<R: Recorder> World<R> {
         let os_mix = plan.groups.iter().map(|g| g.os_mix.clone()).collect();
         let mut backend = Backend::new(projects, recorder, check, host_rows, os_mix, seed);
         backend.imported = imported;
+        if let Some(files) = &plan.files {
+            let net = super::network::Net::new(files, hosts.len());
+            // A data server's outages cut the transfers it carries.
+            for (pi, s) in net.servers.iter().enumerate() {
+                for &(start, _) in s.iter().flat_map(|(s, _)| &s.outages) {
+                    if start <= end {
+                        queue.push(start, host_class, Event::DataServerDown(pi as u16));
+                    }
+                }
+            }
+            backend.net = Some(net);
+            for (gi, g) in plan.groups.iter().enumerate() {
+                let first = groups[gi].first;
+                for (slot, h) in hosts[first..first + g.count as usize]
+                    .iter_mut()
+                    .enumerate()
+                {
+                    let cap = host_links(g, slot as u32, h.index, seed);
+                    h.xfer = Some(Box::new(HostXfer::new(
+                        cap,
+                        h.projects.len(),
+                        seed,
+                        h.index,
+                    )));
+                }
+            }
+            let net = backend.net.as_mut().expect("just set");
+            for h in &hosts {
+                net.wake_at[h.index as usize] = h.joined;
+            }
+        }
         Self {
             backend,
             queue,
@@ -441,6 +472,38 @@ fn enqueue_start_job(
         j.peak_flop_count = j.true_fpops * f;
         j.state = TaskState::Quit;
     }
+}
+
+/// Host `index`'s links, bytes/s per direction (spec client §8.2): drawn from the
+/// group's `network` distributions on the host's own stream, else an imported host's
+/// `n_bwdown`/`n_bwup` when known (> 0), else unlimited; then limited by the user's
+/// `max_bytes_sec_*` when set.
+fn host_links(g: &GroupPlan, slot: u32, index: u32, seed: u64) -> [f64; 2] {
+    let mut rng = rng::stream(seed, StreamKind::HostLinks, index as u64);
+    let record = g.hosts.as_ref().map(|hp| {
+        let k = record_of(hp, slot, index, seed);
+        let r = &hp.table.records[k as usize];
+        [r.n_bwdown as f64, r.n_bwup as f64]
+    });
+    let l = &g.links;
+    let mut cap = [f64::INFINITY; 2];
+    for (d, (dist, limit)) in [
+        (l.download, l.max_bytes_sec_down),
+        (l.upload, l.max_bytes_sec_up),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        cap[d] = match (dist, record) {
+            (Some(dist), _) => dist.sample(&mut rng).max(1.0),
+            (None, Some(r)) if r[d] > 0.0 => r[d],
+            _ => f64::INFINITY,
+        };
+        if limit > 0.0 {
+            cap[d] = cap[d].min(limit);
+        }
+    }
+    cap
 }
 
 /// The record of a host export that host `slot` (global `index`) of a group is:

@@ -430,6 +430,43 @@ pub(crate) fn verify_client(
             ex.estimated_delay,
             w.estimated_delay,
         );
+        if let Some(want) = &ex.client_states {
+            let got: Vec<String> = (h.jobs.iter())
+                .filter(|j| j.project as usize == k)
+                .map(|j| j.client_state.to_string())
+                .collect();
+            let got = got.join(",");
+            if &got != want {
+                errs.push(format!("client_states = \"{got}\", expected \"{want}\""));
+            }
+        }
+        let x = h.xfer_view(k, now);
+        for (what, want, got) in [
+            ("xfers_down", ex.xfers_down, x.active[0]),
+            ("xfers_up", ex.xfers_up, x.active[1]),
+            ("xfer_failures_down", ex.xfer_failures_down, x.failures[0]),
+            ("xfer_failures_up", ex.xfer_failures_up, x.failures[1]),
+            ("xfer_backoff_down", ex.xfer_backoff_down, x.backoff[0]),
+            ("xfer_backoff_up", ex.xfer_backoff_up, x.backoff[1]),
+            ("next_file_retry", ex.next_file_retry, x.next_retry),
+        ] {
+            cmp_i(&mut errs, what, want, got);
+        }
+        for (what, want, got) in [
+            ("download_stalled", ex.download_stalled, p.download_stalled),
+            ("too_many_uploads", ex.too_many_uploads, p.too_many_uploads),
+            (
+                "actively_uploading",
+                ex.actively_uploading,
+                p.actively_uploading,
+            ),
+        ] {
+            if let Some(w) = want
+                && w != got
+            {
+                errs.push(format!("{what} = {got}, expected {w}"));
+            }
+        }
     }
     if errs.is_empty() {
         Ok(())

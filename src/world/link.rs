@@ -48,6 +48,9 @@ pub(crate) struct Backend<R> {
     pub(super) reply: Reply,
     pub(super) reports: Vec<ReportedJob>,
     pub(super) other: Vec<ResultId>,
+    /// The data servers' links and the transfers on them, in a run with files
+    /// (spec client §8.5).
+    pub(super) net: Option<super::network::Net>,
 }
 
 impl<R: Recorder> Backend<R> {
@@ -74,6 +77,7 @@ impl<R: Recorder> Backend<R> {
             reply: Reply::default(),
             reports: Vec::new(),
             other: Vec::new(),
+            net: None,
         }
     }
 
@@ -251,6 +255,36 @@ impl<R: Recorder> ServerLink for Backend<R> {
                 .iter()
                 .any(|o| o.covers(now) && o.kind == OutageKind::Unreachable)
         })
+    }
+
+    /// A transfer starts on the project's data-server link (spec client §8.5), or
+    /// fails at once while the data server is down.
+    fn xfer_start(
+        &mut self,
+        now: Time,
+        project: u16,
+        dir: crate::client::host::Dir,
+        host: u32,
+        cap: f64,
+        bytes: f64,
+    ) -> Option<u32> {
+        self.net
+            .as_mut()?
+            .start(now, project, dir, host, cap, bytes)
+    }
+
+    fn xfer_stop(&mut self, now: Time, flow: u32) -> f64 {
+        self.net.as_mut().map_or(0.0, |n| n.stop(now, flow))
+    }
+
+    fn xfer_report(
+        &mut self,
+        project: u16,
+        result: ResultId,
+        times: &crate::client::files::XferTimes,
+    ) {
+        self.recorder
+            .result_transfers(project as usize, result, times);
     }
 }
 

@@ -13,6 +13,7 @@ mod error;
 mod expect;
 mod expect_reply;
 mod link;
+mod network;
 mod recorder;
 mod script;
 
@@ -51,6 +52,12 @@ pub enum Event {
     /// The server state of every project is sampled for bucket `k` of
     /// `timeseries.csv`.
     Sample(u32),
+    /// Transfers end (spec client §8): every transfer whose last byte moved by now
+    /// is finished and its host woken.
+    Net,
+    /// Project `i`'s data server goes down: every transfer it carries fails
+    /// (spec client §8.3, §8.5).
+    DataServerDown(u16),
     /// End of the run.
     End,
 }
@@ -243,6 +250,12 @@ impl<R: Recorder> World<R> {
             if ev == Event::End {
                 break;
             }
+            // A host woken by a transfer got a new event; its old one is stale.
+            if let (Event::Host(j), Some(net)) = (ev, &self.backend.net)
+                && net.wake_at[j as usize] != now
+            {
+                continue;
+            }
             self.backend.counters.events += 1;
             if let Some(&Event::Host(j)) = self.queue.peek_next() {
                 prefetch_host(&self.hosts[j as usize]);
@@ -316,12 +329,25 @@ impl<R: Recorder> World<R> {
                 let b = &mut self.backend;
                 for (pi, p) in b.projects.iter().enumerate() {
                     b.recorder.sample(pi, k as usize, &p.db);
+                    if let Some(net) = &b.net
+                        && let Some(Some((s, links))) = net.servers.get(pi)
+                    {
+                        let t = now as f64;
+                        let (down, up) = (
+                            net.flows.delivered(links[0], t),
+                            net.flows.delivered(links[1], t),
+                        );
+                        b.recorder
+                            .data_server(pi, k as usize, down, up, [s.download, s.upload]);
+                    }
                 }
                 let next = (k as Time + 1) * self.sample_interval;
                 if next <= self.end {
                     self.queue.push(next, CLASS_SAMPLE, Event::Sample(k + 1));
                 }
             }
+            Event::Net => self.net_event(now)?,
+            Event::DataServerDown(pi) => self.data_server_down(now, pi as usize)?,
             Event::End => {}
         }
         Ok(())
@@ -333,9 +359,11 @@ impl<R: Recorder> World<R> {
         let h = &mut self.hosts[i];
         let ctx = &self.groups[h.group as usize].ctx;
         let next = if now >= h.leave_at {
-            // The volunteer leaves for good: its jobs are never reported.
+            // The volunteer leaves for good: its jobs are never reported, and its
+            // transfers stop.
             h.advance(h.leave_at, &ctx.cfg);
             h.gone = true;
+            h.xfer_leave(now, &mut self.backend);
             Time::MAX
         } else {
             h.wake(now, ctx, &mut self.backend)?.min(h.leave_at)
@@ -358,13 +386,104 @@ impl<R: Recorder> World<R> {
                 .buffer_violation(&ctx.cfg)
                 .or_else(|| h.time_limit_violation())
                 .or_else(|| h.resource_violation(&ctx.cfg))
+                .or_else(|| h.xfer_violation())
         {
             return Err(RunError::Client(format!("t={now}: {v}")));
         }
-        if next < Time::MAX && next <= self.end {
+        let pushed = next < Time::MAX && next <= self.end;
+        if pushed {
             self.queue
                 .push(next, self.tie_class[0], Event::Host(i as u32));
         }
+        if let Some(net) = &mut self.backend.net {
+            net.wake_at[i] = if pushed { next } else { Time::MAX };
+            self.schedule_net();
+        }
+        Ok(())
+    }
+
+    /// Makes sure an `Event::Net` is pending for the next transfer to end (spec
+    /// client §8): one earlier than the pending one replaces it (the old one is
+    /// stale when it pops).
+    fn schedule_net(&mut self) {
+        let Some(net) = &mut self.backend.net else {
+            return;
+        };
+        if let Some(t) = net.next_event()
+            && t < net.event_at
+        {
+            net.event_at = t;
+            self.queue.push(t, self.tie_class[0], Event::Net);
+        }
+    }
+
+    /// Every transfer that ended by `now`: its host hears of it and is woken, in
+    /// the order the transfers ended (spec client §8.1).
+    fn net_event(&mut self, now: Time) -> Result<(), RunError> {
+        let Some(net) = &mut self.backend.net else {
+            return Ok(());
+        };
+        if net.event_at != now {
+            return Ok(()); // stale: a later transfer end replaced it
+        }
+        net.event_at = Time::MAX;
+        let mut woken = std::mem::take(&mut net.woken);
+        while let Some((flow, _)) = net.flows.pop_finished(now as f64) {
+            let h = std::mem::replace(&mut net.owner[flow as usize], u32::MAX);
+            self.hosts[h as usize].xfer_finished(now, flow);
+            if !woken.contains(&h) {
+                woken.push(h);
+            }
+        }
+        self.wake_hosts(now, &mut woken)
+    }
+
+    /// Project `pi`'s data server goes down at `now`: every transfer it carries
+    /// stops, a transient failure for its host (spec client §8.3, §8.5).
+    fn data_server_down(&mut self, now: Time, pi: usize) -> Result<(), RunError> {
+        let Some(net) = &mut self.backend.net else {
+            return Ok(());
+        };
+        let Some(Some((_, links))) = net.servers.get(pi) else {
+            return Ok(());
+        };
+        let links = *links;
+        let mut woken = std::mem::take(&mut net.woken);
+        for link in links {
+            for flow in net.flows.flows_on(link) {
+                let h = net.owner[flow as usize];
+                let left = net.stop(now, flow);
+                let host = &mut self.hosts[h as usize];
+                let cfg = &self.groups[host.group as usize].ctx.cfg;
+                host.xfer_failed(now, flow, left, cfg);
+                if !woken.contains(&h) {
+                    woken.push(h);
+                }
+            }
+        }
+        self.wake_hosts(now, &mut woken)
+    }
+
+    /// Runs an event now for each host of `woken` still here, checks the network
+    /// under `--check-invariants`, and schedules the next transfer end.
+    fn wake_hosts(&mut self, now: Time, woken: &mut Vec<u32>) -> Result<(), RunError> {
+        if self.backend.checkers.is_some()
+            && let Some(net) = &self.backend.net
+        {
+            net.flows
+                .check(now as f64)
+                .map_err(|m| RunError::Client(format!("t={now}: network: {m}")))?;
+        }
+        for &h in woken.iter() {
+            if !self.hosts[h as usize].gone {
+                self.host_event(now, h as usize)?;
+            }
+        }
+        woken.clear();
+        if let Some(net) = &mut self.backend.net {
+            net.woken = std::mem::take(woken);
+        }
+        self.schedule_net();
         Ok(())
     }
 

@@ -5,7 +5,9 @@
 //!   invariant of spec backend §3), under both policies, with availability, churn,
 //!   errors, detaches and outages;
 //! * over a long run, hosts split their CPU time among projects by their resource
-//!   shares, to within 2 percentage points.
+//!   shares, to within 2 percentage points;
+//! * with files, the transfer rules and the network keep their invariants (spec
+//!   client §8).
 
 use boinc_sim::scenario::load::load_str;
 use boinc_sim::stats::recorder::StatsRecorder;
@@ -363,4 +365,99 @@ fn client_expectation_on_an_unattached_project_fails() {
         err.contains("na.toml:9:1: expect[0] at end: the host is not attached to this project"),
         "{err}"
     );
+}
+
+/// A random scenario with files (spec client §8): input, output and sticky files,
+/// a data server with limited capacity and an outage, host links drawn per host, and
+/// hosts that go off and disconnect.
+#[allow(clippy::too_many_arguments)]
+fn files_scenario(
+    seed: u64,
+    policy: &str,
+    input_mb: f64,
+    output_mb: f64,
+    sticky: u32,
+    server_mbps: f64,
+    on_frac: f64,
+    connected_frac: f64,
+) -> String {
+    format!(
+        r#"[simulation]
+seed = {seed}
+duration = "4d"
+
+[client]
+policy = "{policy}"
+
+[project.a.workunit]
+min_quorum = 1
+target_nresults = 1
+delay_bound = "2d"
+rsc_fpops_est = 3.6e12
+rsc_fpops_bound = 3.6e13
+[project.a.work_generator]
+mode = "cushion"
+cushion = 60
+{daemons}
+[project.a.files]
+input = {{ dist = "lognormal", mu = {mu_in}, sigma = 0.5 }}
+output = {output:e}
+sticky_files = {sticky}
+sticky_bytes = {sticky_bytes:e}
+
+[project.a.data_server]
+download = {down:e}
+upload = {up:e}
+outage = [{{ start = "1d", duration = "5h" }}]
+
+[[host_group]]
+count = 12
+p_ncpus = {{ dist = "uniform", min = 1, max = 4 }}
+p_fpops = {{ dist = "uniform", min = 5e8, max = 2e9 }}
+on_frac = {on_frac}
+on_lambda = "4h"
+connected_frac = {connected_frac}
+arrival = {{ dist = "uniform", min = 0, max = "6h" }}
+lifetime = {{ dist = "exponential", mean = "6d" }}
+network = {{ download = {{ dist = "lognormal", mu = 13.0, sigma = 1.0 }}, upload = {{ dist = "lognormal", mu = 12.0, sigma = 1.0 }}, max_bytes_sec_up = 2e5 }}
+"#,
+        daemons = daemons("a"),
+        sticky_bytes = if sticky > 0 { 2e7 } else { 0.0 },
+        mu_in = (input_mb * 1e6).ln(),
+        output = output_mb * 1e6,
+        down = server_mbps * 1e6,
+        up = server_mbps * 0.25e6,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+
+    /// With files, every run keeps the transfer invariants (checked after every
+    /// host event and every network event by `--check-invariants`): at most 8
+    /// transfers per direction and 2 per project on a host, no job running or
+    /// reported with a file still to move, no file with more bytes moved than it
+    /// has, and on every link a load within its capacity, with the rates equal to
+    /// a from-scratch max-min recomputation. The hosts really moved files.
+    #[test]
+    fn transfers_keep_their_invariants(
+        seed in 1u64..1_000_000,
+        modern in any::<bool>(),
+        input_mb in 0.5f64..50.0,
+        output_mb in 0.0f64..5.0,
+        sticky in 0u32..4,
+        server_mbps in 0.5f64..20.0,
+        on_frac in prop_oneof![Just(1.0), 0.4f64..1.0],
+        connected_frac in prop_oneof![Just(1.0), 0.5f64..1.0],
+    ) {
+        let policy = if modern { "modern_rec" } else { "seed_debt" };
+        let text = files_scenario(
+            seed, policy, input_mb, output_mb, sticky, server_mbps, on_frac, connected_frac,
+        );
+        let loaded = load_str(&text, "random.toml", &[], None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
+        let f = world.run().unwrap_or_else(|e| panic!("{e}\n--- scenario ---\n{text}"));
+        let moved: u64 = f.hosts.iter().filter_map(|h| h.xfer.as_deref()).map(|x| x.finished[0]).sum();
+        prop_assert!(moved > 0, "no download finished\n{text}");
+    }
 }

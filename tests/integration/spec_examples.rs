@@ -127,6 +127,14 @@ fn client_start_jobs_are_in_progress_on_the_server() {
     run_spec("client-start-jobs.toml");
 }
 
+/// File transfers (spec client §8): job states 1, 2, 4, 5, per-file retries and the
+/// project's transfer backoff while the data server is down, the download-stalled
+/// gate, and two transfers per project sharing the host's link.
+#[test]
+fn client_files_states_limits_and_backoff() {
+    run_spec("client-files.toml");
+}
+
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
 fn every_spec_scenario_has_a_test() {

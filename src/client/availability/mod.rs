@@ -773,6 +773,12 @@ impl Availability {
         self.is_on() && self.state[CONNECTED]
     }
 
+    /// Sets whether the host is connected, for unit tests of what depends on it.
+    #[cfg(test)]
+    pub(crate) fn set_connected(&mut self, connected: bool) {
+        self.state[CONNECTED] = connected;
+    }
+
     /// The time statistics as of the last `update`.
     pub(crate) fn time_stats(&self) -> TimeStats {
         self.stats

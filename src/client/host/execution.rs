@@ -265,8 +265,12 @@ impl ClientHost {
             j.output = out;
             j.output_correct = correct;
             n += 1;
+            if let Some(files) = &behaviour.files {
+                self.xfer_computed(k, now, files);
+            }
             let j = &self.jobs[k];
             let p = &mut self.projects[j.project as usize];
+            p.request_if_idle_and_uploading = true;
             if es == 0 {
                 p.dcf.update(estimate::dcf_sample(j.progress()));
             }

@@ -26,6 +26,13 @@ pub enum TaskState {
     Quit,
     /// Finished computing (success or error); waits to be reported.
     Done,
+    /// Received, waiting for an input file (`RESULT_FILES_DOWNLOADING`, spec client
+    /// §8.1): not runnable, but queued work for the round-robin simulation and work
+    /// fetch (`nearly_runnable`).
+    Downloading,
+    /// Finished computing, its output still going to the server
+    /// (`RESULT_FILES_UPLOADING`, §8.1): not ready to report.
+    Uploading,
 }
 
 /// The job's app version on this host, as the reply gave it: its app, what it
@@ -145,9 +152,18 @@ impl ClientJob {
     pub(crate) fn ready_to_report(&self) -> bool {
         self.state == TaskState::Done
     }
-    /// Not finished computing (`state < COMPUTE_DONE`).
+    /// Not finished computing (`state < COMPUTE_DONE`): its inputs may still be
+    /// downloading (`nearly_runnable`, spec client §8.1).
     pub fn unfinished(&self) -> bool {
-        self.state != TaskState::Done
+        !matches!(self.state, TaskState::Done | TaskState::Uploading)
+    }
+    /// May run now: not finished and every input on the host (`RESULT::runnable`,
+    /// spec client §8.1).
+    pub fn runnable(&self) -> bool {
+        !matches!(
+            self.state,
+            TaskState::Done | TaskState::Uploading | TaskState::Downloading
+        )
     }
     pub(crate) fn is_running(&self) -> bool {
         self.state == TaskState::Running

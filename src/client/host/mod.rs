@@ -32,11 +32,13 @@ mod job;
 mod rpc;
 #[cfg(test)]
 mod tests;
+mod xfer;
 
 pub use super::truth::correct_output;
 pub use execution::{CLIENT_ERROR_EXIT, Execution, execution, gpu_relative_speeds};
 pub use job::{ClientJob, JobUsage, TaskState};
 pub use rpc::{RpcReason, RpcReply, RpcRequest, RpcStatus, ServerLink, WorkRequest};
+pub use xfer::{Dir, HostXfer};
 // The time statistics live with the availability that computes them; the host keeps
 // and sends them, and this path still names them.
 pub use super::availability::TimeStats;
@@ -97,6 +99,15 @@ pub struct ProjectState {
     /// processor type, so work fetch never asks it for that type (spec client §2.6).
     pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
     pub sched_req_no_work: bool,
+    /// Transfer flags the modern client's work fetch and reporting read (spec client
+    /// §8.4), refreshed by the host's transfer step; always false without files.
+    pub download_stalled: bool,
+    pub too_many_uploads: bool,
+    pub actively_uploading: bool,
+    /// A job of the project finished since its last reply: work fetch may ask it
+    /// for idle instances although it is uploading
+    /// (`request_if_idle_and_uploading`, set in `CLIENT_STATE::app_finished`).
+    pub request_if_idle_and_uploading: bool,
     /// RR simulation outputs (§2.5 step 5).
     pub deadlines_missed: u32,
     pub deadlines_missed_copy: u32,
@@ -157,6 +168,9 @@ pub struct HostBehaviour {
     /// The group's background projects (`[host_group.background]`), if any: the jobs
     /// of each host's `k`-th one ([`super::background`]).
     pub background: Option<Background>,
+    /// The run's files (spec client §8), shared by every group; `None`: jobs have no
+    /// files and the host makes no transfer.
+    pub files: Option<std::sync::Arc<super::files::FilesPlan>>,
 }
 
 /// What a host group shares: its client configuration, job behaviour and
@@ -209,6 +223,8 @@ pub struct ClientHost {
     /// The host's GPUs, as plain data: the server schedules by them; this client
     /// does not run jobs on them yet.
     pub coprocs: Box<[Coproc]>,
+    /// The host's file transfers (spec client §8); `None` in a run without files.
+    pub xfer: Option<Box<HostXfer>>,
 }
 
 impl ClientHost {
@@ -250,6 +266,7 @@ impl ClientHost {
             rec_interval_start: joined as f64,
             merit: HostMerit::default(),
             coprocs: Box::default(),
+            xfer: None,
             truth: HostTruth::reliable(crate::engine::rng::stream(
                 0,
                 crate::engine::rng::StreamKind::HostTruth,

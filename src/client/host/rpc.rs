@@ -163,6 +163,41 @@ pub trait ServerLink {
     fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error>;
     /// Fetches the project's master file: true if the project's web server answered.
     fn master_fetch(&mut self, now: Time, project: u16) -> bool;
+
+    /// Starts moving `bytes` bytes between host `host` and project `project`'s data
+    /// server in direction `dir`, through the host's link of `cap` bytes/s (spec
+    /// client §8.2, §8.5). Returns the transfer's flow, or `None` when the data
+    /// server is down (a transient failure, §8.3). A link without data servers
+    /// (a test server) is always down.
+    fn xfer_start(
+        &mut self,
+        now: Time,
+        project: u16,
+        dir: super::Dir,
+        host: u32,
+        cap: f64,
+        bytes: f64,
+    ) -> Option<u32> {
+        let _ = (now, project, dir, host, cap, bytes);
+        None
+    }
+
+    /// Stops transfer `flow` at `now` (the host went off or disconnected, or the
+    /// file is no longer needed) and returns the bytes it had left.
+    fn xfer_stop(&mut self, now: Time, flow: u32) -> f64 {
+        let _ = (now, flow);
+        0.0
+    }
+
+    /// A reported result's transfer times (spec client §8.1), for the outputs.
+    fn xfer_report(
+        &mut self,
+        project: u16,
+        result: ResultId,
+        times: &crate::client::files::XferTimes,
+    ) {
+        let _ = (project, result, times);
+    }
 }
 
 impl ClientHost {
@@ -190,6 +225,7 @@ impl ClientHost {
         if detach {
             // Detach and re-attach: every job of the project is dropped unreported.
             self.jobs.retain(|j| j.project as usize != pi);
+            self.xfer_forget(pi);
             self.merit.detaches += 1;
         }
         let p = &self.projects[pi];
@@ -231,7 +267,8 @@ impl ClientHost {
                         .iter_mut()
                         .find(|j| j.project as usize == pi && j.result_id == rid)
                         && j.unfinished()
-                        && (!only_unstarted || j.state == TaskState::Unstarted)
+                        && (!only_unstarted
+                            || matches!(j.state, TaskState::Unstarted | TaskState::Downloading))
                     {
                         j.state = TaskState::Done;
                         j.completed_time = now;
@@ -256,8 +293,14 @@ impl ClientHost {
                         continue;
                     }
                     self.receive(pi, job, now, cfg.policy);
+                    if let Some(files) = &behaviour.files {
+                        self.xfer_receive(pi, now, files);
+                    }
                 }
             }
+        }
+        if matches!(status, RpcStatus::Ok { .. }) {
+            self.xfer_reported(pi, server);
         }
         Ok(status)
     }

@@ -83,7 +83,11 @@ fn slice_finish_time(j: &ClientJob, now: f64, cfg: &ClientConfig) -> f64 {
 /// have been started (running, suspended or quit) are the active tasks.
 fn promote_once_ran_edf(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
     for j in &mut host.jobs {
-        if matches!(j.state, TaskState::Unstarted | TaskState::Done) || j.rr_sim_misses_deadline {
+        let active = matches!(
+            j.state,
+            TaskState::Running | TaskState::Suspended | TaskState::Quit
+        );
+        if !active || j.rr_sim_misses_deadline {
             continue;
         }
         if j.once_ran_edf && host.projects[j.project as usize].deadlines_missed > 0 {
@@ -111,7 +115,7 @@ fn remaining_secs(host: &ClientHost, j: &ClientJob) -> f64 {
 fn earliest_deadline_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.unfinished() || j.scheduled || j.usage.proc_type != rsc {
+        if !j.runnable() || j.scheduled || j.usage.proc_type != rsc {
             continue;
         }
         let may = if rsc == ProcType::Cpu {
@@ -166,7 +170,7 @@ fn rank(state: TaskState) -> u8 {
 fn highest_prio_project_best_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut cand: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), NONE);
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.unfinished() || j.scheduled || j.usage.proc_type != rsc {
+        if !j.runnable() || j.scheduled || j.usage.proc_type != rsc {
             continue;
         }
         let c = &mut cand[j.project as usize];
@@ -409,7 +413,7 @@ pub(crate) fn next_change(host: &ClientHost, now: f64, cfg: &ClientConfig) -> (f
     let (mut runnable, mut running) = (0, 0);
     let mut first_project = None;
     let mut multi = false;
-    for j in host.jobs.iter().filter(|j| j.unfinished()) {
+    for j in host.jobs.iter().filter(|j| j.runnable()) {
         runnable += 1;
         running += (j.state == TaskState::Running) as u32;
         match first_project {
@@ -461,7 +465,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
     // Per project: runnable count, running count, EDF picks.
     let mut cnt: SmallBuf<(u32, u32, u32), 16> = SmallBuf::filled(np, (0, 0, 0));
     let mut n_fixed = 0; // |EDF ∪ U|
-    for j in host.jobs.iter().filter(|j| j.unfinished()) {
+    for j in host.jobs.iter().filter(|j| j.runnable()) {
         let c = &mut cnt[j.project as usize];
         c.0 += 1;
         c.1 += (j.state == TaskState::Running) as u32;
@@ -514,7 +518,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         let mut job: Option<usize> = None;
         for (k, j) in host.jobs.iter().enumerate() {
             if j.project as usize == q
-                && j.unfinished()
+                && j.runnable()
                 && !j.edf_scheduled
                 && !taken.contains(&(k as u32))
                 && job.is_none_or(|b| rank(j.state) < rank(host.jobs[b].state))

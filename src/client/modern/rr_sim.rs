@@ -271,7 +271,7 @@ pub(crate) fn rr_simulation(
             let computation_deadline = j.report_deadline as f64 - comp_cushion;
             if sim_now + delta_t > computation_deadline {
                 // handle_missed_deadline (no RAM model: every miss counts).
-                if j.state != TaskState::Unstarted {
+                if !matches!(j.state, TaskState::Unstarted | TaskState::Downloading) {
                     j.last_deadline_miss_time = now;
                 }
                 j.rr_sim_misses_deadline = true;

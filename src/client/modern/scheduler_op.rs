@@ -95,7 +95,27 @@ pub(crate) fn poll_round<S: ServerLink + ?Sized>(
     if !host.avail.computing() {
         return Ok(Round::Idle);
     }
-    if let Some((pi, req)) = choose_project(host, t, cfg, cache) {
+    if let Some((pi, mut req)) = choose_project(host, t, cfg, cache) {
+        // A project uploading a job it started less than WF_UPLOAD_DEFER_INTERVAL
+        // ago is asked only for idle instances (spec client §8.4): its report then
+        // goes with the next request.
+        let p = &host.projects[pi];
+        let idle = req.req_instances > 0.0 || req.gpu_req_instances.iter().any(|&x| x > 0.0);
+        if p.actively_uploading && !(p.request_if_idle_and_uploading && idle) {
+            host.projects[pi].sched_rpc_pending = RpcReason::None;
+            return Ok(Round::Idle);
+        }
+        if p.actively_uploading {
+            // `idle_request()`: only the requests for idle instances stay.
+            if req.req_instances == 0.0 {
+                req.req_secs = 0.0;
+            }
+            for r in 1..req.gpu_req_secs.len() {
+                if req.gpu_req_instances[r] == 0.0 {
+                    req.gpu_req_secs[r] = 0.0;
+                }
+            }
+        }
         host.projects[pi].sched_rpc_pending = RpcReason::NeedWork;
         do_rpc(host, pi, now, g, server, cache, req)?;
         return Ok(Round::Operation);
@@ -116,8 +136,9 @@ pub(crate) fn project_with_overdue_results(
     let mut n_ready: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), 0);
     for j in host.jobs.iter().filter(|j| j.ready_to_report()) {
         let pi = j.project as usize;
-        if host.projects[pi].min_rpc_time > now {
-            continue; // dont_contact
+        // dont_contact: in backoff, or actively uploading (spec client §8.4).
+        if host.projects[pi].min_rpc_time > now || host.projects[pi].actively_uploading {
+            continue;
         }
         if now > j.report_deadline as f64 - cushion
             || now > j.completed_time as f64 + MAX_REPORT_DELAY
@@ -192,6 +213,7 @@ fn do_rpc<S: ServerLink + ?Sized>(
                 set_min_rpc_time(p, t + request_delay);
             }
             handle_reply(host, pi, t, cfg, &req, new_jobs);
+            host.projects[pi].request_if_idle_and_uploading = false;
             host.must_schedule_cpus = true;
         }
     }

@@ -27,6 +27,12 @@ pub(crate) enum ProjectReason {
     #[default]
     None,
     MasterUrlFetchPending,
+    /// A download of the project is waiting for its retry time, or its downloads
+    /// are backed off (`PROJECT_REASON_DOWNLOAD_STALLED`, spec client §8.4).
+    DownloadStalled,
+    /// More results uploading than twice the host's processors
+    /// (`PROJECT_REASON_TOO_MANY_UPLOADS`, §8.4).
+    TooManyUploads,
     TooManyRunnable,
     MinRpcTime,
 }
@@ -72,6 +78,10 @@ pub(crate) fn can_request_work(p: &ProjectState, now: f64) -> bool {
 pub(crate) fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
     if p.master_url_fetch_pending {
         ProjectReason::MasterUrlFetchPending
+    } else if p.download_stalled {
+        ProjectReason::DownloadStalled
+    } else if p.too_many_uploads {
+        ProjectReason::TooManyUploads
     } else if p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS {
         ProjectReason::TooManyRunnable
     } else if p.min_rpc_time > now {

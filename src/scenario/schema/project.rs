@@ -98,6 +98,100 @@ pub struct ProjectConfig {
     pub pin: PinnedDraws,
     /// Windows in which the project's scheduler cannot be reached.
     pub outage: Vec<Outage>,
+    /// The files of every app that gives none of its own (`[project.NAME.files]`;
+    /// spec client §8.1). Left out of the echoed configuration when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<FilesConfig>,
+    /// The project's data server (`[project.NAME.data_server]`; spec client §8.5).
+    /// Left out of the echoed configuration when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_server: Option<DataServerConfig>,
+}
+
+/// One app's files (`files`; spec client §8.1): sizes in bytes, numbers or
+/// distributions. All 0 by default: a job with no file moves nothing.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FilesConfig {
+    /// Bytes of each workunit's own input file, drawn once per workunit.
+    #[serde(default = "d_zero_dist")]
+    pub input: Dist,
+    /// Bytes of each result's output file, drawn once per result.
+    #[serde(default = "d_zero_dist")]
+    pub output: Dist,
+    /// Sticky input files shared by the app's workunits: workunit `id` also needs
+    /// sticky file `id mod sticky_files`, which a host downloads once and keeps.
+    #[serde(default)]
+    pub sticky_files: u32,
+    /// Bytes of each sticky file.
+    #[serde(default)]
+    pub sticky_bytes: f64,
+}
+
+fn d_zero_dist() -> Dist {
+    Dist::fixed(0.0)
+}
+
+impl FilesConfig {
+    /// The runtime form.
+    pub fn resolve(&self) -> crate::client::files::AppFiles {
+        crate::client::files::AppFiles {
+            input: self.input,
+            output: self.output,
+            sticky_files: self.sticky_files,
+            sticky_bytes: self.sticky_bytes,
+        }
+    }
+
+    /// Whether any job of the app moves a byte.
+    pub fn has_bytes(&self) -> bool {
+        !self.input.always_zero()
+            || !self.output.always_zero()
+            || (self.sticky_files > 0 && self.sticky_bytes > 0.0)
+    }
+}
+
+/// A project's data server (`[project.NAME.data_server]`; spec client §8.5): its
+/// link's capacity in each direction, bytes/s (absent: unlimited), and its own
+/// outages, separate from the scheduler's.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DataServerConfig {
+    /// Bytes/s the server can send to all hosts together (downloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download: Option<f64>,
+    /// Bytes/s the server can receive from all hosts together (uploads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload: Option<f64>,
+    /// Windows `[start, start + duration)` in which every transfer fails.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outage: Vec<DataOutage>,
+}
+
+/// A window in which a data server is down.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DataOutage {
+    pub start: Duration,
+    pub duration: Duration,
+}
+
+impl DataServerConfig {
+    /// The runtime form.
+    pub fn resolve(&self) -> crate::client::files::DataServer {
+        crate::client::files::DataServer {
+            download: self.download.unwrap_or(f64::INFINITY),
+            upload: self.upload.unwrap_or(f64::INFINITY),
+            outages: (self.outage.iter())
+                .map(|o| {
+                    (
+                        o.start.get(),
+                        o.start.get().saturating_add(o.duration.get()),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Default for ProjectConfig {
@@ -116,6 +210,8 @@ impl Default for ProjectConfig {
             db_purge: DbPurgeConfig::default(),
             pin: PinnedDraws::default(),
             outage: Vec::new(),
+            files: None,
+            data_server: None,
         }
     }
 }
@@ -262,6 +358,9 @@ pub struct AppConfig {
     /// This app's validator settings; absent: the project's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validator: Option<ValidatorConfig>,
+    /// This app's files (`[project.NAME.app.files]`); absent: the project's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<FilesConfig>,
 }
 
 impl Default for AppConfig {
@@ -280,6 +379,7 @@ impl Default for AppConfig {
             workunit: None,
             work_generator: None,
             validator: None,
+            files: None,
         }
     }
 }

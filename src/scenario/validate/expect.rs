@@ -71,6 +71,17 @@ pub(crate) const CLIENT_ONLY: &[&str] = &[
     "idle_time",
     "idle_time_sumsq",
     "deadlines_missed",
+    "client_states",
+    "xfers_down",
+    "xfers_up",
+    "xfer_failures_down",
+    "xfer_failures_up",
+    "xfer_backoff_down",
+    "xfer_backoff_up",
+    "next_file_retry",
+    "download_stalled",
+    "too_many_uploads",
+    "actively_uploading",
 ];
 
 /// Client fields about the whole host rather than one attached project.
@@ -356,7 +367,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 51] = [
+    let opts: [(&'static str, bool); 62] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -411,6 +422,17 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("idle_time", x.idle_time.is_some()),
         ("idle_time_sumsq", x.idle_time_sumsq.is_some()),
         ("deadlines_missed", x.deadlines_missed.is_some()),
+        ("client_states", x.client_states.is_some()),
+        ("xfers_down", x.xfers_down.is_some()),
+        ("xfers_up", x.xfers_up.is_some()),
+        ("xfer_failures_down", x.xfer_failures_down.is_some()),
+        ("xfer_failures_up", x.xfer_failures_up.is_some()),
+        ("xfer_backoff_down", x.xfer_backoff_down.is_some()),
+        ("xfer_backoff_up", x.xfer_backoff_up.is_some()),
+        ("next_file_retry", x.next_file_retry.is_some()),
+        ("download_stalled", x.download_stalled.is_some()),
+        ("too_many_uploads", x.too_many_uploads.is_some()),
+        ("actively_uploading", x.actively_uploading.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }

@@ -355,6 +355,23 @@ impl Checker<'_> {
             self.availability(&format!("{prefix}.availability"), g, a);
         }
         self.coprocs(&prefix, g);
+        if let Some(n) = &g.network {
+            let at = format!("{prefix}.network");
+            for (key, d) in [("download", &n.download), ("upload", &n.upload)] {
+                if let Some(d) = d {
+                    let path = format!("{at}.{key}");
+                    self.dist(&path, d);
+                    if d.problem().is_none() && !d.always_positive() {
+                        self.push(
+                            path,
+                            "a bandwidth can draw a value <= 0; expected a number > 0 or a distribution of positive values (lognormal, exponential, weibull, pareto, or lower > 0)",
+                        );
+                    }
+                }
+            }
+            self.non_negative(&format!("{at}.max_bytes_sec_down"), n.max_bytes_sec_down);
+            self.non_negative(&format!("{at}.max_bytes_sec_up"), n.max_bytes_sec_up);
+        }
         if let Some(b) = &g.background {
             self.background(&format!("{prefix}.background"), b);
         }

@@ -63,6 +63,32 @@ impl Checker<'_> {
             }
         }
         self.apps(prefix, p);
+        if let Some(f) = &p.files {
+            self.files(&format!("{prefix}.files"), f);
+        }
+        let several = p.app.len() > 1;
+        for (k, a) in p.app.iter().enumerate() {
+            if let Some(f) = &a.files {
+                let at = if several {
+                    format!("{prefix}.app.{k}.files")
+                } else {
+                    format!("{prefix}.app.files")
+                };
+                self.files(&at, f);
+            }
+        }
+        if let Some(d) = &p.data_server {
+            let at = format!("{prefix}.data_server");
+            for (key, v) in [("download", d.download), ("upload", d.upload)] {
+                if let Some(v) = v {
+                    self.positive(&format!("{at}.{key}"), v);
+                }
+            }
+            for (k, o) in d.outage.iter().enumerate() {
+                self.duration_non_negative(&format!("{at}.outage.{k}.start"), o.start);
+                self.duration_positive(&format!("{at}.outage.{k}.duration"), o.duration);
+            }
+        }
 
         let c = &p.config;
         let pc = format!("{prefix}.config");
@@ -460,6 +486,26 @@ impl Checker<'_> {
             self.push(
                 at("true_size"),
                 "true_size can draw a factor <= 0; expected a number > 0 or a distribution of positive values (lognormal, exponential, weibull, pareto, or lower > 0)",
+            );
+        }
+    }
+
+    /// A `files` table (spec client §8.1): sizes are bytes, so a distribution's
+    /// parameters must be valid and a fixed size must not be negative (a drawn size
+    /// below 0 counts as 0).
+    fn files(&mut self, at: &str, f: &crate::scenario::schema::FilesConfig) {
+        for (key, d) in [("input", &f.input), ("output", &f.output)] {
+            let path = format!("{at}.{key}");
+            self.dist(&path, d);
+            if let crate::base::dist::Kind::Fixed { value } = d.kind {
+                self.non_negative(&path, value.0);
+            }
+        }
+        self.non_negative(&format!("{at}.sticky_bytes"), f.sticky_bytes);
+        if f.sticky_bytes > 0.0 && f.sticky_files == 0 {
+            self.push(
+                format!("{at}.sticky_bytes"),
+                "sticky_bytes without sticky files; expected sticky_files >= 1 too",
             );
         }
     }
