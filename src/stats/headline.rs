@@ -202,8 +202,8 @@ pub const TRANSFER_COLUMNS: [&str; 13] = [
     "upload_time_p99_s",
     "bytes_down",
     "bytes_up",
-    "link_util_down",
-    "link_util_up",
+    "link_util_down_frac",
+    "link_util_up_frac",
 ];
 
 /// The [`TRANSFER_COLUMNS`] of project `pi`, named and in order.
@@ -224,8 +224,8 @@ fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static str,
         quantile(hist(1), 0.99),     // upload_time_p99_s
         totals(0).map(|t| t.0),      // bytes_down
         totals(1).map(|t| t.0),      // bytes_up
-        totals(0).and_then(|t| t.1), // link_util_down
-        totals(1).and_then(|t| t.1), // link_util_up
+        totals(0).and_then(|t| t.1), // link_util_down_frac
+        totals(1).and_then(|t| t.1), // link_util_up_frac
     ];
     TRANSFER_COLUMNS.into_iter().zip(values).collect()
 }
@@ -542,8 +542,8 @@ mod tests {
                 Some(60.0),  // upload_time_p99_s
                 Some(1.8e6), // bytes_down: the last sample
                 Some(0.0),   // bytes_up
-                Some(0.5),   // link_util_down: 1.8e6 / (1000 B/s × 3600 s)
-                None,        // link_util_up: unlimited
+                Some(0.5),   // link_util_down_frac: 1.8e6 / (1000 B/s × 3600 s)
+                None,        // link_util_up_frac: unlimited
             ]
         );
     }
