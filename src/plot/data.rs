@@ -323,7 +323,11 @@ impl RunData {
         let series = &mut self.series;
         csv.rows(|r, _| {
             let t = req_f64(r, it, "time_s")? as i64;
-            let v = req_f64(r, iv, "value")?;
+            // An empty value has no value (a link without a capacity has no
+            // utilisation): the series skips the bucket.
+            let Some(v) = opt_f64(r, iv, "value")? else {
+                return Ok(());
+            };
             let key = (
                 r.get(ip).unwrap_or("").to_string(),
                 r.get(im).unwrap_or("").to_string(),
@@ -551,6 +555,19 @@ mod tests {
         assert!(d.missing_files.contains(&MANIFEST_JSON));
         assert!(d.missing_files.contains(&HOSTS_CSV));
         assert_eq!(d.delay_bound_s("a"), None);
+    }
+
+    #[test]
+    fn an_empty_value_is_a_bucket_without_a_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(
+            tmp.path().join(TIMESERIES_CSV),
+            "time_s,project,metric,value\n0,a,link_util_down,0.5\n0,a,link_util_up,\n3600,a,link_util_down,\n",
+        )
+        .unwrap();
+        let d = RunData::load(tmp.path()).unwrap();
+        assert_eq!(d.series("a", "link_util_down").unwrap(), [(0, 0.5)]);
+        assert_eq!(d.series("a", "link_util_up"), None);
     }
 
     #[test]

@@ -178,6 +178,9 @@ pub(crate) fn cell(column: &str, raw: &str) -> String {
     } else if column.ends_with("_flops") {
         let (d, p) = si_scale(v);
         format!("{} {p}FLOP", trim(v / d, 2))
+    } else if column.starts_with("bytes_") {
+        let (d, p) = si_scale(v);
+        format!("{} {p}B", trim(v / d, 2))
     } else {
         number(v)
     }

@@ -150,6 +150,11 @@ pub fn figures(d: &RunData) -> Vec<Figure> {
     for p in &projects {
         out.push(timeline::server_backlog(d, p, &name("server_backlog", p)));
     }
+    // Only a run with files has a network (spec client §8): other runs keep their
+    // charts and report as they were.
+    if d.has_metric("bytes_down") {
+        out.push(timeline::network(d));
+    }
     out
 }
 

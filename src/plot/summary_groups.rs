@@ -6,7 +6,7 @@
 //! is ever lost from the report.
 
 /// The groups, in the order the report shows them.
-pub(crate) const GROUPS: [&str; 9] = [
+pub(crate) const GROUPS: [&str; 10] = [
     "Design",
     "Throughput",
     "Deadlines",
@@ -15,6 +15,7 @@ pub(crate) const GROUPS: [&str; 9] = [
     "Credit",
     "Science error",
     "Server and clients",
+    "File transfers",
     "Other",
 ];
 
@@ -352,6 +353,84 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "Client backoff, mean",
         "time",
     ),
+    (
+        "results_with_files",
+        "File transfers",
+        "Results reported with files",
+        "",
+    ),
+    (
+        "download_time_mean_s",
+        "File transfers",
+        "Download time (arrival to runnable), mean",
+        "time",
+    ),
+    (
+        "download_time_p50_s",
+        "File transfers",
+        "Download time, median",
+        "time",
+    ),
+    (
+        "download_time_p90_s",
+        "File transfers",
+        "Download time, 90th percentile",
+        "time",
+    ),
+    (
+        "download_time_p99_s",
+        "File transfers",
+        "Download time, 99th percentile",
+        "time",
+    ),
+    (
+        "upload_time_mean_s",
+        "File transfers",
+        "Upload time (computed to output on the server), mean",
+        "time",
+    ),
+    (
+        "upload_time_p50_s",
+        "File transfers",
+        "Upload time, median",
+        "time",
+    ),
+    (
+        "upload_time_p90_s",
+        "File transfers",
+        "Upload time, 90th percentile",
+        "time",
+    ),
+    (
+        "upload_time_p99_s",
+        "File transfers",
+        "Upload time, 99th percentile",
+        "time",
+    ),
+    (
+        "bytes_down",
+        "File transfers",
+        "Data server: bytes sent to hosts",
+        "bytes",
+    ),
+    (
+        "bytes_up",
+        "File transfers",
+        "Data server: bytes received from hosts",
+        "bytes",
+    ),
+    (
+        "link_util_down_frac",
+        "File transfers",
+        "Data server: download link used",
+        "%",
+    ),
+    (
+        "link_util_up_frac",
+        "File transfers",
+        "Data server: upload link used",
+        "%",
+    ),
 ];
 
 /// The group, readable name and unit of a column; unknown columns go to "Other"
@@ -389,7 +468,8 @@ mod tests {
 
     #[test]
     fn every_headline_column_has_a_group_and_a_name() {
-        for c in crate::stats::headline::COLUMNS {
+        let transfers = crate::stats::headline::TRANSFER_COLUMNS;
+        for c in crate::stats::headline::COLUMNS.into_iter().chain(transfers) {
             let (g, named) = describe(c);
             assert_ne!(g, "Other", "{c} has no group");
             assert!(named.is_some(), "{c}");

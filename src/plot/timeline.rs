@@ -419,6 +419,142 @@ pub fn client_rpcs(d: &RunData) -> Figure {
     f
 }
 
+/// Scales a panel's lines by the SI prefix of their largest value and labels the
+/// axis with it (`unit` = `B per day` gives `GB per day`).
+fn si_lines(p: &mut Panel, unit: &str) {
+    let max = p
+        .layers
+        .iter()
+        .filter_map(|l| match l {
+            Layer::Line { points, .. } => Some(
+                points
+                    .iter()
+                    .map(|p| p.1)
+                    .filter(|v| v.is_finite())
+                    .fold(0.0, f64::max),
+            ),
+            _ => None,
+        })
+        .fold(0.0, f64::max);
+    let (div, prefix) = format::si_scale(max);
+    for l in &mut p.layers {
+        if let Layer::Line { points, .. } = l {
+            for pt in points.iter_mut() {
+                pt.1 /= div;
+            }
+        }
+    }
+    p.y_label = format!("{prefix}{unit}");
+}
+
+/// The cumulative distribution of a transfer time (`histograms.csv`), one line per
+/// project, in `unit_s` seconds per axis unit.
+fn transfer_cdf(d: &RunData, metric: &str, title: &str, unit_s: f64, unit: &str) -> Panel {
+    let mut p = Panel::new(title, &format!("time ({unit})"), "% of results");
+    p.no_data = format!("no data: no `{metric}` in histograms.csv (no result reported with files)");
+    p.y_range = Some((0.0, 100.0));
+    for (i, project) in d.projects.iter().enumerate() {
+        let Some(bins) = d.histogram(project, metric) else {
+            continue;
+        };
+        let mut points: Vec<(f64, f64)> = vec![(0.0, 0.0)];
+        points.extend(
+            calc::cdf(bins)
+                .into_iter()
+                .map(|(x, f)| (x / unit_s, 100.0 * f)),
+        );
+        p.layers.push(Layer::Line {
+            label: project_label(project),
+            color: color(i),
+            points: calc::thin(&points, MAX_SAMPLES),
+            dashed: false,
+            markers: false,
+        });
+    }
+    p
+}
+
+/// The network of a run with files (spec client §8): the bytes each project's data
+/// server carried per day in each direction, the share of its link that used, and
+/// how long results took to download and upload.
+pub fn network(d: &RunData) -> Figure {
+    let w = calc::day_window(d.duration_s, d.interval_s);
+    let fine = calc::fine_window(d.duration_s, d.interval_s);
+    let mut panels = Vec::new();
+    for (metric, title) in [
+        (
+            "bytes_down",
+            "Downloads: bytes the data server sent to hosts",
+        ),
+        ("bytes_up", "Uploads: bytes the data server received"),
+    ] {
+        let mut p = rate_panel(d, metric, title, "B per day", w, DAY as f64);
+        si_lines(&mut p, "B per day");
+        panels.push(p);
+    }
+    for (metric, title) in [
+        ("link_util_down", "Download link of the data server in use"),
+        ("link_util_up", "Upload link of the data server in use"),
+    ] {
+        // The mean of the buckets' shares over each window, in percent.
+        let mut p = rate_panel(d, metric, title, "% of capacity", fine, d.interval_s as f64);
+        for l in &mut p.layers {
+            if let Layer::Line { points, .. } = l {
+                for pt in points.iter_mut() {
+                    pt.1 *= 100.0;
+                }
+            }
+        }
+        if !p.has_data() {
+            p.no_data = format!(
+                "no data: no `{metric}` in timeseries.csv (the link is unlimited, or the run has no files)"
+            );
+        }
+        panels.push(p);
+    }
+    // Minutes unless some transfer took more than two hours.
+    let longest = d
+        .projects
+        .iter()
+        .flat_map(|p| TRANSFER_TIMES.iter().filter_map(move |m| d.histogram(p, m)))
+        .filter_map(|bins| calc::quantile(bins, 0.99))
+        .fold(0.0, f64::max);
+    let (unit_s, unit) = if longest > 2.0 * HOUR as f64 {
+        (HOUR as f64, "hours")
+    } else {
+        (60.0, "minutes")
+    };
+    panels.push(transfer_cdf(
+        d,
+        TRANSFER_TIMES[0],
+        "Download time: arrival on the host to runnable",
+        unit_s,
+        unit,
+    ));
+    panels.push(transfer_cdf(
+        d,
+        TRANSFER_TIMES[1],
+        "Upload time: end of computing to output on the server",
+        unit_s,
+        unit,
+    ));
+    let mut f = Figure::new(
+        "network",
+        "File transfers: data-server traffic, link use and transfer times",
+        &format!(
+            "What files cost the project's data server and its hosts. Top: bytes the data              server carried per day, to hosts (input files) and from hosts (output files), one              colour per project. {} Middle: the share of the data server's link those bytes              used, averaged over {} (no line for an unlimited link); a line at 100 % is a              saturated link, where every transfer slows down. Bottom: the cumulative              distribution of the time a reported result spent downloading its inputs (from              its arrival on the host to runnable) and uploading its output (from the end of              computing to its output on the server). From timeseries.csv `bytes_down`,              `bytes_up`, `link_util_down`, `link_util_up` and histograms.csv              `result_download_s`, `result_upload_s`.",
+            per_day_note(w),
+            window_words(fine)
+        ),
+        panels,
+    );
+    f.columns = 2;
+    f
+}
+
+/// The transfer-time histograms of a run with files: download, then upload.
+const TRANSFER_TIMES: [&str; 2] = ["result_download_s", "result_upload_s"];
+
 /// A gauge as (time in days, value) points, thinned.
 fn gauge(d: &RunData, s: &[(i64, f64)]) -> Vec<(f64, f64)> {
     let pts: Vec<(f64, f64)> = s.iter().map(|&(t, v)| (t as f64, v)).collect();
@@ -690,6 +826,45 @@ mod tests {
                 .no_data
                 .contains("`workunits_assimilated_valid`")
         );
+    }
+
+    #[test]
+    fn network_draws_bytes_per_day_link_use_and_transfer_times() {
+        // Four days of 1 MB down per hour over a link used at 25 % each hour.
+        let mut d = run(4 * DAY, "bytes_down", 1e6);
+        let util: Vec<(i64, f64)> = (0..4 * 24).map(|h| (h * HOUR, 0.25)).collect();
+        d.series
+            .insert(("p".to_string(), "link_util_down".to_string()), util);
+        d.histograms.insert(
+            ("p".to_string(), "result_download_s".to_string()),
+            vec![
+                crate::plot::data::Bin {
+                    lower: Some(0.0),
+                    upper: Some(60.0),
+                    count: 1.0,
+                },
+                crate::plot::data::Bin {
+                    lower: Some(120.0),
+                    upper: Some(180.0),
+                    count: 3.0,
+                },
+            ],
+        );
+        let f = network(&d);
+        assert_eq!(f.name, "network");
+        assert_eq!(f.panels.len(), 6);
+        assert_eq!(f.panels[0].y_label, "MB per day");
+        assert_eq!(points(&f.panels[0])[0], (0.5, 24.0));
+        assert!(!f.panels[1].has_data(), "no bytes_up");
+        let util = points(&f.panels[2]);
+        assert!(util.iter().all(|p| p.1 == 25.0), "{util:?}");
+        assert!(f.panels[3].no_data.contains("unlimited"));
+        assert_eq!(f.panels[4].x_label, "time (minutes)");
+        assert_eq!(
+            points(&f.panels[4]),
+            [(0.0, 0.0), (1.0, 25.0), (3.0, 100.0)]
+        );
+        assert!(!f.panels[5].has_data());
     }
 
     #[test]

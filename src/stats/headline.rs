@@ -186,11 +186,60 @@ pub const PROJECT_ONLY: [&str; 11] = [
     "hosts_idle_frac",
 ];
 
-/// The headline row of project `pi`.
+/// The columns `summary.csv` gets after [`COLUMNS`] in a run with files (spec
+/// client §8), per project only (not in `summary_apps.csv`): the transfer times of
+/// the results reported with files, as the turnaround's, and the traffic of the
+/// project's data server.
+pub const TRANSFER_COLUMNS: [&str; 13] = [
+    "results_with_files",
+    "download_time_mean_s",
+    "download_time_p50_s",
+    "download_time_p90_s",
+    "download_time_p99_s",
+    "upload_time_mean_s",
+    "upload_time_p50_s",
+    "upload_time_p90_s",
+    "upload_time_p99_s",
+    "bytes_down",
+    "bytes_up",
+    "link_util_down_frac",
+    "link_util_up_frac",
+];
+
+/// The [`TRANSFER_COLUMNS`] of project `pi`, named and in order.
+fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static str, Option<f64>)> {
+    let m = &f.recorder.tallies[pi].metrics;
+    let x = m.transfers.as_deref();
+    let hist = |i: usize| x.map(|x| &x.hists[i]);
+    let totals = |i: usize| x.and_then(|x| x.totals(i, m.interval));
+    let values: [Option<f64>; TRANSFER_COLUMNS.len()] = [
+        x.map(|x| x.results as f64), // results_with_files
+        x.and_then(|x| x.mean(0)),   // download_time_mean_s
+        quantile(hist(0), 0.5),      // download_time_p50_s
+        quantile(hist(0), 0.9),      // download_time_p90_s
+        quantile(hist(0), 0.99),     // download_time_p99_s
+        x.and_then(|x| x.mean(1)),   // upload_time_mean_s
+        quantile(hist(1), 0.5),      // upload_time_p50_s
+        quantile(hist(1), 0.9),      // upload_time_p90_s
+        quantile(hist(1), 0.99),     // upload_time_p99_s
+        totals(0).map(|t| t.0),      // bytes_down
+        totals(1).map(|t| t.0),      // bytes_up
+        totals(0).and_then(|t| t.1), // link_util_down_frac
+        totals(1).and_then(|t| t.1), // link_util_up_frac
+    ];
+    TRANSFER_COLUMNS.into_iter().zip(values).collect()
+}
+
+/// The headline row of project `pi`: [`COLUMNS`], then [`TRANSFER_COLUMNS`] in a
+/// run with files.
 fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline {
+    let mut values = values(f, pi, Scope::Project, duration_s);
+    if f.recorder.files {
+        values.extend(transfer_values(f, pi));
+    }
     Headline {
         project: f.projects[pi].name.clone(),
-        values: values(f, pi, Scope::Project, duration_s),
+        values,
     }
 }
 
@@ -396,6 +445,108 @@ fn all_apps(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::files::XferTimes;
+    use crate::server::types::ResultId;
+    use crate::stats::output::{RESULT_COLUMNS, RESULT_FILE_COLUMNS, RESULTS_CSV, RunOutput};
+    use crate::world::{Recorder, RunOptions};
+
+    /// A day of two hosts into a run folder in `dir`; `hooks` is called on the
+    /// recorder before the run, as the world of a run with files would.
+    fn run(
+        dir: &Path,
+        hooks: impl FnOnce(&mut StatsRecorder),
+    ) -> (Finished<StatsRecorder>, Vec<String>) {
+        let text = "[simulation]\nduration = \"1d\"\n[project.main.work_generator]\nmode = \"cushion\"\ncushion = 4\n[[host_group]]\nname = \"v\"\ncount = 2\n";
+        let loaded = crate::scenario::load::load_str(text, "t.toml", &[], None).unwrap();
+        let output = RunOutput::create(dir, false).unwrap();
+        let mut world = StatsRecorder::world(&loaded, &RunOptions::default(), Some(output));
+        hooks(world.recorder_mut());
+        let mut f = world.run().unwrap();
+        f.recorder
+            .output
+            .take()
+            .unwrap()
+            .finish(&serde_json::Value::Null)
+            .unwrap();
+        let results = std::fs::read_to_string(dir.join(RESULTS_CSV)).unwrap();
+        (f, results.lines().map(String::from).collect())
+    }
+
+    #[test]
+    fn without_files_no_column_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (f, results) = run(&tmp.path().join("run"), |_| {});
+        assert!(!f.recorder.files);
+        assert_eq!(results[0], RESULT_COLUMNS.join(","));
+        assert!(results.len() > 1, "the day sends some results");
+        let h = &headlines(&f, 86_400.0)[0];
+        let names: Vec<&str> = h.values.iter().map(|(c, _)| *c).collect();
+        assert_eq!(names, COLUMNS);
+        assert!(f.recorder.tallies[0].metrics.transfers.is_none());
+    }
+
+    /// The hooks called directly: result 1's row gets its transfer times (and the
+    /// map lets go of them), every other row empty transfer columns, and the
+    /// summary the transfer figures.
+    #[test]
+    fn with_files_results_and_summary_get_the_transfers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let x = XferTimes {
+            received: 100,
+            download_start: Some(100),
+            download_end: Some(250),
+            completed: Some(4000),
+            upload_start: Some(4000),
+            upload_end: Some(4030),
+            download_bytes: 1e6,
+            upload_bytes: 2e3,
+        };
+        let (f, results) = run(&tmp.path().join("run"), |r| {
+            r.files_enabled();
+            r.result_transfers(0, ResultId(1), &x);
+            let cap = [1000.0, f64::INFINITY];
+            r.data_server(0, 0, 0.0, 0.0, cap);
+            r.data_server(0, 1, 1.8e6, 0.0, cap);
+        });
+        assert!(f.recorder.files);
+        assert!(f.recorder.transfer_times.is_empty(), "written, then let go");
+        assert_eq!(
+            results[0],
+            [RESULT_COLUMNS, RESULT_FILE_COLUMNS].concat().join(",")
+        );
+        let n = RESULT_COLUMNS.len();
+        let row = |id: &str| {
+            let r = results
+                .iter()
+                .find(|l| l.split(',').nth(1) == Some(id))
+                .unwrap_or_else(|| panic!("no result {id}"));
+            r.split(',').skip(n).collect::<Vec<_>>().join(",")
+        };
+        assert_eq!(row("1"), "100,250,4000,4030,180.0,1000000.0,2000.0");
+        assert_eq!(row("2"), ",,,,,,");
+        let h = &headlines(&f, 86_400.0)[0];
+        let names: Vec<&str> = h.values.iter().map(|(c, _)| *c).collect();
+        assert_eq!(names, [&COLUMNS[..], &TRANSFER_COLUMNS[..]].concat());
+        let v: Vec<Option<f64>> = h.values[COLUMNS.len()..].iter().map(|v| v.1).collect();
+        assert_eq!(
+            v,
+            [
+                Some(1.0),   // results_with_files
+                Some(150.0), // download_time_mean_s
+                Some(180.0), // download_time_p50_s: the upper edge of its 60 s bin
+                Some(180.0), // download_time_p90_s
+                Some(180.0), // download_time_p99_s
+                Some(30.0),  // upload_time_mean_s
+                Some(60.0),  // upload_time_p50_s
+                Some(60.0),  // upload_time_p90_s
+                Some(60.0),  // upload_time_p99_s
+                Some(1.8e6), // bytes_down: the last sample
+                Some(0.0),   // bytes_up
+                Some(0.5),   // link_util_down_frac: 1.8e6 / (1000 B/s × 3600 s)
+                None,        // link_util_up_frac: unlimited
+            ]
+        );
+    }
 
     #[test]
     fn gini_of_known_distributions() {

@@ -8,6 +8,7 @@
 //! `received_time_s = t` is in the bucket `floor(t / interval)`.
 
 use super::window::{is_reported, is_valid_work};
+use crate::client::files::XferTimes;
 use crate::engine::Time;
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::*;
@@ -177,6 +178,119 @@ impl Hist {
     }
 }
 
+/// The series of a run with files, written after the gauges: the bytes the
+/// project's data server carried during the bucket in each direction, and that
+/// traffic over what its link could carry (spec client §8.5).
+pub(crate) const NETWORK: [&str; 4] = ["bytes_down", "bytes_up", "link_util_down", "link_util_up"];
+
+/// The distributions of a run with files, after the others in `histograms.csv`: a
+/// reported result's download time (arrival on the host to runnable) and upload
+/// time (end of computing to its output on the server), spec client §8.1.
+pub(crate) const TRANSFER_HISTOGRAMS: [&str; 2] = ["result_download_s", "result_upload_s"];
+
+/// The data server of a project at the start of a bucket: bytes carried since t = 0
+/// in each direction `[down, up]`, and its link's capacities, bytes/s (infinite:
+/// unlimited).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServerSample {
+    pub bytes: [f64; 2],
+    pub cap: [f64; 2],
+}
+
+/// A project's transfer figures (spec client §8): kept only in a run with files.
+#[derive(Clone, Debug, Default)]
+pub struct Transfers {
+    /// Reported results whose jobs had files.
+    pub results: u64,
+    /// Download times and upload times ([`TRANSFER_HISTOGRAMS`]), in seconds.
+    pub hists: [Hist; 2],
+    /// Their sums and counts, for exact means.
+    pub sums: [f64; 2],
+    pub counts: [u64; 2],
+    /// The data server at the start of each bucket (index = bucket); `None` for a
+    /// bucket without a sample.
+    pub server: Vec<Option<ServerSample>>,
+}
+
+impl Transfers {
+    fn add(&mut self, x: &XferTimes) {
+        self.results += 1;
+        let down = x.download_end.map(|e| e - x.received);
+        let up = match (x.completed, x.upload_end) {
+            (Some(c), Some(e)) => Some(e - c),
+            _ => None,
+        };
+        for (i, v) in [down, up].into_iter().enumerate() {
+            if let Some(v) = v {
+                self.hists[i].add(v as f64);
+                self.sums[i] += v as f64;
+                self.counts[i] += 1;
+            }
+        }
+    }
+
+    /// Mean download time (`i` = 0) or upload time (1), s; none without results.
+    pub(crate) fn mean(&self, i: usize) -> Option<f64> {
+        (self.counts[i] > 0).then(|| self.sums[i] / self.counts[i] as f64)
+    }
+
+    /// Bytes carried in direction `i` (0 down, 1 up) during bucket `k` of
+    /// `interval` seconds in a run ending at `end`: the cumulative count at the next
+    /// bucket's sample minus the one at this bucket's (both taken after every event
+    /// of their second), so the bucket covers `(k·interval, (k+1)·interval]`, the
+    /// first one from 0 itself. A bucket starting at or after the end carries
+    /// nothing; one whose end has no sample (the run ends inside it) is unknown.
+    pub(crate) fn bucket_bytes(
+        &self,
+        k: usize,
+        i: usize,
+        interval: Time,
+        end: Time,
+    ) -> Option<f64> {
+        if k as Time * interval >= end {
+            return Some(0.0);
+        }
+        let at = |k: usize| self.server.get(k).copied().flatten().map(|s| s.bytes[i]);
+        let before = if k == 0 { 0.0 } else { at(k)? };
+        Some(at(k + 1)? - before)
+    }
+
+    /// The bucket's traffic over what the link could carry in it: bytes /
+    /// (capacity × `interval`), with the capacity at the bucket's start; none when
+    /// the link is unlimited or the bytes unknown.
+    pub(crate) fn bucket_util(&self, k: usize, i: usize, interval: Time, end: Time) -> Option<f64> {
+        let cap = self.server.get(k).copied().flatten()?.cap[i];
+        let bytes = self.bucket_bytes(k, i, interval, end)?;
+        (cap.is_finite() && cap > 0.0).then(|| bytes / (cap * interval as f64))
+    }
+
+    /// The bucket's [`NETWORK`] values.
+    pub(crate) fn bucket(&self, k: usize, interval: Time, end: Time) -> [Option<f64>; 4] {
+        [
+            self.bucket_bytes(k, 0, interval, end),
+            self.bucket_bytes(k, 1, interval, end),
+            self.bucket_util(k, 0, interval, end),
+            self.bucket_util(k, 1, interval, end),
+        ]
+    }
+
+    /// Over the buckets that are closed by a sample (the whole run when its length
+    /// is a multiple of `interval`): total bytes in direction `i`, and their
+    /// utilisation of the link (total bytes over Σ capacity × `interval`; none if the
+    /// link was unlimited in any of them). `None` without any closed bucket.
+    pub(crate) fn totals(&self, i: usize, interval: Time) -> Option<(f64, Option<f64>)> {
+        let last = self.server.iter().rposition(Option::is_some)?;
+        let bytes = self.server[last]?.bytes[i];
+        let mut capacity = 0.0;
+        for k in 0..last {
+            let cap = self.server[k].map_or(f64::INFINITY, |s| s.cap[i]);
+            capacity += cap * interval as f64;
+        }
+        let util = (capacity.is_finite() && capacity > 0.0).then(|| bytes / capacity);
+        Some((bytes, util))
+    }
+}
+
 /// Per-project series and histograms.
 #[derive(Clone, Debug, Default)]
 pub struct ProjectMetrics {
@@ -187,6 +301,9 @@ pub struct ProjectMetrics {
     pub hists: Vec<Hist>,
     /// The science error figures, by the same buckets.
     pub science: super::science::Science,
+    /// The file transfers' figures, in a run with files only (spec client §8):
+    /// `None` keeps every file of a run without them as it was.
+    pub transfers: Option<Box<Transfers>>,
 }
 
 impl ProjectMetrics {
@@ -199,6 +316,7 @@ impl ProjectMetrics {
             buckets: Vec::new(),
             samples: Vec::new(),
             science: super::science::Science::new(interval.max(1)),
+            transfers: None,
             hists: vec![
                 Hist::new(0.0, s, b),
                 Hist::new(-s, s, b),
@@ -235,6 +353,41 @@ impl ProjectMetrics {
     fn hist(&mut self, i: usize, x: f64) {
         if let Some(h) = self.hists.get_mut(i) {
             h.add(x);
+        }
+    }
+
+    /// The run has files: collect the transfer figures from now on, with histograms
+    /// of the same bins as `result_turnaround_s`. Nothing under
+    /// [`Self::off`] (`bench --no-metrics`).
+    pub(crate) fn enable_transfers(&mut self) {
+        if self.transfers.is_some() || self.interval <= 0 {
+            return;
+        }
+        let Some(h) = self.hists.first() else {
+            return;
+        };
+        let hist = Hist::new(h.lo, h.lo + h.counts.len() as f64 * h.width, h.width);
+        self.transfers = Some(Box::new(Transfers {
+            hists: [hist.clone(), hist],
+            ..Transfers::default()
+        }));
+    }
+
+    /// A result reported with files (spec client §8.1): its transfer times.
+    pub(crate) fn add_transfers(&mut self, x: &XferTimes) {
+        if let Some(t) = &mut self.transfers {
+            t.add(x);
+        }
+    }
+
+    /// The data server's cumulative bytes `[down, up]` and capacities at the start
+    /// of bucket `k` (after every event of that second).
+    pub(crate) fn data_server(&mut self, k: usize, bytes: [f64; 2], cap: [f64; 2]) {
+        if let Some(t) = &mut self.transfers {
+            if t.server.len() <= k {
+                t.server.resize(k + 1, None);
+            }
+            t.server[k] = Some(ServerSample { bytes, cap });
         }
     }
 
@@ -360,13 +513,23 @@ pub fn write(dir: &Path, names: &[&str], metrics: &[&ProjectMetrics], end: Time)
             for (metric, v) in GAUGES.iter().zip(g) {
                 w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
             }
+            if let Some(x) = &m.transfers {
+                for (metric, v) in NETWORK.iter().zip(x.bucket(k, m.interval, end)) {
+                    let v = v.map_or(String::new(), |v| format!("{v:?}"));
+                    w.write_record([t.as_str(), name, metric, &v])?;
+                }
+            }
         }
     }
     w.flush()?;
     let mut w = csv::Writer::from_path(dir.join(HISTOGRAMS_CSV))?;
     w.write_record(["project", "metric", "bin_lower", "bin_upper", "count"])?;
     for (name, m) in names.iter().zip(metrics) {
-        for (metric, h) in HISTOGRAMS.iter().zip(&m.hists) {
+        let transfers = m
+            .transfers
+            .iter()
+            .flat_map(|x| TRANSFER_HISTOGRAMS.iter().zip(&x.hists));
+        for (metric, h) in HISTOGRAMS.iter().zip(&m.hists).chain(transfers) {
             if h.below > 0 {
                 w.write_record([
                     *name,
@@ -412,6 +575,200 @@ mod tests {
         assert_eq!(h.quantile(0.5), Some(20.0));
         assert_eq!(h.quantile(1.0), Some(f64::INFINITY));
         assert_eq!(Hist::new(0.0, 1.0, 1.0).quantile(0.5), None);
+    }
+
+    /// A result that downloaded 300 s and uploaded 600 s, and one whose upload
+    /// never ended.
+    fn two_transfers() -> [XferTimes; 2] {
+        let a = XferTimes {
+            received: 100,
+            download_start: Some(110),
+            download_end: Some(400),
+            completed: Some(5000),
+            upload_start: Some(5010),
+            upload_end: Some(5600),
+            download_bytes: 2e6,
+            upload_bytes: 1e5,
+        };
+        let b = XferTimes {
+            received: 200,
+            download_start: Some(200),
+            download_end: Some(290),
+            completed: Some(3000),
+            ..XferTimes::default()
+        };
+        [a, b]
+    }
+
+    /// Data-server samples at the start of buckets 0–3 of an hour in a 3-hour run:
+    /// 1000 bytes down at t = 0 itself, then 17000, 9000, 3600 in the buckets; a
+    /// 10 B/s download link and an unlimited upload link.
+    fn with_server(m: &mut ProjectMetrics) {
+        let cap = [10.0, f64::INFINITY];
+        for (k, bytes) in [
+            [1000.0, 0.0],
+            [18_000.0, 500.0],
+            [27_000.0, 500.0],
+            [30_600.0, 500.0],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            m.data_server(k, bytes, cap);
+        }
+    }
+
+    #[test]
+    fn transfers_are_collected_only_when_enabled() {
+        let mut m = ProjectMetrics::new(3600, 60, 86_400);
+        m.add_transfers(&two_transfers()[0]);
+        with_server(&mut m);
+        assert!(m.transfers.is_none());
+        let mut off = ProjectMetrics::off();
+        off.enable_transfers();
+        assert!(
+            off.transfers.is_none(),
+            "bench --no-metrics collects nothing"
+        );
+    }
+
+    #[test]
+    fn transfer_times_are_tallied_like_the_turnaround() {
+        let mut m = ProjectMetrics::new(3600, 60, 86_400);
+        m.enable_transfers();
+        for x in two_transfers() {
+            m.add_transfers(&x);
+        }
+        let x = m.transfers.as_deref().unwrap();
+        assert_eq!(x.results, 2);
+        // Downloads: 300 s and 90 s; uploads: only the first one's 600 s.
+        assert_eq!((x.counts, x.sums), ([2, 1], [390.0, 600.0]));
+        assert_eq!((x.mean(0), x.mean(1)), (Some(195.0), Some(600.0)));
+        assert_eq!(x.hists[0].counts[300 / 60], 1);
+        assert_eq!(x.hists[0].counts[1], 1);
+        assert_eq!(x.hists[1].counts[600 / 60], 1);
+        // The upper edge of the bin, as turnaround_p50_s.
+        assert_eq!(x.hists[0].quantile(0.5), Some(120.0));
+        assert_eq!(x.hists[0].quantile(0.99), Some(360.0));
+        assert_eq!(x.hists[0].width, 60.0);
+        assert_eq!(x.hists[0].counts.len(), 86_400 / 60);
+    }
+
+    #[test]
+    fn bucket_bytes_are_differences_of_the_samples() {
+        let mut m = ProjectMetrics::new(3600, 60, 86_400);
+        m.enable_transfers();
+        with_server(&mut m);
+        let x = m.transfers.as_deref().unwrap();
+        let end = 3 * 3600;
+        // Bucket 0 counts from 0 itself: the 1000 bytes carried at t = 0 are in it.
+        assert_eq!(
+            x.bucket(0, 3600, end),
+            [Some(18_000.0), Some(500.0), Some(0.5), None]
+        );
+        assert_eq!(
+            x.bucket(1, 3600, end),
+            [Some(9000.0), Some(0.0), Some(0.25), None]
+        );
+        assert_eq!(
+            x.bucket(2, 3600, end),
+            [Some(3600.0), Some(0.0), Some(0.1), None]
+        );
+        // The bucket at the end itself carries nothing.
+        assert_eq!(
+            x.bucket(3, 3600, end),
+            [Some(0.0), Some(0.0), Some(0.0), None]
+        );
+        // A run ending inside bucket 2 (no sample closes it): unknown.
+        let mut cut = x.clone();
+        cut.server.truncate(3);
+        assert_eq!(cut.bucket(2, 3600, end - 1), [None, None, None, None]);
+        // Totals over the closed buckets: the last sample, and its share of the
+        // download link over three hours.
+        assert_eq!(
+            x.totals(0, 3600),
+            Some((30_600.0, Some(30_600.0 / 108_000.0)))
+        );
+        assert_eq!(x.totals(1, 3600), Some((500.0, None)));
+    }
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn network_series_and_transfer_histograms_only_with_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut plain = ProjectMetrics::new(3600, 60, 3 * 3600);
+        plain.add_transfers(&two_transfers()[0]);
+        with_server(&mut plain);
+        write(tmp.path(), &["p"], &[&plain], 3 * 3600).unwrap();
+        let ts = lines(&tmp.path().join(TIMESERIES_CSV));
+        let per_bucket = SERIES.len() + super::super::science::SERIES.len() + GAUGES.len();
+        assert_eq!(ts.len(), 1 + 4 * per_bucket);
+        assert!(
+            !ts.iter()
+                .any(|l| l.contains("bytes_") || l.contains("link_util"))
+        );
+        let hs = lines(&tmp.path().join(HISTOGRAMS_CSV));
+        assert!(!hs.iter().any(|l| l.contains("result_download_s")));
+
+        let mut m = ProjectMetrics::new(3600, 60, 3 * 3600);
+        m.enable_transfers();
+        for x in two_transfers() {
+            m.add_transfers(&x);
+        }
+        with_server(&mut m);
+        write(tmp.path(), &["p"], &[&m], 3 * 3600).unwrap();
+        let ts = lines(&tmp.path().join(TIMESERIES_CSV));
+        assert_eq!(ts.len(), 1 + 4 * (per_bucket + NETWORK.len()));
+        let network: Vec<&str> = ts
+            .iter()
+            .filter(|l| NETWORK.iter().any(|n| l.contains(n)))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            network,
+            [
+                "0,p,bytes_down,18000.0",
+                "0,p,bytes_up,500.0",
+                "0,p,link_util_down,0.5",
+                "0,p,link_util_up,",
+                "3600,p,bytes_down,9000.0",
+                "3600,p,bytes_up,0.0",
+                "3600,p,link_util_down,0.25",
+                "3600,p,link_util_up,",
+                "7200,p,bytes_down,3600.0",
+                "7200,p,bytes_up,0.0",
+                "7200,p,link_util_down,0.1",
+                "7200,p,link_util_up,",
+                "10800,p,bytes_down,0.0",
+                "10800,p,bytes_up,0.0",
+                "10800,p,link_util_down,0.0",
+                "10800,p,link_util_up,",
+            ]
+        );
+        // The network rows follow each bucket's gauges.
+        let first = ts.iter().position(|l| l.contains("bytes_down")).unwrap();
+        assert!(ts[first - 1].contains("backlog_db_purge_workunits"));
+        let hs = lines(&tmp.path().join(HISTOGRAMS_CSV));
+        let transfer: Vec<&str> = hs
+            .iter()
+            .filter(|l| l.contains("result_download_s") || l.contains("result_upload_s"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            transfer,
+            [
+                "p,result_download_s,60.0,120.0,1",
+                "p,result_download_s,300.0,360.0,1",
+                "p,result_upload_s,600.0,660.0,1",
+            ]
+        );
     }
 
     #[test]

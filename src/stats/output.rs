@@ -16,6 +16,7 @@
 //! into stack buffers and allocates nothing per row.
 
 use super::outdir;
+use crate::client::files::XferTimes;
 use crate::engine::{INT_MAX, Time};
 use crate::server::db::{ResultRow, Transition, WorkunitRow, result_name};
 use std::fs::{self, File};
@@ -105,6 +106,19 @@ pub(crate) const RESULT_COLUMNS: &[&str] = &[
     "app_version_id",
 ];
 
+/// Columns `results.csv` gets after [`RESULT_COLUMNS`] in a run with files (spec
+/// client §8.1): when the result's files moved on its host, how long the job waited
+/// for them, and the bytes it moved (`docs/outputs.md`).
+pub(crate) const RESULT_FILE_COLUMNS: &[&str] = &[
+    "download_start_s",
+    "download_end_s",
+    "upload_start_s",
+    "upload_end_s",
+    "transfer_wait_s",
+    "download_bytes",
+    "upload_bytes",
+];
+
 /// Columns of `transitions.csv`.
 pub(crate) const TRANSITION_COLUMNS: &[&str] = &[
     "time_s", "project", "actor", "entity", "id", "field", "old", "new",
@@ -182,6 +196,13 @@ impl Table {
     /// A table written gzip-compressed when `gzip` (default compression level: a
     /// good ratio on repetitive CSV at a small cost in time).
     fn create_in(path: &Path, header: &[&str], gzip: bool) -> io::Result<Self> {
+        let mut t = Self::open_in(path, gzip)?;
+        t.w.write_record(header)?;
+        Ok(t)
+    }
+
+    /// A table whose header is written later ([`Self::header`]).
+    fn open_in(path: &Path, gzip: bool) -> io::Result<Self> {
         let file = BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?);
         let file = if gzip {
             Sink::Gzip(flate2::write::GzEncoder::new(
@@ -191,15 +212,28 @@ impl Table {
         } else {
             Sink::Plain(file)
         };
-        let mut w = csv::WriterBuilder::new()
+        let w = csv::WriterBuilder::new()
             .delimiter(b',')
             .terminator(csv::Terminator::Any(b'\n'))
             .from_writer(file);
-        w.write_record(header)?;
         Ok(Self {
             w,
             scratch: Vec::with_capacity(64),
         })
+    }
+
+    /// Writes the header row: the columns of `parts`, in order.
+    fn header(&mut self, parts: &[&[&str]]) -> io::Result<()> {
+        Ok(self.w.write_record(parts.iter().flat_map(|p| p.iter()))?)
+    }
+
+    /// A time that may be 0 (a transfer at the start of the run): empty only when
+    /// it did not happen.
+    fn opt_time(&mut self, t: Option<Time>) -> io::Result<()> {
+        match t {
+            Some(t) => self.int(t),
+            None => self.empty(),
+        }
     }
 
     fn str(&mut self, s: &str) -> io::Result<()> {
@@ -321,6 +355,11 @@ pub struct RunOutput {
     results: Option<Table>,
     /// `None` when the transitions table is off.
     transitions: Option<Table>,
+    /// `results.csv` has the transfer columns ([`RESULT_FILE_COLUMNS`]).
+    result_files: bool,
+    /// `results.csv`'s header is written: it is written with the first row (or at
+    /// the end), so that a run with files can add its columns before the run starts.
+    results_header: bool,
     transitions_enabled: bool,
     /// The temporary folder is ours to remove (false once moved into place).
     armed: bool,
@@ -350,6 +389,8 @@ impl RunOutput {
             workunits: None,
             results: None,
             transitions: None,
+            result_files: false,
+            results_header: false,
             transitions_enabled: transitions,
             armed: true,
         };
@@ -357,10 +398,7 @@ impl RunOutput {
             &out.tmp_dir.join(WORKUNITS_CSV),
             WORKUNIT_COLUMNS,
         )?);
-        out.results = Some(Table::create(
-            &out.tmp_dir.join(RESULTS_CSV),
-            RESULT_COLUMNS,
-        )?);
+        out.results = Some(Table::open_in(&out.tmp_dir.join(RESULTS_CSV), false)?);
         if transitions {
             let gzip = audit == AuditTrail::Gzip;
             let name = if gzip {
@@ -375,6 +413,31 @@ impl RunOutput {
             )?);
         }
         Ok(out)
+    }
+
+    /// The run has files: `results.csv` gets the transfer columns, unless a row
+    /// was already written without them (the header is fixed by the first row).
+    pub(crate) fn enable_files(&mut self) {
+        if !self.results_header {
+            self.result_files = true;
+        }
+    }
+
+    /// Writes `results.csv`'s header if it is not written yet.
+    fn results_header(&mut self) -> io::Result<()> {
+        if self.results_header {
+            return Ok(());
+        }
+        self.results_header = true;
+        let files: &[&str] = if self.result_files {
+            RESULT_FILE_COLUMNS
+        } else {
+            &[]
+        };
+        match self.results.as_mut() {
+            Some(t) => t.header(&[RESULT_COLUMNS, files]),
+            None => Ok(()),
+        }
     }
 
     /// Whether `transitions.csv` is written (callers may skip collecting the audit
@@ -443,12 +506,17 @@ impl RunOutput {
     }
 
     /// Appends one row to `results.csv` (see [`Self::write_workunit`] for `purged`).
+    /// In a run with files, `x` is when its files moved, if it was reported with
+    /// them (none: the transfer columns are empty).
     pub(crate) fn write_result(
         &mut self,
         project: &str,
         r: &ResultRow,
         purged: bool,
+        x: Option<&XferTimes>,
     ) -> io::Result<()> {
+        self.results_header()?;
+        let files = self.result_files;
         let t = self
             .results
             .as_mut()
@@ -484,6 +552,24 @@ impl RunOutput {
         } else {
             t.int(r.app_version_id as i64)?;
         }
+        if files {
+            match x {
+                Some(x) => {
+                    t.opt_time(x.download_start)?;
+                    t.opt_time(x.download_end)?;
+                    t.opt_time(x.upload_start)?;
+                    t.opt_time(x.upload_end)?;
+                    t.float(x.wait())?;
+                    t.float(x.download_bytes)?;
+                    t.float(x.upload_bytes)?;
+                }
+                None => {
+                    for _ in RESULT_FILE_COLUMNS {
+                        t.empty()?;
+                    }
+                }
+            }
+        }
         t.end_row()
     }
 
@@ -518,6 +604,7 @@ impl RunOutput {
     /// old one deleted. If the last rename fails the old folder is put back. On any
     /// error the temporary folder is removed.
     pub fn finish(mut self, summary: &serde_json::Value) -> io::Result<()> {
+        self.results_header()?;
         for table in [
             self.workunits.take(),
             self.results.take(),
@@ -619,7 +706,7 @@ mod tests {
         r.app_version_id = 2;
         wu.true_fpops = 7.2e12;
         out.write_workunit("main", &wu, true).unwrap();
-        out.write_result("main", &r, false).unwrap();
+        out.write_result("main", &r, false, None).unwrap();
         let time = 502;
         let t = Transition {
             actor: Actor::Validator,
@@ -670,13 +757,88 @@ mod tests {
         assert_eq!(summary, "{\n  \"seed\": 1\n}\n");
     }
 
+    /// With files, `results.csv` gets the transfer columns after the others: filled
+    /// for a result reported with files (a transfer at t = 0 is written as 0), empty
+    /// for one never reported.
+    #[test]
+    fn results_get_transfer_columns_in_a_run_with_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut out = RunOutput::create(&dir, false).unwrap();
+        out.enable_files();
+        let (_, r) = sample_rows();
+        let x = XferTimes {
+            received: 0,
+            download_start: Some(0),
+            download_end: Some(40),
+            completed: Some(400),
+            upload_start: Some(420),
+            upload_end: Some(460),
+            download_bytes: 5e6,
+            upload_bytes: 250_000.0,
+        };
+        out.write_result("main", &r, false, Some(&x)).unwrap();
+        let half = XferTimes {
+            download_end: None,
+            upload_start: None,
+            upload_end: None,
+            ..x
+        };
+        out.write_result("main", &r, false, Some(&half)).unwrap();
+        out.write_result("main", &r, true, None).unwrap();
+        out.finish(&serde_json::Value::Null).unwrap();
+        let rs = lines(&dir.join(RESULTS_CSV));
+        assert_eq!(
+            rs[0],
+            format!(
+                "{},download_start_s,download_end_s,upload_start_s,upload_end_s,\
+                 transfer_wait_s,download_bytes,upload_bytes",
+                RESULT_COLUMNS.join(",")
+            )
+        );
+        let row = "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0";
+        assert_eq!(
+            rs[1],
+            format!("{row},0,,,0,40,420,460,100.0,5000000.0,250000.0")
+        );
+        assert_eq!(rs[2], format!("{row},0,,,0,,,,0.0,5000000.0,250000.0"));
+        assert_eq!(rs[3], format!("{row},1{}", ",".repeat(9)));
+        assert_eq!(rs.len(), 4);
+    }
+
+    /// Without files the header is the one of every run before files existed, even
+    /// in a folder without a result row; files turned on after the first row keep
+    /// the file consistent: no column is added under rows written without it.
+    #[test]
+    fn results_header_is_unchanged_without_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("empty");
+        RunOutput::create(&dir, false)
+            .unwrap()
+            .finish(&serde_json::Value::Null)
+            .unwrap();
+        assert_eq!(lines(&dir.join(RESULTS_CSV)), [RESULT_COLUMNS.join(",")]);
+
+        let dir = tmp.path().join("late");
+        let mut out = RunOutput::create(&dir, false).unwrap();
+        let (_, r) = sample_rows();
+        out.write_result("main", &r, false, None).unwrap();
+        out.enable_files();
+        out.write_result("main", &r, false, Some(&XferTimes::default()))
+            .unwrap();
+        out.finish(&serde_json::Value::Null).unwrap();
+        let rs = lines(&dir.join(RESULTS_CSV));
+        assert_eq!(rs[0], RESULT_COLUMNS.join(","));
+        assert_eq!(rs[1], rs[2]);
+    }
+
     #[test]
     fn unsent_result_has_empty_times_and_no_transitions_file_when_off() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("run");
         let mut out = RunOutput::create(&dir, false).unwrap();
         let r = test_rows::result(WuId(1), 2);
-        out.write_result("p", &r, true).unwrap();
+        out.write_result("p", &r, true, None).unwrap();
         // A no-op when the table is off.
         let time = 0;
         let t = Transition {

@@ -11,13 +11,15 @@ use super::metrics::{self, ProjectMetrics};
 use super::output::RunOutput;
 use super::tally::Tally;
 use super::window::Window;
+use crate::client::files::XferTimes;
 use crate::engine::Time;
 use crate::scenario::{Loaded, ScenarioFile};
 use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
-use crate::server::types::AppId;
+use crate::server::types::{AppId, ResultId};
 use crate::stats::credit::CreditFigures;
 use crate::world::{Recorder, RunOptions, World};
+use std::collections::HashMap;
 use std::io;
 
 /// Per-project tallies, and the run folder's tables if the run writes one.
@@ -38,6 +40,14 @@ pub struct StatsRecorder {
     pub group_names: Vec<String>,
     /// The job log (`jobs.csv`) being written, with `run --job-log`.
     job_log: Option<csv::Writer<std::fs::File>>,
+    /// The run has files (spec client §8): the transfer columns, series and figures
+    /// are written. Set by [`Recorder::files_enabled`] before the run, or by the
+    /// first transfer hook.
+    pub files: bool,
+    /// The transfer times of results reported with files, by (project, result id),
+    /// kept until the result's row is written to `results.csv` (then removed, so
+    /// the map holds only results still in a database). Empty without a run folder.
+    pub(crate) transfer_times: HashMap<(usize, ResultId), XferTimes>,
 }
 
 impl StatsRecorder {
@@ -80,6 +90,8 @@ impl StatsRecorder {
             credit,
             group_names,
             job_log: None,
+            files: false,
+            transfer_times: HashMap::new(),
         }
     }
 
@@ -102,6 +114,21 @@ impl StatsRecorder {
         crate::stats::job_log::write_header(&mut w)?;
         self.job_log = Some(w);
         Ok(())
+    }
+
+    /// Turns the transfer figures on (see [`Self::files`]); `results.csv` gets its
+    /// transfer columns unless a row was already written without them.
+    fn enable_files(&mut self) {
+        if self.files {
+            return;
+        }
+        self.files = true;
+        for t in &mut self.tallies {
+            t.metrics.enable_transfers();
+        }
+        if let Some(out) = &mut self.output {
+            out.enable_files();
+        }
     }
 
     /// Flushes the job log, if any (before the run folder is finished).
@@ -180,7 +207,14 @@ impl Recorder for StatsRecorder {
             t.add_result(r);
         }
         match &mut self.output {
-            Some(out) => out.write_result(project, r, purged),
+            Some(out) => {
+                let x = if self.files {
+                    self.transfer_times.remove(&(pi, r.id))
+                } else {
+                    None
+                };
+                out.write_result(project, r, purged, x.as_ref())
+            }
             None => Ok(()),
         }
     }
@@ -195,5 +229,25 @@ impl Recorder for StatsRecorder {
 
     fn sample(&mut self, pi: usize, k: usize, db: &Db) {
         self.tallies[pi].metrics.sample(k, metrics::gauges(db));
+    }
+
+    fn files_enabled(&mut self) {
+        self.enable_files();
+    }
+
+    /// Tallied at the report: every reported result's row becomes final later
+    /// (purged, or live at the end), so this counts the same results as its row
+    /// would, and a run without a run folder keeps no map.
+    fn result_transfers(&mut self, pi: usize, result: ResultId, times: &XferTimes) {
+        self.enable_files();
+        self.tallies[pi].metrics.add_transfers(times);
+        if self.output.is_some() {
+            self.transfer_times.insert((pi, result), *times);
+        }
+    }
+
+    fn data_server(&mut self, pi: usize, k: usize, down: f64, up: f64, cap: [f64; 2]) {
+        self.enable_files();
+        self.tallies[pi].metrics.data_server(k, [down, up], cap);
     }
 }

@@ -78,6 +78,12 @@ pub trait Recorder {
     /// start, after every actor at that time.
     fn sample(&mut self, pi: usize, k: usize, db: &Db);
 
+    /// The run has files (spec client §8): called once, before the first event, by a
+    /// world whose plan gives file sizes, and never otherwise. A recorder adds its
+    /// transfer figures (columns, series, figures) only then, so a run without files
+    /// writes the same bytes as before files existed.
+    fn files_enabled(&mut self) {}
+
     /// A result of project `pi` was reported, and its job had files (spec client
     /// §8.1): when they moved. Called only in a run with files, once per report that
     /// reached the server, in event order.

@@ -43,5 +43,6 @@ mod several_apps;
 mod slurm;
 mod spec_examples;
 mod sweep;
+mod transfer_outputs;
 mod true_size;
 mod volunteer_patterns;
