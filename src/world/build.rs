@@ -123,6 +123,7 @@ impl<R: Recorder> World<R> {
                 }
             }
             backend.net = Some(net);
+            backend.recorder.files_enabled();
             for (gi, g) in plan.groups.iter().enumerate() {
                 let first = groups[gi].first;
                 for (slot, h) in hosts[first..first + g.count as usize]

@@ -329,16 +329,19 @@ impl<R: Recorder> World<R> {
                 let b = &mut self.backend;
                 for (pi, p) in b.projects.iter().enumerate() {
                     b.recorder.sample(pi, k as usize, &p.db);
-                    if let Some(net) = &b.net
-                        && let Some(Some((s, links))) = net.servers.get(pi)
-                    {
+                    // In a run with files, every project's data server (one without
+                    // files carries nothing and has no limit).
+                    if let Some(net) = &b.net {
                         let t = now as f64;
-                        let (down, up) = (
-                            net.flows.delivered(links[0], t),
-                            net.flows.delivered(links[1], t),
-                        );
-                        b.recorder
-                            .data_server(pi, k as usize, down, up, [s.download, s.upload]);
+                        let (down, up, cap) = match net.servers.get(pi) {
+                            Some(Some((s, l))) => (
+                                net.flows.delivered(l[0], t),
+                                net.flows.delivered(l[1], t),
+                                [s.download, s.upload],
+                            ),
+                            _ => (0.0, 0.0, [f64::INFINITY; 2]),
+                        };
+                        b.recorder.data_server(pi, k as usize, down, up, cap);
                     }
                 }
                 let next = (k as Time + 1) * self.sample_interval;

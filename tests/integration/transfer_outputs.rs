@@ -103,3 +103,67 @@ fn without_files_no_transfer_output_and_the_network_chart_only_with_its_series()
     let page = fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(page.contains("id=\"chart-network\""));
 }
+
+/// A real run with files, from the command line (spec client §8; docs/outputs.md
+/// "File transfers"): every reported result of a job with files has its transfer
+/// times in order, from its arrival on the host to its report, its wait is the sum
+/// of its two phases, and its bytes are the scenario's; the data server's series
+/// and the summary's figures are there; the `network` chart is drawn.
+#[test]
+fn a_run_with_files_writes_consistent_transfer_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = bin()
+        .args(["run", "-q", "--plot", "scenarios/quickstart.toml", "--out"])
+        .arg(&out)
+        .args([
+            "--set",
+            "simulation.duration=\"3d\"",
+            "--set",
+            "host_group.0.count=40",
+            "--set",
+            "project.main.files.input=5e7",
+            "--set",
+            "project.main.files.output=5e6",
+            "--set",
+            "project.main.data_server.download=2e6",
+            "--check-invariants",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut rd = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let h = rd.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap_or_else(|| panic!("no {name}"));
+    let (sent, recv, cs) = (col("sent_time_s"), col("received_time_s"), col("client_state"));
+    let (ds, de, us, ue, wait) = (
+        col("download_start_s"),
+        col("download_end_s"),
+        col("upload_start_s"),
+        col("upload_end_s"),
+        col("transfer_wait_s"),
+    );
+    let (db, ub) = (col("download_bytes"), col("upload_bytes"));
+    let num = |r: &csv::StringRecord, i: usize| -> Option<f64> { r[i].parse().ok() };
+    let mut with_files = 0;
+    for r in rd.records() {
+        let r = r.unwrap();
+        let Some(w) = num(&r, wait) else { continue };
+        with_files += 1;
+        let t = |i| num(&r, i).unwrap();
+        // Downloaded after it was sent, computed after, uploaded before the report.
+        assert!(t(sent) <= t(ds) && t(ds) <= t(de), "{r:?}");
+        assert_eq!(t(db), 5e7, "{r:?}");
+        if &r[cs] == "5" {
+            assert!(t(de) <= t(us) && t(us) <= t(ue) && t(ue) <= t(recv), "{r:?}");
+            assert_eq!(t(ub), 5e6, "{r:?}");
+            assert!((w - ((t(de) - t(sent)) + (t(ue) - t(us)))).abs() < 1e-9, "{r:?}");
+        }
+    }
+    assert!(with_files > 50, "only {with_files} results with transfer times");
+    let ts = fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    assert!(ts.contains(",main,bytes_down,") && ts.contains(",main,link_util_down,"));
+    let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.lines().next().unwrap().contains("download_time_p90_s"));
+    assert!(out.join("plots/network.png").exists());
+}
