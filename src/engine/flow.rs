@@ -571,9 +571,15 @@ impl FlowNet {
                     ));
                 }
                 sum += got;
-                let rem = self.remaining(id, now);
-                if rem.is_nan() || rem < 0.0 {
-                    return Err(format!("flow {id}: remaining {rem}"));
+                // Unclamped: a flow past its finish (not popped) is a violation.
+                let f = &self.flows[id as usize];
+                let rem = match f.class {
+                    Class::Capped if f.cap.is_finite() => f.a - f.cap * (now - f.t_set).max(0.0),
+                    Class::Capped => 0.0,
+                    _ => f.a - (l.v + l.level * (now - l.t).max(0.0)),
+                };
+                if rem.is_nan() || rem < -f.done_tol() {
+                    return Err(format!("flow {id}: remaining {rem} at {now}"));
                 }
             }
             if sum > l.capacity * (1.0 + 1e-9) {
@@ -1104,14 +1110,17 @@ mod tests {
         assert!(net.pop_finished(INF).unwrap().1 > 29_000.0);
     }
 
-    /// `check` fails on a corrupted rate (so the invariant test can fail).
+    /// `check` fails on a flow past its finish and on a corrupted rate (so the
+    /// invariant tests can fail).
     #[test]
-    fn check_detects_a_wrong_rate() {
+    fn check_detects_a_late_flow_and_a_wrong_rate() {
         let mut net = FlowNet::new();
         let l = net.add_link(100.0);
         net.start(0.0, l, 1, INF, 1000.0);
         net.start(0.0, l, 2, INF, 1000.0);
         net.check(0.0).unwrap();
+        // Both finish at 20 s: at 30 s, unpopped, they are past their finish.
+        assert!(net.check(30.0).unwrap_err().contains("remaining"));
         net.links[0].level = 60.0;
         assert!(net.check(0.0).unwrap_err().contains("progressive filling"));
     }
