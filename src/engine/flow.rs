@@ -373,8 +373,11 @@ impl FlowNet {
         self.settle(link, now);
         let l = &mut self.links[link as usize];
         l.max_size = l.max_size.max(bytes);
-        self.attach(id, bytes, now);
-        self.recap_access(slot, id, now);
+        // The link's time, in case a finish was popped later than `now` (never when
+        // the caller pops up to `now` first).
+        let t = l.t;
+        self.attach(id, bytes, t);
+        self.recap_access(slot, id, t);
         self.finish_change();
         id
     }
