@@ -373,8 +373,7 @@ impl FlowNet {
         self.settle(link, now);
         let l = &mut self.links[link as usize];
         l.max_size = l.max_size.max(bytes);
-        // The link's time, in case a finish was popped later than `now` (never when
-        // the caller pops up to `now` first).
+        // The link's time: `now` when the calls come in time order, never behind it.
         let t = l.t;
         self.attach(id, bytes, t);
         self.recap_access(slot, id, t);
