@@ -450,7 +450,7 @@ impl FlowNet {
         r.max(0.0)
     }
 
-    /// A flow's size and link.
+    /// A flow's size in bytes.
     pub fn size(&self, flow: FlowId) -> f64 {
         self.flow(flow).size
     }
