@@ -668,27 +668,39 @@ pub struct Expect {
     /// The project's CPU jobs the last RR simulation projected to miss their
     /// deadlines (`rsc_pwf.deadlines_missed`, modern, spec client §2.5 step 5).
     pub deadlines_missed: Option<i64>,
-    // --- file transfers of the project (with `client`; spec client §8) ---
+    // --- file transfers of the project (with `client`; spec client §8); left out
+    // of the echoed configuration when absent ---
     /// BOINC's `client_state` of each of the project's jobs the client holds, in
     /// arrival order, comma-separated (e.g. `"2,1,1"`; `""` for none; spec client
     /// §8.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_states: Option<String>,
     /// Transfers in progress, by direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub xfers_down: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub xfers_up: Option<i64>,
     /// The project's transient failures in a row, by direction
     /// (`FILE_XFER_BACKOFF::file_xfer_failures`, §8.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub xfer_failures_down: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub xfer_failures_up: Option<i64>,
     /// When the project's transfer backoff ends, by direction (0: none; §8.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub xfer_backoff_down: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub xfer_backoff_up: Option<i64>,
     /// The earliest retry time of the project's files waiting after a failure
     /// (`next_request_time`, §8.3; 0: none waits).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_file_retry: Option<i64>,
     /// The work-fetch and reporting gates (§8.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub download_stalled: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub too_many_uploads: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub actively_uploading: Option<bool>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,

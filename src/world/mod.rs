@@ -250,11 +250,19 @@ impl<R: Recorder> World<R> {
             if ev == Event::End {
                 break;
             }
-            // A host woken by a transfer got a new event; its old one is stale.
-            if let (Event::Host(j), Some(net)) = (ev, &self.backend.net)
-                && net.wake_at[j as usize] != now
-            {
-                continue;
+            if let Some(net) = &self.backend.net {
+                // Every transfer that ended by now is delivered before anything else
+                // happens at now: nothing may start, stop or sample a transfer
+                // that has ended (`FlowNet`'s contract).
+                if net.flows.next_finish().is_some_and(|f| f <= now as f64) {
+                    self.deliver(now)?;
+                }
+                // A host woken by a transfer got a new event; its old one is stale.
+                if let (Event::Host(j), Some(net)) = (ev, &self.backend.net)
+                    && net.wake_at[j as usize] != now
+                {
+                    continue;
+                }
             }
             self.backend.counters.events += 1;
             if let Some(&Event::Host(j)) = self.queue.peek_next() {
@@ -430,9 +438,20 @@ impl<R: Recorder> World<R> {
             return Ok(()); // stale: a later transfer end replaced it
         }
         net.event_at = Time::MAX;
+        self.deliver(now)
+    }
+
+    /// Hands every transfer that ended by `now` to its host, in the order they
+    /// ended, and wakes those hosts (spec client §8.1).
+    fn deliver(&mut self, now: Time) -> Result<(), RunError> {
+        let Some(net) = &mut self.backend.net else {
+            return Ok(());
+        };
+        if net.event_at == now {
+            net.event_at = Time::MAX; // this is the pending event's work
+        }
         let mut woken = std::mem::take(&mut net.woken);
-        while let Some((flow, _)) = net.flows.pop_finished(now as f64) {
-            let h = std::mem::replace(&mut net.owner[flow as usize], u32::MAX);
+        while let Some((flow, h)) = net.pop_finished(now) {
             self.hosts[h as usize].xfer_finished(now, flow);
             if !woken.contains(&h) {
                 woken.push(h);
@@ -473,8 +492,8 @@ impl<R: Recorder> World<R> {
         if self.backend.checkers.is_some()
             && let Some(net) = &self.backend.net
         {
-            net.flows
-                .check(now as f64)
+            (net.flows.check(now as f64))
+                .and_then(|()| net.check_bytes(now))
                 .map_err(|m| RunError::Client(format!("t={now}: network: {m}")))?;
         }
         for &h in woken.iter() {

@@ -24,8 +24,9 @@ pub(crate) struct Net {
     /// By world project: its data server and its links (down, up); `None` for a
     /// project without files.
     pub servers: Vec<Option<(DataServer, [LinkId; 2])>>,
-    /// By flow: the host that moves it.
+    /// By flow: the host that moves it, and its link and bytes.
     pub owner: Vec<u32>,
+    sized: Vec<(LinkId, f64)>,
     /// By host: the time of its one valid pending event (`Time::MAX`: none); an
     /// `Event::Host` popped at another time is stale.
     pub wake_at: Vec<Time>,
@@ -33,6 +34,9 @@ pub(crate) struct Net {
     pub event_at: Time,
     /// Hosts to wake after a network event (reused: no allocation per event).
     pub woken: Vec<u32>,
+    /// By link: the bytes of the transfers that ended on it, wholly or stopped part
+    /// way, for the check that bytes are conserved ([`Self::check_bytes`]).
+    pub moved: Vec<f64>,
 }
 
 impl Net {
@@ -52,9 +56,11 @@ impl Net {
             flows,
             servers,
             owner: Vec::new(),
+            sized: Vec::new(),
             wake_at: vec![Time::MAX; hosts],
             event_at: Time::MAX,
             woken: Vec::new(),
+            moved: Vec::new(),
         }
     }
 
@@ -80,15 +86,58 @@ impl Net {
         let i = flow as usize;
         if self.owner.len() <= i {
             self.owner.resize(i + 1, u32::MAX);
+            self.sized.resize(i + 1, (0, 0.0));
         }
         self.owner[i] = host;
+        self.sized[i] = (links[dir as usize], bytes);
         Some(flow)
     }
 
     /// Stops a transfer and returns its bytes left.
     pub fn stop(&mut self, now: Time, flow: FlowId) -> f64 {
         self.owner[flow as usize] = u32::MAX;
-        self.flows.stop(now as f64, flow)
+        let (link, size) = self.sized[flow as usize];
+        let left = self.flows.stop(now as f64, flow);
+        self.note_moved(link, size - left);
+        left
+    }
+
+    /// The next transfer that ended by `now`, with its host.
+    pub fn pop_finished(&mut self, now: Time) -> Option<(FlowId, u32)> {
+        let (flow, _) = self.flows.pop_finished(now as f64)?;
+        let host = std::mem::replace(&mut self.owner[flow as usize], u32::MAX);
+        let (link, size) = self.sized[flow as usize];
+        self.note_moved(link, size);
+        Some((flow, host))
+    }
+
+    fn note_moved(&mut self, link: LinkId, bytes: f64) {
+        let l = link as usize;
+        if self.moved.len() <= l {
+            self.moved.resize(l + 1, 0.0);
+        }
+        self.moved[l] += bytes;
+    }
+
+    /// Bytes are conserved (spec client §8, checked under `--check-invariants`): on
+    /// every link, the bytes it carried equal those of the transfers that ended on
+    /// it plus the part moved of those in progress.
+    pub fn check_bytes(&self, now: Time) -> Result<(), String> {
+        let t = now as f64;
+        for link in 0..self.flows.n_links() as LinkId {
+            let ended = self.moved.get(link as usize).copied().unwrap_or(0.0);
+            let moving: f64 = (self.flows.flows_on(link).into_iter())
+                .map(|f| self.flows.size(f) - self.flows.remaining(f, t))
+                .sum();
+            let carried = self.flows.delivered(link, t);
+            let want = ended + moving;
+            if (carried - want).abs() > 1e-6 * want.max(1.0) {
+                return Err(format!(
+                    "link {link} carried {carried} bytes, but its transfers moved {want}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The whole second at which the next transfer ends, if any.

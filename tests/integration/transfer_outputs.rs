@@ -134,8 +134,16 @@ fn a_run_with_files_writes_consistent_transfer_times() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let mut rd = csv::Reader::from_path(out.join("results.csv")).unwrap();
     let h = rd.headers().unwrap().clone();
-    let col = |name: &str| h.iter().position(|c| c == name).unwrap_or_else(|| panic!("no {name}"));
-    let (sent, recv, cs) = (col("sent_time_s"), col("received_time_s"), col("client_state"));
+    let col = |name: &str| {
+        h.iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let (sent, recv, cs) = (
+        col("sent_time_s"),
+        col("received_time_s"),
+        col("client_state"),
+    );
     let (ds, de, us, ue, wait) = (
         col("download_start_s"),
         col("download_end_s"),
@@ -155,15 +163,30 @@ fn a_run_with_files_writes_consistent_transfer_times() {
         assert!(t(sent) <= t(ds) && t(ds) <= t(de), "{r:?}");
         assert_eq!(t(db), 5e7, "{r:?}");
         if &r[cs] == "5" {
-            assert!(t(de) <= t(us) && t(us) <= t(ue) && t(ue) <= t(recv), "{r:?}");
+            assert!(
+                t(de) <= t(us) && t(us) <= t(ue) && t(ue) <= t(recv),
+                "{r:?}"
+            );
             assert_eq!(t(ub), 5e6, "{r:?}");
-            assert!((w - ((t(de) - t(sent)) + (t(ue) - t(us)))).abs() < 1e-9, "{r:?}");
+            assert!(
+                (w - ((t(de) - t(sent)) + (t(ue) - t(us)))).abs() < 1e-9,
+                "{r:?}"
+            );
         }
     }
-    assert!(with_files > 50, "only {with_files} results with transfer times");
+    assert!(
+        with_files > 50,
+        "only {with_files} results with transfer times"
+    );
     let ts = fs::read_to_string(out.join("timeseries.csv")).unwrap();
     assert!(ts.contains(",main,bytes_down,") && ts.contains(",main,link_util_down,"));
     let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(summary.lines().next().unwrap().contains("download_time_p90_s"));
+    assert!(
+        summary
+            .lines()
+            .next()
+            .unwrap()
+            .contains("download_time_p90_s")
+    );
     assert!(out.join("plots/network.png").exists());
 }

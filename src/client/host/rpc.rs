@@ -299,8 +299,11 @@ impl ClientHost {
                 }
             }
         }
-        if matches!(status, RpcStatus::Ok { .. }) {
-            self.xfer_reported(pi, server);
+        if self.xfer.is_some() {
+            if matches!(status, RpcStatus::Ok { .. }) {
+                self.xfer_reported(pi, server);
+            }
+            self.xfer_collect(now, server);
         }
         Ok(status)
     }

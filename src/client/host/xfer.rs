@@ -85,16 +85,73 @@ struct PersFile {
     nretry: u32,
 }
 
-/// The files of one of the host's jobs and when they moved.
+/// The files of one of the host's jobs and when they moved: one per job a host
+/// holds in a run with files, so kept small (64 bytes).
 #[derive(Clone, Debug)]
 struct JobFiles {
     result_id: ResultId,
     slot: u16,
     /// Its own input file is not on the host yet.
     input_pending: bool,
+    /// The job waits in FILES_DOWNLOADING.
+    waiting: bool,
     /// The sticky file it needs (app, number), if any.
     sticky: Option<(u16, u32)>,
-    times: XferTimes,
+    times: JobTimes,
+}
+
+/// [`XferTimes`] in whole seconds as `u32` (`NONE`: the phase did not happen): a
+/// run is far shorter than 136 years.
+#[derive(Clone, Copy, Debug)]
+struct JobTimes {
+    /// received, download start and end, completed, upload start and end.
+    at: [u32; 6],
+    /// Bytes downloaded and uploaded.
+    bytes: [f64; 2],
+}
+
+const NONE: u32 = u32::MAX;
+const RECEIVED: usize = 0;
+const DOWNLOAD_START: usize = 1;
+const DOWNLOAD_END: usize = 2;
+const COMPLETED: usize = 3;
+const UPLOAD_START: usize = 4;
+const UPLOAD_END: usize = 5;
+
+impl JobTimes {
+    fn new(received: Time) -> Self {
+        let mut at = [NONE; 6];
+        at[RECEIVED] = received.clamp(0, NONE as Time - 1) as u32;
+        JobTimes {
+            at,
+            bytes: [0.0; 2],
+        }
+    }
+    fn set(&mut self, k: usize, now: Time) {
+        self.at[k] = now.clamp(0, NONE as Time - 1) as u32;
+    }
+    /// Sets phase `k` only if it has not happened yet.
+    fn first(&mut self, k: usize, now: Time) {
+        if self.at[k] == NONE {
+            self.set(k, now);
+        }
+    }
+    fn get(&self, k: usize) -> Option<Time> {
+        (self.at[k] != NONE).then_some(self.at[k] as Time)
+    }
+    /// The times as the outputs read them.
+    fn times(&self) -> XferTimes {
+        XferTimes {
+            received: self.at[RECEIVED] as Time,
+            download_start: self.get(DOWNLOAD_START),
+            download_end: self.get(DOWNLOAD_END),
+            completed: self.get(COMPLETED),
+            upload_start: self.get(UPLOAD_START),
+            upload_end: self.get(UPLOAD_END),
+            download_bytes: self.bytes[0],
+            upload_bytes: self.bytes[1],
+        }
+    }
 }
 
 /// `FILE_XFER_BACKOFF` of one project, per direction (§8.3).
@@ -123,6 +180,16 @@ pub struct HostXfer {
     pub finished: [u64; 2],
     pub transient_failures: [u64; 2],
     pub permanent_failures: [u64; 2],
+}
+
+/// Pushes `v` onto `list`, growing it by a quarter rather than doubling: a host's
+/// lists hover around their peak, and doubling left a third of their memory unused
+/// (as for the host's jobs, `ClientHost::receive`).
+fn push_small<T>(list: &mut Vec<T>, v: T) {
+    if list.len() == list.capacity() {
+        list.reserve_exact((list.len() / 4).max(2));
+    }
+    list.push(v);
 }
 
 impl HostXfer {
@@ -207,10 +274,7 @@ impl ClientHost {
         let sticky = (app.sticky_files > 0 && app.sticky_bytes > 0.0)
             .then(|| (j.usage.app, wu % app.sticky_files));
         let slot = pi as u16;
-        let mut times = XferTimes {
-            received: now,
-            ..Default::default()
-        };
+        let mut times = JobTimes::new(now);
         let new_file = |what, size| PersFile {
             slot,
             dir: Dir::Down,
@@ -224,8 +288,8 @@ impl ClientHost {
             nretry: 0,
         };
         if input > 0.0 {
-            x.files.push(new_file(FileFor::Input(j.result_id), input));
-            times.download_bytes += input;
+            push_small(&mut x.files, new_file(FileFor::Input(j.result_id), input));
+            times.bytes[0] += input;
         }
         let mut waits = input > 0.0;
         if let Some((a, k)) = sticky
@@ -234,21 +298,25 @@ impl ClientHost {
             waits = true;
             let what = FileFor::Sticky(a, k);
             if !x.files.iter().any(|f| f.slot == slot && f.what == what) {
-                x.files.push(new_file(what, app.sticky_bytes));
-                times.download_bytes += app.sticky_bytes;
+                push_small(&mut x.files, new_file(what, app.sticky_bytes));
+                times.bytes[0] += app.sticky_bytes;
             }
         }
         if waits {
             j.state = TaskState::Downloading;
             j.client_state = RESULT_FILES_DOWNLOADING;
         }
-        x.jobs.push(JobFiles {
-            result_id: j.result_id,
-            slot,
-            input_pending: input > 0.0,
-            sticky,
-            times,
-        });
+        push_small(
+            &mut x.jobs,
+            JobFiles {
+                result_id: j.result_id,
+                slot,
+                input_pending: input > 0.0,
+                waiting: waits,
+                sticky,
+                times,
+            },
+        );
     }
 
     /// Job `k` just finished computing at `now` (spec client §8.1): if it succeeded
@@ -264,7 +332,7 @@ impl ClientHost {
         else {
             return false;
         };
-        jf.times.completed = Some(now);
+        jf.times.set(COMPLETED, now);
         if j.exit_status != 0 || i32::from(j.client_state) != client_state::FILES_UPLOADED {
             return false;
         }
@@ -283,19 +351,22 @@ impl ClientHost {
         if size <= 0.0 {
             return false;
         }
-        jf.times.upload_bytes = size;
-        x.files.push(PersFile {
-            slot,
-            dir: Dir::Up,
-            what: FileFor::Output(j.result_id),
-            size,
-            done: 0.0,
-            flow: None,
-            xfer_start: now,
-            first_request_time: now,
-            next_request_time: now,
-            nretry: 0,
-        });
+        jf.times.bytes[1] = size;
+        push_small(
+            &mut x.files,
+            PersFile {
+                slot,
+                dir: Dir::Up,
+                what: FileFor::Output(j.result_id),
+                size,
+                done: 0.0,
+                flow: None,
+                xfer_start: now,
+                first_request_time: now,
+                next_request_time: now,
+                nretry: 0,
+            },
+        );
         j.state = TaskState::Uploading;
         j.client_state = RESULT_FILES_UPLOADING;
         true
@@ -316,7 +387,6 @@ impl ClientHost {
         if self.xfer.is_none() {
             return;
         }
-        self.xfer_collect(now, server);
         let connected = self.can_transfer();
         let host = self.index;
         let Some(x) = self.xfer.as_deref_mut() else {
@@ -394,8 +464,10 @@ impl ClientHost {
     }
 
     /// Drops the files no job needs any more (their job was reported, aborted or
-    /// dropped), stopping their transfers, and the records of jobs gone.
-    fn xfer_collect<S: ServerLink + ?Sized>(&mut self, now: Time, server: &mut S) {
+    /// dropped), stopping their transfers, and the records of jobs gone. Jobs leave
+    /// or are aborted only in a scheduler RPC, so [`ClientHost::rpc`] calls this after
+    /// each one.
+    pub(crate) fn xfer_collect<S: ServerLink + ?Sized>(&mut self, now: Time, server: &mut S) {
         let Some(x) = self.xfer.as_deref_mut() else {
             return;
         };
@@ -460,7 +532,7 @@ impl ClientHost {
                     jf.input_pending = false;
                 }
             }
-            FileFor::Sticky(a, k) => x.sticky.push((f.slot, a, k)),
+            FileFor::Sticky(a, k) => push_small(&mut x.sticky, (f.slot, a, k)),
             FileFor::Output(r) => {
                 // `CLIENT_STATE::update_results`: ready to report, completed now, and
                 // the work-fetch backoff of its resource cleared.
@@ -478,7 +550,7 @@ impl ClientHost {
                 if let Some(jf) =
                     (x.jobs.iter_mut()).find(|jf| jf.slot == f.slot && jf.result_id == r)
                 {
-                    jf.times.upload_end = Some(now);
+                    jf.times.set(UPLOAD_END, now);
                 }
                 // "project finished uploading": a work-fetch check.
                 if !(x.files.iter()).any(|g| g.slot == f.slot && g.dir == Dir::Up) {
@@ -491,7 +563,7 @@ impl ClientHost {
         for jf in x
             .jobs
             .iter_mut()
-            .filter(|jf| jf.slot == f.slot && !jf.input_pending)
+            .filter(|jf| jf.waiting && jf.slot == f.slot && !jf.input_pending)
         {
             if jf
                 .sticky
@@ -506,9 +578,10 @@ impl ClientHost {
             }) {
                 j.state = TaskState::Unstarted;
                 j.client_state = 2; // RESULT_FILES_DOWNLOADED
-                jf.times.download_end = Some(now);
+                jf.times.set(DOWNLOAD_END, now);
                 self.must_schedule_cpus = true; // "files downloaded"
             }
+            jf.waiting = false;
         }
     }
 
@@ -599,7 +672,7 @@ impl ClientHost {
                     .iter()
                     .any(|j| j.project == jf.slot && j.result_id == jf.result_id);
             if !here {
-                server.xfer_report(project, jf.result_id, &jf.times);
+                server.xfer_report(project, jf.result_id, &jf.times.times());
             }
             here
         });
@@ -615,6 +688,19 @@ impl ClientHost {
         let Some(x) = self.xfer.as_deref() else {
             return;
         };
+        // The seed policy (the 2003 client) has none of these gates.
+        if cfg.policy != crate::client::config::Policy::ModernRec {
+            return;
+        }
+        if x.files.is_empty() {
+            // Nothing moves or waits: only a download backoff can stall.
+            for (p, px) in self.projects.iter_mut().zip(&x.proj) {
+                p.download_stalled = px.next_xfer_time[0] > now;
+                p.too_many_uploads = false;
+                p.actively_uploading = false;
+            }
+            return;
+        }
         let gpus = self.coprocs.iter().map(|c| c.count).max().unwrap_or(0);
         let limit = 2 * (self.usable_cpus(cfg) as usize).max(gpus as usize);
         for (pi, p) in self.projects.iter_mut().enumerate() {
@@ -763,7 +849,7 @@ fn note_start(x: &mut HostXfer, slot: u16, what: FileFor, now: Time) {
     match what {
         FileFor::Input(r) => {
             if let Some(jf) = (x.jobs.iter_mut()).find(|jf| jf.slot == slot && jf.result_id == r) {
-                jf.times.download_start.get_or_insert(now);
+                jf.times.first(DOWNLOAD_START, now);
             }
         }
         FileFor::Sticky(a, k) => {
@@ -772,12 +858,12 @@ fn note_start(x: &mut HostXfer, slot: u16, what: FileFor, now: Time) {
                 .iter_mut()
                 .filter(|jf| jf.slot == slot && jf.sticky == Some((a, k)))
             {
-                jf.times.download_start.get_or_insert(now);
+                jf.times.first(DOWNLOAD_START, now);
             }
         }
         FileFor::Output(r) => {
             if let Some(jf) = (x.jobs.iter_mut()).find(|jf| jf.slot == slot && jf.result_id == r) {
-                jf.times.upload_start.get_or_insert(now);
+                jf.times.first(UPLOAD_START, now);
             }
         }
     }
@@ -989,6 +1075,12 @@ mod tests {
         assert!(h.xfer_violation().is_none());
     }
 
+    /// A job's transfer record is small: one per job a host holds.
+    #[test]
+    fn job_files_size() {
+        assert_eq!(std::mem::size_of::<JobFiles>(), 64);
+    }
+
     /// A sticky file is downloaded once for every job that needs it, and kept: a
     /// later job of the same sticky file needs only its own input (§8.1).
     #[test]
@@ -1071,13 +1163,27 @@ mod tests {
         let f = files(0.0, 1e6, 0);
         let mut h = host(3, &f);
         let c = cfg();
+        h.truth.error_prob = 0.0;
+        h.truth.wrong_result_prob = 0.0;
         for j in &mut h.jobs {
-            j.state = TaskState::Uploading;
+            j.state = TaskState::Running;
+            j.flops_left = 0.0;
         }
-        h.xfer_flags(0, &c);
+        let behaviour = crate::client::host::HostBehaviour {
+            files: Some(std::sync::Arc::new(f.clone())),
+            ..Default::default()
+        };
+        assert_eq!(h.finish_tasks(10, &behaviour, |_, _| {}), 3);
+        h.xfer_flags(10, &c);
         assert!(h.projects[0].too_many_uploads, "3 > 2·1");
-        h.jobs[2].state = TaskState::Done;
-        h.xfer_flags(0, &c);
+        let mut s = Server::default();
+        h.xfer_poll(10, &c, &mut s);
+        h.xfer_finished(12, 0);
+        h.xfer_flags(12, &c);
         assert!(!h.projects[0].too_many_uploads, "2 is not more than 2");
+        assert!(h.projects[0].actively_uploading);
+        // Uploads started more than WF_UPLOAD_DEFER_INTERVAL ago are not recent.
+        h.xfer_flags(10 + WF_UPLOAD_DEFER_INTERVAL + 1, &c);
+        assert!(!h.projects[0].actively_uploading);
     }
 }
