@@ -455,6 +455,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 51);
+        assert_eq!(n, 62);
     }
 }
