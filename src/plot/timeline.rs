@@ -316,23 +316,7 @@ pub fn flops(d: &RunData) -> Figure {
         ),
     ] {
         let mut p = rate_panel(d, metric, title, "FLOP per day", w, DAY as f64);
-        let max = p
-            .layers
-            .iter()
-            .filter_map(|l| match l {
-                Layer::Line { points, .. } => Some(points.iter().map(|p| p.1).fold(0.0, f64::max)),
-                _ => None,
-            })
-            .fold(0.0, f64::max);
-        let (div, prefix) = format::si_scale(max);
-        for l in &mut p.layers {
-            if let Layer::Line { points, .. } = l {
-                for pt in points.iter_mut() {
-                    pt.1 /= div;
-                }
-            }
-        }
-        p.y_label = format!("{prefix}FLOP per day");
+        si_lines(&mut p, "FLOP per day");
         panels.push(p);
     }
     Figure::new(
