@@ -207,7 +207,7 @@ pub const TRANSFER_COLUMNS: [&str; 13] = [
 ];
 
 /// The [`TRANSFER_COLUMNS`] of project `pi`, named and in order.
-fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static str, Option<f64>)> {
+pub fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static str, Option<f64>)> {
     let m = &f.recorder.tallies[pi].metrics;
     let x = m.transfers.as_deref();
     let hist = |i: usize| x.map(|x| &x.hists[i]);

@@ -437,8 +437,17 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
         replication: rep,
         seed,
         values: plan.points[p].clone(),
+        // The transfer figures of a project's row (docs/outputs.md, "File
+        // transfers"): empty for a run without files.
         metrics: crate::stats::headline::values(&finished, pi, scope, duration)
             .into_iter()
+            .chain(match scope {
+                Scope::Project => crate::stats::headline::transfer_values(&finished, pi)
+                    .into_iter()
+                    .filter(|(_, v)| v.is_some())
+                    .collect(),
+                Scope::App(_) => Vec::new(),
+            })
             .map(|(c, v)| (c.to_string(), v))
             .collect(),
     };

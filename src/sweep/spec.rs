@@ -8,7 +8,7 @@
 
 use crate::base::units::{DurationError, parse_duration};
 use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at};
-use crate::stats::headline::{COLUMNS, PROJECT_ONLY};
+use crate::stats::headline::{COLUMNS, PROJECT_ONLY, TRANSFER_COLUMNS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -301,16 +301,18 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
         return Err(bad("sweep.metrics", "expected at least one metric".into()));
     }
     for (i, m) in s.metrics.iter().enumerate() {
-        if !COLUMNS.contains(&m.as_str()) {
+        let transfer = TRANSFER_COLUMNS.contains(&m.as_str());
+        if !COLUMNS.contains(&m.as_str()) && !transfer {
             return Err(bad(
                 &format!("sweep.metrics.{i}"),
                 format!(
-                    "unknown metric `{m}`: expected a summary.csv column ({})",
-                    COLUMNS.join(", ")
+                    "unknown metric `{m}`: expected a summary.csv column ({}, or in a run with files {})",
+                    COLUMNS.join(", "),
+                    TRANSFER_COLUMNS.join(", ")
                 ),
             ));
         }
-        if s.app.is_some() && PROJECT_ONLY.contains(&m.as_str()) {
+        if s.app.is_some() && (transfer || PROJECT_ONLY.contains(&m.as_str())) {
             return Err(bad(
                 &format!("sweep.metrics.{i}"),
                 format!(

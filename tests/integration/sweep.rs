@@ -671,3 +671,49 @@ values = ["1d", "2d"]
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("`hosts_attached` exists only per project"));
 }
+
+/// A sweep over file size takes the transfer figures of a run with files as metrics
+/// (docs/sweep.md, docs/outputs.md "File transfers"): the download time grows with
+/// the input, and the link carries ten times the bytes.
+#[test]
+fn a_sweep_over_file_size_reports_transfer_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("files.toml");
+    std::fs::write(
+        &p,
+        format!(
+            r#"[sweep]
+name = "files"
+scenario = "{}"
+seed = 5
+replications = 1
+metrics = ["workunits_valid_per_day", "download_time_p90_s", "link_util_down_frac"]
+
+[sweep.set]
+"simulation.duration" = "2d"
+"host_group.0.count" = 40
+"project.main.data_server.download" = 5e6
+"host_group.0.network" = {{ download = 1e6 }}
+
+[[parameter]]
+key = "project.main.files.input"
+values = [1e7, 1e8]
+"#,
+            quickstart()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = sweep(&p, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut r = csv::Reader::from_path(out.join("sweep-summary.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    let v = |row: usize, n: &str| -> f64 { rows[row][col(n)].parse().unwrap() };
+    assert_eq!(rows.len(), 2);
+    // 10 MB at 1 MB/s takes at least 10 s, 100 MB at least 100 s.
+    assert!(v(0, "download_time_p90_s_mean") >= 10.0);
+    assert!(v(1, "download_time_p90_s_mean") > v(0, "download_time_p90_s_mean"));
+    assert!(v(1, "link_util_down_frac_mean") > v(0, "link_util_down_frac_mean"));
+}
