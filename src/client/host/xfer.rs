@@ -752,9 +752,11 @@ impl ClientHost {
         next
     }
 
-    /// The host's transfer counts, by direction: in progress, and per project slot
-    /// (for the invariants: at most [`MAX_FILE_XFERS`] and
-    /// [`MAX_FILE_XFERS_PER_PROJECT`]).
+    /// The first broken transfer invariant of the host, if any (spec client §8,
+    /// checked after every host event under `--check-invariants`): more than
+    /// [`MAX_FILE_XFERS`] transfers in a direction or [`MAX_FILE_XFERS_PER_PROJECT`]
+    /// of one project, a file with more bytes moved than it has, or a job running,
+    /// or uploaded and ready to report, with a file of its own still to move.
     pub(crate) fn xfer_violation(&self) -> Option<String> {
         let x = self.xfer.as_deref()?;
         for dir in [Dir::Down, Dir::Up] {
