@@ -182,6 +182,17 @@ pub struct HostXfer {
     pub permanent_failures: [u64; 2],
 }
 
+/// Project slot `slot`'s job `r` among `jobs`, if it is in `state`.
+fn job_in(
+    jobs: &mut [super::ClientJob],
+    slot: u16,
+    r: ResultId,
+    state: TaskState,
+) -> Option<&mut super::ClientJob> {
+    jobs.iter_mut()
+        .find(|j| j.project == slot && j.result_id == r && j.state == state)
+}
+
 /// Pushes `v` onto `list`, growing it by a quarter rather than doubling: a host's
 /// lists hover around their peak, and doubling left a third of their memory unused
 /// (as for the host's jobs, `ClientHost::receive`).
@@ -207,6 +218,13 @@ impl HostXfer {
             transient_failures: [0; 2],
             permanent_failures: [0; 2],
         }
+    }
+
+    /// The transfer record of project slot `slot`'s job `r`.
+    fn job(&mut self, slot: u16, r: ResultId) -> Option<&mut JobFiles> {
+        self.jobs
+            .iter_mut()
+            .find(|jf| jf.slot == slot && jf.result_id == r)
     }
 
     /// Transfers in progress in direction `dir`, and those of project slot `slot`.
@@ -328,8 +346,7 @@ impl ClientHost {
         };
         let j = &mut self.jobs[k];
         let slot = j.project;
-        let Some(jf) = (x.jobs.iter_mut()).find(|f| f.slot == slot && f.result_id == j.result_id)
-        else {
+        let Some(jf) = x.job(slot, j.result_id) else {
             return false;
         };
         jf.times.set(COMPLETED, now);
@@ -526,9 +543,7 @@ impl ClientHost {
         p.next_xfer_time[d] = 0;
         match f.what {
             FileFor::Input(r) => {
-                if let Some(jf) =
-                    (x.jobs.iter_mut()).find(|jf| jf.slot == f.slot && jf.result_id == r)
-                {
+                if let Some(jf) = x.job(f.slot, r) {
                     jf.input_pending = false;
                 }
             }
@@ -536,9 +551,7 @@ impl ClientHost {
             FileFor::Output(r) => {
                 // `CLIENT_STATE::update_results`: ready to report, completed now, and
                 // the work-fetch backoff of its resource cleared.
-                if let Some(j) = (self.jobs.iter_mut()).find(|j| {
-                    j.project == f.slot && j.result_id == r && j.state == TaskState::Uploading
-                }) {
+                if let Some(j) = job_in(&mut self.jobs, f.slot, r, TaskState::Uploading) {
                     j.state = TaskState::Done;
                     j.client_state = client_state::FILES_UPLOADED as u8;
                     j.completed_time = now;
@@ -547,9 +560,7 @@ impl ClientHost {
                     p.backoff_time[rsc] = 0.0;
                     p.backoff_interval[rsc] = 0.0;
                 }
-                if let Some(jf) =
-                    (x.jobs.iter_mut()).find(|jf| jf.slot == f.slot && jf.result_id == r)
-                {
+                if let Some(jf) = x.job(f.slot, r) {
                     jf.times.set(UPLOAD_END, now);
                 }
                 // "project finished uploading": a work-fetch check.
@@ -571,11 +582,7 @@ impl ClientHost {
             {
                 continue;
             }
-            if let Some(j) = (self.jobs.iter_mut()).find(|j| {
-                j.project == f.slot
-                    && j.result_id == jf.result_id
-                    && j.state == TaskState::Downloading
-            }) {
+            if let Some(j) = job_in(&mut self.jobs, f.slot, jf.result_id, TaskState::Downloading) {
                 j.state = TaskState::Unstarted;
                 j.client_state = 2; // RESULT_FILES_DOWNLOADED
                 jf.times.set(DOWNLOAD_END, now);
@@ -623,9 +630,7 @@ impl ClientHost {
         };
         match f.what {
             FileFor::Output(r) => {
-                if let Some(j) = (self.jobs.iter_mut()).find(|j| {
-                    j.project == f.slot && j.result_id == r && j.state == TaskState::Uploading
-                }) {
+                if let Some(j) = job_in(&mut self.jobs, f.slot, r, TaskState::Uploading) {
                     fail(j, RESULT_UPLOAD_FAILED, ERR_RESULT_UPLOAD);
                 }
             }
@@ -636,12 +641,11 @@ impl ClientHost {
                         FileFor::Sticky(a, k) => jf.sticky == Some((a, k)),
                         FileFor::Output(_) => false,
                     };
-                    if let Some(j) = (self.jobs.iter_mut()).find(|j| {
-                        needs
-                            && j.project == f.slot
-                            && j.result_id == jf.result_id
-                            && j.state == TaskState::Downloading
-                    }) {
+                    if !needs {
+                        continue;
+                    }
+                    let state = TaskState::Downloading;
+                    if let Some(j) = job_in(&mut self.jobs, f.slot, jf.result_id, state) {
                         fail(j, RESULT_FILES_DOWNLOADING, ERR_RESULT_DOWNLOAD);
                     }
                 }
@@ -850,7 +854,7 @@ impl ClientHost {
 fn note_start(x: &mut HostXfer, slot: u16, what: FileFor, now: Time) {
     match what {
         FileFor::Input(r) => {
-            if let Some(jf) = (x.jobs.iter_mut()).find(|jf| jf.slot == slot && jf.result_id == r) {
+            if let Some(jf) = x.job(slot, r) {
                 jf.times.first(DOWNLOAD_START, now);
             }
         }
@@ -864,7 +868,7 @@ fn note_start(x: &mut HostXfer, slot: u16, what: FileFor, now: Time) {
             }
         }
         FileFor::Output(r) => {
-            if let Some(jf) = (x.jobs.iter_mut()).find(|jf| jf.slot == slot && jf.result_id == r) {
+            if let Some(jf) = x.job(slot, r) {
                 jf.times.first(UPLOAD_START, now);
             }
         }
