@@ -639,4 +639,39 @@ mod tests {
         g.coprocs[0].count_dist = None;
         assert_eq!(draw_coprocs(&g, 9, 0, None)[0].count, 1);
     }
+
+    /// A host's links (spec client §8.2): the group's draw, capped by the user's
+    /// limit; without a draw, an imported record's measured `n_bwdown`/`n_bwup`;
+    /// otherwise unlimited.
+    #[test]
+    fn host_links_come_from_the_group_the_record_or_nowhere() {
+        let load = |extra: &str| {
+            crate::scenario::load::load_str(
+                &format!("[project.main]\n[[host_group]]\ncount = 1\n{extra}"),
+                "t.toml",
+                &[],
+                None,
+            )
+            .unwrap()
+            .plan
+        };
+        let g = &load("network = { download = 2e6, max_bytes_sec_up = 5e5 }\n").groups[0];
+        assert_eq!(host_links(g, 0, 0, 1), [2e6, 5e5]);
+        let g = &load("network = { download = 2e6, max_bytes_sec_down = 1e6 }\n").groups[0];
+        assert_eq!(host_links(g, 0, 0, 1), [1e6, f64::INFINITY]);
+        let g = &load("").groups[0];
+        assert_eq!(host_links(g, 0, 0, 1), [f64::INFINITY; 2]);
+        // The first record of the shipped host export: its measured bandwidths.
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/project-hosts.toml");
+        let plan = crate::scenario::load::load(&path, &[], None).unwrap().plan;
+        let g = &plan.groups[0];
+        let hp = g.hosts.as_ref().unwrap();
+        let r = &hp.table.records[record_of(hp, 0, 0, plan.seed) as usize];
+        assert!(r.n_bwdown > 0.0 && r.n_bwup > 0.0);
+        assert_eq!(
+            host_links(g, 0, 0, plan.seed),
+            [r.n_bwdown as f64, r.n_bwup as f64]
+        );
+    }
 }
