@@ -1,5 +1,6 @@
 //! Files and the network, as configured (spec client §8): each app's input and output
-//! file sizes, its sticky files, each project's data server, and a host group's links.
+//! file sizes, its sticky files, and each project's data server (a host group's links
+//! are resolved in `scenario::plan`, `LinksPlan`).
 //! The transfers themselves are the host's ([`super::host`], `xfer.rs`), over links the
 //! world shares between hosts ([`crate::engine::flow`]).
 //!
@@ -65,17 +66,6 @@ impl DataServer {
     pub fn down_at(&self, now: Time) -> bool {
         self.outages.iter().any(|&(s, e)| s <= now && now < e)
     }
-
-    /// The next time after `now` at which the server's state changes (an outage
-    /// starts or ends), `Time::MAX` if none.
-    pub fn next_change(&self, now: Time) -> Time {
-        self.outages
-            .iter()
-            .flat_map(|&(s, e)| [s, e])
-            .filter(|&t| t > now)
-            .min()
-            .unwrap_or(Time::MAX)
-    }
 }
 
 /// One project's files: each app's (by `appid − 1`) and its data server.
@@ -102,30 +92,6 @@ pub struct FilesPlan {
     /// size are drawn from streams of their own ids, so every replica of a workunit
     /// downloads the same bytes whichever host gets it.
     pub seed: u64,
-}
-
-/// A host group's links (spec client §8.2): each host's download and upload
-/// bandwidth, bytes/s, drawn once per host (or read from an imported host's
-/// `n_bwdown`, `n_bwup`), and the user's limits `max_bytes_sec_down` and
-/// `max_bytes_sec_up` (0: unlimited, BOINC's default).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LinkSpec {
-    pub download: Dist,
-    pub upload: Dist,
-    pub max_bytes_sec_down: f64,
-    pub max_bytes_sec_up: f64,
-}
-
-impl Default for LinkSpec {
-    /// Unlimited links: only the data server limits a transfer.
-    fn default() -> Self {
-        LinkSpec {
-            download: Dist::fixed(f64::INFINITY),
-            upload: Dist::fixed(f64::INFINITY),
-            max_bytes_sec_down: 0.0,
-            max_bytes_sec_up: 0.0,
-        }
-    }
 }
 
 /// When one result's files moved, as its host saw it (spec client §8.1), handed to

@@ -85,6 +85,25 @@ struct PersFile {
     nretry: u32,
 }
 
+impl PersFile {
+    /// A file of project slot `slot` to move in direction `dir`, first asked for at
+    /// `now`, nothing of it moved yet.
+    fn new(slot: u16, dir: Dir, what: FileFor, size: f64, now: Time) -> Self {
+        PersFile {
+            slot,
+            dir,
+            what,
+            size,
+            done: 0.0,
+            flow: None,
+            xfer_start: now,
+            first_request_time: now,
+            next_request_time: now,
+            nretry: 0,
+        }
+    }
+}
+
 /// The files of one of the host's jobs and when they moved: one per job a host
 /// holds in a run with files, so kept small (64 bytes).
 #[derive(Clone, Debug)]
@@ -220,6 +239,16 @@ impl HostXfer {
         }
     }
 
+    /// Stops every transfer in progress at `now`, keeping the bytes each moved: it
+    /// resumes from there (spec client §8.2).
+    fn stop_all<S: ServerLink + ?Sized>(&mut self, now: Time, server: &mut S) {
+        for f in self.files.iter_mut() {
+            if let Some(flow) = f.flow.take() {
+                f.done = (f.size - server.xfer_stop(now, flow)).max(f.done);
+            }
+        }
+    }
+
     /// The transfer record of project slot `slot`'s job `r`.
     fn job(&mut self, slot: u16, r: ResultId) -> Option<&mut JobFiles> {
         self.jobs
@@ -293,18 +322,7 @@ impl ClientHost {
             .then(|| (j.usage.app, wu % app.sticky_files));
         let slot = pi as u16;
         let mut times = JobTimes::new(now);
-        let new_file = |what, size| PersFile {
-            slot,
-            dir: Dir::Down,
-            what,
-            size,
-            done: 0.0,
-            flow: None,
-            xfer_start: now,
-            first_request_time: now,
-            next_request_time: now,
-            nretry: 0,
-        };
+        let new_file = |what, size| PersFile::new(slot, Dir::Down, what, size, now);
         if input > 0.0 {
             push_small(&mut x.files, new_file(FileFor::Input(j.result_id), input));
             times.bytes[0] += input;
@@ -369,21 +387,8 @@ impl ClientHost {
             return false;
         }
         jf.times.bytes[1] = size;
-        push_small(
-            &mut x.files,
-            PersFile {
-                slot,
-                dir: Dir::Up,
-                what: FileFor::Output(j.result_id),
-                size,
-                done: 0.0,
-                flow: None,
-                xfer_start: now,
-                first_request_time: now,
-                next_request_time: now,
-                nretry: 0,
-            },
-        );
+        let what = FileFor::Output(j.result_id);
+        push_small(&mut x.files, PersFile::new(slot, Dir::Up, what, size, now));
         j.state = TaskState::Uploading;
         j.client_state = RESULT_FILES_UPLOADING;
         true
@@ -409,19 +414,14 @@ impl ClientHost {
         let Some(x) = self.xfer.as_deref_mut() else {
             return;
         };
-        // Files given up for good, and files whose every byte moved before their
-        // transfer was stopped (at the very second it would have ended), by index.
-        let mut gave_up: smallvec::SmallVec<[usize; 4]> = smallvec::SmallVec::new();
-        let mut moved: smallvec::SmallVec<[usize; 4]> = smallvec::SmallVec::new();
+        // Files that end in this step, by ascending index: given up for good
+        // (false), or with every byte moved before their transfer was stopped, at
+        // the very second it would have ended (true).
+        let mut ends: smallvec::SmallVec<[(usize, bool); 8]> = smallvec::SmallVec::new();
         if !connected {
-            for f in x.files.iter_mut() {
-                if let Some(flow) = f.flow.take() {
-                    f.done = (f.size - server.xfer_stop(now, flow)).max(f.done);
-                }
-            }
+            x.stop_all(now, server);
         } else {
-            let mut i = 0;
-            while i < x.files.len() {
+            for i in 0..x.files.len() {
                 let f = &x.files[i];
                 let (dir, slot) = (f.dir, f.slot);
                 let project = self.projects[slot as usize].project;
@@ -429,7 +429,7 @@ impl ClientHost {
                     && f.next_request_time <= now
                     && x.proj[slot as usize].next_xfer_time[dir as usize] <= now;
                 if f.flow.is_none() && f.size - f.done <= 0.0 {
-                    moved.push(i);
+                    ends.push((i, true));
                 } else if ready {
                     let (all, mine) = x.active(dir, slot);
                     if all < MAX_FILE_XFERS && mine < MAX_FILE_XFERS_PER_PROJECT {
@@ -445,21 +445,16 @@ impl ClientHost {
                             }
                             None => {
                                 if transient_failure(x, i, now, cfg) {
-                                    gave_up.push(i);
+                                    ends.push((i, false));
                                 }
                             }
                         }
                     }
                 }
-                i += 1;
             }
         }
         // Highest index first, so that the lower indices stay valid.
-        let mut ends: smallvec::SmallVec<[(usize, bool); 8]> = smallvec::SmallVec::new();
-        ends.extend(gave_up.iter().map(|&i| (i, false)));
-        ends.extend(moved.iter().map(|&i| (i, true)));
-        ends.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
-        for (i, ok) in ends {
+        for &(i, ok) in ends.iter().rev() {
             if ok {
                 self.xfer_file_done(i, now);
             } else {
@@ -472,11 +467,7 @@ impl ClientHost {
     /// The host leaves for good at `now`: its transfers stop.
     pub fn xfer_leave<S: ServerLink + ?Sized>(&mut self, now: Time, server: &mut S) {
         if let Some(x) = self.xfer.as_deref_mut() {
-            for f in x.files.iter_mut() {
-                if let Some(flow) = f.flow.take() {
-                    server.xfer_stop(now, flow);
-                }
-            }
+            x.stop_all(now, server);
         }
     }
 
