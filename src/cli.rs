@@ -588,6 +588,7 @@ fn write_run_files(
         .map(|t| &t.metrics)
         .collect();
     stats::metrics::write(dir, &names, &metrics, end)?;
+    stats::batches::write(dir, finished, loaded.file.output.interval.get(), end)?;
     let credit: Vec<_> = names
         .iter()
         .zip(&finished.recorder.credit)

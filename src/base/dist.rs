@@ -230,6 +230,12 @@ impl Dist {
         }
     }
 
+    /// Whether this is the fixed value 1 (a default factor, left out of echoed
+    /// configurations).
+    pub fn is_one(&self) -> bool {
+        *self == Dist::fixed(1.0)
+    }
+
     /// Whether every draw is the same value (no random number is consumed).
     pub(crate) fn is_fixed(&self) -> bool {
         matches!(self.kind, Kind::Fixed { .. })

@@ -78,6 +78,9 @@ pub enum StreamKind {
     /// A host's download and upload bandwidths (id = host index), drawn at creation
     /// only in a run with files.
     HostLinks = 21,
+    /// A batch's job sizes (id = project + batch id · 2^32; spec backend §1.5),
+    /// drawn only when a batch is submitted.
+    BatchJobs = 22,
 }
 
 /// One round of SplitMix64: a bijective, well-mixing function of a 64-bit value.

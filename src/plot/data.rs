@@ -62,6 +62,9 @@ pub struct RunData {
     pub missing_files: Vec<&'static str>,
     /// `credit_versions.csv`, in file order (empty when missing).
     pub credit_versions: Vec<CreditVersionRow>,
+    /// `batch_progress.csv`: (project, batch) → (hours since submission, fraction
+    /// of its jobs valid) in file order. Empty in a run without batches.
+    pub batch_progress: BTreeMap<(String, u32), Vec<(f64, f64)>>,
 }
 
 /// One row of `credit_versions.csv` (what the credit chart draws).
@@ -246,6 +249,7 @@ impl RunData {
         d.collect_projects();
         d.read_hosts()?;
         d.read_credit_versions()?;
+        d.read_batch_progress()?;
         d.scenario = d
             .manifest_str("scenario_name")
             .or_else(|| {
@@ -274,6 +278,27 @@ impl RunData {
     /// `manifest.json` `effective_config`, when present.
     pub fn effective_config(&self) -> Option<&Value> {
         self.manifest.as_ref()?.get("effective_config")
+    }
+
+    /// Reads `batch_progress.csv` if present (a run with batches).
+    fn read_batch_progress(&mut self) -> Result<(), PlotError> {
+        let name = crate::stats::batches::BATCH_PROGRESS_CSV;
+        let Some(mut csv) = Csv::open(&self.dir, name)? else {
+            return Ok(());
+        };
+        let c: Vec<usize> = ["project", "batch", "since_submit_s", "fraction_valid"]
+            .iter()
+            .map(|n| csv.column(n))
+            .collect::<Result<_, _>>()?;
+        let out = &mut self.batch_progress;
+        csv.rows(|r, _| {
+            let project = r.get(c[0]).unwrap_or("").to_string();
+            let batch = req_f64(r, c[1], "batch")? as u32;
+            let since = req_f64(r, c[2], "since_submit_s")?;
+            let frac = req_f64(r, c[3], "fraction_valid")?;
+            (out.entry((project, batch)).or_default()).push((since / 3600.0, frac));
+            Ok(())
+        })
     }
 
     /// Reads `credit_versions.csv` if present (a run folder or a replay's folder).

@@ -22,6 +22,7 @@
 //! replace `plots/` and `report.html`. A failure leaves the folder as it was.
 //! Rendering is deterministic: the same run folder gives byte-identical SVG files.
 
+mod batches;
 pub(crate) mod calc;
 mod credit;
 pub mod data;
@@ -154,6 +155,10 @@ pub fn figures(d: &RunData) -> Vec<Figure> {
     // charts and report as they were.
     if d.has_metric("bytes_down") {
         out.push(timeline::network(d));
+    }
+    // Only a run with batches has the batch chart (spec backend §1.5).
+    if !d.batch_progress.is_empty() {
+        out.push(batches::batches(d));
     }
     out
 }

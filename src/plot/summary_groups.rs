@@ -6,7 +6,7 @@
 //! is ever lost from the report.
 
 /// The groups, in the order the report shows them.
-pub(crate) const GROUPS: [&str; 10] = [
+pub(crate) const GROUPS: [&str; 11] = [
     "Design",
     "Throughput",
     "Deadlines",
@@ -16,6 +16,7 @@ pub(crate) const GROUPS: [&str; 10] = [
     "Science error",
     "Server and clients",
     "File transfers",
+    "Batches",
     "Other",
 ];
 
@@ -431,6 +432,55 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "Data server: upload link used",
         "%",
     ),
+    ("batches_submitted", "Batches", "Batches submitted", ""),
+    (
+        "batches_completed",
+        "Batches",
+        "Batches with every job valid",
+        "",
+    ),
+    (
+        "batch_time_to_90_p50_s",
+        "Batches",
+        "Time to 90 % of a batch, median",
+        "time",
+    ),
+    (
+        "batch_time_to_90_p90_s",
+        "Batches",
+        "Time to 90 % of a batch, 90th percentile",
+        "time",
+    ),
+    (
+        "batch_completion_p50_s",
+        "Batches",
+        "Batch completion (100 % valid), median",
+        "time",
+    ),
+    (
+        "batch_completion_p90_s",
+        "Batches",
+        "Batch completion, 90th percentile",
+        "time",
+    ),
+    (
+        "batch_completion_max_s",
+        "Batches",
+        "Batch completion, slowest batch",
+        "time",
+    ),
+    (
+        "batch_results_resent",
+        "Batches",
+        "Batches' results sent again",
+        "",
+    ),
+    (
+        "batch_cpu_time_wasted_s",
+        "Batches",
+        "Batches' CPU time wasted",
+        "time",
+    ),
 ];
 
 /// The group, readable name and unit of a column; unknown columns go to "Other"
@@ -469,7 +519,11 @@ mod tests {
     #[test]
     fn every_headline_column_has_a_group_and_a_name() {
         let transfers = crate::stats::headline::TRANSFER_COLUMNS;
-        for c in crate::stats::headline::COLUMNS.into_iter().chain(transfers) {
+        let batches = crate::stats::batches::BATCH_COLUMNS;
+        for c in (crate::stats::headline::COLUMNS.into_iter())
+            .chain(transfers)
+            .chain(batches)
+        {
             let (g, named) = describe(c);
             assert_ne!(g, "Other", "{c} has no group");
             assert!(named.is_some(), "{c}");

@@ -137,7 +137,9 @@ pub fn estimate(file: &ScenarioFile) -> (u64, String) {
             let per_wu = wu_row.saturating_add(replication.saturating_mul(result_row));
             match g.mode {
                 // Created at once, in the first pass.
-                WorkGenMode::Batch => add(u64::from(g.count).saturating_mul(per_wu), key("count")),
+                WorkGenMode::Batch | WorkGenMode::Batches => {
+                    add(u64::from(g.count).saturating_mul(per_wu), key("count"))
+                }
                 // Up to `cushion` unsent results at a time (spec backend §2.1).
                 WorkGenMode::Cushion => add(
                     (u64::from(g.cushion) / replication).saturating_mul(per_wu),
@@ -155,6 +157,12 @@ pub fn estimate(file: &ScenarioFile) -> (u64, String) {
     }
     // Scripted creations: each event's workunits exist at once.
     for (i, ev) in file.event.iter().enumerate() {
+        if let Some(b) = &ev.submit_batch {
+            add(
+                u64::from(b.jobs).saturating_mul(wu_row + result_row),
+                format!("event.{i}.submit_batch.jobs"),
+            );
+        }
         if let Some(n) = ev.create_workunits {
             add(
                 u64::from(n).saturating_mul(wu_row + result_row),

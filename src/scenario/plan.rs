@@ -29,6 +29,7 @@ use crate::engine::{INT_MAX, Time};
 use crate::scenario::import::hosts::{self, HostTable};
 use crate::server::ProjectConfig;
 use crate::server::assimilator::HandlerResult;
+use crate::server::batch::BatchSpec;
 use crate::server::db::{HostRow, OutputStatus};
 use crate::server::resource::ProcType;
 use crate::server::types::*;
@@ -243,6 +244,8 @@ pub enum Action {
         appid: AppId,
         count: u32,
     },
+    /// A batch submitted now (spec backend §1.5).
+    SubmitBatch { project: usize, spec: BatchSpec },
     /// Workunits cancelled.
     Cancel {
         project: usize,
@@ -384,7 +387,7 @@ pub(crate) fn daemon_index(d: Daemon) -> usize {
 fn event_daemon(ev: &ScriptEvent) -> Daemon {
     if let Some(d) = ev.daemon {
         d
-    } else if ev.create_workunits.is_some() {
+    } else if ev.create_workunits.is_some() || ev.submit_batch.is_some() {
         Daemon::WorkGenerator
     } else {
         Daemon::Scheduler
@@ -826,6 +829,24 @@ impl Resolver<'_> {
                 project: pi,
                 appid,
                 count,
+            };
+        }
+        if let Some(b) = &ev.submit_batch {
+            let pi = project(self);
+            let app_id = self.app(
+                &format!("{path}.app"),
+                pi as u16,
+                ev.app.as_deref().unwrap_or(""),
+            );
+            return Action::SubmitBatch {
+                project: pi,
+                spec: BatchSpec {
+                    app_id,
+                    jobs: b.jobs,
+                    size: b.size,
+                    priority: b.priority,
+                    name: b.name.clone(),
+                },
             };
         }
         if !ev.cancel.is_empty() {

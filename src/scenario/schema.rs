@@ -523,8 +523,8 @@ pub struct Report {
     pub transient_until: Option<Duration>,
 }
 
-/// One scripted event. Exactly one of `daemon`, `host`, `create_workunits` and
-/// `cancel` is given.
+/// One scripted event. Exactly one of `daemon`, `host`, `create_workunits`,
+/// `submit_batch` and `cancel` is given.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptEvent {
@@ -559,8 +559,11 @@ pub struct ScriptEvent {
     /// Create this many workunits from the template now.
     #[serde(default)]
     pub create_workunits: Option<u32>,
-    /// With `create_workunits`: the app whose template they come from, by name
-    /// (default: the project's first app).
+    /// Submit a batch of jobs now (spec backend §1.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_batch: Option<BatchEvent>,
+    /// With `create_workunits` or `submit_batch`: the app whose template they come
+    /// from, by name (default: the project's first app).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
     /// Cancel these workunits (names `wu<id>`).
@@ -574,6 +577,29 @@ pub struct ScriptEvent {
 
 fn yes() -> bool {
     true
+}
+
+/// A batch submitted by a scripted event (`submit_batch = { jobs = 500, … }`; spec
+/// backend §1.5).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BatchEvent {
+    /// Jobs (workunits) in the batch.
+    pub jobs: u32,
+    /// Each job's size as a multiple of the template's `rsc_fpops_est` (and
+    /// bound): a number or a distribution. Default 1.
+    #[serde(default = "one_factor", skip_serializing_if = "Dist::is_one")]
+    pub size: Dist,
+    /// The priority of its workunits and results (default: the template's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    /// The batch's name in batches.csv (default `batch<id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+fn one_factor() -> Dist {
+    Dist::fixed(1.0)
 }
 
 /// Expected state of one row at a time (checked after every event of that time), or
@@ -702,6 +728,25 @@ pub struct Expect {
     pub too_many_uploads: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actively_uploading: Option<bool>,
+    // --- a batch of the project (spec backend §1.5); left out of the echoed
+    // configuration when absent ---
+    /// A batch by its name (`batch<id>` unless its submission named it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
+    /// `batch.state`: 0 INIT, 1 IN_PROGRESS, 2 COMPLETE, 3 ABORTED, 4 RETIRED.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_state: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub njobs: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub njobs_success: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nerror_jobs: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fraction_done: Option<f64>,
+    /// 0 until the batch is complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<i64>,
     /// Absolute tolerance of the float fields above (default 1e-6).
     pub tolerance: Option<f64>,
     // --- server-side observables (see `scenario::expect_reply`) ---

@@ -252,12 +252,16 @@ pub enum WorkGenMode {
     Rate,
     /// Keep at least `cushion` UNSENT results: the sample work generator's loop.
     Cushion,
+    /// A batch of `count` jobs every `interval` seconds from `start`, each a BATCH
+    /// row with its workunits (spec backend §1.5), of sizes drawn from `size`.
+    Batches,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkGenConfig {
     pub mode: WorkGenMode,
-    /// Batch size (`batch`), or workunits per pass (`cushion`, 0 = fill up).
+    /// Batch size (`batch`, `batches`), or workunits per pass (`cushion`, 0 = fill
+    /// up).
     pub count: u32,
     /// When generation starts.
     pub start: Time,
@@ -267,6 +271,9 @@ pub struct WorkGenConfig {
     pub cushion: u32,
     /// Stop after this many workunits in all (0 = no limit).
     pub max_workunits: u64,
+    /// `batches`: each job's size as a multiple of the template's `rsc_fpops_est`
+    /// (and bound). Default 1.
+    pub size: Dist,
 }
 
 impl Default for WorkGenConfig {
@@ -278,6 +285,7 @@ impl Default for WorkGenConfig {
             interval: 3600,
             cushion: 10,
             max_workunits: 0,
+            size: Dist::fixed(1.0),
         }
     }
 }

@@ -385,6 +385,8 @@ pub struct Transition {
 #[derive(Default)]
 pub struct Db {
     pub workunits: Table<WorkunitRow, WuId>,
+    /// The BATCH table (spec backend §1.5); empty unless batches are submitted.
+    pub batches: super::batch::Batches,
     pub results: Table<ResultRow, ResultId>,
     pub hosts: Table<HostRow, HostId>,
     /// Transitioner index: WUs with `transition_time < INT_MAX`, by time then id.
@@ -776,6 +778,12 @@ impl Db {
         wu.assimilate_state = v;
         if v == AssimilateState::Done {
             wu.assimilated_time = db_time(now);
+        }
+        // A workunit leaves INIT once, when it has a canonical result or an error
+        // bit: the moment its batch counts it done (spec backend §1.5).
+        let (batch, success) = (wu.batch, wu.canonical_resultid != ResultId(0));
+        if old == AssimilateState::Init && batch != 0 {
+            self.batches.workunit_done(batch, success, now);
         }
         if v == AssimilateState::Ready {
             self.assimilate_ready.insert(id);

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod app_version;
 pub mod assimilator;
+pub mod batch;
 pub mod config;
 pub mod credit;
 pub mod credit_new;
@@ -130,6 +131,9 @@ pub struct Project {
     /// and results.
     pub scratch: Vec<WuId>,
     pub scratch_results: Vec<ResultId>,
+    /// The run's master seed: batches draw their jobs' sizes from streams of their
+    /// own ([`batch::submit`]).
+    pub seed: u64,
 }
 
 impl Project {
@@ -174,6 +178,7 @@ impl Project {
             fatal: None,
             scratch: Vec::new(),
             scratch_results: Vec::new(),
+            seed,
             cfg,
         }
     }

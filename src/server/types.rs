@@ -142,6 +142,17 @@ boinc_enum!(
     }
 );
 
+boinc_enum!(
+    /// `batch.state` (`html/inc/common_defs.inc`; spec backend §1.5).
+    BatchState {
+        Init = 0,
+        InProgress = 1,
+        Complete = 2,
+        Aborted = 3,
+        Retired = 4,
+    }
+);
+
 /// `wu.error_mask` bits (spec backend §1.1).
 pub mod error_mask {
     pub(crate) const COULDNT_SEND_RESULT: i32 = 1;

@@ -6,6 +6,7 @@
 //! included (spec backend §2.1 step 3, §5 row 1).
 
 use super::Project;
+use super::batch::{self, BatchSpec};
 use super::config::WorkGenMode;
 use super::db::WorkunitRow;
 use super::types::*;
@@ -20,6 +21,8 @@ pub struct State {
     /// First id of the last batch created in `cushion` mode, to wait until the
     /// transitioner has handled it (the sample generator's 5 s polling).
     pub last_batch: Option<(WuId, WuId)>,
+    /// Batches submitted in `batches` mode (spec backend §1.5).
+    pub batches: u64,
     /// The app's work-generator stream: the true sizes of its workunits. A stream
     /// of its own, so that drawing sizes moves no other random draw, and adding an
     /// app moves no other app's sizes.
@@ -36,6 +39,7 @@ impl State {
         Self {
             created: 0,
             last_batch: None,
+            batches: 0,
             rng: stream(seed, StreamKind::WorkGenerator, id),
         }
     }
@@ -92,6 +96,7 @@ fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
             due.saturating_sub(created)
         }
         WorkGenMode::Cushion => cushion_want(p, appid, cfg.cushion as u64, cfg.count as u64),
+        WorkGenMode::Batches => return submit_due_batches(p, appid, now, room),
     };
     let n = want.min(room);
     let mut first = None;
@@ -105,6 +110,34 @@ fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
         p.app_mut(appid).generator.last_batch = Some((f, last));
     }
     n
+}
+
+/// `batches` mode: submits every batch due by `now` (one per `interval` from
+/// `start`) that is not submitted yet, each of `count` jobs but no more than
+/// `room` in all (`max_workunits`). Returns the workunits created.
+fn submit_due_batches(p: &mut Project, appid: AppId, now: Time, mut room: u64) -> u64 {
+    let cfg = &p.app(appid).cfg.work_generator;
+    let due = ((now - cfg.start) / cfg.interval.max(1) + 1) as u64;
+    let spec = BatchSpec {
+        app_id: appid,
+        jobs: cfg.count,
+        size: cfg.size,
+        priority: None,
+        name: None,
+    };
+    let mut created = 0;
+    while p.app(appid).generator.batches < due && room > 0 {
+        let jobs = u64::from(spec.jobs).min(room);
+        let spec = BatchSpec {
+            jobs: jobs as u32,
+            ..spec.clone()
+        };
+        batch::submit(p, &spec, now);
+        p.app_mut(appid).generator.batches += 1;
+        room -= jobs;
+        created += jobs;
+    }
+    created
 }
 
 /// The sample generator's rule: if more than `cushion` results of its app are

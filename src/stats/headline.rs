@@ -231,11 +231,19 @@ pub fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static 
 }
 
 /// The headline row of project `pi`: [`COLUMNS`], then [`TRANSFER_COLUMNS`] in a
-/// run with files.
+/// run with files, then the batch columns in a run with batches
+/// ([`super::batches::BATCH_COLUMNS`]).
 fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline {
     let mut values = values(f, pi, Scope::Project, duration_s);
     if f.recorder.files {
         values.extend(transfer_values(f, pi));
+    }
+    if super::batches::has_batches(f) {
+        let figs = super::batches::project_figures(f, pi);
+        values.extend(super::batches::batch_values(
+            &figs,
+            f.recorder.tallies[pi].window,
+        ));
     }
     Headline {
         project: f.projects[pi].name.clone(),

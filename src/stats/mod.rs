@@ -36,6 +36,7 @@
 //! [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to its left.
 
 pub mod apps;
+pub mod batches;
 pub mod credit;
 pub mod headline;
 pub mod hosts;

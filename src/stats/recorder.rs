@@ -7,6 +7,7 @@
 //! is left at the end ([`Finished`](crate::world::Finished)) is read by
 //! [`super::headline`], [`super::summary`] and [`super::hosts`].
 
+use super::batches::BatchTally;
 use super::metrics::{self, ProjectMetrics};
 use super::output::RunOutput;
 use super::tally::Tally;
@@ -48,6 +49,9 @@ pub struct StatsRecorder {
     /// kept until the result's row is written to `results.csv` (then removed, so
     /// the map holds only results still in a database). Empty without a run folder.
     pub(crate) transfer_times: HashMap<(usize, ResultId), XferTimes>,
+    /// Per project (scenario order), what its batches' final rows add up to
+    /// (spec backend §1.5); empty tallies in a run without batches.
+    pub batches: Vec<BatchTally>,
 }
 
 impl StatsRecorder {
@@ -92,6 +96,7 @@ impl StatsRecorder {
             job_log: None,
             files: false,
             transfer_times: HashMap::new(),
+            batches: vec![BatchTally::default(); scenario.project.len()],
         }
     }
 
@@ -175,6 +180,7 @@ impl Recorder for StatsRecorder {
         purged: bool,
     ) -> io::Result<()> {
         self.tallies[pi].add_workunit(wu, purged);
+        self.batches[pi].add_workunit(wu);
         if let Some(t) = self.app_tallies[pi].get_mut(wu.appid as usize - 1) {
             t.add_workunit(wu, purged);
         }
@@ -199,10 +205,12 @@ impl Recorder for StatsRecorder {
         pi: usize,
         project: &str,
         app: AppId,
+        batch: u32,
         r: &ResultRow,
         purged: bool,
     ) -> io::Result<()> {
         self.tallies[pi].add_result(r);
+        self.batches[pi].add_result(batch, r);
         if let Some(t) = self.app_tallies[pi].get_mut(app as usize - 1) {
             t.add_result(r);
         }

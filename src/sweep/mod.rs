@@ -437,13 +437,14 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
         replication: rep,
         seed,
         values: plan.points[p].clone(),
-        // The transfer figures of a project's row (docs/outputs.md, "File
-        // transfers"): empty for a run without files.
+        // The transfer and batch figures of a project's row (docs/outputs.md,
+        // "File transfers", "Batches"): empty for a run without files or batches.
         metrics: crate::stats::headline::values(&finished, pi, scope, duration)
             .into_iter()
             .chain(match scope {
                 Scope::Project => crate::stats::headline::transfer_values(&finished, pi)
                     .into_iter()
+                    .chain(batch_values(&finished, pi))
                     .filter(|(_, v)| v.is_some())
                     .collect(),
                 Scope::App(_) => Vec::new(),
@@ -454,6 +455,19 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
     let path = runs_dir.join(record_name(p, rep));
     let text = serde_json::to_vec(&record).map_err(|e| SweepError::Failed(e.to_string()))?;
     aggregate::write_atomic(&path, &text).map_err(|e| io_failed("write", &path, e))
+}
+
+/// The batch figures of project `pi` (none in a run without batches).
+fn batch_values(
+    f: &crate::world::Finished<crate::stats::recorder::StatsRecorder>,
+    pi: usize,
+) -> Vec<(&'static str, Option<f64>)> {
+    use crate::stats::batches;
+    if !batches::has_batches(f) {
+        return Vec::new();
+    }
+    let figs = batches::project_figures(f, pi);
+    batches::batch_values(&figs, f.recorder.tallies[pi].window)
 }
 
 /// Checks that `records` hold every run of `plan` exactly once; the message lists

@@ -141,6 +141,40 @@ pub(crate) fn verify(
         }
         return finish(subject, errs);
     }
+    if let Some(name) = &ex.batch {
+        let row = p.db.batches.rows.iter().find(|b| &*b.name == name.as_str());
+        let subject = format!("batch {name}");
+        let Some(b) = row else {
+            return Err(Unmet::Missing(subject));
+        };
+        cmp_i(&mut errs, "batch_state", ex.batch_state, b.state.code());
+        cmp_i(&mut errs, "njobs", ex.njobs, b.njobs.into());
+        cmp_i(
+            &mut errs,
+            "njobs_success",
+            ex.njobs_success,
+            b.njobs_success.into(),
+        );
+        cmp_i(
+            &mut errs,
+            "nerror_jobs",
+            ex.nerror_jobs,
+            b.nerror_jobs.into(),
+        );
+        cmp_f(
+            &mut errs,
+            "fraction_done",
+            ex.fraction_done,
+            b.fraction_done,
+        );
+        cmp_i(
+            &mut errs,
+            "completion_time",
+            ex.completion_time,
+            b.completion_time,
+        );
+        return finish(subject, errs);
+    }
     if let Some(name) = &ex.workunit {
         let id: u32 = name
             .strip_prefix("wu")

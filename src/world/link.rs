@@ -140,7 +140,7 @@ impl<R: Recorder> Backend<R> {
         for (wu, results) in p.purged.drain(..) {
             rec.workunit(pi, &p.name, &wu, true)?;
             for r in &results {
-                rec.result(pi, &p.name, wu.appid, r, true)?;
+                rec.result(pi, &p.name, wu.appid, wu.batch, r, true)?;
             }
         }
         p.db.audit.clear();

@@ -205,8 +205,8 @@ impl<R: Recorder> World<R> {
                 b.recorder.workunit(pi, &p.name, wu, false)?;
             }
             for (_, r) in p.db.results.iter() {
-                let app = p.db.wu(r.workunitid).appid;
-                b.recorder.result(pi, &p.name, app, r, false)?;
+                let wu = p.db.wu(r.workunitid);
+                (b.recorder).result(pi, &p.name, wu.appid, wu.batch, r, false)?;
             }
         }
         // Close every host's accounting at the end of the run.

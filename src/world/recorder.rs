@@ -55,13 +55,15 @@ pub trait Recorder {
     }
 
     /// A result row is final, as [`Self::workunit`]; a purged workunit's results
-    /// follow it. `app` is its workunit's app (a RESULT row names only its workunit,
-    /// and a result never sent has no app version), for figures per app.
+    /// follow it. `app` and `batch` are its workunit's app and batch (a RESULT row
+    /// names only its workunit, and a result never sent has no app version), for
+    /// figures per app and per batch.
     fn result(
         &mut self,
         pi: usize,
         project: &str,
         app: AppId,
+        batch: u32,
         r: &ResultRow,
         purged: bool,
     ) -> io::Result<()>;

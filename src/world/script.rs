@@ -10,7 +10,7 @@ use crate::server::config::OutageKind;
 use crate::server::resource::{CPU, N_RSC};
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
 use crate::server::types::*;
-use crate::server::{assimilator, lookup_result, work_generator};
+use crate::server::{assimilator, batch, lookup_result, work_generator};
 
 impl<R: Recorder> World<R> {
     /// Runs scripted event `i`.
@@ -36,6 +36,11 @@ impl<R: Recorder> World<R> {
                 }
                 self.backend
                     .after_step(now, project, Some(Actor::WorkGenerator))
+            }
+            Action::SubmitBatch { project, spec } => {
+                batch::submit(&mut self.backend.projects[*project], spec, now);
+                self.backend
+                    .after_step(now, *project, Some(Actor::WorkGenerator))
             }
             Action::Cancel { project, workunits } => {
                 let p = &mut self.backend.projects[*project];

@@ -137,6 +137,11 @@ fn client_files_states_limits_and_backoff() {
 
 /// Every scenario under scenarios/spec/ is covered by a test above.
 #[test]
+fn server_batch_fields_follow_get_batch_params() {
+    run_spec("server-batch.toml");
+}
+
+#[test]
 fn every_spec_scenario_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/spec");
     let me = include_str!("spec_examples.rs");

@@ -573,10 +573,13 @@ pub struct WorkGenConfig {
     pub interval: Duration,
     pub cushion: u32,
     pub max_workunits: u64,
+    /// `batches`: job sizes; left out of the echoed configuration when 1.
+    #[serde(skip_serializing_if = "Dist::is_one")]
+    pub size: Dist,
 }
 
 mirror!(rt::WorkGenConfig => WorkGenConfig {
-    val: [mode, count, cushion, max_workunits],
+    val: [mode, count, cushion, max_workunits, size],
     dur: [start, interval]
 });
 

@@ -18,6 +18,7 @@ impl Checker<'_> {
             ("daemon", e.daemon.is_some()),
             ("host", e.host.is_some()),
             ("create_workunits", e.create_workunits.is_some()),
+            ("submit_batch", e.submit_batch.is_some()),
             ("cancel", !e.cancel.is_empty()),
         ]
         .iter()
@@ -37,7 +38,7 @@ impl Checker<'_> {
             self.push(
                 prefix.clone(),
                 format!(
-                    "{what}; expected exactly one of `daemon`, `host`, `create_workunits`, `cancel`"
+                    "{what}; expected exactly one of `daemon`, `host`, `create_workunits`, `submit_batch`, `cancel`"
                 ),
             );
         }
@@ -56,11 +57,26 @@ impl Checker<'_> {
                 "create_workunits = 0 creates nothing; expected at least 1",
             );
         }
+        if let Some(b) = &e.submit_batch {
+            if b.jobs == 0 {
+                self.push(
+                    at("submit_batch.jobs"),
+                    "a batch of 0 jobs submits nothing; expected at least 1",
+                );
+            }
+            self.job_size(&at("submit_batch.size"), &b.size);
+            if b.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
+                self.push(
+                    at("submit_batch.name"),
+                    "empty batch name; expected a name, or no `name` for `batch<id>`",
+                );
+            }
+        }
         if let Some(app) = &e.app {
-            if e.create_workunits.is_none() {
+            if e.create_workunits.is_none() && e.submit_batch.is_none() {
                 self.push(
                     at("app"),
-                    "`app` names the app of created workunits; expected it only with `create_workunits`",
+                    "`app` names the app of created workunits; expected it only with `create_workunits` or `submit_batch`",
                 );
             } else if let Some(p) = &project {
                 self.app_ref(&at("app"), p, app);

@@ -7,7 +7,9 @@
 use super::{Checker, all_digits};
 use crate::scenario::schema::{Expect, ReplyExpect};
 use crate::server::db::parse_result_name;
-use crate::server::types::{AssimilateState, FileDeleteState, Outcome, ServerState, ValidateState};
+use crate::server::types::{
+    AssimilateState, BatchState, FileDeleteState, Outcome, ServerState, ValidateState,
+};
 
 /// Fields of `[[expect]]` that only make sense for one kind of row.
 const RESULT_ONLY: &[&str] = &[
@@ -37,6 +39,15 @@ const WORKUNIT_ONLY: &[&str] = &[
 /// Workunits have a `file_delete_state` too (spec backend §1.1), and
 /// `scenario::expect` compares it for both.
 const RESULT_OR_WORKUNIT: &[&str] = &["file_delete_state"];
+/// A batch's fields (spec backend §1.5).
+const BATCH_ONLY: &[&str] = &[
+    "batch_state",
+    "njobs",
+    "njobs_success",
+    "nerror_jobs",
+    "fraction_done",
+    "completion_time",
+];
 const HOST_ONLY: &[&str] = &[
     "consecutive_valid",
     "max_jobs_per_day",
@@ -173,6 +184,7 @@ impl Checker<'_> {
             ("result", x.result.is_some()),
             ("host", x.host.is_some()),
             ("client", x.client.is_some()),
+            ("batch", x.batch.is_some()),
         ]
         .iter()
         .filter(|(_, g)| *g)
@@ -190,7 +202,9 @@ impl Checker<'_> {
             };
             self.push(
                 prefix.clone(),
-                format!("{what}; expected exactly one of `workunit`, `result`, `host`, `client`"),
+                format!(
+                    "{what}; expected exactly one of `workunit`, `result`, `host`, `client`, `batch`"
+                ),
             );
         }
         if let Some(w) = &x.workunit {
@@ -228,6 +242,7 @@ impl Checker<'_> {
                 ),
                 (HOST_ONLY, "host", &["host"][..]),
                 (CLIENT_ONLY, "client", &["client"][..]),
+                (BATCH_ONLY, "batch", &["batch"][..]),
             ] {
                 if owners.contains(&kind) {
                     continue;
@@ -249,7 +264,13 @@ impl Checker<'_> {
         if let Some(r) = &x.reply {
             self.reply_expect(&at("reply"), r);
         }
-        let ranges: [RangeCheck; 7] = [
+        let ranges: [RangeCheck; 8] = [
+            (
+                "batch_state",
+                x.batch_state,
+                "0 (INIT), 1 (IN_PROGRESS), 2 (COMPLETE), 3 (ABORTED) or 4 (RETIRED)",
+                |v| BatchState::from_code(v).is_some(),
+            ),
             (
                 "server_state",
                 x.server_state,
@@ -367,7 +388,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 62] = [
+    let opts: [(&'static str, bool); 68] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -433,6 +454,12 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("download_stalled", x.download_stalled.is_some()),
         ("too_many_uploads", x.too_many_uploads.is_some()),
         ("actively_uploading", x.actively_uploading.is_some()),
+        ("batch_state", x.batch_state.is_some()),
+        ("njobs", x.njobs.is_some()),
+        ("njobs_success", x.njobs_success.is_some()),
+        ("nerror_jobs", x.nerror_jobs.is_some()),
+        ("fraction_done", x.fraction_done.is_some()),
+        ("completion_time", x.completion_time.is_some()),
     ];
     opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
 }

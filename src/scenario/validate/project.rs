@@ -7,6 +7,7 @@
 //! side of one project is checked here, in one pass per project.
 
 use super::{Checker, is_identifier};
+use crate::base::dist::Dist;
 use crate::client::config::Policy;
 use crate::scenario::schema::{AppVersionConfig, ProjectConfig, WorkGenConfig, WuTemplate};
 use crate::server::config::WorkGenMode;
@@ -343,7 +344,32 @@ impl Checker<'_> {
                 format!("{pg}.count"),
                 "mode = \"batch\" needs count > 0; expected the number of workunits to create",
             ),
+            WorkGenMode::Batches if g.count == 0 => self.push(
+                format!("{pg}.count"),
+                "mode = \"batches\" needs count > 0; expected the number of jobs in each batch",
+            ),
+            WorkGenMode::Batches if g.interval.get() <= 0 => self.push(
+                format!("{pg}.interval"),
+                format!(
+                    "mode = \"batches\" needs interval > 0, got {} s; expected the time between two batches, such as \"1d\"",
+                    g.interval.get()
+                ),
+            ),
             _ => self.duration_non_negative(&format!("{pg}.interval"), g.interval),
+        }
+        self.job_size(&format!("{pg}.size"), &g.size);
+    }
+
+    /// A batch's job-size factor (spec backend §1.5): a valid distribution of
+    /// positive values, since it multiplies `rsc_fpops_est`.
+    pub(super) fn job_size(&mut self, at: &str, size: &Dist) {
+        if let Some(m) = size.problem() {
+            self.push(at.to_string(), m);
+        } else if !size.always_positive() {
+            self.push(
+                at.to_string(),
+                "a job size can draw a factor <= 0; expected a number > 0 or a distribution of positive values (lognormal, exponential, weibull, pareto, or lower > 0)",
+            );
         }
     }
 
