@@ -11,7 +11,7 @@
 //! workunit is one or the other. BOINC computes this when a web page asks; the
 //! simulator keeps it up to date at the moment the transitioner marks a workunit
 //! ready to assimilate (the same condition, [`Batches::workunit_done`]), so the
-//! fields are exact at every instant (docs/fidelity.md §1.5).
+//! fields are exact at every instant (docs/fidelity.md §3.10).
 
 use super::Project;
 use super::db::WorkunitRow;

@@ -22,6 +22,7 @@ mod app_summary;
 mod app_versions;
 mod background;
 mod bad_input;
+mod batches;
 mod cli;
 mod client_properties;
 mod compare;

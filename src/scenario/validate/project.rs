@@ -357,6 +357,12 @@ impl Checker<'_> {
             ),
             _ => self.duration_non_negative(&format!("{pg}.interval"), g.interval),
         }
+        if g.mode != WorkGenMode::Batches && !g.size.is_one() {
+            self.push(
+                format!("{pg}.size"),
+                "`size` is the job size of mode = \"batches\"; expected it only with that mode (other modes take their sizes from the workunit template's `true_size`)",
+            );
+        }
         self.job_size(&format!("{pg}.size"), &g.size);
     }
 
