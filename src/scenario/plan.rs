@@ -245,7 +245,10 @@ pub enum Action {
         count: u32,
     },
     /// A batch submitted now (spec backend §1.5).
-    SubmitBatch { project: usize, spec: BatchSpec },
+    SubmitBatch {
+        project: usize,
+        spec: Box<BatchSpec>,
+    },
     /// Workunits cancelled.
     Cancel {
         project: usize,
@@ -840,13 +843,13 @@ impl Resolver<'_> {
             );
             return Action::SubmitBatch {
                 project: pi,
-                spec: BatchSpec {
+                spec: Box::new(BatchSpec {
                     app_id,
                     jobs: b.jobs,
                     size: b.size,
                     priority: b.priority,
                     name: b.name.clone(),
-                },
+                }),
             };
         }
         if !ev.cancel.is_empty() {

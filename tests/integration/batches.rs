@@ -92,7 +92,7 @@ fn a_batch_run_writes_its_batches_and_repeats_byte_for_byte() {
 
     // The progress of each batch ends at its completion or at the end of the run.
     let p = rows(&a.join("batch_progress.csv"));
-    let last_of_first = p[1..].iter().filter(|r| r[1] == "1").next_back().unwrap();
+    let last_of_first = p[1..].iter().rfind(|r| r[1] == "1").unwrap();
     assert_eq!(last_of_first[col(&p, "fraction_valid")], "1.0");
 
     let s = rows(&a.join("summary.csv"));
