@@ -171,6 +171,13 @@ fn client_s16_seed_debt_order_and_get_work_sessions() {
     run_spec("client-s16-seed-sessions.toml");
 }
 
+/// After an empty reply the next ask waits for the 60-s work-fetch grid restarted
+/// by the poll that used up "RPC complete".
+#[test]
+fn client_work_fetch_waits_for_the_grid() {
+    run_spec("client-work-fetch-grid.toml");
+}
+
 #[test]
 fn client_s1_modern_project_backoff() {
     run_spec("client-s1-modern-backoff.toml");

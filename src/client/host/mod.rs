@@ -210,6 +210,12 @@ pub struct ClientHost {
     // --- modern client cadence (§2.9, §3.1) ---
     pub last_work_fetch_check: f64,
     pub must_check_work_fetch: bool,
+    /// While `must_check_work_fetch` is set: the RPC poll that uses the request up
+    /// (`scheduler_rpc_poll` clears `must_check_work_fetch` and restarts the 60-s
+    /// grid there, spec client §2.9 step 5), as the modern policy knew it at the end
+    /// of its last event. `f64::INFINITY`: raised since (a finished upload), so the
+    /// host's next event is the first poll that may use it.
+    pub work_fetch_poll: f64,
     /// The RPC poll does not act before this time: the last scheduler operation plus
     /// `SCHEDULER_RPC_POLL_PERIOD` (spec client §2.1, §2.9).
     pub next_rpc_poll: f64,
@@ -261,6 +267,7 @@ impl ClientHost {
             last_work_fetch_check: f64::NEG_INFINITY,
             next_rpc_poll: 0.0,
             must_check_work_fetch: true,
+            work_fetch_poll: f64::INFINITY,
             last_schedule: f64::NEG_INFINITY,
             must_schedule_cpus: true,
             rec_interval_start: joined as f64,

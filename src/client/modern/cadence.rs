@@ -90,6 +90,30 @@ fn backed_off_since(min_rpc_time: f64, t: f64) -> bool {
     min_rpc_time > 0.0 && min_rpc_time >= t
 }
 
+/// The RPC poll that uses up a work-fetch request still pending at the end of an
+/// event at `now`: the next poll that may act, `SCHEDULER_RPC_POLL_PERIOD` after an
+/// operation, otherwise the next second (spec client §2.9). `request_work_fetch` only
+/// sets `must_check_work_fetch`; `CLIENT_STATE::scheduler_rpc_poll`
+/// (`client/cs_scheduler.cpp`) clears it at its next gated check and sets
+/// `last_work_fetch_time = now` there, whether or not that check then finds a
+/// project. So "RPC complete" forces one check 5 s after the RPC, and from then on
+/// the 60-s grid runs from that check.
+pub(crate) fn request_poll(host: &ClientHost, now: f64) -> f64 {
+    (now + 1.0).max(host.next_rpc_poll)
+}
+
+/// Called first in an event at `now`, before anything raises a new request: a
+/// work-fetch request pending since the last event was used up by the poll
+/// [`request_poll`] found for it, if that came before `now` and the host stayed
+/// connected (`continuous`). That check found nothing to do, by [`next_wake`]'s
+/// invariant, and restarted the 60-s grid.
+pub(crate) fn use_up_request(host: &mut ClientHost, now: f64, continuous: bool) {
+    if host.must_check_work_fetch && continuous && host.work_fetch_poll < now {
+        host.must_check_work_fetch = false;
+        host.last_work_fetch_check = host.work_fetch_poll;
+    }
+}
+
 /// Is the gated part of the RPC poll due at `now`? `continuous`: the host was on and
 /// connected throughout `(prev, now)`. Replays the forced checks of backoffs that
 /// expired in between (a project's `min_rpc_time` in `[prev, now)` forced a check at
@@ -133,11 +157,19 @@ pub(crate) fn sync_work_fetch(
 }
 
 /// The first gated check at or after `t` (> `now`): the 60-s grid, restarted by the
-/// forced checks of expiring backoffs.
+/// forced checks of expiring backoffs. A pending work-fetch request is one check, at
+/// [`request_poll`], and the grid restarts there: the end of a resource backoff
+/// forces nothing (`RSC_PROJECT_WORK_FETCH::resource_backoff`,
+/// `client/work_fetch.cpp`), so an ask after an empty reply waits for the grid.
 fn work_fetch_check_time(host: &ClientHost, now: f64, t: f64) -> f64 {
     let t = t.max(now + 1.0);
+    let mut last = host.last_work_fetch_check;
     if host.must_check_work_fetch {
-        return t;
+        let c = request_poll(host, now);
+        if t <= c {
+            return c;
+        }
+        last = c;
     }
     let (mut f_low, mut f_high) = (f64::NEG_INFINITY, f64::INFINITY);
     for p in &host.projects {
@@ -150,7 +182,7 @@ fn work_fetch_check_time(host: &ClientHost, now: f64, t: f64) -> f64 {
             }
         }
     }
-    let base = host.last_work_fetch_check.max(f_low);
+    let base = last.max(f_low);
     grid_at_or_after(base, WORK_FETCH_PERIOD, t).min(f_high)
 }
 
@@ -327,5 +359,38 @@ mod tests {
         assert_eq!(work_fetch_check_time(&h, 150.0, 200.0), 205.0);
         h.projects[1].min_rpc_time = 170.0;
         assert_eq!(work_fetch_check_time(&h, 150.0, 200.0), 231.0);
+    }
+
+    #[test]
+    fn rpc_complete_is_used_up_by_the_next_poll() {
+        let (mut h, _) = host_and_ctx(1, &[100.0], |_| {});
+        // An RPC at 65 left the request pending; the next poll may act at 70.
+        h.must_check_work_fetch = true;
+        h.next_rpc_poll = 70.0;
+        assert_eq!(request_poll(&h, 65.0), 70.0);
+        // A resource backoff ending at 365 is asked on the grid 70 + 60·k: 370.
+        assert_eq!(work_fetch_check_time(&h, 65.0, 365.0), 370.0);
+        // A trigger before the poll waits for it.
+        assert_eq!(work_fetch_check_time(&h, 65.0, 66.0), 70.0);
+        // Waking at 370, the request was used up at 70 and the grid point is due.
+        h.work_fetch_poll = 70.0;
+        use_up_request(&mut h, 370.0, true);
+        assert!(!h.must_check_work_fetch);
+        assert_eq!(h.last_work_fetch_check, 70.0);
+        assert!(sync_work_fetch(&mut h, 370.0, 65.0, true));
+        // Waking at 340 instead: no check is due, the grid is at 310.
+        h.must_check_work_fetch = true;
+        use_up_request(&mut h, 340.0, true);
+        assert!(!sync_work_fetch(&mut h, 340.0, 65.0, true));
+        assert_eq!(h.last_work_fetch_check, 310.0);
+        // A request raised since the last event (f64::INFINITY) is due now.
+        h.must_check_work_fetch = true;
+        h.work_fetch_poll = f64::INFINITY;
+        use_up_request(&mut h, 340.0, true);
+        assert!(sync_work_fetch(&mut h, 340.0, 65.0, true));
+        // After a disconnection the first poll uses it up.
+        h.work_fetch_poll = 70.0;
+        use_up_request(&mut h, 340.0, false);
+        assert!(sync_work_fetch(&mut h, 340.0, 65.0, false));
     }
 }

@@ -57,6 +57,7 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     // emulator-compatible mode where running tasks keep computing regardless (§5.3).
     let was_computing = host.avail.computing();
     let was_connected = cadence::rpc_allowed(host);
+    cadence::use_up_request(host, t, was_connected);
 
     host.begin_event(now, g);
     host.update_checkpoints(cfg);
@@ -95,5 +96,12 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     if computing && host.must_schedule_cpus {
         cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
     }
+    // A request still pending is used up by the next poll that may act (while the
+    // host is disconnected, by its first poll after reconnecting: its next event).
+    host.work_fetch_poll = if host.must_check_work_fetch && connected {
+        cadence::request_poll(host, t)
+    } else {
+        f64::INFINITY
+    };
     Ok(cadence::next_wake(host, now, cfg, &mut cache))
 }

@@ -122,36 +122,38 @@ fn s1_backoff_through_wake_and_master_fetch_cycle() {
     h.projects[0].hostid = HostId(1);
     let mut srv = MockServer::new(3600.0);
     srv.fail = true;
-    drive(&mut h, &g, &mut srv, 0, 29_220, |_, _| {});
+    drive(&mut h, &g, &mut srv, 0, 29_230, |_, _| {});
     let times: Vec<Time> = srv.calls.iter().map(|c| c.now).collect();
     let gaps: Vec<Time> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    assert_eq!(gaps, [60, 120, 240, 480, 960, 1920, 3840, 7200, 7200, 7200]);
+    // The RPC is retried at the check forced by the end of the project backoff, the
+    // first second after it (`check_project_timeout`: `now > min_rpc_time`).
+    assert_eq!(gaps, [61, 121, 241, 481, 961, 1921, 3841, 7201, 7201, 7201]);
     // Failure 11 started a master-fetch cycle with a fresh, short backoff.
     let p = &h.projects[0];
     assert!(p.master_url_fetch_pending);
     assert_eq!((p.master_fetch_failures, p.nrpc_failures), (1, 1));
-    assert_eq!(p.min_rpc_time, 29_220.0 + 60.0);
+    assert_eq!(p.min_rpc_time, 29_230.0 + 60.0);
     // The master fetch happens when that backoff ends and succeeds; the forced check
     // that follows retries the RPC at the next poll that may act, 5 s later
     // (SCHEDULER_RPC_POLL_PERIOD), which fails again (failure count 2).
-    drive(&mut h, &g, &mut srv, 29_221, 29_285, |_, _| {});
-    assert_eq!(srv.master_calls, [29_280]);
+    drive(&mut h, &g, &mut srv, 29_231, 29_295, |_, _| {});
+    assert_eq!(srv.master_calls, [29_290]);
     let p = &h.projects[0];
     assert!(!p.master_url_fetch_pending);
     assert_eq!(p.master_fetch_failures, 0);
-    assert_eq!(srv.calls.last().unwrap().now, 29_285);
+    assert_eq!(srv.calls.last().unwrap().now, 29_295);
     assert_eq!(p.nrpc_failures, 2);
-    assert_eq!(p.min_rpc_time, 29_285.0 + 120.0);
+    assert_eq!(p.min_rpc_time, 29_295.0 + 120.0);
     // A failed master fetch counts towards the cap and backs off like an RPC.
     srv.master_ok = false;
     h.projects[0].master_url_fetch_pending = true;
     h.projects[0].master_fetch_failures = 2;
-    drive(&mut h, &g, &mut srv, 29_286, 29_405, |_, _| {});
+    drive(&mut h, &g, &mut srv, 29_296, 29_415, |_, _| {});
     let p = &h.projects[0];
-    assert_eq!(srv.master_calls, [29_280, 29_405]);
+    assert_eq!(srv.master_calls, [29_290, 29_415]);
     assert_eq!(p.master_fetch_failures, 3);
     assert!(p.master_url_fetch_pending);
-    assert_eq!(p.min_rpc_time, 29_405.0 + 86_400.0);
+    assert_eq!(p.min_rpc_time, 29_415.0 + 86_400.0);
 }
 
 #[test]
@@ -231,15 +233,18 @@ fn resource_backoff_doubles_then_resets_when_jobs_come() {
     h.projects[0].hostid = HostId(1);
     let mut srv = MockServer::new(3600.0);
     srv.send = false;
-    drive(&mut h, &g, &mut srv, 0, 4500, |_, _| {});
+    drive(&mut h, &g, &mut srv, 0, 4520, |_, _| {});
     let times: Vec<Time> = srv.calls.iter().map(|c| c.now).collect();
-    assert_eq!(times, [0, 300, 900, 2100, 4500]);
+    // Each ask is on the 60-s grid restarted 5 s after the previous RPC, at or after
+    // the end of its backoff: 300 → 305, 905 → 910, 2110 → 2115, 4515 → 4520.
+    assert_eq!(times, [0, 305, 910, 2115, 4520]);
     assert_eq!(h.projects[0].backoff_interval[CPU], 9600.0);
     assert!(h.projects[0].sched_req_no_work);
     srv.send = true;
-    drive(&mut h, &g, &mut srv, 4501, 4500 + 4800, |_, _| {});
+    // Backoff to 4520 + 4800 = 9320; the grid 4525 + 60·k reaches it at 9325.
+    drive(&mut h, &g, &mut srv, 4521, 9325, |_, _| {});
     assert_eq!(srv.calls.len(), 6);
-    assert_eq!(srv.calls.last().unwrap().now, 4500 + 4800);
+    assert_eq!(srv.calls.last().unwrap().now, 9325);
     assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
     assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
     assert!(!h.projects[0].sched_req_no_work);
