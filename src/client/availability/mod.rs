@@ -16,7 +16,7 @@
 //! The state changes only at whole-second toggle times, so the simulator is event
 //! driven: [`Availability::next_change`] says when the host must be woken, and
 //! [`Availability::update`] applies every toggle due by `now` in time order and
-//! integrates the exponential moving averages exactly over each constant interval.
+//! makes the client's 11-s updates of the exponential moving averages in between.
 //! All draws come from the host's own random stream. See `docs/availability.md`.
 
 pub mod daily;
@@ -42,6 +42,10 @@ pub(crate) const SEED_ALPHA: f64 = 2_592_000.0;
 /// A gap longer than this (14 days) between two updates of the time statistics is
 /// taken as `dt = 0`: the averages are left unchanged (spec client §3.5).
 pub(crate) const MAX_GAP: Time = 14 * 86_400;
+/// `CLIENT_TIME_STATS::update` (`client/time_stats.cpp`) returns at once when
+/// `dt <= 10` s (spec client §3.5), so a running client's statistics move in steps:
+/// with the 1-s main loop, one update every `STATS_STEP` = 11 s.
+pub(crate) const STATS_STEP: Time = 11;
 
 /// The time-statistics the client keeps and sends to the server (spec client §1.11,
 /// §3.5), as exponential moving averages over the host's real on/active/connected
@@ -427,7 +431,8 @@ pub struct Availability {
     /// The next toggle of the on/off model, the active, connected and vacation
     /// processes.
     next: [Time; 4],
-    /// Time up to which the statistics are integrated.
+    /// The client's last update of the statistics (`last_update`): the next one is
+    /// `STATS_STEP` later while the host is on.
     last: Time,
     stats: TimeStats,
     /// The on/off model's own state. Trace replay: the trace host this host replays
@@ -600,7 +605,8 @@ impl Availability {
             if t > now {
                 break;
             }
-            self.integrate(t, spec.time_stats.alpha);
+            // The update of second `t` sees the states toggled at `t`.
+            self.integrate(t - 1, spec.time_stats.alpha);
             let was_on = self.is_on();
             if self.next[ON] == t {
                 self.flip_on(spec, rng);
@@ -701,17 +707,21 @@ impl Availability {
         );
     }
 
-    /// Integrates the statistics from `self.last` to `t` while the host is on:
-    /// `frac = frac*w2 + w1*state`, `w1 = 1 - exp(-dt/alpha)` (spec client §3.5,
-    /// §1.11). While the host is off the client is not running, so nothing moves: the
-    /// statistics stay as the client last wrote them, and `self.last` stays at the
-    /// time it stopped, for [`Self::client_start`].
+    /// Applies the client's updates at `last + k·STATS_STEP ≤ t` while the host is
+    /// on: `frac = frac*w2 + w1*state`, `w1 = 1 - exp(-dt/alpha)` (spec client §3.5,
+    /// §1.11), with the states of the update's second, which held since `last` (the
+    /// host's states change only at toggles, and `update` applies every update before
+    /// a toggle first). `k` updates of `STATS_STEP` with one state are one of
+    /// `k·STATS_STEP`. While the host is off the client is not running, so nothing
+    /// moves: the statistics stay as the client last wrote them, and `self.last`
+    /// stays at its last update before it stopped, for [`Self::client_start`].
     fn integrate(&mut self, t: Time, alpha: f64) {
-        let dt = t - self.last;
-        if dt <= 0 || !self.is_on() {
+        let steps = (t - self.last).div_euclid(STATS_STEP);
+        if steps <= 0 || !self.is_on() {
             return;
         }
-        self.last = t;
+        let dt = steps * STATS_STEP;
+        self.last += dt;
         let x = -(dt as f64) / alpha;
         let w2 = x.exp();
         let w1 = -x.exp_m1();
@@ -724,13 +734,18 @@ impl Availability {
     }
 
     /// The first update after the client starts again at `t`, covering the gap since
-    /// it stopped: `on_frac *= w2` (and, in the seed client, `active_frac` and
+    /// its last update: `on_frac *= w2` (and, in the seed client, `active_frac` and
     /// `connected_frac` too), except that a gap of more than [`MAX_GAP`] counts as
-    /// `dt = 0` and leaves the averages unchanged (spec client §3.5, §1.11).
+    /// `dt = 0` and leaves the averages unchanged (spec client §3.5, §1.11). A gap of
+    /// `dt <= 10` s is no update: the statistics go on as if the client had not
+    /// stopped.
     fn client_start(&mut self, t: Time, rule: TimeStatsRule) {
         let gap = t - self.last;
+        if gap < STATS_STEP {
+            return;
+        }
         self.last = t;
-        if gap <= 0 || gap > MAX_GAP {
+        if gap > MAX_GAP {
             return;
         }
         let w2 = (-(gap as f64) / rule.alpha).exp();
@@ -784,9 +799,10 @@ impl Availability {
         self.stats
     }
 
-    /// The time statistics as the client would have them at `now` (≥ the last
-    /// `update`), without changing the state: valid because the host is woken at
-    /// every change of its on/active/connected states, so none lies in between.
+    /// The time statistics as the client would have them at the end of second `now`
+    /// (≥ the last `update`), its update of that second included, without changing
+    /// the state: valid because the host is woken at every change of its
+    /// on/active/connected states, so none lies in between.
     pub(crate) fn time_stats_at(&self, now: Time, spec: &AvailSpec) -> TimeStats {
         let mut a = self.clone();
         a.integrate(now, spec.time_stats.alpha);

@@ -372,7 +372,8 @@ fn ema_constant_on_for_alpha() {
         connected_frac: 0.5,
     });
     a.update(864_000, &spec, &mut r);
-    let want = 1.0 - 0.5 * (-1.0f64).exp();
+    // The last update is at 78545·11 = 863995 s.
+    let want = 1.0 - 0.5 * (-863_995.0f64 / 864_000.0).exp();
     let ts = a.time_stats();
     assert!((ts.on_frac - want).abs() < 1e-14);
     assert!((ts.active_frac - want).abs() < 1e-14);
@@ -427,12 +428,44 @@ fn restart_after_more_than_14_days_leaves_the_averages() {
         a.update(gap, &spec, &mut r);
         let want = if decays { 0.5 * (-1.4f64).exp() } else { 0.5 };
         assert!((a.time_stats().on_frac - want).abs() < 1e-14, "gap {gap}");
-        // Then on for a day: the ordinary EMA towards 1.
+        // Then on for a day: the ordinary EMA towards 1, updated every 11 s (the last
+        // update 7854·11 = 86394 s after the restart).
         a.update(gap + DAY, &spec, &mut r);
-        let w2 = (-0.1f64).exp();
+        let w2 = (-86_394.0f64 / 864_000.0).exp();
         let want = want * w2 + (1.0 - w2);
         assert!((a.time_stats().on_frac - want).abs() < 1e-14, "gap {gap}");
     }
+}
+
+/// `CLIENT_TIME_STATS::update` returns when `dt <= 10` s: the statistics move every
+/// 11 s from the join, with the states of the update's own second; an off period of
+/// 10 s or less is no restart (spec client §3.5).
+#[test]
+fn updates_every_eleven_seconds() {
+    let spec = trace_spec(vec![vec![(0, 100), (108, 1000)]]);
+    let mut r = rng(12);
+    let mut a = Availability::new(&spec, 0, 0, &mut r);
+    let init = TimeStats {
+        on_frac: 0.5,
+        active_frac: 0.5,
+        connected_frac: 0.5,
+    };
+    a.set_time_stats(init);
+    a.update(10, &spec, &mut r);
+    assert_eq!(a.time_stats(), init, "dt <= 10: no update");
+    a.update(11, &spec, &mut r);
+    let ema = |f: f64, dt: f64| {
+        let w2 = (-dt / 864_000.0).exp();
+        f * w2 + (1.0 - w2)
+    };
+    assert!((a.time_stats().on_frac - ema(0.5, 11.0)).abs() < 1e-15);
+    // Off at 100: updates at 22, ..., 99 (9·11); back at 108, 9 s after the last
+    // update: no restart decay, and the updates go on at 110, 121, ...
+    a.update(109, &spec, &mut r);
+    let f99 = ema(0.5, 99.0);
+    assert!((a.time_stats().on_frac - f99).abs() < 1e-15);
+    a.update(110, &spec, &mut r);
+    assert!((a.time_stats().on_frac - ema(f99, 11.0)).abs() < 1e-15);
 }
 
 #[test]

@@ -429,8 +429,15 @@ impl ClientHost {
     pub(crate) fn begin_event(&mut self, now: Time, g: &GroupCtx) -> bool {
         self.advance(now, &g.cfg);
         let was = self.computing(&g.cfg);
-        self.avail.update(now, &g.avail, &mut self.avail_rng);
+        // The client updates its statistics at the end of a main-loop iteration that
+        // did nothing (`do_something`, `client/client_state.cpp`; `client_state.C` in
+        // the 2003 client), so what it does at `now` (a request, the RR simulation)
+        // uses the statistics of its updates before `now`: the first request after a
+        // restart carries the fractions from before the stop (spec client §1.11,
+        // §3.5).
+        self.avail.update(now - 1, &g.avail, &mut self.avail_rng);
         self.time_stats = self.avail.time_stats();
+        self.avail.update(now, &g.avail, &mut self.avail_rng);
         let stopped = was && !self.computing(&g.cfg);
         if stopped {
             if self.avail.is_on() && g.cfg.leave_apps_in_memory {
