@@ -208,14 +208,15 @@ pub struct ClientHost {
     pub leave_at: Time,
     pub gone: bool,
     // --- modern client cadence (§2.9, §3.1) ---
+    /// The last gated check of the RPC poll (`last_work_fetch_time`). While
+    /// `must_check_work_fetch` is set it holds instead the poll that will use the
+    /// request up (`scheduler_rpc_poll` clears the flag and restarts the 60-s grid
+    /// there, spec client §2.9 step 5), as the modern policy knew it at the end of its
+    /// last event; `f64::INFINITY`: raised since (a finished upload), so the host's
+    /// next event is the first poll that may use it. One field for both keeps the
+    /// host small: the last check is not needed while a check is pending.
     pub last_work_fetch_check: f64,
     pub must_check_work_fetch: bool,
-    /// While `must_check_work_fetch` is set: the RPC poll that uses the request up
-    /// (`scheduler_rpc_poll` clears `must_check_work_fetch` and restarts the 60-s
-    /// grid there, spec client §2.9 step 5), as the modern policy knew it at the end
-    /// of its last event. `f64::INFINITY`: raised since (a finished upload), so the
-    /// host's next event is the first poll that may use it.
-    pub work_fetch_poll: f64,
     /// The RPC poll does not act before this time: the last scheduler operation plus
     /// `SCHEDULER_RPC_POLL_PERIOD` (spec client §2.1, §2.9).
     pub next_rpc_poll: f64,
@@ -264,10 +265,9 @@ impl ClientHost {
             joined,
             leave_at: Time::MAX,
             gone: false,
-            last_work_fetch_check: f64::NEG_INFINITY,
+            last_work_fetch_check: f64::INFINITY,
             next_rpc_poll: 0.0,
             must_check_work_fetch: true,
-            work_fetch_poll: f64::INFINITY,
             last_schedule: f64::NEG_INFINITY,
             must_schedule_cpus: true,
             rec_interval_start: joined as f64,

@@ -557,7 +557,7 @@ impl ClientHost {
                 // "project finished uploading": a work-fetch check.
                 if !(x.files.iter()).any(|g| g.slot == f.slot && g.dir == Dir::Up) {
                     self.must_check_work_fetch = true;
-                    self.work_fetch_poll = f64::INFINITY;
+                    self.last_work_fetch_check = f64::INFINITY;
                 }
                 return;
             }

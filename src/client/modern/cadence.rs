@@ -107,10 +107,10 @@ pub(crate) fn request_poll(host: &ClientHost, now: f64) -> f64 {
 /// [`request_poll`] found for it, if that came before `now` and the host stayed
 /// connected (`continuous`). That check found nothing to do, by [`next_wake`]'s
 /// invariant, and restarted the 60-s grid.
+/// (`last_work_fetch_check` holds that poll while the flag is set.)
 pub(crate) fn use_up_request(host: &mut ClientHost, now: f64, continuous: bool) {
-    if host.must_check_work_fetch && continuous && host.work_fetch_poll < now {
+    if host.must_check_work_fetch && continuous && host.last_work_fetch_check < now {
         host.must_check_work_fetch = false;
-        host.last_work_fetch_check = host.work_fetch_poll;
     }
 }
 
@@ -373,23 +373,24 @@ mod tests {
         // A trigger before the poll waits for it.
         assert_eq!(work_fetch_check_time(&h, 65.0, 66.0), 70.0);
         // Waking at 370, the request was used up at 70 and the grid point is due.
-        h.work_fetch_poll = 70.0;
+        h.last_work_fetch_check = 70.0;
         use_up_request(&mut h, 370.0, true);
         assert!(!h.must_check_work_fetch);
         assert_eq!(h.last_work_fetch_check, 70.0);
         assert!(sync_work_fetch(&mut h, 370.0, 65.0, true));
         // Waking at 340 instead: no check is due, the grid is at 310.
         h.must_check_work_fetch = true;
+        h.last_work_fetch_check = 70.0;
         use_up_request(&mut h, 340.0, true);
         assert!(!sync_work_fetch(&mut h, 340.0, 65.0, true));
         assert_eq!(h.last_work_fetch_check, 310.0);
         // A request raised since the last event (f64::INFINITY) is due now.
         h.must_check_work_fetch = true;
-        h.work_fetch_poll = f64::INFINITY;
+        h.last_work_fetch_check = f64::INFINITY;
         use_up_request(&mut h, 340.0, true);
         assert!(sync_work_fetch(&mut h, 340.0, 65.0, true));
         // After a disconnection the first poll uses it up.
-        h.work_fetch_poll = 70.0;
+        h.last_work_fetch_check = 70.0;
         use_up_request(&mut h, 340.0, false);
         assert!(sync_work_fetch(&mut h, 340.0, 65.0, false));
     }

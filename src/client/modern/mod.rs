@@ -98,10 +98,12 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     }
     // A request still pending is used up by the next poll that may act (while the
     // host is disconnected, by its first poll after reconnecting: its next event).
-    host.work_fetch_poll = if host.must_check_work_fetch && connected {
-        cadence::request_poll(host, t)
-    } else {
-        f64::INFINITY
-    };
+    if host.must_check_work_fetch {
+        host.last_work_fetch_check = if connected {
+            cadence::request_poll(host, t)
+        } else {
+            f64::INFINITY
+        };
+    }
     Ok(cadence::next_wake(host, now, cfg, &mut cache))
 }
