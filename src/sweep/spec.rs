@@ -409,6 +409,22 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
         &|i, key, m| case_set_error(&text, &shown, &doc, i, key, m),
         &bad,
     )?;
+    for i in 0..file.case.len() {
+        if let Some(key) = dotted_set_key(&doc, i) {
+            return Err(case_set_error(
+                &text,
+                &shown,
+                &doc,
+                i,
+                &key,
+                format!(
+                    "an unquoted dotted key: TOML reads it as nested tables and it would replace \
+                     the whole `{key}` table; expected the key path in quotes, as in \
+                     `set = {{ \"project.main.workunit.min_quorum\" = 1 }}`"
+                ),
+            ));
+        }
+    }
     let goal = match &file.objective {
         None => None,
         Some(o) => {
@@ -574,15 +590,7 @@ fn case_set_error(
     key: &str,
     message: String,
 ) -> ScenarioError {
-    let set = |t: &dyn toml_edit::TableLike| t.get("set").map(|s| s.clone());
-    let set = match doc.get("case") {
-        Some(toml_edit::Item::ArrayOfTables(a)) => a.get(i).and_then(|t| set(t)),
-        Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => a
-            .get(i)
-            .and_then(|v| v.as_inline_table())
-            .and_then(|t| set(t)),
-        _ => None,
-    };
+    let set = case_set_item(doc, i);
     let span = set.as_ref().and_then(|s| s.as_table_like()).and_then(|t| {
         let (k, _) = t.get_key_value(key)?;
         k.span()
@@ -597,6 +605,30 @@ fn case_set_error(
             e
         }
     }
+}
+
+/// The `set` table of case `i` as written (`[[case]]` tables or an inline array).
+fn case_set_item(doc: &toml_edit::Document<String>, i: usize) -> Option<toml_edit::Item> {
+    let set = |t: &dyn toml_edit::TableLike| t.get("set").cloned();
+    match doc.get("case") {
+        Some(toml_edit::Item::ArrayOfTables(a)) => a.get(i).and_then(|t| set(t)),
+        Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => a
+            .get(i)
+            .and_then(|v| v.as_inline_table())
+            .and_then(|t| set(t)),
+        _ => None,
+    }
+}
+
+/// The first key of case `i`'s `set` written as unquoted dotted keys
+/// (`project.main.workunit.min_quorum = 1`): TOML reads it as nested tables, and
+/// `--set project={ main = ... }` would replace the whole `project` table.
+fn dotted_set_key(doc: &toml_edit::Document<String>, i: usize) -> Option<String> {
+    let set = case_set_item(doc, i)?;
+    let t = set.as_table_like()?;
+    t.iter()
+        .find(|(_, v)| v.as_table_like().is_some_and(|t| t.is_dotted()))
+        .map(|(k, _)| k.to_string())
 }
 
 /// The `[[case]]` tables: each has a name of its own, and none sets a key that a
