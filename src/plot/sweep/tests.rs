@@ -407,6 +407,27 @@ fn a_chart_that_would_need_too_many_panels_is_not_drawn_and_says_what_to_fix() {
     assert_eq!(names, ["m_vs_c", "heatmap_m_a_c", "heatmap_m_b_c"]);
     assert_eq!(not_drawn.len(), 3, "{not_drawn:?}");
     assert_eq!(figs[1].panels.len(), 2, "one panel per value of b");
+    // Written: the charts drawn, and README.txt naming those that are not.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("sweep-summary.csv");
+    fs::write(&path, csv(&["a", "b", "c"], &["m"], &rows)).unwrap();
+    let out = tmp.path().join("plots");
+    let abc = strings(&["a", "b", "c"]);
+    let drawn = write_sweep_plots(&path, &out, &abc, &strings(&["m"]), &Marks::default()).unwrap();
+    assert_eq!(drawn.names, ["m_vs_c", "heatmap_m_a_c", "heatmap_m_b_c"]);
+    assert_eq!(
+        drawn.not_drawn,
+        [
+            s.versus(0, 0, "m_vs_a").unwrap_err().0,
+            s.versus(0, 1, "m_vs_b").unwrap_err().0,
+            s.heatmap(0, 0, 1, "heatmap_m_a_b").unwrap_err().0,
+        ]
+    );
+    let readme = fs::read_to_string(out.join(README_TXT)).unwrap();
+    assert!(readme.starts_with("Sweep charts not drawn:"), "{readme}");
+    for n in &drawn.not_drawn {
+        assert!(readme.contains(&format!("- {n}\n")), "{readme}");
+    }
 }
 
 #[test]
