@@ -362,9 +362,8 @@ impl Sweep {
             vec![(String::new(), self.points.iter().collect())]
         };
         let mean_col = columns::stat(metric, columns::MEAN);
-        // Per panel: cell positions, values and marks (before the number, and
-        // whether the cell is outlined).
-        let mut drawn: Vec<(Vec<(f64, f64)>, Vec<f64>, Vec<(&str, bool)>)> = Vec::new();
+        // Per panel: cell positions, values and marks.
+        let mut drawn: Vec<PanelCells> = Vec::new();
         let mut repeated = false;
         for (_, pts) in &groups {
             let (mut cells, mut values, mut marks) = (Vec::new(), Vec::new(), Vec::new());
@@ -385,7 +384,11 @@ impl Sweep {
                     values.push(p.stats[m].mean * f);
                 }
             }
-            drawn.push((cells, values, marks));
+            drawn.push(PanelCells {
+                cells,
+                values,
+                marks,
+            });
         }
         // One colour scale for every panel.
         let (lo, hi) = match self.fixed_scale(m) {
@@ -393,7 +396,7 @@ impl Sweep {
             None => {
                 let finite = drawn
                     .iter()
-                    .flat_map(|d| d.1.iter().copied())
+                    .flat_map(|d| d.values.iter().copied())
                     .filter(|v| v.is_finite());
                 let lo = finite.clone().fold(f64::INFINITY, f64::min);
                 let hi = finite.fold(f64::NEG_INFINITY, f64::max);
@@ -406,7 +409,8 @@ impl Sweep {
             hi,
         };
         let mut panels = Vec::with_capacity(groups.len());
-        for ((title, _), (cells, values, marks)) in groups.iter().zip(&drawn) {
+        for ((title, _), d) in groups.iter().zip(&drawn) {
+            let (cells, values, marks) = (&d.cells, &d.values, &d.marks);
             let mut panel = Panel::new(title, &pa.label(), &pb.label());
             panel.no_data = format!("no data: `{mean_col}` is empty at every point");
             if grid {
@@ -597,6 +601,14 @@ impl Sweep {
     pub fn figures(&self) -> Vec<Figure> {
         self.charts().0
     }
+}
+
+/// One heatmap panel's cells: their positions, drawn values, and marks (the text
+/// before the number, and whether the cell is outlined).
+struct PanelCells {
+    cells: Vec<(f64, f64)>,
+    values: Vec<f64>,
+    marks: Vec<(&'static str, bool)>,
 }
 
 /// Panels per row of a chart of `n` panels: one panel alone keeps its size, small
