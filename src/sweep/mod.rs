@@ -734,4 +734,66 @@ mod tests {
         assert!("1".parse::<Shard>().is_err());
         assert!("0/0".parse::<Shard>().is_err());
     }
+
+    #[test]
+    fn the_verdict_names_the_case_and_adaptive_replication() {
+        let plan = Plan {
+            name: "s".into(),
+            sweep_hash: String::new(),
+            scenario_hash: String::new(),
+            params: vec![
+                aggregate::columns::CASE.into(),
+                "project.main.app.target_nresults".into(),
+                "project.main.workunit.delay_bound".into(),
+            ],
+            metrics: vec!["workunits_valid_per_day".into()],
+            project: None,
+            app: None,
+            replications: 1,
+            seed: 0,
+            points: vec![
+                vec!["quorum 1".into(), "0".into(), "1d".into()],
+                vec!["quorum 2".into(), "2".into(), "3d".into()],
+            ],
+            goal: Some(spec::Goal {
+                metric: "workunits_valid_per_day".into(),
+                maximize: true,
+                constraints: Vec::new(),
+            }),
+            warnings: Vec::new(),
+            cases: vec![
+                PlanCase {
+                    name: "quorum 1".into(),
+                    set: vec!["project.main.workunit.min_quorum=1".into()],
+                },
+                PlanCase {
+                    name: "quorum 2".into(),
+                    set: vec!["project.main.workunit.min_quorum=2".into()],
+                },
+            ],
+        };
+        let choice = aggregate::Choice {
+            best: Some(1),
+            feasible: vec![true, true],
+            ..aggregate::Choice::default()
+        };
+        assert_eq!(
+            verdict(&plan, &choice),
+            "best: point 1 (case = quorum 2, adaptive replication (app.target_nresults) = 2, \
+             delay_bound = 3d); no other point is within the noise (best.json)"
+        );
+        // design.json keeps the cases; a plan without cases has no `cases` key.
+        let json = serde_json::to_string(&plan).unwrap();
+        assert!(
+            json.contains(r#""cases":[{"name":"quorum 1","set":["#),
+            "{json}"
+        );
+        let back: Plan = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, plan);
+        let plain = Plan {
+            cases: Vec::new(),
+            ..plan
+        };
+        assert!(!serde_json::to_string(&plain).unwrap().contains("cases"));
+    }
 }

@@ -764,6 +764,22 @@ mod tests {
     }
 
     #[test]
+    fn keys_overlap_when_equal_or_one_holds_the_other() {
+        assert!(overlaps(
+            "project.main.workunit",
+            "project.main.workunit.min_quorum"
+        ));
+        assert!(overlaps(" a.b ", "a.b"));
+        assert!(overlaps("a.b.c", "a.b"));
+        assert!(!overlaps("a.b", "a.bc"));
+        assert!(!overlaps("a.b.min_quorum", "a.b.target_nresults"));
+        assert_eq!(
+            case_set_path(2, "project.main.app.target_nresults"),
+            "case.2.set.\"project.main.app.target_nresults\""
+        );
+    }
+
+    #[test]
     fn numbers_and_durations() {
         assert_eq!(number(&toml::Value::String("2d".into())), Ok(172_800.0));
         assert_eq!(number(&toml::Value::Integer(3)), Ok(3.0));

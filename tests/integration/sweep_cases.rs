@@ -304,3 +304,60 @@ fn bad_cases_fail_before_any_run_with_file_line_and_key() {
         assert!(!out.exists(), "case {i}: a bad sweep created its folder");
     }
 }
+
+#[test]
+fn a_sampled_design_runs_the_same_sample_in_every_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("lhs.toml");
+    std::fs::write(
+        &p,
+        format!(
+            r#"[sweep]
+scenario = "{}"
+design = "lhs"
+points = 3
+seed = 9
+metrics = ["workunits_valid_per_day"]
+
+[sweep.set]
+"simulation.duration" = "1d"
+"host_group.0.count" = 20
+"host_group.1.count" = 2
+
+[[case]]
+name = "quorum 1"
+set = {{ "project.main.workunit.min_quorum" = 1, "project.main.workunit.target_nresults" = 1 }}
+
+[[case]]
+name = "quorum 2"
+
+[[parameter]]
+key = "project.main.workunit.delay_bound"
+range = {{ from = "1d", to = "5d" }}
+"#,
+            scenario("science-error.toml")
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = bin(&[
+        "sweep",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--no-plots",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut r = csv::Reader::from_path(out.join("sweep-summary.csv")).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    // 2 cases × 3 drawn points; the second case (the base scenario) has the same
+    // three delay bounds in the same order.
+    assert_eq!(rows.len(), 6);
+    let cells = |i: usize| (rows[i][1].to_string(), rows[i][2].to_string());
+    for i in 0..3 {
+        assert_eq!(cells(i).0, "quorum 1");
+        assert_eq!(cells(i + 3).0, "quorum 2");
+        assert_eq!(cells(i).1, cells(i + 3).1, "point {i}");
+    }
+}
