@@ -113,8 +113,8 @@ pub fn short_names(keys: &[String]) -> Vec<String> {
 /// template's `target_nresults` (`project.P.workunit.target_nresults`). The two
 /// mean different things: the app's level replicates a job only for hosts not yet
 /// trusted (spec backend §2.4.4 step 5, BOINC's `app.target_nresults` in
-/// `sched_send.cpp`), the template's is the number of results every workunit gets
-/// at first. The file names of the charts keep `short`.
+/// `sched/sched_send.cpp`), the template's is the number of results every workunit
+/// gets at first. The file names of the charts keep `short`.
 pub fn display_name(key: &str, short: &str) -> String {
     let parts: Vec<&str> = key.split('.').collect();
     let adaptive = matches!(parts.len(), 4 | 5)
