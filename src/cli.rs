@@ -738,11 +738,12 @@ fn sweep_tables(
     quiet: bool,
 ) -> Result<(), SweepError> {
     let choice = crate::sweep::finish(dir, plan, records)?;
-    let charts = if plots {
-        crate::sweep::plots(dir, plan, &choice)?.len()
+    let drawn = if plots {
+        crate::sweep::plots(dir, plan, &choice)?
     } else {
-        0
+        Default::default()
     };
+    let charts = drawn.names.len();
     if !quiet {
         eprintln!(
             "{}: {} points x {} replications; sweep.csv, sweep-summary.csv and {charts} charts in {}",
@@ -753,6 +754,9 @@ fn sweep_tables(
         );
         if plan.goal.is_some() {
             eprintln!("{}", crate::sweep::verdict(plan, &choice));
+        }
+        for n in &drawn.not_drawn {
+            eprintln!("note: {n} (plots/README.txt)");
         }
     }
     Ok(())

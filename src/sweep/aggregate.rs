@@ -25,6 +25,9 @@ pub(crate) const BEST_JSON: &str = "best.json";
 pub mod columns {
     /// The point's number, 0-based in design order (both tables).
     pub(crate) const POINT: &str = "point";
+    /// The point's case (`[[case]]`), by name: the first parameter column of a
+    /// sweep with cases (both tables, `design.json`, `best.json`).
+    pub const CASE: &str = "case";
     /// The replication's number within its point (`sweep.csv`).
     pub(crate) const REPLICATION: &str = "replication";
     /// The run's seed (`sweep.csv`).
@@ -304,6 +307,10 @@ fn csv_bytes(rows: Vec<Vec<String>>) -> io::Result<Vec<u8>> {
 pub(crate) fn duration_params(plan: &Plan) -> Vec<bool> {
     (0..plan.params.len())
         .map(|j| {
+            // A case's name is a name, even one that reads as a duration (`3d`).
+            if j == 0 && !plan.cases.is_empty() {
+                return false;
+            }
             let values: Vec<&str> = plan.points.iter().map(|v| v[j].as_str()).collect();
             matches!(classify(&values), Kind::Duration { .. })
         })
@@ -541,6 +548,7 @@ mod tests {
             points: (0..points).map(|p| vec![format!("{p}d")]).collect(),
             goal: Some(goal),
             warnings: Vec::new(),
+            cases: Vec::new(),
         }
     }
 

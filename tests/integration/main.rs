@@ -44,6 +44,7 @@ mod several_apps;
 mod slurm;
 mod spec_examples;
 mod sweep;
+mod sweep_cases;
 mod transfer_outputs;
 mod true_size;
 mod volunteer_patterns;
