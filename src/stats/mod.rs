@@ -23,6 +23,8 @@
 //!   effective configuration of the run.
 //! * [`window`] says what the throughput and deadline figures count: the warm-up,
 //!   censored results, and the fate of each result sent at its deadline.
+//! * [`drift`] tests whether a headline figure of the first third of the measured
+//!   window differs significantly from the last third's (the drift warnings).
 //! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
 //!   rows like the summary.
 //! * [`credit`] tallies credit per FLOP of real work per app version, device and
@@ -37,6 +39,7 @@
 
 pub mod apps;
 pub mod credit;
+pub mod drift;
 pub mod headline;
 pub mod hosts;
 pub mod job_log;

@@ -8,8 +8,10 @@
 //! (`super::window`) and the time series and histograms it feeds
 //! (`super::metrics`), so the data flows one way.
 
+use super::drift::Thirds;
 use super::metrics::ProjectMetrics;
 use super::window::{self, DeadlineCounts, Window};
+use crate::engine::Time;
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::*;
 use serde::Serialize;
@@ -61,6 +63,40 @@ pub struct Tally {
     pub results_judged: u64,
     #[serde(skip)]
     pub results_judged_invalid: u64,
+    /// What the figures above counted before the warm-up, by the time each figure
+    /// of the measured window goes by: the window's are the run's minus these, so
+    /// with no warm-up they are the run's to the bit.
+    #[serde(skip)]
+    pub before: Before,
+    /// The first and last thirds of the window, for the drift warnings.
+    #[serde(skip)]
+    pub thirds: Thirds,
+}
+
+/// The rows a [`Tally`] counted before the warm-up, for the figures of the
+/// measured window (`docs/outputs.md`, "The measured window"): results and
+/// workunits by `create_time`, and what a reported result counts for by its
+/// `received_time`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Before {
+    /// Workunits and results created before the warm-up.
+    pub workunits: u64,
+    pub results: u64,
+    /// Of those results, by outcome: still INIT, CLIENT_ERROR, NO_REPLY,
+    /// DIDNT_NEED, and validate state TOO_LATE.
+    pub init: u64,
+    pub client_error: u64,
+    pub no_reply: u64,
+    pub didnt_need: u64,
+    pub too_late: u64,
+    /// Results received before the warm-up (or never: `received_time` 0): judged,
+    /// judged INVALID, their granted credit, and claimed and granted credit of the
+    /// VALID ones.
+    pub judged: u64,
+    pub judged_invalid: u64,
+    pub granted_credit: f64,
+    pub valid_claimed_credit: f64,
+    pub valid_granted_credit: f64,
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -89,17 +125,24 @@ fn validate_name(v: ValidateState) -> &'static str {
 
 impl Tally {
     /// An empty tally whose headline figures describe `window`.
-    pub fn new(metrics: ProjectMetrics, window: Window) -> Self {
+    pub fn new(mut metrics: ProjectMetrics, window: Window) -> Self {
+        metrics.set_warmup(window.warmup);
+        let thirds = Thirds::new(window, metrics.hists.first());
         Tally {
             metrics,
             window,
+            thirds,
             ..Default::default()
         }
     }
 
     pub(crate) fn add_workunit(&mut self, wu: &WorkunitRow, purged: bool) {
         self.metrics.add_workunit(wu);
+        self.thirds.add_workunit(wu);
         self.workunits += 1;
+        if Time::from(wu.create_time) < self.window.warmup {
+            self.before.workunits += 1;
+        }
         if wu.canonical_resultid != ResultId(0) {
             self.workunits_with_canonical += 1;
             self.sum_time_to_canonical += (wu.canonical_found_time - wu.create_time) as f64;
@@ -124,7 +167,9 @@ impl Tally {
 
     pub(crate) fn add_result(&mut self, r: &ResultRow) {
         self.metrics.add_result(r);
+        self.thirds.add_result(r);
         self.results += 1;
+        self.add_before(r);
         *self
             .results_by_outcome
             .entry(outcome_name(r.outcome))
@@ -157,6 +202,69 @@ impl Tally {
             self.valid_claimed_credit += r.claimed_credit;
             self.valid_granted_credit += r.granted_credit;
         }
+    }
+
+    /// What `r` counts for in [`Before`], mirroring [`Self::add_result`].
+    fn add_before(&mut self, r: &ResultRow) {
+        let b = &mut self.before;
+        if Time::from(r.create_time) < self.window.warmup {
+            b.results += 1;
+            match r.outcome {
+                Outcome::Init => b.init += 1,
+                Outcome::ClientError => b.client_error += 1,
+                Outcome::NoReply => b.no_reply += 1,
+                Outcome::DidntNeed => b.didnt_need += 1,
+                _ => {}
+            }
+            b.too_late += u64::from(r.validate_state == ValidateState::TooLate);
+        }
+        if r.received_time >= self.window.warmup {
+            return;
+        }
+        if r.outcome == Outcome::Success {
+            match r.validate_state {
+                ValidateState::Valid => b.judged += 1,
+                ValidateState::Invalid => {
+                    b.judged += 1;
+                    b.judged_invalid += 1;
+                }
+                _ => {}
+            }
+        }
+        b.granted_credit += r.granted_credit;
+        if r.validate_state == ValidateState::Valid {
+            b.valid_claimed_credit += r.claimed_credit;
+            b.valid_granted_credit += r.granted_credit;
+        }
+    }
+
+    /// Results created in the measured window that have an outcome (not INIT).
+    pub(crate) fn window_with_outcome(&self) -> u64 {
+        let b = &self.before;
+        (self.results - b.results) - (self.outcome_count("init") - b.init)
+    }
+
+    /// Results created in the measured window with this outcome name (`client_error`,
+    /// `no_reply`, `didnt_need`), or validate state `too_late`.
+    pub(crate) fn window_count(&self, name: &str) -> u64 {
+        let b = &self.before;
+        match name {
+            "client_error" => self.outcome_count(name) - b.client_error,
+            "no_reply" => self.outcome_count(name) - b.no_reply,
+            "didnt_need" => self.outcome_count(name) - b.didnt_need,
+            "too_late" => self.validate_count(name) - b.too_late,
+            _ => 0,
+        }
+    }
+
+    /// The drift warnings of this tally (`super::drift`), each starting with `who`.
+    pub fn drift_warnings(&self, who: &str) -> Vec<(&'static str, String)> {
+        let days = self.thirds.days();
+        self.thirds
+            .drifts()
+            .iter()
+            .map(|d| (d.figure, super::drift::message(who, d, &days)))
+            .collect()
     }
 
     /// Results with this outcome name (see [`outcome_name`]).
