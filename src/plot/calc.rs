@@ -90,6 +90,39 @@ pub(crate) fn ratios(
         .collect()
 }
 
+/// The window, in seconds, of a rate over the measured window `[start, end]`: a
+/// tenth of it, as a whole number of buckets (at least one), so the rate of each
+/// window rests on enough events to be read.
+pub(crate) fn tenth_window(start: i64, end: i64, interval_s: i64) -> i64 {
+    let interval = interval_s.max(1);
+    interval * ((end - start).max(0) / 10 / interval).max(1)
+}
+
+/// Per window of `window` seconds from `start` (`[start + k·window, start + (k+1)·window)`,
+/// the last one cut at `end`), `num / den` times `scale`, at the window's middle;
+/// NaN where `den` is 0 (no rate, a gap). A bucket counts in the window its start
+/// falls into; buckets starting before `start` (the warm-up) count in none, and the
+/// bucket at `end` itself goes into the last window.
+pub(crate) fn ratios_from(
+    num: &[(i64, f64)],
+    den: &[(i64, f64)],
+    start: i64,
+    window: i64,
+    end: i64,
+    scale: f64,
+) -> Vec<(f64, f64)> {
+    let shift = |s: &[(i64, f64)]| -> Vec<(i64, f64)> {
+        s.iter()
+            .filter(|p| p.0 >= start)
+            .map(|&(t, v)| (t - start, v))
+            .collect()
+    };
+    ratios(&shift(num), &shift(den), window, end - start, scale)
+        .into_iter()
+        .map(|(x, v)| (x + start as f64, v))
+        .collect()
+}
+
 /// At most `max` of `points`, evenly spaced, first and last kept: sampled gauges of
 /// long runs stay light in the SVG without changing their shape at chart scale.
 pub fn thin<T: Copy>(points: &[T], max: usize) -> Vec<T> {
@@ -235,6 +268,24 @@ pub(crate) fn nice_duration_width(span_s: f64, max_bins: f64, base_s: f64) -> f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 100-hour run, 10 h of warm-up: windows of 9 h from hour 10; the warm-up's
+    /// buckets count in none, the bucket at the end in the last window.
+    #[test]
+    fn rates_per_tenth_of_the_measured_window() {
+        assert_eq!(tenth_window(10 * HOUR, 100 * HOUR, HOUR), 9 * HOUR);
+        assert_eq!(tenth_window(0, 5 * HOUR, HOUR), HOUR, "at least one bucket");
+        let num: Vec<(i64, f64)> = (0..=100).map(|h| (h * HOUR, 1.0)).collect();
+        let den: Vec<(i64, f64)> = (0..=100)
+            .map(|h| (h * HOUR, if (19..28).contains(&h) { 0.0 } else { 4.0 }))
+            .collect();
+        let r = ratios_from(&num, &den, 10 * HOUR, 9 * HOUR, 100 * HOUR, 100.0);
+        assert_eq!(r.len(), 10);
+        assert_eq!(r[0], (14.5 * HOUR as f64, 25.0));
+        assert!(r[1].1.is_nan(), "no canonical result in hours 19–27: a gap");
+        // The last window, hours 91–99, and the bucket at hour 100: 10 / 40.
+        assert_eq!(r[9], (95.5 * HOUR as f64, 25.0));
+    }
 
     #[test]
     fn cdf_rises_to_the_share_inside_the_range() {

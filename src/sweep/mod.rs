@@ -104,6 +104,10 @@ pub struct RunRecord {
     pub values: Vec<String>,
     /// Every `summary.csv` column of the sweep's project (`null`: no value).
     pub metrics: BTreeMap<String, Option<f64>>,
+    /// The headline figures that drift in this run (`crate::stats::drift`): absent
+    /// when none does, so records of runs without a drift read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drifts: Vec<String>,
 }
 
 /// A sweep ready to run: the plan and each point's validated scenario.
@@ -246,6 +250,40 @@ pub fn censoring(plan: &Plan, scenarios: &[&ScenarioFile]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The drift warnings of a sweep (`docs/sweep.md`, "Drift"): one per point and
+/// headline figure that drifts (`crate::stats::drift`) in a majority of the point's
+/// replications. A majority, not any: with many points and figures, one replication
+/// in a few hundred warns by chance, while a point whose runs have not reached a
+/// steady state warns in most of them.
+pub fn drift_warnings(plan: &Plan, records: &Records) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, values) in plan.points.iter().enumerate() {
+        let runs: Vec<&RunRecord> = records.range((p, 0)..(p + 1, 0)).map(|r| r.1).collect();
+        for figure in crate::stats::drift::FIGURES {
+            let n = runs
+                .iter()
+                .filter(|r| r.drifts.iter().any(|d| d == figure))
+                .count();
+            if 2 * n > runs.len() {
+                let assigned: Vec<String> = plan
+                    .params
+                    .iter()
+                    .zip(values)
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect();
+                out.push(format!(
+                    "point {p} ({}): {figure} drifts in {n} of {} replications: its value over \
+                     the last third of the measured window differs significantly from the \
+                     first third's; the runs have not reached a steady state",
+                    assigned.join(", "),
+                    runs.len()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `--shard I/N`: this process runs the points `p` with `p mod N = I`.
@@ -450,6 +488,15 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
             })
             .map(|(c, v)| (c.to_string(), v))
             .collect(),
+        drifts: match scope {
+            Scope::Project => &finished.recorder.tallies[pi],
+            Scope::App(a) => finished.recorder.app_tally(pi, a),
+        }
+        .thirds
+        .drifts()
+        .iter()
+        .map(|d| d.figure.to_string())
+        .collect(),
     };
     let path = runs_dir.join(record_name(p, rep));
     let text = serde_json::to_vec(&record).map_err(|e| SweepError::Failed(e.to_string()))?;
