@@ -671,8 +671,12 @@ fn designer_lines(
 ) -> Vec<String> {
     use crate::plot::format::{duration, number, percent};
     let t = &finished.recorder.tallies[pi];
-    let values =
-        crate::stats::headline::values(finished, pi, crate::stats::headline::Scope::Project, end as f64);
+    let values = crate::stats::headline::values(
+        finished,
+        pi,
+        crate::stats::headline::Scope::Project,
+        end as f64,
+    );
     let get = |c: &str| values.iter().find(|v| v.0 == c).and_then(|v| v.1);
     let day = |s: i64| number((s as f64 / 86_400.0 * 10.0).round() / 10.0);
     let count = |n: u64| number(n as f64);

@@ -174,10 +174,9 @@ impl Thirds {
             n2 as f64 / third_days,
             count_z(n1, n2),
         ));
-        for (figure, [(x1, m1), (x2, m2)]) in [
-            (FIGURES[1], self.deadline),
-            (FIGURES[2], self.science),
-        ] {
+        for (figure, [(x1, m1), (x2, m2)]) in
+            [(FIGURES[1], self.deadline), (FIGURES[2], self.science)]
+        {
             if m1 > 0 && m2 > 0 {
                 out.extend(judge(
                     figure,
@@ -302,7 +301,10 @@ mod tests {
         // 10/1000 vs 30/1000: p = 0.02, se = √(0.02·0.98·0.002) = 0.00626..,
         // z = 0.02 / se = 3.194...
         let z = proportion_z(10, 1000, 30, 1000).unwrap();
-        assert!((z - 0.02 / (0.02f64 * 0.98 * 0.002).sqrt()).abs() < 1e-12, "{z}");
+        assert!(
+            (z - 0.02 / (0.02f64 * 0.98 * 0.002).sqrt()).abs() < 1e-12,
+            "{z}"
+        );
         assert!((z - 3.194).abs() < 1e-3, "{z}");
         assert_eq!(proportion_z(0, 1000, 0, 1000), None, "no variance");
         assert_eq!(proportion_z(1, 0, 1, 10), None);
@@ -384,7 +386,10 @@ mod tests {
         assert_eq!(th.science[0], (26, 25_920));
         assert_eq!(th.science[1], (26, 25_921));
         assert_eq!(th.drifts(), vec![]);
-        assert_eq!(th.days(), ["days 5–35".to_string(), "days 65–95".to_string()]);
+        assert_eq!(
+            th.days(),
+            ["days 5–35".to_string(), "days 65–95".to_string()]
+        );
     }
 
     #[test]

@@ -372,7 +372,7 @@ pub fn values(
         // Under credit_new BOINC stores no claims (claimed_credit = 0, spec
         // backend §1.2): the ratio then has no value rather than a misleading 0.
         ratio(valid_claimed, valid_granted).filter(|_| valid_claimed > 0.0), // claimed_to_granted_ratio
-        Some(hosts.credits.len() as f64), // hosts_attached
+        Some(hosts.credits.len() as f64),                                    // hosts_attached
         ratio(hosts.credits.iter().sum(), hosts.credits.len() as f64), // credit_per_host_mean_credit
         rank_quantile(&hosts.credits, 0.5),                            // credit_per_host_p50_credit
         rank_quantile(&hosts.credits, 0.9),                            // credit_per_host_p90_credit

@@ -280,3 +280,97 @@ impl Tally {
             .unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::metrics::{self, ProjectMetrics};
+
+    /// Results created at `created`, sent 10 s later and reported at `received`
+    /// with `outcome` and `validate`, 100 CPU seconds, and 2 credits when VALID.
+    fn result(
+        created: Time,
+        received: Time,
+        outcome: Outcome,
+        validate: ValidateState,
+    ) -> ResultRow {
+        let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::Over);
+        r.create_time = crate::engine::db_time(created);
+        r.sent_time = created + 10;
+        r.report_deadline = created + 5000;
+        r.received_time = received;
+        r.outcome = outcome;
+        r.validate_state = validate;
+        r.cpu_time = 100.0;
+        r.granted_credit = if validate == ValidateState::Valid {
+            2.0
+        } else {
+            0.0
+        };
+        r
+    }
+
+    fn tally(warmup: Time) -> Tally {
+        let mut t = Tally::new(
+            ProjectMetrics::new(600, 60, 10_000),
+            Window {
+                warmup,
+                end: 10_000,
+            },
+        );
+        use Outcome::*;
+        use ValidateState as V;
+        for r in [
+            // Created and reported in the warm-up of 1000 s.
+            result(100, 900, Success, V::Valid),
+            result(200, 950, ClientError, V::Init),
+            // Created in the warm-up, reported after it.
+            result(500, 1500, Success, V::Invalid),
+            // Created and reported after it.
+            result(2000, 2600, Success, V::Valid),
+            result(2100, 2700, Success, V::Valid),
+            result(3000, 0, NoReply, V::Init),
+        ] {
+            t.add_result(&r);
+        }
+        t
+    }
+
+    /// The window's figures are the run's minus what came before the warm-up:
+    /// exact counts on constructed rows, and with no warm-up the run's.
+    #[test]
+    fn the_window_leaves_the_warm_up_out() {
+        let t = tally(1000);
+        let b = t.before;
+        assert_eq!((b.results, b.client_error, b.init), (3, 1, 0));
+        assert_eq!((b.judged, b.judged_invalid, b.granted_credit), (1, 0, 2.0));
+        // Created in the window: 3 results with an outcome, one NO_REPLY.
+        assert_eq!(t.window_with_outcome(), 3);
+        assert_eq!(t.window_count("no_reply"), 1);
+        assert_eq!(t.window_count("client_error"), 0);
+        // Reported in the window: 3, one INVALID (wasted 100 of 300 CPU s).
+        let m = &t.metrics;
+        assert_eq!(m.window_total(metrics::R_REPORTED), 3.0);
+        assert_eq!(m.total(metrics::R_REPORTED), 5.0);
+        assert_eq!(m.window_total(metrics::CPU_WASTED), 100.0);
+        assert_eq!(m.window_total(metrics::CPU_REPORTED), 300.0);
+        assert_eq!(t.results_judged - b.judged, 3);
+        assert_eq!(t.results_judged_invalid - b.judged_invalid, 1);
+        // The turnaround histogram holds only the 3 reported after the warm-up.
+        assert_eq!(m.hists[0].total(), 3);
+        // Sent at or after the warm-up: the last three, one of which no reply.
+        assert_eq!((t.deadline.passed(), t.deadline.no_reply), (3, 1));
+
+        let whole = tally(0);
+        assert_eq!(whole.before, Before::default());
+        assert_eq!(whole.window_with_outcome(), 6);
+        assert_eq!(whole.window_count("client_error"), 1);
+        let m = &whole.metrics;
+        assert_eq!(
+            m.window_total(metrics::R_REPORTED),
+            m.total(metrics::R_REPORTED)
+        );
+        assert_eq!(m.window_total(metrics::CPU_WASTED), 200.0);
+        assert_eq!(m.hists[0].total(), 5);
+    }
+}

@@ -705,4 +705,55 @@ mod tests {
         assert!("1".parse::<Shard>().is_err());
         assert!("0/0".parse::<Shard>().is_err());
     }
+
+    /// A figure warns for a point when it drifts in a majority of its replications:
+    /// 2 of 3 does, 1 of 3 does not.
+    #[test]
+    fn drift_warns_per_point_by_majority() {
+        let plan = Plan {
+            name: "s".into(),
+            sweep_hash: String::new(),
+            scenario_hash: String::new(),
+            params: vec!["project.main.workunit.min_quorum".into()],
+            metrics: vec![],
+            project: None,
+            app: None,
+            replications: 3,
+            seed: 1,
+            points: vec![vec!["1".into()], vec!["2".into()]],
+            goal: None,
+            warnings: Vec::new(),
+        };
+        let mut records = Records::new();
+        for (p, drifting) in [(0, [true, true, false]), (1, [false, true, false])] {
+            for (r, d) in drifting.into_iter().enumerate() {
+                records.insert(
+                    (p, r as u32),
+                    RunRecord {
+                        point: p,
+                        replication: r as u32,
+                        seed: 0,
+                        values: plan.points[p].clone(),
+                        metrics: BTreeMap::new(),
+                        drifts: if d {
+                            vec!["wrong_canonical_frac".into()]
+                        } else {
+                            Vec::new()
+                        },
+                    },
+                );
+            }
+        }
+        assert_eq!(
+            drift_warnings(&plan, &records),
+            [
+                "point 0 (project.main.workunit.min_quorum = 1): wrong_canonical_frac drifts in 2 \
+              of 3 replications: its value over the last third of the measured window differs \
+              significantly from the first third's; the runs have not reached a steady state"
+            ]
+        );
+        // A record without drifts reads and writes as before the field existed.
+        let json = serde_json::to_string(&records[&(1, 0)]).unwrap();
+        assert!(!json.contains("drifts"), "{json}");
+    }
 }

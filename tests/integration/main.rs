@@ -26,6 +26,7 @@ mod cli;
 mod client_properties;
 mod compare;
 mod credit;
+mod drift;
 mod fuzz;
 mod gpu_client;
 mod import_hosts;
