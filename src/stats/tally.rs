@@ -74,12 +74,13 @@ pub struct Tally {
 }
 
 /// The rows a [`Tally`] counted before the warm-up, for the figures of the
-/// measured window (`docs/outputs.md`, "The measured window"): results and
-/// workunits by `create_time`, and what a reported result counts for by its
-/// `received_time`.
+/// measured window (`docs/outputs.md`, "The measured window"): workunits by
+/// `create_time`, results by `sent_time` (a result never sent has no time of its
+/// own in `results.csv` and counts in the window), and what a reported result
+/// counts for by its `received_time`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Before {
-    /// Workunits and results created before the warm-up.
+    /// Workunits created, and results sent, before the warm-up.
     pub workunits: u64,
     pub results: u64,
     /// Of those results, by outcome: still INIT, CLIENT_ERROR, NO_REPLY,
@@ -207,7 +208,7 @@ impl Tally {
     /// What `r` counts for in [`Before`], mirroring [`Self::add_result`].
     fn add_before(&mut self, r: &ResultRow) {
         let b = &mut self.before;
-        if Time::from(r.create_time) < self.window.warmup {
+        if r.sent_time != 0 && r.sent_time < self.window.warmup {
             b.results += 1;
             match r.outcome {
                 Outcome::Init => b.init += 1,
@@ -238,13 +239,14 @@ impl Tally {
         }
     }
 
-    /// Results created in the measured window that have an outcome (not INIT).
+    /// Results of the measured window (sent in it, or never sent) that have an
+    /// outcome (not INIT).
     pub(crate) fn window_with_outcome(&self) -> u64 {
         let b = &self.before;
         (self.results - b.results) - (self.outcome_count("init") - b.init)
     }
 
-    /// Results created in the measured window with this outcome name (`client_error`,
+    /// Results of the measured window with this outcome name (`client_error`,
     /// `no_reply`, `didnt_need`), or validate state `too_late`.
     pub(crate) fn window_count(&self, name: &str) -> u64 {
         let b = &self.before;
@@ -344,7 +346,7 @@ mod tests {
         let b = t.before;
         assert_eq!((b.results, b.client_error, b.init), (3, 1, 0));
         assert_eq!((b.judged, b.judged_invalid, b.granted_credit), (1, 0, 2.0));
-        // Created in the window: 3 results with an outcome, one NO_REPLY.
+        // Sent in the window: 3 results with an outcome, one NO_REPLY.
         assert_eq!(t.window_with_outcome(), 3);
         assert_eq!(t.window_count("no_reply"), 1);
         assert_eq!(t.window_count("client_error"), 0);
