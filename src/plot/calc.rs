@@ -98,11 +98,13 @@ pub(crate) fn tenth_window(start: i64, end: i64, interval_s: i64) -> i64 {
     interval * ((end - start).max(0) / 10 / interval).max(1)
 }
 
-/// Per window of `window` seconds from `start` (`[start + k·window, start + (k+1)·window)`,
-/// the last one cut at `end`), `num / den` times `scale`, at the window's middle;
-/// NaN where `den` is 0 (no rate, a gap). A bucket counts in the window its start
-/// falls into; buckets starting before `start` (the warm-up) count in none, and the
-/// bucket at `end` itself goes into the last window.
+/// Per window of `window` seconds from `start`, `num / den` times `scale`, at the
+/// window's middle; NaN where `den` is 0 (no rate, a gap). There are
+/// `⌊(end − start) / window⌋` windows (at least one), the last one running to `end`
+/// and so up to one window longer: a short remainder would rest on too few events.
+/// A bucket counts in the window its start falls into; buckets starting before
+/// `start` (the warm-up) count in none, and the bucket at `end` itself goes into
+/// the last window.
 pub(crate) fn ratios_from(
     num: &[(i64, f64)],
     den: &[(i64, f64)],
@@ -111,15 +113,30 @@ pub(crate) fn ratios_from(
     end: i64,
     scale: f64,
 ) -> Vec<(f64, f64)> {
-    let shift = |s: &[(i64, f64)]| -> Vec<(i64, f64)> {
-        s.iter()
-            .filter(|p| p.0 >= start)
-            .map(|&(t, v)| (t - start, v))
-            .collect()
+    if end <= start || window <= 0 {
+        return Vec::new();
+    }
+    let n = ((end - start) / window).max(1) as usize;
+    let sums = |s: &[(i64, f64)]| {
+        let mut out = vec![0.0; n];
+        for &(t, v) in s.iter().filter(|p| p.0 >= start) {
+            out[(((t - start) / window) as usize).min(n - 1)] += v;
+        }
+        out
     };
-    ratios(&shift(num), &shift(den), window, end - start, scale)
-        .into_iter()
-        .map(|(x, v)| (x + start as f64, v))
+    let (nums, dens) = (sums(num), sums(den));
+    (0..n)
+        .map(|k| {
+            let lo = start + k as i64 * window;
+            let hi = if k + 1 == n { end } else { lo + window };
+            let x = (lo + hi) as f64 / 2.0;
+            let y = if dens[k] > 0.0 {
+                nums[k] / dens[k] * scale
+            } else {
+                f64::NAN
+            };
+            (x, y)
+        })
         .collect()
 }
 
@@ -285,6 +302,10 @@ mod tests {
         assert!(r[1].1.is_nan(), "no canonical result in hours 19–27: a gap");
         // The last window, hours 91–99, and the bucket at hour 100: 10 / 40.
         assert_eq!(r[9], (95.5 * HOUR as f64, 25.0));
+        // 95 hours from hour 10 in windows of 9 h: the last of 9 runs to the end.
+        let r = ratios_from(&num, &den, 10 * HOUR, 9 * HOUR, 95 * HOUR, 100.0);
+        assert_eq!(r.len(), 9);
+        assert_eq!(r[8], ((82.0 + 95.0) / 2.0 * HOUR as f64, 25.0));
     }
 
     #[test]
