@@ -34,7 +34,7 @@
 //!   results, wrong VALID and correct INVALID results.
 //!
 //! Inside stats the imports point one way as well (`tests/integration/layering.rs`): [`window`]
-//! ← [`metrics`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
+//! ← [`metrics`] ← [`drift`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
 //! [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to its left.
 
 pub mod apps;
