@@ -727,6 +727,8 @@ fn designer_lines(
         "turnaround_p90_s",
         get("turnaround_p90_s").map_or(none, duration),
     ));
+    // Batch completion (a run with batches) is one more entry of `rows` here, with
+    // its warnings under it like the others'.
     for (label, figure, value) in rows {
         out.push(format!("    {label:<20}{value}"));
         if figure == "deadline_fail_frac" {
@@ -739,7 +741,6 @@ fn designer_lines(
                 .map(|d| format!("    warning: {}", d.1)),
         );
     }
-    // Batch completion goes here when the run has batches: one more row above.
     out
 }
 

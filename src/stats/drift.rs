@@ -3,7 +3,7 @@
 //!
 //! A figure of `summary.csv` is one number for the whole measured window. When the
 //! run has not reached a steady state (adaptive replication trusting unreliable
-//! hosts more and more, spec backend §2.3.3; a database still filling), that number
+//! hosts more and more, spec backend §2.4.7; a database still filling), that number
 //! is an average over a moving target, and a designer comparing it with a limit is
 //! misled. So each run also tallies, per figure, the counts of the first and the last
 //! third of the window, and tests whether they differ more than chance allows:
