@@ -450,7 +450,12 @@ pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> 
         "within_noise": near,
         "undecided": choice.undecided,
         "uncertain_feasibility": choice.uncertain,
-        "warnings": plan.warnings,
+        "warnings": plan
+            .warnings
+            .iter()
+            .cloned()
+            .chain(super::drift_warnings(plan, runs))
+            .collect::<Vec<_>>(),
     });
     let mut text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
     text.push('\n');
@@ -567,6 +572,7 @@ mod tests {
                         seed: 0,
                         values: vec![format!("{p}d")],
                         metrics,
+                        drifts: Vec::new(),
                     },
                 );
             }

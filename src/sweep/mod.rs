@@ -116,6 +116,10 @@ pub struct RunRecord {
     pub values: Vec<String>,
     /// Every `summary.csv` column of the sweep's project (`null`: no value).
     pub metrics: BTreeMap<String, Option<f64>>,
+    /// The headline figures that drift in this run (`crate::stats::drift`): absent
+    /// when none does, so records of runs without a drift read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drifts: Vec<String>,
 }
 
 /// A sweep ready to run: the plan and each point's validated scenario.
@@ -322,6 +326,40 @@ pub fn censoring(plan: &Plan, scenarios: &[&ScenarioFile]) -> Vec<String> {
         .collect()
 }
 
+/// The drift warnings of a sweep (`docs/sweep.md`, "Drift"): one per point and
+/// headline figure that drifts (`crate::stats::drift`) in a majority of the point's
+/// replications. A majority, not any: with many points and figures, one replication
+/// in a few hundred warns by chance, while a point whose runs have not reached a
+/// steady state warns in most of them.
+pub fn drift_warnings(plan: &Plan, records: &Records) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, values) in plan.points.iter().enumerate() {
+        let runs: Vec<&RunRecord> = records.range((p, 0)..(p + 1, 0)).map(|r| r.1).collect();
+        for figure in crate::stats::drift::FIGURES {
+            let n = runs
+                .iter()
+                .filter(|r| r.drifts.iter().any(|d| d == figure))
+                .count();
+            if 2 * n > runs.len() {
+                let assigned: Vec<String> = plan
+                    .params
+                    .iter()
+                    .zip(values)
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect();
+                out.push(format!(
+                    "point {p} ({}): {figure} drifts in {n} of {} replications: its value over \
+                     the last third of the measured window differs significantly from the \
+                     first third's; the runs have not reached a steady state",
+                    assigned.join(", "),
+                    runs.len()
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// `--shard I/N`: this process runs the points `p` with `p mod N = I`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
@@ -525,6 +563,15 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
             })
             .map(|(c, v)| (c.to_string(), v))
             .collect(),
+        drifts: match scope {
+            Scope::Project => &finished.recorder.tallies[pi],
+            Scope::App(a) => finished.recorder.app_tally(pi, a),
+        }
+        .thirds
+        .drifts()
+        .iter()
+        .map(|d| d.figure.to_string())
+        .collect(),
     };
     let path = runs_dir.join(record_name(p, rep));
     let text = serde_json::to_vec(&record).map_err(|e| SweepError::Failed(e.to_string()))?;
@@ -809,5 +856,57 @@ mod tests {
             ..plan
         };
         assert!(!serde_json::to_string(&plain).unwrap().contains("cases"));
+    }
+
+    /// A figure warns for a point when it drifts in a majority of its replications:
+    /// 2 of 3 does, 1 of 3 does not.
+    #[test]
+    fn drift_warns_per_point_by_majority() {
+        let plan = Plan {
+            name: "s".into(),
+            sweep_hash: String::new(),
+            scenario_hash: String::new(),
+            params: vec!["project.main.workunit.min_quorum".into()],
+            metrics: vec![],
+            project: None,
+            app: None,
+            replications: 3,
+            seed: 1,
+            points: vec![vec!["1".into()], vec!["2".into()]],
+            goal: None,
+            warnings: Vec::new(),
+            cases: Vec::new(),
+        };
+        let mut records = Records::new();
+        for (p, drifting) in [(0, [true, true, false]), (1, [false, true, false])] {
+            for (r, d) in drifting.into_iter().enumerate() {
+                records.insert(
+                    (p, r as u32),
+                    RunRecord {
+                        point: p,
+                        replication: r as u32,
+                        seed: 0,
+                        values: plan.points[p].clone(),
+                        metrics: BTreeMap::new(),
+                        drifts: if d {
+                            vec!["wrong_canonical_frac".into()]
+                        } else {
+                            Vec::new()
+                        },
+                    },
+                );
+            }
+        }
+        assert_eq!(
+            drift_warnings(&plan, &records),
+            [
+                "point 0 (project.main.workunit.min_quorum = 1): wrong_canonical_frac drifts in 2 \
+              of 3 replications: its value over the last third of the measured window differs \
+              significantly from the first third's; the runs have not reached a steady state"
+            ]
+        );
+        // A record without drifts reads and writes as before the field existed.
+        let json = serde_json::to_string(&records[&(1, 0)]).unwrap();
+        assert!(!json.contains("drifts"), "{json}");
     }
 }

@@ -27,6 +27,7 @@ mod cli;
 mod client_properties;
 mod compare;
 mod credit;
+mod drift;
 mod fuzz;
 mod gpu_client;
 mod import_hosts;
