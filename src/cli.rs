@@ -726,14 +726,47 @@ fn designer_lines(
     rows.push((
         "turnaround p90",
         "turnaround_p90_s",
-        get("turnaround_p90_s").map_or(none, duration),
+        get("turnaround_p90_s").map_or(none.clone(), duration),
     ));
-    // Batch completion (a run with batches) is one more entry of `rows` here, with
-    // its warnings under it like the others'.
+    // Batch completion, in a run with batches (docs/outputs.md, "Batches"), with a
+    // warning under it when batches of the window had not finished.
+    let mut unfinished = 0;
+    if crate::stats::batches::has_batches(finished) {
+        let figs = crate::stats::batches::project_figures(finished, pi);
+        let inside = figs
+            .iter()
+            .filter(|f| f.batch.create_time >= t.window.warmup);
+        let (n, done) = inside.fold((0, 0), |(n, d), f| {
+            (n + 1, d + f.completion().is_some() as u64)
+        });
+        unfinished = n - done;
+        let bv = crate::stats::batches::batch_values(&figs, t.window);
+        let d = |c: &str| {
+            let v = bv.iter().find(|v| v.0 == c).and_then(|v| v.1);
+            v.map_or(none.clone(), duration)
+        };
+        rows.push((
+            "batch completion",
+            "batch_completion_p90_s",
+            format!(
+                "median {}, p90 {} ({} of {} batches complete; 90 % of a batch in {} median)",
+                d("batch_completion_p50_s"),
+                d("batch_completion_p90_s"),
+                count(done),
+                count(n),
+                d("batch_time_to_90_p50_s"),
+            ),
+        ));
+    }
     for (label, figure, value) in rows {
         out.push(format!("    {label:<20}{value}"));
         if figure == "deadline_fail_frac" {
             out.extend(censored.iter().map(|w| format!("    warning: {w}")));
+        }
+        if figure == "batch_completion_p90_s" && unfinished > 0 {
+            out.push(format!(
+                "    warning: {unfinished} batch(es) submitted in the measured window had not finished by the end: their completion is unknown, and a percentile that falls on one is empty"
+            ));
         }
         out.extend(
             drifts

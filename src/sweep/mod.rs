@@ -570,6 +570,7 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
         .thirds
         .drifts()
         .iter()
+        .filter(|d| crate::stats::batches::drift_applies(&finished, pi, d.figure))
         .map(|d| d.figure.to_string())
         .collect(),
     };
