@@ -109,3 +109,45 @@ fn a_rising_science_error_warns_and_a_steady_one_does_not() {
     }
     assert_eq!((wrong, known), (72.0, 11_246.0));
 }
+
+/// The shipped cases sweep of adaptive replication against quorum 2: the sweep
+/// warns that adaptive replication's science error drifts, at both of its points,
+/// and says nothing of quorum 2 (docs/sweep.md, "Drift").
+#[test]
+fn a_cases_sweep_warns_on_the_adaptive_replication_case_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sweep");
+    let o = run(&[
+        "sweep",
+        "scenarios/sweeps/adaptive-drift.toml",
+        "--no-plots",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let best: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("best.json")).unwrap()).unwrap();
+    let w: Vec<&str> = best["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    for point in [
+        "point 2 (case = adaptive replication",
+        "point 3 (case = adaptive replication",
+    ] {
+        assert!(
+            w.iter().any(
+                |m| m.starts_with(point) && m.contains("wrong_canonical_frac drifts in 3 of 3")
+            ),
+            "{w:?}"
+        );
+    }
+    assert!(!w.iter().any(|m| m.contains("quorum 2")), "{w:?}");
+    assert!(
+        err.contains("warning: point 2 (case = adaptive replication"),
+        "{err}"
+    );
+}
