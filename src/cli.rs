@@ -622,7 +622,15 @@ fn print_run(loaded: &Loaded, finished: &Finished<StatsRecorder>, out_dir: &Path
     if checked > 0 {
         eprintln!("  checked {checked} expectation(s): all met");
     }
-    for (p, t) in finished.projects.iter().zip(&finished.recorder.tallies) {
+    let end = loaded.file.simulation.duration.get();
+    let censoring = crate::stats::summary::censoring_warnings(finished);
+    let drift = crate::stats::summary::drift_warnings(finished);
+    for (pi, (p, t)) in finished
+        .projects
+        .iter()
+        .zip(&finished.recorder.tallies)
+        .enumerate()
+    {
         eprintln!(
             "  project {}: {} workunits ({} with canonical result, {} with error), {} results, {:.1} credit granted",
             p.name,
@@ -632,10 +640,142 @@ fn print_run(loaded: &Loaded, finished: &Finished<StatsRecorder>, out_dir: &Path
             t.results,
             t.granted_credit_total
         );
+        // A censoring warning names its project as `project NAME:` or, per app,
+        // `project NAME, app …`.
+        let ours = |w: &&String| {
+            let rest = w.strip_prefix("project ").unwrap_or("");
+            rest.strip_prefix(p.name.as_str())
+                .is_some_and(|r| r.starts_with(':') || r.starts_with(','))
+        };
+        let censored: Vec<&String> = censoring.iter().filter(ours).collect();
+        let drifts: Vec<(&str, &String)> = drift
+            .iter()
+            .filter(|d| d.0 == pi)
+            .map(|d| (d.1, &d.2))
+            .collect();
+        for line in designer_lines(finished, pi, end, &censored, &drifts) {
+            eprintln!("{line}");
+        }
     }
-    for w in crate::stats::summary::censoring_warnings(finished) {
-        eprintln!("warning: {w}");
+}
+
+/// A project's headline figures over the measured window, as a designer reads them
+/// (`docs/outputs.md`, "The figures a designer compares"), aligned, each followed by
+/// the warnings that concern it: the censoring warnings under the deadline
+/// failures, a drift warning under its figure.
+fn designer_lines(
+    finished: &Finished<StatsRecorder>,
+    pi: usize,
+    end: i64,
+    censored: &[&String],
+    drifts: &[(&str, &String)],
+) -> Vec<String> {
+    use crate::plot::format::{duration, number, percent};
+    let t = &finished.recorder.tallies[pi];
+    let values = crate::stats::headline::values(
+        finished,
+        pi,
+        crate::stats::headline::Scope::Project,
+        end as f64,
+    );
+    let get = |c: &str| values.iter().find(|v| v.0 == c).and_then(|v| v.1);
+    let day = |s: i64| number((s as f64 / 86_400.0 * 10.0).round() / 10.0);
+    let count = |n: u64| number(n as f64);
+    let none = "–".to_string();
+    let mut out = vec![format!(
+        "    {:<20}days {}–{}",
+        "measured window",
+        day(t.window.warmup),
+        day(t.window.end)
+    )];
+    let mut rows: Vec<(&str, &str, String)> = Vec::new();
+    rows.push((
+        "valid workunits",
+        "workunits_valid_per_day",
+        get("workunits_valid_per_day").map_or(none.clone(), |v| format!("{} per day", number(v))),
+    ));
+    let dl = t.deadline;
+    rows.push((
+        "deadline failures",
+        "deadline_fail_frac",
+        match get("deadline_fail_frac") {
+            Some(v) => format!(
+                "{} ({} of {} whose deadline passed; {} censored)",
+                percent(v),
+                count(dl.failed()),
+                count(dl.passed()),
+                count(dl.censored)
+            ),
+            None => format!("– (no deadline passed; {} censored)", count(dl.censored)),
+        },
+    ));
+    let sci = t.metrics.science.window_total();
+    rows.push((
+        "wrong canonical",
+        "wrong_canonical_frac",
+        match get("wrong_canonical_frac") {
+            Some(v) => format!(
+                "{} ({} of {} canonical results of known truth)",
+                percent(v),
+                count(sci.wrong_canonical),
+                count(sci.canonical_known)
+            ),
+            None => "– (no canonical result of known truth)".into(),
+        },
+    ));
+    rows.push((
+        "turnaround p90",
+        "turnaround_p90_s",
+        get("turnaround_p90_s").map_or(none.clone(), duration),
+    ));
+    // Batch completion, in a run with batches (docs/outputs.md, "Batches"), with a
+    // warning under it when batches of the window had not finished.
+    let mut unfinished = 0;
+    if crate::stats::batches::has_batches(finished) {
+        let figs = crate::stats::batches::project_figures(finished, pi);
+        let inside = figs
+            .iter()
+            .filter(|f| f.batch.create_time >= t.window.warmup);
+        let (n, done) = inside.fold((0, 0), |(n, d), f| {
+            (n + 1, d + f.completion().is_some() as u64)
+        });
+        unfinished = n - done;
+        let bv = crate::stats::batches::batch_values(&figs, t.window);
+        let d = |c: &str| {
+            let v = bv.iter().find(|v| v.0 == c).and_then(|v| v.1);
+            v.map_or(none.clone(), duration)
+        };
+        rows.push((
+            "batch completion",
+            "batch_completion_p90_s",
+            format!(
+                "median {}, p90 {} ({} of {} batches complete; 90 % of a batch in {} median)",
+                d("batch_completion_p50_s"),
+                d("batch_completion_p90_s"),
+                count(done),
+                count(n),
+                d("batch_time_to_90_p50_s"),
+            ),
+        ));
     }
+    for (label, figure, value) in rows {
+        out.push(format!("    {label:<20}{value}"));
+        if figure == "deadline_fail_frac" {
+            out.extend(censored.iter().map(|w| format!("    warning: {w}")));
+        }
+        if figure == "batch_completion_p90_s" && unfinished > 0 {
+            out.push(format!(
+                "    warning: {unfinished} batch(es) submitted in the measured window had not finished by the end: their completion is unknown, and a percentile that falls on one is empty"
+            ));
+        }
+        out.extend(
+            drifts
+                .iter()
+                .filter(|d| d.0 == figure)
+                .map(|d| format!("    warning: {}", d.1)),
+        );
+    }
+    out
 }
 
 fn compare(a: CompareArgs) -> Result<(), CliError> {
@@ -738,11 +878,12 @@ fn sweep_tables(
     quiet: bool,
 ) -> Result<(), SweepError> {
     let choice = crate::sweep::finish(dir, plan, records)?;
-    let charts = if plots {
-        crate::sweep::plots(dir, plan, &choice)?.len()
+    let drawn = if plots {
+        crate::sweep::plots(dir, plan, &choice)?
     } else {
-        0
+        Default::default()
     };
+    let charts = drawn.names.len();
     if !quiet {
         eprintln!(
             "{}: {} points x {} replications; sweep.csv, sweep-summary.csv and {charts} charts in {}",
@@ -753,6 +894,12 @@ fn sweep_tables(
         );
         if plan.goal.is_some() {
             eprintln!("{}", crate::sweep::verdict(plan, &choice));
+        }
+        for w in crate::sweep::drift_warnings(plan, records) {
+            eprintln!("warning: {w}");
+        }
+        for n in &drawn.not_drawn {
+            eprintln!("note: {n} (plots/README.txt)");
         }
     }
     Ok(())

@@ -90,6 +90,56 @@ pub(crate) fn ratios(
         .collect()
 }
 
+/// The window, in seconds, of a rate over the measured window `[start, end]`: a
+/// tenth of it, as a whole number of buckets (at least one), so the rate of each
+/// window rests on enough events to be read.
+pub(crate) fn tenth_window(start: i64, end: i64, interval_s: i64) -> i64 {
+    let interval = interval_s.max(1);
+    interval * ((end - start).max(0) / 10 / interval).max(1)
+}
+
+/// Per window of `window` seconds from `start`, `num / den` times `scale`, at the
+/// window's middle; NaN where `den` is 0 (no rate, a gap). There are
+/// `⌊(end − start) / window⌋` windows (at least one), the last one running to `end`
+/// and so up to one window longer: a short remainder would rest on too few events.
+/// A bucket counts in the window its start falls into; buckets starting before
+/// `start` (the warm-up) count in none, and the bucket at `end` itself goes into
+/// the last window.
+pub(crate) fn ratios_from(
+    num: &[(i64, f64)],
+    den: &[(i64, f64)],
+    start: i64,
+    window: i64,
+    end: i64,
+    scale: f64,
+) -> Vec<(f64, f64)> {
+    if end <= start || window <= 0 {
+        return Vec::new();
+    }
+    let n = ((end - start) / window).max(1) as usize;
+    let sums = |s: &[(i64, f64)]| {
+        let mut out = vec![0.0; n];
+        for &(t, v) in s.iter().filter(|p| p.0 >= start) {
+            out[(((t - start) / window) as usize).min(n - 1)] += v;
+        }
+        out
+    };
+    let (nums, dens) = (sums(num), sums(den));
+    (0..n)
+        .map(|k| {
+            let lo = start + k as i64 * window;
+            let hi = if k + 1 == n { end } else { lo + window };
+            let x = (lo + hi) as f64 / 2.0;
+            let y = if dens[k] > 0.0 {
+                nums[k] / dens[k] * scale
+            } else {
+                f64::NAN
+            };
+            (x, y)
+        })
+        .collect()
+}
+
 /// At most `max` of `points`, evenly spaced, first and last kept: sampled gauges of
 /// long runs stay light in the SVG without changing their shape at chart scale.
 pub fn thin<T: Copy>(points: &[T], max: usize) -> Vec<T> {
@@ -235,6 +285,28 @@ pub(crate) fn nice_duration_width(span_s: f64, max_bins: f64, base_s: f64) -> f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 100-hour run, 10 h of warm-up: windows of 9 h from hour 10; the warm-up's
+    /// buckets count in none, the bucket at the end in the last window.
+    #[test]
+    fn rates_per_tenth_of_the_measured_window() {
+        assert_eq!(tenth_window(10 * HOUR, 100 * HOUR, HOUR), 9 * HOUR);
+        assert_eq!(tenth_window(0, 5 * HOUR, HOUR), HOUR, "at least one bucket");
+        let num: Vec<(i64, f64)> = (0..=100).map(|h| (h * HOUR, 1.0)).collect();
+        let den: Vec<(i64, f64)> = (0..=100)
+            .map(|h| (h * HOUR, if (19..28).contains(&h) { 0.0 } else { 4.0 }))
+            .collect();
+        let r = ratios_from(&num, &den, 10 * HOUR, 9 * HOUR, 100 * HOUR, 100.0);
+        assert_eq!(r.len(), 10);
+        assert_eq!(r[0], (14.5 * HOUR as f64, 25.0));
+        assert!(r[1].1.is_nan(), "no canonical result in hours 19–27: a gap");
+        // The last window, hours 91–99, and the bucket at hour 100: 10 / 40.
+        assert_eq!(r[9], (95.5 * HOUR as f64, 25.0));
+        // 95 hours from hour 10 in windows of 9 h: the last of 9 runs to the end.
+        let r = ratios_from(&num, &den, 10 * HOUR, 9 * HOUR, 95 * HOUR, 100.0);
+        assert_eq!(r.len(), 9);
+        assert_eq!(r[8], ((82.0 + 95.0) / 2.0 * HOUR as f64, 25.0));
+    }
 
     #[test]
     fn cdf_rises_to_the_share_inside_the_range() {

@@ -233,15 +233,26 @@ pub fn deadlines(d: &RunData) -> Figure {
     )
 }
 
-/// The science error rate: the share of canonical results that are wrong (cumulative
-/// `wrong_canonical_frac`), and wrong canonical results and correct results judged
-/// INVALID per day (simulator truth, `docs/outputs.md`).
+/// The science error rate: the share of canonical results that are wrong, so far
+/// (cumulative `wrong_canonical_frac`) and per tenth of the measured window (from
+/// `workunits_wrong_canonical` over `workunits_canonical_known`: a rise late in a
+/// long run that the cumulative curve hides), with the warm-up marked; and wrong
+/// canonical results and correct results judged INVALID per day (simulator truth,
+/// `docs/outputs.md`).
 pub fn science_error(d: &RunData) -> Figure {
     let w = calc::day_window(d.duration_s, d.interval_s);
     let metric = "wrong_canonical_frac";
+    let warmup = d
+        .summary_json
+        .as_ref()
+        .and_then(|s| s.get("warmup_s"))
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(0)
+        .clamp(0, d.duration_s.max(0));
+    let tenth = calc::tenth_window(warmup, d.duration_s, d.interval_s);
     let mut frac = time_panel(
         d,
-        "Share of canonical results that are wrong, so far",
+        "Share of canonical results that are wrong: so far, and per tenth of the measured window",
         "% of canonical results",
     );
     frac.no_data = missing(&[metric]);
@@ -255,9 +266,35 @@ pub fn science_error(d: &RunData) -> Figure {
                 e => e as f64,
             };
             let points = s.iter().map(|&(t, v)| (end(t), 100.0 * v)).collect();
-            frac.layers
-                .push(line(project_label(project), color(i), on_axis(d, points)));
+            frac.layers.push(line(
+                format!("{}, so far", project_label(project)),
+                color(i),
+                on_axis(d, points),
+            ));
         }
+        // Runs from before the per-bucket columns have no per-window line.
+        if let (Some(wrong), Some(known)) = (
+            d.series(project, "workunits_wrong_canonical"),
+            d.series(project, "workunits_canonical_known"),
+        ) && d.duration_s > warmup
+        {
+            let points = calc::ratios_from(wrong, known, warmup, tenth, d.duration_s, 100.0);
+            frac.layers.push(Layer::Line {
+                label: format!("{}, per {}", project_label(project), window_words(tenth)),
+                color: color(i),
+                points: on_axis(d, points),
+                dashed: true,
+                markers: true,
+            });
+        }
+    }
+    if warmup > 0 && frac.has_data() {
+        frac.layers.push(Layer::VLine {
+            label: format!("end of the warm-up ({})", format::duration(warmup as f64)),
+            color: INK,
+            x: warmup as f64 / time_axis(d).unit_s,
+            dashed: true,
+        });
     }
     if all_zero && frac.has_data() {
         frac.note = "no wrong canonical result in this run".into();
@@ -287,14 +324,17 @@ pub fn science_error(d: &RunData) -> Figure {
         &format!(
             "What replication buys. The simulator knows whether each output is right (BOINC \
              does not). Top: of the canonical results found so far, the percentage that is \
-             wrong (its last value is `wrong_canonical_frac` in summary.csv, as a fraction); \
-             with quorum 1 it is \
+             wrong (its last value is the whole run's rate) as a solid line, and the same \
+             share per tenth of the measured window as a dashed line with points (summary.csv \
+             `wrong_canonical_frac` is the measured window's, after the warm-up, marked when \
+             there is one): a rate that rises late in a long run shows there, not in the \
+             cumulative curve. With quorum 1 it is \
              the hosts' wrong-result rate, with a larger quorum only wrong outputs that agree \
              (`wrong_output_collision_frac`) get through. Middle: workunits whose canonical \
              result is wrong, per day of finding it; bottom: correct results outvoted by \
              agreeing wrong ones, per day of reporting. One colour per project. {} From \
              timeseries.csv `wrong_canonical_frac`, `workunits_wrong_canonical`, \
-             `results_correct_invalid`.",
+             `workunits_canonical_known`, `results_correct_invalid`.",
             per_day_note(w)
         ),
         panels,

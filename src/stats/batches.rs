@@ -166,6 +166,14 @@ pub fn has_batches(f: &Finished<StatsRecorder>) -> bool {
     f.projects.iter().any(|p| !p.db.batches.rows.is_empty())
 }
 
+/// Whether a drift of `figure` in project `pi` means what the drift warning says
+/// (docs/outputs.md, "Drift warnings"): a project that submits batches gets its
+/// work when the scientist submits it, so its throughput follows the submissions,
+/// not a steady state, and is not tested.
+pub fn drift_applies(f: &Finished<StatsRecorder>, pi: usize, figure: &str) -> bool {
+    figure != "workunits_valid_per_day" || f.projects[pi].db.batches.rows.is_empty()
+}
+
 /// The figures of every batch of project `pi`, in id order.
 pub fn project_figures(f: &Finished<StatsRecorder>, pi: usize) -> Vec<BatchFigures> {
     let p = &f.projects[pi];

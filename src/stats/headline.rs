@@ -260,12 +260,14 @@ pub fn app_columns() -> impl Iterator<Item = &'static str> {
 /// The figures of project `pi` ([`COLUMNS`]) or of one of its apps
 /// ([`app_columns`]), named and in column order: one definition of every column for
 /// both files. An app's figures come from its own tally (the rows of its
-/// workunits), its own workunit template and its own credit neutrality.
+/// workunits), its own workunit template and its own credit neutrality. The rates
+/// divide by the tally's measured window, which ends at the run's end: the run's
+/// length (`_duration_s`) is kept in the signature for the callers.
 pub fn values(
     f: &Finished<StatsRecorder>,
     pi: usize,
     scope: Scope,
-    duration_s: f64,
+    _duration_s: f64,
 ) -> Vec<(&'static str, Option<f64>)> {
     let p = &f.projects[pi];
     let t: &Tally = match scope {
@@ -285,16 +287,23 @@ pub fn values(
             .and_then(|r| r.ok()),
     };
     let m: &ProjectMetrics = &t.metrics;
-    let days = duration_s / 86_400.0;
-    let hours = duration_s / 3_600.0;
+    // The rates, fractions and percentiles describe the measured window
+    // (`super::window`, docs/outputs.md "The measured window"); the plain counts
+    // the whole run. Each windowed figure is the run's minus what came before the
+    // warm-up, so with no warm-up it is the run's, to the bit.
+    let days = t.window.days();
+    let hours = (t.window.end - t.window.warmup) as f64 / 3_600.0;
     let total = |k| m.total(k);
+    let win = |k| m.window_total(k);
     let hist = |name: &str| {
         metrics::HISTOGRAMS
             .iter()
             .position(|h| *h == name)
             .and_then(|i| m.hists.get(i))
     };
-    let with_outcome = (t.results - t.outcome_count("init")) as f64;
+    let b = &t.before;
+    let with_outcome = t.window_with_outcome() as f64;
+    let frac_of = |name: &str| ratio(t.window_count(name) as f64, with_outcome);
     let met = total(metrics::R_MET);
     let missed = total(metrics::R_MISSED);
     let assim_valid = total(metrics::WU_ASSIM_VALID);
@@ -312,8 +321,10 @@ pub fn values(
     let canonical = hist("workunit_time_to_canonical_s");
     let assimilation = hist("workunit_time_to_assimilation_s");
     let n = |x: u64| Some(x as f64);
-    let science = m.science.total();
+    let science = m.science.window_total();
     let dl = t.deadline;
+    let valid_claimed = t.valid_claimed_credit - b.valid_claimed_credit;
+    let valid_granted = t.valid_granted_credit - b.valid_granted_credit;
     // In the order of COLUMNS.
     let values: [Option<f64>; COLUMNS.len()] = [
         template_of(|w| w.delay_bound as f64),     // delay_bound_s
@@ -322,17 +333,26 @@ pub fn values(
         n(t.workunits),                            // workunits_created
         Some(assim_valid),                         // workunits_assimilated_valid
         Some(assim_error),                         // workunits_assimilated_error
-        ratio(assim_valid + assim_error, days),    // workunits_assimilated_per_day
+        ratio(
+            win(metrics::WU_ASSIM_VALID) + win(metrics::WU_ASSIM_ERROR),
+            days,
+        ), // workunits_assimilated_per_day
         ratio(t.workunits_valid_in_window as f64, t.window.days()), // workunits_valid_per_day
         ratio(t.workunits_error_in_window as f64, t.window.days()), // workunits_error_per_day
         n(t.results),                              // results_created
         n(t.results_sent),                         // results_sent
         Some(reported),                            // results_reported
-        ratio(reported, days),                     // results_reported_per_day
-        ratio(t.results as f64, t.workunits as f64), // results_per_workunit
+        ratio(win(metrics::R_REPORTED), days),     // results_reported_per_day
+        ratio(
+            (t.results - b.results) as f64,
+            (t.workunits - b.workunits) as f64,
+        ), // results_per_workunit
         Some(met),                                 // results_deadline_met
         Some(missed),                              // results_deadline_missed
-        ratio(missed, met + missed),               // deadline_miss_frac
+        ratio(
+            win(metrics::R_MISSED),
+            win(metrics::R_MET) + win(metrics::R_MISSED),
+        ), // deadline_miss_frac
         n(t.outcome_count("no_reply")),            // results_no_reply
         n(t.validate_count("too_late")),           // results_too_late
         n(dl.passed()),                            // results_deadline_passed
@@ -341,24 +361,26 @@ pub fn values(
         n(dl.detached),                            // results_deadline_detached
         ratio(dl.failed() as f64, dl.passed() as f64), // deadline_fail_frac
         n(dl.censored),                            // results_censored
-        ratio(t.outcome_count("client_error") as f64, with_outcome), // error_frac
-        ratio(t.results_judged_invalid as f64, t.results_judged as f64), // invalid_frac
-        ratio(t.outcome_count("no_reply") as f64, with_outcome), // no_reply_frac
-        ratio(t.outcome_count("didnt_need") as f64, with_outcome), // didnt_need_frac
-        ratio(t.validate_count("too_late") as f64, with_outcome), // too_late_frac
+        frac_of("client_error"),                   // error_frac
+        ratio(
+            (t.results_judged_invalid - b.judged_invalid) as f64,
+            (t.results_judged - b.judged) as f64,
+        ), // invalid_frac
+        frac_of("no_reply"),                       // no_reply_frac
+        frac_of("didnt_need"),                     // didnt_need_frac
+        frac_of("too_late"),                       // too_late_frac
         Some(cpu_reported),                        // cpu_time_reported_s
         Some(cpu_wasted),                          // cpu_time_wasted_s
-        ratio(cpu_wasted, cpu_reported),           // wasted_cpu_frac
+        ratio(win(metrics::CPU_WASTED), win(metrics::CPU_REPORTED)), // wasted_cpu_frac
         Some(total(metrics::FLOPS_USEFUL)),        // flops_useful_flops
         Some(total(metrics::FLOPS_WASTED)),        // flops_wasted_flops
         Some(t.granted_credit_total),              // credit_granted_credit
-        ratio(t.granted_credit_total, days),       // credit_granted_per_day_credit
+        ratio(t.granted_credit_total - b.granted_credit, days), // credit_granted_per_day_credit
         Some(t.valid_claimed_credit),              // credit_claimed_valid_credit
         // Under credit_new BOINC stores no claims (claimed_credit = 0, spec
         // backend §1.2): the ratio then has no value rather than a misleading 0.
-        ratio(t.valid_claimed_credit, t.valid_granted_credit)
-            .filter(|_| t.valid_claimed_credit > 0.0), // claimed_to_granted_ratio
-        Some(hosts.credits.len() as f64), // hosts_attached
+        ratio(valid_claimed, valid_granted).filter(|_| valid_claimed > 0.0), // claimed_to_granted_ratio
+        Some(hosts.credits.len() as f64),                                    // hosts_attached
         ratio(hosts.credits.iter().sum(), hosts.credits.len() as f64), // credit_per_host_mean_credit
         rank_quantile(&hosts.credits, 0.5),                            // credit_per_host_p50_credit
         rank_quantile(&hosts.credits, 0.9),                            // credit_per_host_p90_credit
@@ -376,19 +398,19 @@ pub fn values(
         quantile(assimilation, 0.9),                                   // time_to_assimilation_p90_s
         quantile(assimilation, 0.99),                                  // time_to_assimilation_p99_s
         Some(total(metrics::SCHED_REQUESTS)),                          // scheduler_requests
-        ratio(total(metrics::SCHED_REQUESTS), hours), // scheduler_requests_per_hour
-        Some(total(metrics::RPCS_FAILED)),            // client_rpcs_failed
-        Some(backoffs),                               // client_backoffs
-        ratio(total(metrics::BACKOFF_S), backoffs),   // client_backoff_mean_s
+        ratio(win(metrics::SCHED_REQUESTS), hours), // scheduler_requests_per_hour
+        Some(total(metrics::RPCS_FAILED)),          // client_rpcs_failed
+        Some(backoffs),                             // client_backoffs
+        ratio(win(metrics::BACKOFF_S), win(metrics::BACKOFFS)), // client_backoff_mean_s
         ratio(
             (hosts.flops_total - hosts.flops_used).max(0.0),
             hosts.flops_total,
         ), // hosts_idle_frac
-        science.wrong_canonical_frac(),               // wrong_canonical_frac
-        n(science.wrong_canonical),                   // workunits_wrong_canonical
-        n(science.wrong_valid),                       // results_wrong_valid
-        n(science.correct_invalid),                   // results_correct_invalid
-        neutrality,                                   // credit_neutrality_ratio
+        science.wrong_canonical_frac(),             // wrong_canonical_frac
+        n(science.wrong_canonical),                 // workunits_wrong_canonical
+        n(science.wrong_valid),                     // results_wrong_valid
+        n(science.correct_invalid),                 // results_correct_invalid
+        neutrality,                                 // credit_neutrality_ratio
     ];
     COLUMNS
         .into_iter()

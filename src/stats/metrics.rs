@@ -304,6 +304,12 @@ pub struct ProjectMetrics {
     /// The file transfers' figures, in a run with files only (spec client §8):
     /// `None` keeps every file of a run without them as it was.
     pub transfers: Option<Box<Transfers>>,
+    /// `[output] warmup`: the start of the measured window. The histograms take only
+    /// values timed at or after it, and what every series counted before it is also
+    /// summed in `before`, so a figure of the window is its series' total minus that
+    /// ([`Self::window_total`]): with no warm-up, the very same number as the run's.
+    pub warmup: Time,
+    pub before: [f64; SERIES.len()],
 }
 
 impl ProjectMetrics {
@@ -317,6 +323,8 @@ impl ProjectMetrics {
             samples: Vec::new(),
             science: super::science::Science::new(interval.max(1)),
             transfers: None,
+            warmup: 0,
+            before: [0.0; SERIES.len()],
             hists: vec![
                 Hist::new(0.0, s, b),
                 Hist::new(-s, s, b),
@@ -331,6 +339,12 @@ impl ProjectMetrics {
         ProjectMetrics::default()
     }
 
+    /// The measured window starts at `warmup` (`[output] warmup`, `super::window`).
+    pub(crate) fn set_warmup(&mut self, warmup: Time) {
+        self.warmup = warmup;
+        self.science.set_warmup(warmup);
+    }
+
     fn bump(&mut self, t: Time, metric: usize, v: f64) {
         if t < 0 || self.interval <= 0 {
             return;
@@ -340,6 +354,17 @@ impl ProjectMetrics {
             self.buckets.resize(k + 1, [0.0; SERIES.len()]);
         }
         self.buckets[k][metric] += v;
+        if t < self.warmup {
+            self.before[metric] += v;
+        }
+    }
+
+    /// A value for a histogram, timed at `t`: kept only in the measured window, so
+    /// the percentiles of `summary.csv` and `histograms.csv` describe it.
+    fn hist_at(&mut self, t: Time, i: usize, x: f64) {
+        if t >= self.warmup {
+            self.hist(i, x);
+        }
     }
 
     /// Records the gauges of bucket `k` (sampled at `k·interval`).
@@ -395,8 +420,9 @@ impl ProjectMetrics {
         self.science.add_workunit(wu);
         self.bump(wu.create_time.into(), WU_CREATED, 1.0);
         if wu.canonical_resultid != ResultId(0) {
-            self.bump(wu.canonical_found_time.into(), WU_CANONICAL, 1.0);
-            self.hist(2, (wu.canonical_found_time - wu.create_time) as f64);
+            let t: Time = wu.canonical_found_time.into();
+            self.bump(t, WU_CANONICAL, 1.0);
+            self.hist_at(t, 2, (wu.canonical_found_time - wu.create_time) as f64);
         }
         if wu.assimilate_state == AssimilateState::Done && wu.assimilated_time != 0 {
             let m = if is_valid_work(wu) {
@@ -404,8 +430,9 @@ impl ProjectMetrics {
             } else {
                 WU_ASSIM_ERROR
             };
-            self.bump(wu.assimilated_time.into(), m, 1.0);
-            self.hist(3, (wu.assimilated_time - wu.create_time) as f64);
+            let t: Time = wu.assimilated_time.into();
+            self.bump(t, m, 1.0);
+            self.hist_at(t, 3, (wu.assimilated_time - wu.create_time) as f64);
         }
     }
 
@@ -432,8 +459,8 @@ impl ProjectMetrics {
                 }
                 Usefulness::Pending => {}
             }
-            self.hist(0, (t - r.sent_time) as f64);
-            self.hist(1, (r.report_deadline - t) as f64);
+            self.hist_at(t, 0, (t - r.sent_time) as f64);
+            self.hist_at(t, 1, (r.report_deadline - t) as f64);
         } else if r.outcome == Outcome::NoReply {
             self.bump(r.report_deadline, R_NO_REPLY, 1.0);
         }
@@ -454,6 +481,13 @@ impl ProjectMetrics {
     /// The total of one series over the run.
     pub fn total(&self, metric: usize) -> f64 {
         self.buckets.iter().map(|b| b[metric]).sum()
+    }
+
+    /// The total of one series over the measured window (timed at or after the
+    /// warm-up): the run's total minus what came before, exactly the run's total
+    /// when there is no warm-up.
+    pub fn window_total(&self, metric: usize) -> f64 {
+        self.total(metric) - self.before[metric]
     }
 }
 
@@ -507,7 +541,8 @@ pub fn write(dir: &Path, names: &[&str], metrics: &[&ProjectMetrics], end: Time)
             }
             let sci = science.get(k).copied().unwrap_or_default();
             for (metric, v) in super::science::SERIES.iter().zip(sci) {
-                w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
+                let v = v.map_or(String::new(), |v| format!("{v:?}"));
+                w.write_record([t.as_str(), name, metric, &v])?;
             }
             let g = m.samples.get(k).copied().unwrap_or([0.0; GAUGES.len()]);
             for (metric, v) in GAUGES.iter().zip(g) {

@@ -23,6 +23,8 @@
 //!   effective configuration of the run.
 //! * [`window`] says what the throughput and deadline figures count: the warm-up,
 //!   censored results, and the fate of each result sent at its deadline.
+//! * [`drift`] tests whether a headline figure of the first third of the measured
+//!   window differs significantly from the last third's (the drift warnings).
 //! * [`metrics`] writes `timeseries.csv` and `histograms.csv`, tallied from the final
 //!   rows like the summary.
 //! * [`credit`] tallies credit per FLOP of real work per app version, device and
@@ -32,12 +34,13 @@
 //!   results, wrong VALID and correct INVALID results.
 //!
 //! Inside stats the imports point one way as well (`tests/integration/layering.rs`): [`window`]
-//! ← [`metrics`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
+//! ← [`metrics`] ← [`drift`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
 //! [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to its left.
 
 pub mod apps;
 pub mod batches;
 pub mod credit;
+pub mod drift;
 pub mod headline;
 pub mod hosts;
 pub mod job_log;

@@ -36,6 +36,29 @@ pub(crate) fn censoring_warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
     out
 }
 
+/// The drift warnings of a run (`super::drift`): per project in scenario order, each
+/// figure whose last third of the measured window differs significantly from its
+/// first, as (project index, figure, message).
+pub(crate) fn drift_warnings(f: &Finished<StatsRecorder>) -> Vec<(usize, &'static str, String)> {
+    let mut out = Vec::new();
+    for (pi, (p, t)) in f.projects.iter().zip(&f.recorder.tallies).enumerate() {
+        let who = format!("project {}", p.name);
+        for (figure, msg) in t.drift_warnings(&who) {
+            if super::batches::drift_applies(f, pi, figure) {
+                out.push((pi, figure, msg));
+            }
+        }
+    }
+    out
+}
+
+/// The warnings of `summary.json`: the censoring warnings, then the drift warnings.
+pub(crate) fn warnings(f: &Finished<StatsRecorder>) -> Vec<String> {
+    let mut out = censoring_warnings(f);
+    out.extend(drift_warnings(f).into_iter().map(|w| w.2));
+    out
+}
+
 /// `summary.json`: headline figures and the effective configuration. Contains no
 /// wall-clock figure, so two runs of one scenario give identical files.
 ///
@@ -73,7 +96,7 @@ pub fn summary_json(
         "daemon_passes": f.counters.daemon_passes,
         "scheduler_rpcs_failed": f.counters.rpcs_failed,
         "projects": projects,
-        "warnings": censoring_warnings(f),
+        "warnings": warnings(f),
         "clients": serde_json::to_value(super::hosts::client_summary(f)).unwrap_or_default(),
         "effective_config": serde_json::to_value(&loaded.file).unwrap_or_default(),
     })

@@ -1,8 +1,11 @@
 //! The measured window of the headline figures, and what each row counts for in it.
 //!
-//! A designer compares runs by their steady state, so the throughput and deadline
-//! figures of `summary.csv` skip a warm-up (`[output] warmup`) and leave out what the
-//! run cannot judge yet:
+//! A designer compares runs by their steady state, so every rate, fraction and
+//! percentile of `summary.csv` skips a warm-up (`[output] warmup`; which time of a row
+//! decides is in docs/outputs.md, "The measured window", and the other figures are the
+//! run's minus what `super::tally::Before` and `super::metrics` counted before it).
+//! The throughput and deadline figures, defined here, also leave out what the run
+//! cannot judge yet:
 //!
 //! * **Throughput** is valid work: a workunit counts when it is assimilated with a
 //!   canonical result and no error bit (spec backend §2.6: the assimilator hands the

@@ -25,6 +25,9 @@ pub(crate) const BEST_JSON: &str = "best.json";
 pub mod columns {
     /// The point's number, 0-based in design order (both tables).
     pub(crate) const POINT: &str = "point";
+    /// The point's case (`[[case]]`), by name: the first parameter column of a
+    /// sweep with cases (both tables, `design.json`, `best.json`).
+    pub const CASE: &str = "case";
     /// The replication's number within its point (`sweep.csv`).
     pub(crate) const REPLICATION: &str = "replication";
     /// The run's seed (`sweep.csv`).
@@ -304,6 +307,10 @@ fn csv_bytes(rows: Vec<Vec<String>>) -> io::Result<Vec<u8>> {
 pub(crate) fn duration_params(plan: &Plan) -> Vec<bool> {
     (0..plan.params.len())
         .map(|j| {
+            // A case's name is a name, even one that reads as a duration (`3d`).
+            if j == 0 && !plan.cases.is_empty() {
+                return false;
+            }
             let values: Vec<&str> = plan.points.iter().map(|v| v[j].as_str()).collect();
             matches!(classify(&values), Kind::Duration { .. })
         })
@@ -443,7 +450,12 @@ pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> 
         "within_noise": near,
         "undecided": choice.undecided,
         "uncertain_feasibility": choice.uncertain,
-        "warnings": plan.warnings,
+        "warnings": plan
+            .warnings
+            .iter()
+            .cloned()
+            .chain(super::drift_warnings(plan, runs))
+            .collect::<Vec<_>>(),
     });
     let mut text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
     text.push('\n');
@@ -541,6 +553,7 @@ mod tests {
             points: (0..points).map(|p| vec![format!("{p}d")]).collect(),
             goal: Some(goal),
             warnings: Vec::new(),
+            cases: Vec::new(),
         }
     }
 
@@ -559,6 +572,7 @@ mod tests {
                         seed: 0,
                         values: vec![format!("{p}d")],
                         metrics,
+                        drifts: Vec::new(),
                     },
                 );
             }

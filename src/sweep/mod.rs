@@ -89,6 +89,18 @@ pub struct Plan {
     /// also printed before the runs and copied into `best.json`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The `[[case]]` tables in order. With cases, `params` starts with `case`
+    /// ([`aggregate::columns::CASE`]) and each point's first value is its case's
+    /// name; without, the field is absent from `design.json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<PlanCase>,
+}
+
+/// A case of the plan: its name and its keys as `--set` arguments, in key order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanCase {
+    pub name: String,
+    pub set: Vec<String>,
 }
 
 /// Run records by (point, replication), in that order.
@@ -104,6 +116,10 @@ pub struct RunRecord {
     pub values: Vec<String>,
     /// Every `summary.csv` column of the sweep's project (`null`: no value).
     pub metrics: BTreeMap<String, Option<f64>>,
+    /// The headline figures that drift in this run (`crate::stats::drift`): absent
+    /// when none does, so records of runs without a drift read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drifts: Vec<String>,
 }
 
 /// A sweep ready to run: the plan and each point's validated scenario.
@@ -113,7 +129,9 @@ pub struct Planned {
 }
 
 /// Expands the sweep and loads every point's scenario (base `[sweep.set]`, then the
-/// point's values), so that a value the scenario refuses fails before any run.
+/// case's keys, then the point's values), so that a value the scenario refuses
+/// fails before any run. With `[[case]]` tables the points are every case at every
+/// point of the parameters' design, the case varying slowest.
 pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
     let f = &s.file;
     let values = design::points(
@@ -122,66 +140,54 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
         f.sweep.seed,
         &f.parameter,
     );
+    let cases: Vec<PlanCase> = f
+        .case
+        .iter()
+        .map(|c| PlanCase {
+            name: c.name.clone(),
+            set: c.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        })
+        .collect();
+    // Without cases, one pass with no case.
+    let passes: Vec<Option<usize>> = if cases.is_empty() {
+        vec![None]
+    } else {
+        (0..cases.len()).map(Some).collect()
+    };
+    let n = passes.len() * values.len();
     let scenario_text = std::fs::read(&s.scenario).unwrap_or_default();
-    let mut scenarios = Vec::with_capacity(values.len());
-    let mut points = Vec::with_capacity(values.len());
-    for (i, point) in values.iter().enumerate() {
-        let mut sets = s.base_sets.clone();
-        for (p, v) in f.parameter.iter().zip(point) {
-            for key in std::iter::once(&p.key).chain(&p.also) {
-                sets.push(format!("{key}={v}"));
+    let mut scenarios = Vec::with_capacity(n);
+    let mut points = Vec::with_capacity(n);
+    for case in passes {
+        for point in &values {
+            let i = points.len();
+            let mut sets = s.base_sets.clone();
+            if let Some(c) = case {
+                sets.extend(cases[c].set.iter().cloned());
             }
+            for (p, v) in f.parameter.iter().zip(point) {
+                for key in std::iter::once(&p.key).chain(&p.also) {
+                    sets.push(format!("{key}={v}"));
+                }
+            }
+            let loaded =
+                load(&s.scenario, &sets, None).map_err(|e| refused(s, i, case, point, &e))?;
+            scenarios.push(loaded);
+            let mut cells: Vec<String> = case.map(|c| cases[c].name.clone()).into_iter().collect();
+            cells.extend(point.iter().map(spec::cell));
+            points.push(cells);
         }
-        let loaded = load(&s.scenario, &sets, None).map_err(|e| {
-            let assigned: Vec<String> = f
-                .parameter
-                .iter()
-                .zip(point)
-                .map(|(p, v)| format!("{} = {}", p.key, spec::cell(v)))
-                .collect();
-            // Point at the parameter whose `--set` the scenario refused, if any.
-            let refused = match &e {
-                ScenarioError::BadSet { arg, .. } => Some(arg.as_str()),
-                ScenarioError::Invalid(d) => d.set_arg.as_deref(),
-                _ => None,
-            }
-            .and_then(|arg| arg.split_once('=').map(|(k, _)| k.trim()));
-            let at = refused
-                .and_then(|key| {
-                    f.parameter
-                        .iter()
-                        .position(|p| p.key == key || p.also.iter().any(|a| a == key))
-                })
-                .map_or(String::new(), |k| {
-                    let p = &f.parameter[k];
-                    let path = match p
-                        .values
-                        .as_ref()
-                        .and_then(|vs| vs.iter().position(|x| x == &point[k]))
-                    {
-                        Some(j) => format!("parameter.{k}.values.{j}"),
-                        None => format!("parameter.{k}.range"),
-                    };
-                    let pos = s
-                        .positions
-                        .get(&path)
-                        .map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
-                    format!("{pos}: `{path}`")
-                });
-            SweepError::Input(format!(
-                "{}{at}: point {i} ({}) is not a valid scenario:\n{e}",
-                s.path.display(),
-                assigned.join(", ")
-            ))
-        })?;
-        scenarios.push(loaded);
-        points.push(point.iter().map(spec::cell).collect());
     }
+    let mut params: Vec<String> = Vec::new();
+    if !cases.is_empty() {
+        params.push(aggregate::columns::CASE.to_string());
+    }
+    params.extend(f.parameter.iter().map(|p| p.key.clone()));
     let plan = Plan {
         name: f.sweep.name.clone(),
         sweep_hash: format!("{:016x}", fnv1a64(s.text.as_bytes())),
         scenario_hash: format!("{:016x}", fnv1a64(&scenario_text)),
-        params: f.parameter.iter().map(|p| p.key.clone()).collect(),
+        params,
         metrics: f.sweep.metrics.clone(),
         project: f.sweep.project.clone(),
         app: f.sweep.app.clone(),
@@ -190,6 +196,7 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
         points,
         goal: s.goal.clone(),
         warnings: Vec::new(),
+        cases,
     };
     let files: Vec<&ScenarioFile> = scenarios.iter().map(|l| &l.file).collect();
     let warnings = censoring(&plan, &files);
@@ -197,6 +204,77 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
         plan: Plan { warnings, ..plan },
         scenarios,
     })
+}
+
+/// The error of point `i` (case `case`, parameter values `point`) whose scenario
+/// the loader refused with `e`: the sweep file's place of the refused key (the
+/// parameter's value, or the case's key), the point with its case and values, and
+/// the scenario's own message.
+fn refused(
+    s: &spec::Sweep,
+    i: usize,
+    case: Option<usize>,
+    point: &[toml::Value],
+    e: &ScenarioError,
+) -> SweepError {
+    let f = &s.file;
+    let mut assigned: Vec<String> = case
+        .map(|c| format!("{} = {}", aggregate::columns::CASE, f.case[c].name))
+        .into_iter()
+        .collect();
+    assigned.extend(
+        f.parameter
+            .iter()
+            .zip(point)
+            .map(|(p, v)| format!("{} = {}", p.key, spec::cell(v))),
+    );
+    // Point at the parameter (or the case's key) whose `--set` the scenario
+    // refused, if any.
+    let refused = match e {
+        ScenarioError::BadSet { arg, .. } => Some(arg.as_str()),
+        ScenarioError::Invalid(d) => d.set_arg.as_deref(),
+        _ => None,
+    }
+    .and_then(|arg| arg.split_once('=').map(|(k, _)| k.trim()));
+    let of_case = refused.and_then(|key| {
+        let c = case?;
+        f.case[c]
+            .set
+            .keys()
+            .find(|k| k.trim() == key)
+            .map(|k| spec::case_set_path(c, k))
+    });
+    let of_param = || {
+        refused.and_then(|key| {
+            let k = f
+                .parameter
+                .iter()
+                .position(|p| p.key == key || p.also.iter().any(|a| a == key))?;
+            let p = &f.parameter[k];
+            Some(
+                match p
+                    .values
+                    .as_ref()
+                    .and_then(|vs| vs.iter().position(|x| x == &point[k]))
+                {
+                    Some(j) => format!("parameter.{k}.values.{j}"),
+                    None => format!("parameter.{k}.range"),
+                },
+            )
+        })
+    };
+    let at = of_case.or_else(of_param).map_or(String::new(), |path| {
+        let pos = s
+            .positions
+            .get(&path)
+            .map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+        format!("{pos}: `{path}`")
+    });
+    SweepError::Input(format!(
+        "{}{at}: point {i} ({}) is not a valid scenario:\n{e}",
+        s.path.display(),
+        assigned.join(", ")
+    ))
 }
 
 /// A warning per distinct `delay_bound` of the sweep's project that is more than a
@@ -246,6 +324,40 @@ pub fn censoring(plan: &Plan, scenarios: &[&ScenarioFile]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The drift warnings of a sweep (`docs/sweep.md`, "Drift"): one per point and
+/// headline figure that drifts (`crate::stats::drift`) in a majority of the point's
+/// replications. A majority, not any: with many points and figures, one replication
+/// in a few hundred warns by chance, while a point whose runs have not reached a
+/// steady state warns in most of them.
+pub fn drift_warnings(plan: &Plan, records: &Records) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, values) in plan.points.iter().enumerate() {
+        let runs: Vec<&RunRecord> = records.range((p, 0)..(p + 1, 0)).map(|r| r.1).collect();
+        for figure in crate::stats::drift::FIGURES {
+            let n = runs
+                .iter()
+                .filter(|r| r.drifts.iter().any(|d| d == figure))
+                .count();
+            if 2 * n > runs.len() {
+                let assigned: Vec<String> = plan
+                    .params
+                    .iter()
+                    .zip(values)
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect();
+                out.push(format!(
+                    "point {p} ({}): {figure} drifts in {n} of {} replications: its value over \
+                     the last third of the measured window differs significantly from the \
+                     first third's; the runs have not reached a steady state",
+                    assigned.join(", "),
+                    runs.len()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `--shard I/N`: this process runs the points `p` with `p mod N = I`.
@@ -451,6 +563,16 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
             })
             .map(|(c, v)| (c.to_string(), v))
             .collect(),
+        drifts: match scope {
+            Scope::Project => &finished.recorder.tallies[pi],
+            Scope::App(a) => finished.recorder.app_tally(pi, a),
+        }
+        .thirds
+        .drifts()
+        .iter()
+        .filter(|d| crate::stats::batches::drift_applies(&finished, pi, d.figure))
+        .map(|d| d.figure.to_string())
+        .collect(),
     };
     let path = runs_dir.join(record_name(p, rep));
     let text = serde_json::to_vec(&record).map_err(|e| SweepError::Failed(e.to_string()))?;
@@ -553,17 +675,18 @@ pub(crate) const PLOTS_DIR: &str = "plots";
 
 /// Draws the sweep's charts from `sweep-summary.csv` into `DIR/plots/` (each metric
 /// against each parameter with its confidence band, and a heatmap per pair of
-/// parameters; `docs/plots.md`). The charts go into a temporary folder that replaces
-/// `plots/` only when all are drawn. Returns the chart names.
+/// parameters, split into panels rather than averaged; `docs/plots.md`). The charts
+/// go into a temporary folder that replaces `plots/` only when all are drawn.
+/// Returns the chart names and the reasons of the charts not drawn.
 pub fn plots(
     dir: &Path,
     plan: &Plan,
     choice: &aggregate::Choice,
-) -> Result<Vec<String>, SweepError> {
+) -> Result<crate::plot::sweep::Drawn, SweepError> {
     let final_dir = dir.join(PLOTS_DIR);
     let tmp = crate::stats::outdir::create_temp(&final_dir)
         .map_err(|e| io_failed("create the charts' folder in", dir, e))?;
-    let names = crate::plot::write_sweep_plots(
+    let drawn = crate::plot::write_sweep_plots(
         &dir.join(aggregate::SUMMARY_CSV),
         &tmp,
         &plan.params,
@@ -578,7 +701,7 @@ pub fn plots(
         crate::stats::outdir::discard_temp(&tmp);
         io_failed("move the charts into", dir, e)
     })?;
-    Ok(names)
+    Ok(drawn)
 }
 
 /// The objective's verdict in a sentence for the terminal: `best: point 4
@@ -591,8 +714,9 @@ pub fn verdict(plan: &Plan, choice: &aggregate::Choice) -> String {
     let Some(b) = choice.best else {
         return "no point meets the objective's constraints (best.json)".into();
     };
-    // Parameters by the short names the charts use (`delay_bound`).
-    let names = crate::plot::sweep::short_names(&plan.params);
+    // Parameters by the names the charts use (`delay_bound`, `adaptive
+    // replication (app.target_nresults)`).
+    let names = crate::plot::sweep::display_names(&plan.params);
     let values = |p: usize| {
         names
             .iter()
@@ -671,5 +795,119 @@ mod tests {
         assert!("3/3".parse::<Shard>().is_err());
         assert!("1".parse::<Shard>().is_err());
         assert!("0/0".parse::<Shard>().is_err());
+    }
+
+    #[test]
+    fn the_verdict_names_the_case_and_adaptive_replication() {
+        let plan = Plan {
+            name: "s".into(),
+            sweep_hash: String::new(),
+            scenario_hash: String::new(),
+            params: vec![
+                aggregate::columns::CASE.into(),
+                "project.main.app.target_nresults".into(),
+                "project.main.workunit.delay_bound".into(),
+            ],
+            metrics: vec!["workunits_valid_per_day".into()],
+            project: None,
+            app: None,
+            replications: 1,
+            seed: 0,
+            points: vec![
+                vec!["quorum 1".into(), "0".into(), "1d".into()],
+                vec!["quorum 2".into(), "2".into(), "3d".into()],
+            ],
+            goal: Some(spec::Goal {
+                metric: "workunits_valid_per_day".into(),
+                maximize: true,
+                constraints: Vec::new(),
+            }),
+            warnings: Vec::new(),
+            cases: vec![
+                PlanCase {
+                    name: "quorum 1".into(),
+                    set: vec!["project.main.workunit.min_quorum=1".into()],
+                },
+                PlanCase {
+                    name: "quorum 2".into(),
+                    set: vec!["project.main.workunit.min_quorum=2".into()],
+                },
+            ],
+        };
+        let choice = aggregate::Choice {
+            best: Some(1),
+            feasible: vec![true, true],
+            ..aggregate::Choice::default()
+        };
+        assert_eq!(
+            verdict(&plan, &choice),
+            "best: point 1 (case = quorum 2, adaptive replication (app.target_nresults) = 2, \
+             delay_bound = 3d); no other point is within the noise (best.json)"
+        );
+        // design.json keeps the cases; a plan without cases has no `cases` key.
+        let json = serde_json::to_string(&plan).unwrap();
+        assert!(
+            json.contains(r#""cases":[{"name":"quorum 1","set":["#),
+            "{json}"
+        );
+        let back: Plan = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, plan);
+        let plain = Plan {
+            cases: Vec::new(),
+            ..plan
+        };
+        assert!(!serde_json::to_string(&plain).unwrap().contains("cases"));
+    }
+
+    /// A figure warns for a point when it drifts in a majority of its replications:
+    /// 2 of 3 does, 1 of 3 does not.
+    #[test]
+    fn drift_warns_per_point_by_majority() {
+        let plan = Plan {
+            name: "s".into(),
+            sweep_hash: String::new(),
+            scenario_hash: String::new(),
+            params: vec!["project.main.workunit.min_quorum".into()],
+            metrics: vec![],
+            project: None,
+            app: None,
+            replications: 3,
+            seed: 1,
+            points: vec![vec!["1".into()], vec!["2".into()]],
+            goal: None,
+            warnings: Vec::new(),
+            cases: Vec::new(),
+        };
+        let mut records = Records::new();
+        for (p, drifting) in [(0, [true, true, false]), (1, [false, true, false])] {
+            for (r, d) in drifting.into_iter().enumerate() {
+                records.insert(
+                    (p, r as u32),
+                    RunRecord {
+                        point: p,
+                        replication: r as u32,
+                        seed: 0,
+                        values: plan.points[p].clone(),
+                        metrics: BTreeMap::new(),
+                        drifts: if d {
+                            vec!["wrong_canonical_frac".into()]
+                        } else {
+                            Vec::new()
+                        },
+                    },
+                );
+            }
+        }
+        assert_eq!(
+            drift_warnings(&plan, &records),
+            [
+                "point 0 (project.main.workunit.min_quorum = 1): wrong_canonical_frac drifts in 2 \
+              of 3 replications: its value over the last third of the measured window differs \
+              significantly from the first third's; the runs have not reached a steady state"
+            ]
+        );
+        // A record without drifts reads and writes as before the field existed.
+        let json = serde_json::to_string(&records[&(1, 0)]).unwrap();
+        assert!(!json.contains("drifts"), "{json}");
     }
 }

@@ -123,6 +123,7 @@ mod tests {
             points: vec![vec!["1".into()], vec!["2".into()]],
             goal: None,
             warnings: Vec::new(),
+            cases: Vec::new(),
         };
         let t = script(
             &plan,

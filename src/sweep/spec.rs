@@ -7,7 +7,7 @@
 //! key path.
 
 use crate::base::units::{DurationError, parse_duration};
-use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at};
+use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at, problem_at_offset};
 use crate::stats::batches::BATCH_COLUMNS;
 use crate::stats::headline::{COLUMNS, PROJECT_ONLY, TRANSFER_COLUMNS};
 use serde::{Deserialize, Serialize};
@@ -21,7 +21,26 @@ pub struct SweepFile {
     pub sweep: SweepSection,
     #[serde(default)]
     pub parameter: Vec<Parameter>,
+    /// `[[case]]`: named configurations, crossed with the parameters' design.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub case: Vec<Case>,
     pub objective: Option<Objective>,
+}
+
+/// `[[case]]`: one named configuration, a set of keys given together (three
+/// replication policies that do not form a grid of values: quorum 1, quorum 2,
+/// adaptive replication). The cases are a categorical dimension of the design,
+/// varying slowest: every case is run at every point of the parameters' design
+/// (`docs/sweep.md`, "Cases").
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// The case's name: the value of the `case` column and of the charts' legends.
+    pub name: String,
+    /// Key path (as for `--set`) = TOML value, applied after `[sweep.set]` and
+    /// before the point's parameters. Empty: the base scenario as it is.
+    #[serde(default)]
+    pub set: BTreeMap<String, toml::Value>,
 }
 
 /// How the points are chosen.
@@ -326,10 +345,18 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
             ));
         }
     }
-    if file.parameter.is_empty() {
+    if file.parameter.is_empty() && file.case.is_empty() {
         return Err(bad(
             "sweep",
-            "expected at least one [[parameter]] to vary".into(),
+            "expected at least one [[parameter]] (or [[case]]) to vary".into(),
+        ));
+    }
+    if file.parameter.is_empty() && s.design != Design::Grid {
+        return Err(bad(
+            "sweep.design",
+            "a random or Latin-hypercube design draws the values of the [[parameter]] \
+             tables, and there are none; expected design = \"grid\" (one point per case)"
+                .into(),
         ));
     }
     for (i, p) in file.parameter.iter().enumerate() {
@@ -378,6 +405,27 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
                     format!("a key of this parameter is already varied by parameter {j}"),
                 ));
             }
+        }
+    }
+    check_cases(
+        &file,
+        &|i, key, m| case_set_error(&text, &shown, &doc, i, key, m),
+        &bad,
+    )?;
+    for i in 0..file.case.len() {
+        if let Some(key) = dotted_set_key(&doc, i) {
+            return Err(case_set_error(
+                &text,
+                &shown,
+                &doc,
+                i,
+                &key,
+                format!(
+                    "an unquoted dotted key: TOML reads it as nested tables and it would replace \
+                     the whole `{key}` table; expected the key path in quotes, as in \
+                     `set = {{ \"project.main.workunit.min_quorum\" = 1 }}`"
+                ),
+            ));
         }
     }
     let goal = match &file.objective {
@@ -503,6 +551,14 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
             }
         }
     }
+    for (i, c) in file.case.iter().enumerate() {
+        for key in c.set.keys() {
+            if let Some(lc) = case_set_error(&text, &shown, &doc, i, key, String::new()).line_col()
+            {
+                positions.insert(case_set_path(i, key), lc);
+            }
+        }
+    }
     Ok(Sweep {
         file,
         path: path.to_path_buf(),
@@ -512,6 +568,127 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
         goal,
         positions,
     })
+}
+
+/// Whether two key paths overlap: equal, or one is a table holding the other
+/// (`project.main.workunit` holds `project.main.workunit.min_quorum`).
+fn overlaps(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim(), b.trim());
+    a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
+}
+
+/// The key path of key `key` of case `i`'s `set`, as shown in messages: the key is
+/// quoted, since it holds dots (`case.2.set."project.main.app.target_nresults"`).
+pub(crate) fn case_set_path(i: usize, key: &str) -> String {
+    format!("case.{i}.set.\"{key}\"")
+}
+
+/// A problem with key `key` of case `i`'s `set`, located at that key in the sweep
+/// file (else at the `set` table).
+fn case_set_error(
+    text: &str,
+    shown: &str,
+    doc: &toml_edit::Document<String>,
+    i: usize,
+    key: &str,
+    message: String,
+) -> ScenarioError {
+    let set = case_set_item(doc, i);
+    let span = set.as_ref().and_then(|s| s.as_table_like()).and_then(|t| {
+        let (k, _) = t.get_key_value(key)?;
+        k.span()
+    });
+    match span {
+        Some(r) => problem_at_offset(text, shown, r.start, case_set_path(i, key), message),
+        None => {
+            let mut e = problem_at(text, shown, doc, &format!("case.{i}.set"), message);
+            if let ScenarioError::Invalid(d) = &mut e {
+                d.key = Some(case_set_path(i, key));
+            }
+            e
+        }
+    }
+}
+
+/// The `set` table of case `i` as written (`[[case]]` tables or an inline array).
+fn case_set_item(doc: &toml_edit::Document<String>, i: usize) -> Option<toml_edit::Item> {
+    let set = |t: &dyn toml_edit::TableLike| t.get("set").cloned();
+    match doc.get("case") {
+        Some(toml_edit::Item::ArrayOfTables(a)) => a.get(i).and_then(|t| set(t)),
+        Some(toml_edit::Item::Value(toml_edit::Value::Array(a))) => a
+            .get(i)
+            .and_then(|v| v.as_inline_table())
+            .and_then(|t| set(t)),
+        _ => None,
+    }
+}
+
+/// The first key of case `i`'s `set` written as unquoted dotted keys
+/// (`project.main.workunit.min_quorum = 1`): TOML reads it as nested tables, and
+/// `--set project={ main = ... }` would replace the whole `project` table.
+fn dotted_set_key(doc: &toml_edit::Document<String>, i: usize) -> Option<String> {
+    let set = case_set_item(doc, i)?;
+    let t = set.as_table_like()?;
+    t.iter()
+        .find(|(_, v)| v.as_table_like().is_some_and(|t| t.is_dotted()))
+        .map(|(k, _)| k.to_string())
+}
+
+/// The `[[case]]` tables: each has a name of its own, and none sets a key that a
+/// `[[parameter]]` varies (which of the two would hold at a point?).
+fn check_cases(
+    file: &SweepFile,
+    set_error: &dyn Fn(usize, &str, String) -> ScenarioError,
+    bad: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    for (i, c) in file.case.iter().enumerate() {
+        let at = format!("case.{i}.name");
+        if c.name.trim().is_empty() {
+            return Err(bad(
+                &at,
+                "expected a case name (it is the case's value in the `case` column and the \
+                 charts)"
+                    .into(),
+            ));
+        }
+        if let Some(j) = file.case[..i].iter().position(|o| o.name == c.name) {
+            return Err(bad(
+                &at,
+                format!(
+                    "case name `{}` is already used by case {j}; expected a distinct name per \
+                     case",
+                    c.name
+                ),
+            ));
+        }
+        for key in c.set.keys() {
+            if key.trim().is_empty() {
+                return Err(set_error(
+                    i,
+                    key,
+                    "expected a scenario key path, as for --set".into(),
+                ));
+            }
+            for (j, p) in file.parameter.iter().enumerate() {
+                if let Some(k) = std::iter::once(&p.key)
+                    .chain(&p.also)
+                    .find(|k| overlaps(k, key))
+                {
+                    return Err(set_error(
+                        i,
+                        key,
+                        format!(
+                            "case `{}` sets `{key}`, which parameter {j} varies (`{k}`); \
+                             expected each key to be set either by the cases or by a \
+                             parameter, not both",
+                            c.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why a range bound or step is neither a number nor a duration.
@@ -586,6 +763,22 @@ mod tests {
         assert_eq!(
             msg("a = 2"),
             "`a = 2`: expected `METRIC OP NUMBER` with OP one of <, <=, >, >="
+        );
+    }
+
+    #[test]
+    fn keys_overlap_when_equal_or_one_holds_the_other() {
+        assert!(overlaps(
+            "project.main.workunit",
+            "project.main.workunit.min_quorum"
+        ));
+        assert!(overlaps(" a.b ", "a.b"));
+        assert!(overlaps("a.b.c", "a.b"));
+        assert!(!overlaps("a.b", "a.bc"));
+        assert!(!overlaps("a.b.min_quorum", "a.b.target_nresults"));
+        assert_eq!(
+            case_set_path(2, "project.main.app.target_nresults"),
+            "case.2.set.\"project.main.app.target_nresults\""
         );
     }
 

@@ -446,7 +446,7 @@ fn event_with_two_actions() {
             "bad.toml:9:1",
             "`event.0`",
             "event has 2 actions (`daemon`, `host`)",
-            "expected exactly one of `daemon`, `host`, `create_workunits`, `cancel`",
+            "expected exactly one of `daemon`, `host`, `create_workunits`, `submit_batch`, `cancel`",
         ],
     );
 }

@@ -231,10 +231,10 @@ fn stats_modules_form_no_cycle() {
     let chains: [(&[&str], &str); 2] = [
         (
             &[
-                "window", "metrics", "tally", "recorder", "headline", "summary",
+                "window", "metrics", "drift", "tally", "recorder", "headline", "summary",
             ],
-            "each reads only those before it in window → metrics → tally → recorder → \
-             headline → summary: pass the data in, or move what both need down",
+            "each reads only those before it in window → metrics → drift → tally → \
+             recorder → headline → summary: pass the data in, or move what both need down",
         ),
         (
             &["outdir", "output", "manifest"],

@@ -284,3 +284,100 @@ proptest! {
         prop_assert_eq!(apps.iter().map(|a| a.results).sum::<u64>(), t.results);
     }
 }
+
+/// A random batch project: `batches` mode with random batch sizes, job sizes,
+/// quorum, error and dropout rates; db_purge off so that every workunit is still
+/// in the database at the end.
+fn batch_scenario(q: i32, count: u32, err_p: f64, drop_p: f64, sigma: f64, seed: u64) -> String {
+    format!(
+        r#"
+[simulation]
+name = "prop-batches"
+seed = {seed}
+duration = "5d"
+
+[project.main.workunit]
+min_quorum = {q}
+target_nresults = {q}
+max_error_results = 2
+max_total_results = {total}
+max_success_results = {s}
+delay_bound = "1d"
+rsc_fpops_est = 1.8e13
+
+[project.main.daemons]
+db_purge = 0
+
+[project.main.work_generator]
+mode = "batches"
+interval = "1d"
+count = {count}
+max_workunits = 100
+size = {{ dist = "lognormal", mu = 0.0, sigma = {sigma} }}
+
+[[host_group]]
+count = 25
+p_fpops = 1.3e9
+error_prob = {err_p}
+detach_prob = {drop_p}
+arrival = {{ dist = "uniform", min = 0, max = "2h" }}
+lifetime = {{ dist = "exponential", mean = "10d" }}
+"#,
+        total = q + 3,
+        s = q + 1,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// The BATCH rows agree with their workunits at the end (spec backend §1.5):
+    /// each batch's success and error counts are its workunits with a canonical
+    /// result or an error bit that left assimilate_state INIT, its fraction done
+    /// and state follow, and the batch figures are ordered (more of a batch never
+    /// takes less time).
+    #[test]
+    fn batch_rows_agree_with_their_workunits(
+        q in 1i32..=2,
+        count in 1u32..=40,
+        err_p in 0.0f64..0.3,
+        drop_p in 0.0f64..0.2,
+        sigma in 0.0f64..1.0,
+        seed in 0u64..1000,
+    ) {
+        use boinc_sim::server::types::{AssimilateState, BatchState, ResultId};
+        let text = batch_scenario(q, count, err_p, drop_p, sigma, seed);
+        let loaded = load_str(&text, "prop.toml", &[], None).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
+        let f = world.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let p = &f.projects[0];
+        let rows = &p.db.batches.rows;
+        prop_assert!(!rows.is_empty());
+        let jobs: u64 = rows.iter().map(|b| u64::from(b.njobs)).sum();
+        prop_assert_eq!(jobs, p.db.workunits.len() as u64);
+        for b in rows {
+            let (mut ok, mut bad) = (0u32, 0u32);
+            for (_, wu) in p.db.workunits.iter().filter(|(_, w)| w.batch == b.id) {
+                prop_assert!(b.holds(wu.id));
+                if wu.assimilate_state != AssimilateState::Init {
+                    if wu.canonical_resultid != ResultId(0) { ok += 1 } else { bad += 1 }
+                }
+            }
+            prop_assert_eq!((b.njobs_success, b.nerror_jobs), (ok, bad), "batch {}", b.id);
+            prop_assert_eq!(b.fraction_done, f64::from(ok + bad) / f64::from(b.njobs));
+            let complete = ok + bad == b.njobs;
+            prop_assert_eq!(b.state == BatchState::Complete, complete);
+            prop_assert_eq!(b.completion_time != 0, complete);
+        }
+        let figs = boinc_sim::stats::batches::project_figures(&f, 0);
+        for fig in &figs {
+            let known: Vec<i64> = fig.time_to.iter().flatten().copied().collect();
+            prop_assert!(known.windows(2).all(|w| w[0] <= w[1]), "{:?}", fig.time_to);
+            // A share reached implies every smaller share was.
+            let reached: Vec<bool> = fig.time_to.iter().map(Option::is_some).collect();
+            prop_assert!(reached.windows(2).all(|w| w[0] || !w[1]), "{:?}", fig.time_to);
+            prop_assert!(fig.jobs_valid <= fig.batch.njobs_success);
+            prop_assert!(fig.cpu_wasted <= fig.cpu_time + 1e-6);
+        }
+    }
+}

@@ -26,8 +26,9 @@ def expect_kind(df, name, cols, kind):
 
 
 def check_window_figures(summary, wu, res, summ):
-    """The throughput and deadline figures of summary.csv, recomputed from the row
-    tables as docs/outputs.md defines them: after the warm-up, up to the end."""
+    """The throughput, deadline and outcome figures of summary.csv, recomputed from
+    the row tables as docs/outputs.md defines them ("The measured window"): after
+    the warm-up, up to the end."""
     warmup, end = summary["warmup_s"], summary["duration_s"]
     days = (end - warmup) / 86400
     for _, row in summ.iterrows():
@@ -47,8 +48,14 @@ def check_window_figures(summary, wu, res, summ):
         )
         no_reply = ~reported & ~detached
         judged = res[
-            (res["project"] == name) & (res["outcome"] == 1) & res["validate_state"].isin([1, 2])
+            (res["project"] == name)
+            & (res["outcome"] == 1)
+            & res["validate_state"].isin([1, 2])
+            & (res["received_time_s"] >= warmup)
         ]
+        mine = res[(res["project"] == name)]
+        mine = mine[mine["sent_time_s"].isna() | (mine["sent_time_s"] >= warmup)]
+        with_outcome = mine[mine["outcome"] != 0]
         want = {
             "workunits_valid_per_day": valid.sum() / days,
             "workunits_error_per_day": (~valid).sum() / days,
@@ -62,6 +69,9 @@ def check_window_figures(summary, wu, res, summ):
             else None,
             "invalid_frac": (judged["validate_state"] == 2).sum() / len(judged)
             if len(judged)
+            else None,
+            "error_frac": (with_outcome["outcome"] == 3).sum() / len(with_outcome)
+            if len(with_outcome)
             else None,
         }
         for c, v in want.items():
@@ -160,7 +170,7 @@ def main(run_dir):
                 want is not None and abs(row[c] - want) > 1e-9 * max(1.0, abs(want))
             ):
                 fail(f"summary.csv {row['project']}.{c} = {row[c]}, summary.json says {want}")
-    check_science(wu, res, ts, summ)
+    check_science(summary, wu, res, ts, summ)
     check_apps(d, wu, res, summ)
     check_window_figures(summary, wu, res, summ)
     print(
@@ -169,10 +179,12 @@ def main(run_dir):
     )
 
 
-def check_science(wu, res, ts, summ):
+def check_science(summary, wu, res, ts, summ):
     """The science error figures (docs/outputs.md) recomputed from the row tables:
-    truth columns hold 1, 0 or nothing; summary.csv and the last bucket of the
-    cumulative wrong_canonical_frac series agree with them."""
+    truth columns hold 1, 0 or nothing; summary.csv (over the measured window), the
+    per-bucket series and the last bucket of the cumulative wrong_canonical_frac
+    series (over the whole run) agree with them."""
+    warmup = summary["warmup_s"]
     expect_kind(res, "results.csv", ["output_correct"], "if")
     expect_kind(wu, "workunits.csv", ["canonical_correct"], "if")
     for df, c in [(res, "output_correct"), (wu, "canonical_correct")]:
@@ -181,10 +193,11 @@ def check_science(wu, res, ts, summ):
     interval = int(ts["time_s"].drop_duplicates().sort_values().diff().min())
     for _, row in summ.iterrows():
         p = row["project"]
-        w = wu[(wu["project"] == p) & (wu["canonical_resultid"] != 0)]
+        w_all = wu[(wu["project"] == p) & (wu["canonical_resultid"] != 0)]
+        w = w_all[w_all["canonical_found_time_s"] >= warmup]
         known = w["canonical_correct"].notna().sum()
         wrong = (w["canonical_correct"] == 0).sum()
-        r = res[res["project"] == p]
+        r = res[(res["project"] == p) & (res["received_time_s"] >= warmup)]
         want = {
             "workunits_wrong_canonical": wrong,
             "results_wrong_valid": ((r["output_correct"] == 0) & (r["validate_state"] == 1)).sum(),
@@ -197,15 +210,31 @@ def check_science(wu, res, ts, summ):
             got = row[c]
             if (v is None) != pd.isna(got) or (v is not None and abs(got - v) > 1e-12):
                 fail(f"summary.csv {p}.{c} = {got}, recomputed {v}")
-        series = ts[(ts["project"] == p) & (ts["metric"] == "workunits_wrong_canonical")]
-        by_bucket = (w[w["canonical_correct"] == 0]["canonical_found_time_s"] // interval).value_counts()
-        for t, v in zip(series["time_s"], series["value"]):
-            if v != by_bucket.get(t // interval, 0):
+        def per_bucket(metric):
+            s = ts[(ts["project"] == p) & (ts["metric"] == metric)]
+            return list(zip(s["time_s"], s["value"]))
+
+        found = w_all[w_all["canonical_correct"].notna()]["canonical_found_time_s"] // interval
+        wrong_by = (w_all[w_all["canonical_correct"] == 0]["canonical_found_time_s"] // interval).value_counts()
+        known_by = found.value_counts()
+        for t, v in per_bucket("workunits_wrong_canonical"):
+            if v != wrong_by.get(t // interval, 0):
                 fail(f"timeseries.csv {p}: workunits_wrong_canonical at {t} is {v}")
+        for t, v in per_bucket("workunits_canonical_known"):
+            if v != known_by.get(t // interval, 0):
+                fail(f"timeseries.csv {p}: workunits_canonical_known at {t} is {v}")
+        # The bucket's own rate: empty without a canonical result of known truth.
+        for t, v in per_bucket("wrong_canonical_frac_interval"):
+            k = known_by.get(t // interval, 0)
+            rate = wrong_by.get(t // interval, 0) / k if k else None
+            if (rate is None) != pd.isna(v) or (rate is not None and abs(v - rate) > 1e-12):
+                fail(f"timeseries.csv {p}: wrong_canonical_frac_interval at {t} is {v}, recomputed {rate}")
         frac = ts[(ts["project"] == p) & (ts["metric"] == "wrong_canonical_frac")]["value"]
         last = frac.iloc[-1]
-        if abs(last - (want["wrong_canonical_frac"] or 0.0)) > 1e-12:
-            fail(f"timeseries.csv {p}: last wrong_canonical_frac {last}, recomputed {want}")
+        run_known = w_all["canonical_correct"].notna().sum()
+        run_frac = (w_all["canonical_correct"] == 0).sum() / run_known if run_known else 0.0
+        if abs(last - run_frac) > 1e-12:
+            fail(f"timeseries.csv {p}: last wrong_canonical_frac {last}, recomputed {run_frac}")
 
 
 def check_apps(d, wu, res, summ):

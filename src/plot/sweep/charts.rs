@@ -6,7 +6,8 @@
 //! ([`Marks`]: the best point, the points within the noise, the feasible ones). The
 //! lines and cells come from `super::series`.
 
-use super::series::{Grouping, Kind, Param, Series, mean};
+use super::load::Point;
+use super::series::{Grouping, Kind, MAX_PANELS, NotDrawn, Param, Series, fix_hint, mean};
 use super::{DAY, HOUR, Sweep};
 use crate::plot::figure::{ColorScale, Figure, Layer, Panel, Tile, color};
 use crate::plot::{file_safe, format};
@@ -188,111 +189,130 @@ impl Sweep {
         format!("{n} replication{s} per point")
     }
 
-    /// The chart of metric `m` against parameter `j`, named `name`.
-    pub(crate) fn versus(&self, m: usize, j: usize, name: &str) -> Figure {
+    /// The chart of metric `m` against parameter `j`, named `name`; not drawn when
+    /// it would need too many panels ([`Sweep::series`]).
+    pub(crate) fn versus(&self, m: usize, j: usize, name: &str) -> Result<Figure, NotDrawn> {
         let metric = &self.metrics[m];
         let param = &self.params[j];
         let unit = self.unit(m);
         let f = unit.factor;
-        let (grouping, series) = self.series(m, j);
+        let lines = self.series(m, j)?;
         let others: Vec<&Param> = (0..self.params.len())
             .filter(|&k| k != j)
             .map(|k| &self.params[k])
             .collect();
-        let other_names = |sep: &str| {
-            others
-                .iter()
-                .map(|p| p.short.as_str())
+        let names = |ps: &[&Param], sep: &str| {
+            ps.iter()
+                .map(|p| p.name.as_str())
                 .collect::<Vec<_>>()
                 .join(sep)
         };
-        let mean_col = columns::stat(metric, columns::MEAN);
-        let mut panel = Panel::new("", &param.label(), &unit.label());
-        panel.no_data = format!("no data: `{mean_col}` is empty at every point");
-        panel.x_range = Some(param.range());
-        panel.x_ticks = param.axis_ticks();
-        let band_label = match grouping {
-            Grouping::Marginal => "range of the point means",
-            _ => "95% confidence interval",
+        let keys = |ps: &[&Param]| {
+            ps.iter()
+                .map(|p| format!("`{}`", p.key))
+                .collect::<Vec<_>>()
+                .join(" and ")
         };
-        // Lines first: the legend lists them before the band.
-        for (i, s) in series.iter().enumerate() {
-            panel.layers.push(Layer::Line {
-                label: s.label.clone(),
-                color: color(i),
-                points: s
-                    .points
-                    .iter()
-                    .map(|&(xi, mean, _, _)| (param.xs[xi], mean * f))
-                    .collect(),
-                dashed: false,
-                markers: true,
-            });
+        let mean_col = columns::stat(metric, columns::MEAN);
+        let mut panels = Vec::with_capacity(lines.panels.len());
+        for (title, series) in &lines.panels {
+            let mut panel = Panel::new(title, &param.label(), &unit.label());
+            panel.no_data = format!("no data: `{mean_col}` is empty at every point");
+            panel.x_range = Some(param.range());
+            panel.x_ticks = param.axis_ticks();
+            // Lines first: the legend lists them before the band.
+            for (i, s) in series.iter().enumerate() {
+                panel.layers.push(Layer::Line {
+                    label: s.label.clone(),
+                    color: color(i),
+                    points: s
+                        .points
+                        .iter()
+                        .map(|&(xi, mean, _, _)| (param.xs[xi], mean * f))
+                        .collect(),
+                    dashed: false,
+                    markers: true,
+                });
+            }
+            for (i, s) in series.iter().enumerate() {
+                panel.layers.push(Layer::Band {
+                    label: "95% confidence interval".into(),
+                    color: color(i),
+                    points: s
+                        .points
+                        .iter()
+                        .map(|&(xi, _, lo, hi)| (param.xs[xi], lo * f, hi * f))
+                        .collect(),
+                });
+            }
+            let legend: Vec<&Param> = match &lines.grouping {
+                Grouping::Panels { legend, .. } => {
+                    legend.iter().map(|&l| &self.params[l]).collect()
+                }
+                _ => others.clone(),
+            };
+            panel.note = coinciding(series, &legend);
+            panels.push(panel);
         }
-        for (i, s) in series.iter().enumerate() {
-            let c = color(i);
-            panel.layers.push(Layer::Band {
-                label: band_label.into(),
-                color: c,
-                points: s
-                    .points
-                    .iter()
-                    .map(|&(xi, _, lo, hi)| (param.xs[xi], lo * f, hi * f))
-                    .collect(),
-            });
-        }
-        panel.note = coinciding(&series, &others);
         let what = metric_title(metric);
-        let title = match grouping {
-            Grouping::Single => format!("{what} vs {}", param.short),
-            Grouping::ByOthers => format!("{what} vs {}, by {}", param.short, other_names(" and ")),
-            Grouping::Marginal => format!(
-                "{what} vs {} (mean over {})",
-                param.short,
-                other_names(", ")
-            ),
+        let title = match &lines.grouping {
+            Grouping::Single => format!("{what} vs {}", param.name),
+            Grouping::ByOthers => {
+                format!("{what} vs {}, by {}", param.name, names(&others, " and "))
+            }
+            Grouping::Panels { legend, panels } => {
+                let fixed: Vec<&Param> = panels.iter().map(|&k| &self.params[k]).collect();
+                match legend {
+                    Some(l) => format!(
+                        "{what} vs {}, by {}, one panel per {}",
+                        param.name,
+                        self.params[*l].name,
+                        names(&fixed, " and ")
+                    ),
+                    None => format!(
+                        "{what} vs {}, one panel per {}",
+                        param.name,
+                        names(&fixed, " and ")
+                    ),
+                }
+            }
         };
         let axis = match &param.kind {
             Kind::Number => String::new(),
             Kind::Duration { unit, .. } => format!(" (in {unit})"),
             Kind::Category => " (as categories, in the order of the sweep file)".into(),
         };
-        let lines = match grouping {
+        const NOISE: &str = "the mean over the replications at each point, with its 95% \
+             confidence interval shaded in the line's colour; where the bands of two points \
+             do not overlap, their difference is unlikely to be replication noise";
+        let lines_words = match &lines.grouping {
             Grouping::Single => "one line, the mean over the replications at each value, \
                  with its 95% confidence interval shaded"
                 .to_string(),
             Grouping::ByOthers => format!(
-                "one line per {} (legend), the mean over the replications at each point, with \
-                 its 95% confidence interval shaded in the line's colour; where the bands of \
-                 two points do not overlap, their difference is unlikely to be replication \
-                 noise",
+                "one line per {} (legend), {NOISE}",
                 match others.as_slice() {
                     [one] => format!("value of `{}`", one.key),
-                    _ => format!(
-                        "combination of values of {}",
-                        others
-                            .iter()
-                            .map(|p| format!("`{}`", p.key))
-                            .collect::<Vec<_>>()
-                            .join(" and ")
-                    ),
+                    _ => format!("combination of values of {}", keys(&others)),
                 }
             ),
-            Grouping::Marginal => format!(
-                "the {} combinations of the other parameters ({}) are too many for one line \
-                 each, so the line is the marginal mean: the mean of the point means at each \
-                 value, and the shaded band their range, from the lowest to the highest point \
-                 mean (not a confidence interval)",
-                self.series_count(j),
-                others
-                    .iter()
-                    .map(|p| format!("`{}`", p.key))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Grouping::Panels { legend, panels } => {
+                let fixed: Vec<&Param> = panels.iter().map(|&k| &self.params[k]).collect();
+                format!(
+                    "one panel per combination of {} (its title), and in each {}, {NOISE}. \
+                     Every line is one configuration that was run: nothing is averaged over \
+                     swept values",
+                    keys(&fixed),
+                    match legend {
+                        Some(l) =>
+                            format!("one line per value of `{}` (legend)", self.params[*l].key),
+                        None => "one line".to_string(),
+                    }
+                )
+            }
         };
         let caption = format!(
-            "{what} ({}) against the swept parameter `{}`{axis}: {lines}. {}. From \
+            "{what} ({}) against the swept parameter `{}`{axis}: {lines_words}. {}. From \
              {SUMMARY_CSV} columns `{mean_col}`, `{}` and `{}`.",
             unit.described(metric),
             param.key,
@@ -300,32 +320,115 @@ impl Sweep {
             columns::stat(metric, columns::CI95_LOW),
             columns::stat(metric, columns::CI95_HIGH),
         );
-        Figure::new(name, &title, &caption, vec![panel])
+        let mut fig = Figure::new(name, &title, &caption, panels);
+        fig.columns = columns_for(fig.panels.len());
+        Ok(fig)
     }
 
     /// The heatmap of metric `m` over parameters `a` (x) and `b` (y), named `name`:
-    /// cells when the points form a grid of the two, else dots.
-    pub fn heatmap(&self, m: usize, a: usize, b: usize, name: &str) -> Figure {
+    /// one panel per combination of the other parameters' values (a single panel
+    /// without others), each cell one configuration that was run, or each point a
+    /// dot when the points do not form a grid of the two. Not drawn when that would
+    /// be more than [`MAX_PANELS`] panels of cells.
+    pub fn heatmap(&self, m: usize, a: usize, b: usize, name: &str) -> Result<Figure, NotDrawn> {
         let metric = &self.metrics[m];
         let (pa, pb) = (&self.params[a], &self.params[b]);
         let unit = self.unit(m);
         let f = unit.factor;
-        let rest: Vec<String> = (0..self.params.len())
+        let rest: Vec<usize> = (0..self.params.len())
             .filter(|&k| k != a && k != b)
-            .map(|k| format!("`{}`", self.params[k].key))
             .collect();
+        let rest_params: Vec<&Param> = rest.iter().map(|&k| &self.params[k]).collect();
+        let rest_keys: Vec<String> = rest_params.iter().map(|p| format!("`{}`", p.key)).collect();
+        let groups = self.by(&rest);
+        let grid = self.is_grid_by(a, b, &rest);
+        // A scatter of more panels than fit: every point in one panel, each dot a
+        // point that was run.
+        let split = groups.len() <= MAX_PANELS;
+        if grid && !split {
+            return Err(NotDrawn(format!(
+                "{name} (heatmap of {metric} over {} × {}) not drawn: {}",
+                pa.name,
+                pb.name,
+                fix_hint(&rest_params, groups.len())
+            )));
+        }
+        let groups: Vec<(String, Vec<&Point>)> = if split {
+            groups
+                .iter()
+                .map(|(key, pts)| (self.fixed(&rest, key), pts.clone()))
+                .collect()
+        } else {
+            vec![(String::new(), self.points.iter().collect())]
+        };
         let mean_col = columns::stat(metric, columns::MEAN);
-        let mut panel = Panel::new("", &pa.label(), &pb.label());
-        panel.no_data = format!("no data: `{mean_col}` is empty at every point");
-        let grid = self.is_grid(a, b);
-        let mut values = Vec::new();
-        // Per cell: its mark before the number and whether it is outlined.
-        let mut marks: Vec<(&str, bool)> = Vec::new();
-        let layer_of =
-            |scale: ColorScale, values: &[f64], cells: &[(f64, f64)], marks: &[(&str, bool)]| {
-                if grid {
+        // Per panel: cell positions, values and marks.
+        let mut drawn: Vec<PanelCells> = Vec::new();
+        let mut repeated = false;
+        for (_, pts) in &groups {
+            let (mut cells, mut values, mut marks) = (Vec::new(), Vec::new(), Vec::new());
+            if grid {
+                for i in 0..pa.values.len() {
+                    for k in 0..pb.values.len() {
+                        // One configuration: one point, or its repeats.
+                        let here = || pts.iter().filter(move |p| p.idx[a] == i && p.idx[b] == k);
+                        repeated |= here().count() > 1;
+                        cells.push((i as f64, k as f64));
+                        values.push(mean(here().map(|p| p.stats[m].mean)) * f);
+                        marks.push(self.marks.of_cell(here().map(|p| p.id)));
+                    }
+                }
+            } else {
+                for p in pts {
+                    cells.push((pa.xs[p.idx[a]], pb.xs[p.idx[b]]));
+                    values.push(p.stats[m].mean * f);
+                }
+            }
+            drawn.push(PanelCells {
+                cells,
+                values,
+                marks,
+            });
+        }
+        // One colour scale for every panel.
+        let (lo, hi) = match self.fixed_scale(m) {
+            Some(top) => (0.0, top * f),
+            None => {
+                let finite = drawn
+                    .iter()
+                    .flat_map(|d| d.values.iter().copied())
+                    .filter(|v| v.is_finite());
+                let lo = finite.clone().fold(f64::INFINITY, f64::min);
+                let hi = finite.fold(f64::NEG_INFINITY, f64::max);
+                if lo <= hi { (lo, hi) } else { (0.0, 1.0) }
+            }
+        };
+        let scale = ColorScale {
+            label: format!("{}, mean", unit.label()),
+            lo,
+            hi,
+        };
+        let mut panels = Vec::with_capacity(groups.len());
+        for ((title, _), d) in groups.iter().zip(&drawn) {
+            let (cells, values, marks) = (&d.cells, &d.values, &d.marks);
+            let mut panel = Panel::new(title, &pa.label(), &pb.label());
+            panel.no_data = format!("no data: `{mean_col}` is empty at every point");
+            if grid {
+                panel.x_ticks = pa.ticks();
+                panel.y_ticks = pb.ticks();
+                panel.x_range = Some((-0.5, pa.values.len() as f64 - 0.5));
+                panel.y_range = Some((-0.5, pb.values.len() as f64 - 0.5));
+            } else {
+                panel.x_ticks = pa.axis_ticks();
+                panel.y_ticks = pb.axis_ticks();
+                panel.x_range = Some(pa.range());
+                panel.y_range = Some(pb.range());
+            }
+            // Without a single value, grey cells would hide the panel's "no data" note.
+            if values.iter().any(|v| v.is_finite()) {
+                let layer = if grid {
                     Layer::Tiles {
-                        scale,
+                        scale: scale.clone(),
                         tiles: cells
                             .iter()
                             .zip(values)
@@ -345,94 +448,70 @@ impl Sweep {
                     }
                 } else {
                     Layer::Dots {
-                        scale,
+                        scale: scale.clone(),
                         points: cells
                             .iter()
                             .zip(values)
                             .map(|(&(x, y), &v)| (x, y, v))
                             .collect(),
                     }
-                }
-            };
-        let mut cells = Vec::new();
-        if grid {
-            for i in 0..pa.values.len() {
-                for k in 0..pb.values.len() {
-                    let here = || {
-                        self.points
-                            .iter()
-                            .filter(move |p| p.idx[a] == i && p.idx[b] == k)
-                    };
-                    let v = mean(here().map(|p| p.stats[m].mean));
-                    cells.push((i as f64, k as f64));
-                    values.push(v * f);
-                    marks.push(self.marks.of_cell(here().map(|p| p.id)));
-                }
+                };
+                panel.layers.push(layer);
             }
-            panel.x_ticks = pa.ticks();
-            panel.y_ticks = pb.ticks();
-            panel.x_range = Some((-0.5, pa.values.len() as f64 - 0.5));
-            panel.y_range = Some((-0.5, pb.values.len() as f64 - 0.5));
-        } else {
-            for p in &self.points {
-                cells.push((pa.xs[p.idx[a]], pb.xs[p.idx[b]]));
-                values.push(p.stats[m].mean * f);
-            }
-            panel.x_ticks = pa.axis_ticks();
-            panel.y_ticks = pb.axis_ticks();
-            panel.x_range = Some(pa.range());
-            panel.y_range = Some(pb.range());
-        }
-        let (lo, hi) = match self.fixed_scale(m) {
-            Some(top) => (0.0, top * f),
-            None => {
-                let finite = values.iter().copied().filter(|v| v.is_finite());
-                let lo = finite.clone().fold(f64::INFINITY, f64::min);
-                let hi = finite.fold(f64::NEG_INFINITY, f64::max);
-                if lo <= hi { (lo, hi) } else { (0.0, 1.0) }
-            }
-        };
-        let scale = ColorScale {
-            label: format!("{}, mean", unit.label()),
-            lo,
-            hi,
-        };
-        // Without a single value, grey cells would hide the panel's "no data" note.
-        if values.iter().any(|v| v.is_finite()) {
-            panel.layers.push(layer_of(scale, &values, &cells, &marks));
+            panels.push(panel);
         }
 
         let what = metric_title(metric);
-        let title = format!("{what} by {} and {}", pa.short, pb.short);
-        let averaged = if rest.is_empty() {
+        let title = if split && !rest.is_empty() {
+            format!(
+                "{what} by {} and {}, one panel per {}",
+                pa.name,
+                pb.name,
+                rest_params
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        } else {
+            format!("{what} by {} and {}", pa.name, pb.name)
+        };
+        let panels_words = if rest.is_empty() {
             String::new()
+        } else if split {
+            format!(
+                " One panel per combination of {} (its title), so that every cell is one \
+                 configuration that was run: nothing is averaged over swept values.",
+                rest_keys.join(" and ")
+            )
         } else {
             format!(
-                " averaged over the values of {} (the mean of the point means)",
-                rest.join(", ")
+                " The values of {} differ from dot to dot (too many combinations for a \
+                 panel each).",
+                rest_keys.join(", ")
             )
         };
         let how = if grid {
             format!(
                 "Each cell is one combination of `{}` (x) and `{}` (y); its colour and the \
-                 number in it are the mean of {}{averaged}. Grey cells marked – have no value.",
+                 number in it are the mean of {}{}. Grey cells marked – have no value.",
                 pa.key,
                 pb.key,
-                unit.described(metric)
+                unit.described(metric),
+                if repeated {
+                    " (over the repeats of a configuration the design holds more than once)"
+                } else {
+                    ""
+                },
             )
         } else {
             format!(
                 "The sweep's points do not form a grid of `{}` × `{}` (a random or \
                  Latin-hypercube design), so each point is a dot at its values of the two \
-                 (x and y), coloured by the mean of {} at that point{}.",
+                 (x and y), coloured by the mean of {} at that point.",
                 pa.key,
                 pb.key,
                 unit.described(metric),
-                if rest.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (whatever the values of {})", rest.join(", "))
-                }
             )
         };
         let scale_words = match self.fixed_scale(m) {
@@ -444,21 +523,29 @@ impl Sweep {
             Some(_) => "The colour scale is fixed from 0 to 100 %, so that a small \
                         fraction never looks large: yellow is 100 %, dark purple 0"
                 .to_string(),
-            None => "The colour bar on the right gives the scale: yellow is the highest \
-                     value, dark purple the lowest"
-                .to_string(),
+            None => format!(
+                "The colour bar on the right gives the scale{}: yellow is the highest \
+                 value, dark purple the lowest",
+                if panels.len() > 1 {
+                    ", the same in every panel"
+                } else {
+                    ""
+                }
+            ),
         };
         let caption = format!(
-            "{what} over two swept parameters. {how} {scale_words}.{} {}. From \
+            "{what} over two swept parameters.{panels_words} {how} {scale_words}.{} {}. From \
              {SUMMARY_CSV} column `{mean_col}`.",
             if grid {
-                self.marks.caption(!rest.is_empty())
+                self.marks.caption(repeated)
             } else {
                 String::new()
             },
             capitalise(&self.replications()),
         );
-        Figure::new(name, &title, &caption, vec![panel])
+        let mut fig = Figure::new(name, &title, &caption, panels);
+        fig.columns = columns_for(fig.panels.len());
+        Ok(fig)
     }
 
     /// The fixed top of metric `m`'s colour scale (its lower end is 0): for a
@@ -477,8 +564,9 @@ impl Sweep {
 
     /// Every sweep chart, metric by metric: the metric against each parameter
     /// (`<metric>_vs_<param>`), then its heatmap over each pair of parameters
-    /// (`heatmap_<metric>_<p1>_<p2>`), names made file-safe and unique.
-    pub fn figures(&self) -> Vec<Figure> {
+    /// (`heatmap_<metric>_<p1>_<p2>`), names made file-safe and unique; and the
+    /// charts not drawn, each with its reason ([`NotDrawn`]).
+    pub fn charts(&self) -> (Vec<Figure>, Vec<NotDrawn>) {
         let mut used: Vec<String> = Vec::new();
         let mut unique = |n: String| {
             let mut n = file_safe(&n);
@@ -488,21 +576,48 @@ impl Sweep {
             used.push(n.clone());
             n
         };
-        let mut out = Vec::new();
+        let (mut out, mut not_drawn) = (Vec::new(), Vec::new());
+        let mut keep = |r: Result<Figure, NotDrawn>| match r {
+            Ok(f) => out.push(f),
+            Err(e) => not_drawn.push(e),
+        };
         for (m, metric) in self.metrics.iter().enumerate() {
             for (j, p) in self.params.iter().enumerate() {
                 let name = unique(format!("{metric}_vs_{}", p.short));
-                out.push(self.versus(m, j, &name));
+                keep(self.versus(m, j, &name));
             }
             for a in 0..self.params.len() {
                 for b in a + 1..self.params.len() {
                     let (pa, pb) = (&self.params[a].short, &self.params[b].short);
                     let name = unique(format!("heatmap_{metric}_{pa}_{pb}"));
-                    out.push(self.heatmap(m, a, b, &name));
+                    keep(self.heatmap(m, a, b, &name));
                 }
             }
         }
-        out
+        (out, not_drawn)
+    }
+
+    /// The charts drawn ([`Sweep::charts`]).
+    pub fn figures(&self) -> Vec<Figure> {
+        self.charts().0
+    }
+}
+
+/// One heatmap panel's cells: their positions, drawn values, and marks (the text
+/// before the number, and whether the cell is outlined).
+struct PanelCells {
+    cells: Vec<(f64, f64)>,
+    values: Vec<f64>,
+    marks: Vec<(&'static str, bool)>,
+}
+
+/// Panels per row of a chart of `n` panels: one panel alone keeps its size, small
+/// multiples go two or three abreast.
+fn columns_for(n: usize) -> usize {
+    match n {
+        0 | 1 => 1,
+        2 | 4 => 2,
+        _ => 3,
     }
 }
 
@@ -529,8 +644,9 @@ impl Marks {
     }
 
     /// The sentence of a heatmap's caption that explains its marks (empty without
-    /// an objective). `averaged`: a cell holds several points.
-    fn caption(&self, averaged: bool) -> String {
+    /// an objective). `repeated`: a cell holds several points (repeats of one
+    /// configuration).
+    fn caption(&self, repeated: bool) -> String {
         let mut s = String::new();
         if self.best.is_some() {
             s.push_str(&format!(
@@ -545,7 +661,7 @@ impl Marks {
                  constraint (on the means).",
             );
         }
-        if averaged && !s.is_empty() {
+        if repeated && !s.is_empty() {
             s.push_str(" A cell holding several points carries a mark if one of them has it.");
         }
         s
@@ -598,7 +714,7 @@ pub fn coinciding(series: &[Series], others: &[&Param]) -> String {
             match others {
                 // `min_quorum = 1, 2 and 3`: the values after the first label's name.
                 [one] => {
-                    let prefix = format!("{} = ", one.short);
+                    let prefix = format!("{} = ", one.name);
                     let values = labels
                         .iter()
                         .map(|l| l.strip_prefix(&prefix).unwrap_or(l).to_string())

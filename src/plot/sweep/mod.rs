@@ -30,7 +30,8 @@ mod tests;
 pub use charts::{BEST_MARK, Marks, MetricUnit, NEAR_MARK, coinciding};
 pub use load::{Point, Stat};
 pub use series::{
-    Grouping, Kind, MAX_GRID_VALUES, MAX_GROUPS, Param, Series, classify, short_names,
+    Grouping, Kind, Lines, MAX_GRID_VALUES, MAX_GROUPS, MAX_PANELS, NotDrawn, Param, Series,
+    classify, display_name, display_names, short_names,
 };
 
 use super::PlotError;
@@ -50,8 +51,21 @@ pub struct Sweep {
     pub marks: Marks,
 }
 
+/// What [`write_sweep_plots`] did: the charts drawn, by name, and why the others
+/// were not ([`NotDrawn`]; also listed in the folder's `README.txt`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Drawn {
+    pub names: Vec<String>,
+    pub not_drawn: Vec<String>,
+}
+
+/// The file beside the charts that lists the charts not drawn and why.
+pub const README_TXT: &str = "README.txt";
+
 /// Draws the sweep charts from `summary_csv` (sweep-summary.csv) into `out_dir` as
-/// PNG and SVG; returns the chart names in order.
+/// PNG and SVG; returns the chart names in order, and the reasons of the charts
+/// not drawn, which are also written to `out_dir/README.txt` (no such file when
+/// every chart is drawn).
 ///
 /// `params` are the swept parameters' key paths and `metrics` the metric names,
 /// in the order the charts should follow; the file must have the columns `point`,
@@ -65,15 +79,29 @@ pub(crate) fn write_sweep_plots(
     params: &[String],
     metrics: &[String],
     marks: &Marks,
-) -> Result<Vec<String>, PlotError> {
+) -> Result<Drawn, PlotError> {
     super::font::load()?;
     let mut sweep = Sweep::load(summary_csv, params, metrics)?;
     sweep.marks = marks.clone();
     std::fs::create_dir_all(out_dir).map_err(|e| super::failed("create", out_dir, e))?;
-    let mut names = Vec::new();
-    for fig in sweep.figures() {
+    let (figures, not_drawn) = sweep.charts();
+    let mut drawn = Drawn::default();
+    for fig in figures {
         super::write_figure(&fig, out_dir)?;
-        names.push(fig.name);
+        drawn.names.push(fig.name);
     }
-    Ok(names)
+    drawn.not_drawn = not_drawn.into_iter().map(|n| n.0).collect();
+    if !drawn.not_drawn.is_empty() {
+        let mut text = String::from(
+            "Sweep charts not drawn: in one panel they would average over swept \
+             parameters, which shows configurations that were never run, and one panel \
+             per combination would be too many (docs/plots.md, \"Sweep charts\").\n\n",
+        );
+        for n in &drawn.not_drawn {
+            text.push_str(&format!("- {n}\n"));
+        }
+        let path = out_dir.join(README_TXT);
+        std::fs::write(&path, text).map_err(|e| super::failed("write", &path, e))?;
+    }
+    Ok(drawn)
 }

@@ -8,6 +8,7 @@ use super::*;
 use crate::plot::PlotError;
 use crate::plot::figure::Layer;
 use crate::sweep::aggregate::columns;
+use std::collections::BTreeMap;
 use std::fs;
 
 const DB: &str = "project.main.workunit.delay_bound";
@@ -243,14 +244,16 @@ fn metric_units_follow_the_suffix() {
 #[test]
 fn lines_are_one_per_value_of_the_other_parameter() {
     let s = grid();
-    let (g, series) = s.series(0, 0);
-    assert_eq!(g, Grouping::ByOthers);
+    let lines = s.series(0, 0).unwrap();
+    assert_eq!(lines.grouping, Grouping::ByOthers);
+    assert_eq!(lines.panels.len(), 1);
+    let series = &lines.panels[0].1;
     let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels, ["min_quorum = 1", "min_quorum = 2"]);
     let thr = 4512.3 * (1.0 - 0.0456);
     assert_eq!(series[0].points[1], (1, thr, thr - 50.0, thr + 50.0));
     assert_eq!(series[0].points.len(), 3);
-    let (_, series) = s.series(1, 1);
+    let series = s.series(1, 1).unwrap().panels.remove(0).1;
     assert_eq!(series.len(), 3);
     assert_eq!(series[2].label, "delay_bound = 7d");
     assert_eq!(series[2].points[0].1, 0.0123);
@@ -267,8 +270,9 @@ fn lines_are_one_per_value_of_the_other_parameter() {
         &[Q],
         &[MISS],
     );
-    let (g, series) = one.series(0, 0);
-    assert_eq!(g, Grouping::Single);
+    let lines = one.series(0, 0).unwrap();
+    assert_eq!(lines.grouping, Grouping::Single);
+    let series = &lines.panels[0].1;
     assert_eq!(series[0].points[0].1, 0.3);
     assert!(series[0].points[0].2.is_nan(), "n = 1: no interval");
     assert_eq!(one.replications(), "1–5 replications per point");
@@ -281,12 +285,15 @@ fn a_repeated_point_averages_means_and_spans_both_intervals() {
         (vec!["1", "a"], 5, vec![[20.0, 18.0, 23.0]]),
     ];
     let s = load(&csv(&["x", "y"], &["m"], &rows), &["x", "y"], &["m"]);
-    assert_eq!(s.series(0, 0).1[0].points, [(0, 15.0, 9.0, 23.0)]);
+    assert_eq!(
+        s.series(0, 0).unwrap().panels[0].1[0].points,
+        [(0, 15.0, 9.0, 23.0)]
+    );
 }
 
 #[test]
-fn too_many_groups_give_marginal_means_with_their_range() {
-    // x: 2 values; y: 9 values, so 9 lines against x: too many.
+fn too_many_lines_give_one_panel_per_configuration_never_a_mean() {
+    // x: 2 values; y: 9 values, so 9 lines against x: too many for one panel.
     let mut rows = Vec::new();
     let ys = ["1", "2", "3", "4", "5", "6", "7", "8", "9"];
     for x in ["0", "1"] {
@@ -296,24 +303,137 @@ fn too_many_groups_give_marginal_means_with_their_range() {
         }
     }
     let s = load(&csv(&["x", "y"], &["m"], &rows), &["x", "y"], &["m"]);
-    let (g, series) = s.series(0, 0);
-    assert_eq!(g, Grouping::Marginal);
-    assert_eq!(series.len(), 1);
+    let lines = s.series(0, 0).unwrap();
     assert_eq!(
-        series[0].points,
-        [(0, 5.0, 1.0, 9.0), (1, 105.0, 101.0, 109.0)]
+        lines.grouping,
+        Grouping::Panels {
+            legend: None,
+            panels: vec![1]
+        }
     );
-    let fig = s.versus(0, 0, "m_vs_x");
-    assert_eq!(fig.title, "M vs x (mean over y)");
-    assert!(fig.caption.contains("marginal mean"), "{}", fig.caption);
-    // Against y there are 2 groups: one line each.
-    assert_eq!(s.series(0, 1).0, Grouping::ByOthers);
+    assert_eq!(lines.panels.len(), 9);
+    // Each panel holds the two real points of its y, not the mean over y (5, 105).
+    assert_eq!(lines.panels[0].0, "y = 1");
+    assert_eq!(
+        lines.panels[0].1[0].points,
+        [(0, 1.0, 0.0, 2.0), (1, 101.0, 100.0, 102.0)]
+    );
+    assert_eq!(lines.panels[8].1[0].points[1], (1, 109.0, 108.0, 110.0));
+    let fig = s.versus(0, 0, "m_vs_x").unwrap();
+    assert_eq!(fig.title, "M vs x, one panel per y");
+    assert_eq!(fig.panels.len(), 9);
+    assert_eq!(fig.columns, 3);
+    assert!(
+        fig.caption.contains("nothing is averaged"),
+        "{}",
+        fig.caption
+    );
+    assert!(!fig.caption.contains("marginal"), "{}", fig.caption);
+    // Against y there are 2 lines: one panel.
+    assert_eq!(s.series(0, 1).unwrap().grouping, Grouping::ByOthers);
+
+    // A third parameter z (2 values): against x, a panel per y with a line per z.
+    let mut rows = Vec::new();
+    for x in ["0", "1"] {
+        for y in ys {
+            for z in ["a", "b"] {
+                let v = x.parse::<f64>().unwrap() * 100.0
+                    + y.parse::<f64>().unwrap()
+                    + if z == "b" { 1000.0 } else { 0.0 };
+                rows.push((vec![x, y, z], 2, vec![[v, v, v]]));
+            }
+        }
+    }
+    let s = load(
+        &csv(&["x", "y", "z"], &["m"], &rows),
+        &["x", "y", "z"],
+        &["m"],
+    );
+    let lines = s.series(0, 0).unwrap();
+    assert_eq!(
+        lines.grouping,
+        Grouping::Panels {
+            legend: Some(2),
+            panels: vec![1]
+        }
+    );
+    let (title, series) = &lines.panels[2];
+    assert_eq!(title, "y = 3");
+    assert_eq!(series[1].label, "z = b");
+    assert_eq!(
+        series[1].points,
+        [(0, 1003.0, 1003.0, 1003.0), (1, 1103.0, 1103.0, 1103.0)]
+    );
+    let fig = s.versus(0, 0, "m_vs_x").unwrap();
+    assert_eq!(fig.title, "M vs x, by z, one panel per y");
+}
+
+#[test]
+fn a_chart_that_would_need_too_many_panels_is_not_drawn_and_says_what_to_fix() {
+    // a, b: 2 values; c: 13 values (more panels than MAX_PANELS).
+    let cs: Vec<String> = (0..=MAX_PANELS).map(|i| i.to_string()).collect();
+    let mut rows = Vec::new();
+    for a in ["1", "2"] {
+        for b in ["x", "y"] {
+            for c in &cs {
+                rows.push((vec![a, b, c.as_str()], 2, vec![[1.0, 1.0, 1.0]]));
+            }
+        }
+    }
+    let s = load(
+        &csv(&["a", "b", "c"], &["m"], &rows),
+        &["a", "b", "c"],
+        &["m"],
+    );
+    let e = s.heatmap(0, 0, 1, "heatmap_m_a_b").unwrap_err();
+    assert_eq!(
+        e.0,
+        "heatmap_m_a_b (heatmap of m over a × b) not drawn: one panel per combination of c \
+         (13 values) would be 13 panels, more than 12, and one panel averaging over them \
+         would show configurations that were never run; fix c with [sweep.set] (or a case) \
+         or sweep fewer parameters"
+    );
+    // Against a: 26 combinations of b and c, 13 panels of b-lines: not drawn.
+    let e = s.versus(0, 0, "m_vs_a").unwrap_err();
+    assert!(
+        e.0.starts_with("m_vs_a (m against a) not drawn: "),
+        "{}",
+        e.0
+    );
+    assert!(e.0.contains("fix b or c with [sweep.set]"), "{}", e.0);
+    // Heatmaps with c on an axis are drawn; the others listed.
+    let (figs, not_drawn) = s.charts();
+    let names: Vec<&str> = figs.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["m_vs_c", "heatmap_m_a_c", "heatmap_m_b_c"]);
+    assert_eq!(not_drawn.len(), 3, "{not_drawn:?}");
+    assert_eq!(figs[1].panels.len(), 2, "one panel per value of b");
+    // Written: the charts drawn, and README.txt naming those that are not.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("sweep-summary.csv");
+    fs::write(&path, csv(&["a", "b", "c"], &["m"], &rows)).unwrap();
+    let out = tmp.path().join("plots");
+    let abc = strings(&["a", "b", "c"]);
+    let drawn = write_sweep_plots(&path, &out, &abc, &strings(&["m"]), &Marks::default()).unwrap();
+    assert_eq!(drawn.names, ["m_vs_c", "heatmap_m_a_c", "heatmap_m_b_c"]);
+    assert_eq!(
+        drawn.not_drawn,
+        [
+            s.versus(0, 0, "m_vs_a").unwrap_err().0,
+            s.versus(0, 1, "m_vs_b").unwrap_err().0,
+            s.heatmap(0, 0, 1, "heatmap_m_a_b").unwrap_err().0,
+        ]
+    );
+    let readme = fs::read_to_string(out.join(README_TXT)).unwrap();
+    assert!(readme.starts_with("Sweep charts not drawn:"), "{readme}");
+    for n in &drawn.not_drawn {
+        assert!(readme.contains(&format!("- {n}\n")), "{readme}");
+    }
 }
 
 #[test]
 fn grids_are_told_apart_from_scattered_designs() {
     let s = grid();
-    assert!(s.is_grid(0, 1));
+    assert!(s.is_grid_by(0, 1, &[]));
     let mut rows = grid_rows();
     rows.pop();
     let s = load(
@@ -328,8 +448,8 @@ fn grids_are_told_apart_from_scattered_designs() {
         &[DB, Q],
         &[MISS],
     );
-    assert!(!s.is_grid(0, 1), "a missing cell");
-    let fig = s.heatmap(0, 0, 1, "h");
+    assert!(!s.is_grid_by(0, 1, &[]), "a missing cell");
+    let fig = s.heatmap(0, 0, 1, "h").unwrap();
     assert!(matches!(fig.panels[0].layers[0], Layer::Dots { .. }));
     assert!(fig.caption.contains("do not form a grid"));
     // A Latin hypercube: every value once.
@@ -338,7 +458,7 @@ fn grids_are_told_apart_from_scattered_designs() {
         .map(|(a, b)| (vec![a, b], 2, vec![[1.0, 0.5, 1.5]]))
         .collect();
     let s = load(&csv(&[DB, "r"], &["m"], &lhs), &[DB, "r"], &["m"]);
-    assert!(!s.is_grid(0, 1));
+    assert!(!s.is_grid_by(0, 1, &[]));
     // A full grid too large for numbers in cells.
     let values: Vec<String> = (0..=MAX_GRID_VALUES).map(|i| i.to_string()).collect();
     let big: Vec<Row> = values
@@ -346,72 +466,215 @@ fn grids_are_told_apart_from_scattered_designs() {
         .flat_map(|a| ["x", "y"].map(|b| (vec![a.as_str(), b], 1, vec![[1.0, 1.0, 1.0]])))
         .collect();
     let s = load(&csv(&["a", "b"], &["m"], &big), &["a", "b"], &["m"]);
-    assert!(!s.is_grid(0, 1));
+    assert!(!s.is_grid_by(0, 1, &[]));
 }
 
-#[test]
-fn heatmap_cells_hold_the_mean_over_the_other_parameters() {
+/// The 2 × 2 × 2 grid a (1, 2) × b (x, y) × c (p, q), a varying slowest: the
+/// value is 10·a, +1 for y, +100 for q; none at (2, y, q).
+fn cube() -> Sweep {
     let mut rows = Vec::new();
-    for (a, b, c, v) in [
-        ("1", "x", "p", 1.0),
-        ("1", "x", "q", 3.0),
-        ("2", "x", "p", 5.0),
-        ("2", "x", "q", 7.0),
-        ("1", "y", "p", 0.0),
-        ("2", "y", "q", f64::NAN),
-    ] {
-        rows.push((vec![a, b, c], 2, vec![[v, v, v]]));
+    for a in ["1", "2"] {
+        for b in ["x", "y"] {
+            for c in ["p", "q"] {
+                let v = if (a, b, c) == ("2", "y", "q") {
+                    f64::NAN
+                } else {
+                    a.parse::<f64>().unwrap() * 10.0
+                        + if b == "y" { 1.0 } else { 0.0 }
+                        + if c == "q" { 100.0 } else { 0.0 }
+                };
+                rows.push((vec![a, b, c], 2, vec![[v, v, v]]));
+            }
+        }
     }
-    let s = load(
+    load(
         &csv(&["a", "b", "c"], &["m"], &rows),
         &["a", "b", "c"],
         &["m"],
-    );
-    let fig = s.heatmap(0, 0, 1, "h");
-    let Layer::Tiles { scale, tiles } = &fig.panels[0].layers[0] else {
-        panic!("tiles")
+    )
+}
+
+#[test]
+fn a_heatmap_has_a_panel_per_value_of_the_other_parameter_with_the_real_points() {
+    let mut s = cube();
+    let fig = s.heatmap(0, 0, 1, "h").unwrap();
+    assert_eq!(fig.panels.len(), 2);
+    assert_eq!(fig.title, "M by a and b, one panel per c");
+    let titles: Vec<&str> = fig.panels.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(titles, ["c = p", "c = q"]);
+    let cells = |p: usize| -> Vec<(f64, f64, String)> {
+        let Layer::Tiles { tiles, .. } = &fig.panels[p].layers[0] else {
+            panic!("tiles")
+        };
+        tiles.iter().map(|t| (t.x, t.y, t.text.clone())).collect()
     };
-    let cells: Vec<(f64, f64, String)> = tiles.iter().map(|t| (t.x, t.y, t.text.clone())).collect();
+    // Every cell is one point's value, never the mean over c (60.5, 61.5...).
     assert_eq!(
-        cells,
+        cells(0),
         [
-            (0.0, 0.0, "2".into()),
-            (0.0, 1.0, "0".into()),
-            (1.0, 0.0, "6".into()),
+            (0.0, 0.0, "10".into()),
+            (0.0, 1.0, "11".into()),
+            (1.0, 0.0, "20".into()),
+            (1.0, 1.0, "21".into())
+        ]
+    );
+    assert_eq!(
+        cells(1),
+        [
+            (0.0, 0.0, "110".into()),
+            (0.0, 1.0, "111".into()),
+            (1.0, 0.0, "120".into()),
             (1.0, 1.0, "–".into())
         ]
     );
-    assert_eq!((scale.lo, scale.hi), (0.0, 6.0));
+    // One colour scale for both panels.
+    for p in &fig.panels {
+        let Layer::Tiles { scale, .. } = &p.layers[0] else {
+            panic!("tiles")
+        };
+        assert_eq!((scale.lo, scale.hi), (10.0, 120.0));
+    }
     assert_eq!(
         fig.panels[0].x_ticks,
         [(0.0, "1".to_string()), (1.0, "2".to_string())]
     );
     assert!(
-        fig.caption.contains("averaged over the values of `c`"),
+        fig.caption.contains("One panel per combination of `c`"),
         "{}",
         fig.caption
     );
-    // A metric with no value anywhere: the panel says so.
-    let empty: Vec<Row> = rows
+    assert!(
+        !fig.caption.contains("averaged over the values"),
+        "{}",
+        fig.caption
+    );
+    // The marks are the real points': the best is (2, x, q), point 5; (2, x, p),
+    // point 4, is the only feasible one. Only their own cells carry them.
+    s.marks = Marks {
+        best: Some(5),
+        within_noise: vec![],
+        feasible: Some(vec![4]),
+        limits: BTreeMap::new(),
+    };
+    let fig = s.heatmap(0, 0, 1, "h").unwrap();
+    let texts = |p: usize| -> Vec<(String, bool)> {
+        let Layer::Tiles { tiles, .. } = &fig.panels[p].layers[0] else {
+            panic!("tiles")
+        };
+        tiles.iter().map(|t| (t.text.clone(), t.outlined)).collect()
+    };
+    let plain = |t: &str| (t.to_string(), false);
+    assert_eq!(
+        texts(0),
+        [plain("10"), plain("11"), ("20".into(), true), plain("21")]
+    );
+    assert_eq!(
+        texts(1),
+        [plain("110"), plain("111"), plain("★ 120"), plain("–")]
+    );
+    assert!(!fig.caption.contains("several points"), "{}", fig.caption);
+    // The other pairs too: over a × c one panel per b, over b × c one per a.
+    let fig = s.heatmap(0, 1, 2, "h").unwrap();
+    let titles: Vec<&str> = fig.panels.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(titles, ["a = 1", "a = 2"]);
+    // Lines against a: one per combination of b and c (4 lines), in one panel.
+    let lines = s.series(0, 0).unwrap();
+    assert_eq!(lines.panels.len(), 1);
+    let labels: Vec<&str> = lines.panels[0].1.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "b = x, c = p",
+            "b = x, c = q",
+            "b = y, c = p",
+            "b = y, c = q"
+        ]
+    );
+    assert_eq!(
+        lines.panels[0].1[1].points,
+        [(0, 110.0, 110.0, 110.0), (1, 120.0, 120.0, 120.0)]
+    );
+    // A metric with no value anywhere: the panels say so.
+    let empty: Vec<Row> = s
+        .points
         .iter()
-        .map(|r| (r.0.clone(), 0, vec![[f64::NAN; 3]]))
+        .map(|p| {
+            let vs = s
+                .params
+                .iter()
+                .zip(&p.idx)
+                .map(|(q, &i)| q.values[i].as_str());
+            (vs.collect(), 0, vec![[f64::NAN; 3]])
+        })
         .collect();
     let s = load(
         &csv(&["a", "b", "c"], &["m"], &empty),
         &["a", "b", "c"],
         &["m"],
     );
-    let fig = s.heatmap(0, 0, 1, "h");
+    let fig = s.heatmap(0, 0, 1, "h").unwrap();
     assert!(!fig.panels[0].has_data());
     assert!(fig.panels[0].no_data.contains("`m_mean` is empty"));
-    assert!(!s.versus(0, 0, "v").panels[0].has_data());
+    assert!(!s.versus(0, 0, "v").unwrap().panels[0].has_data());
+}
+
+#[test]
+fn an_app_replication_level_is_named_adaptive_replication() {
+    let keys = strings(&[
+        "project.main.app.target_nresults",
+        "project.main.workunit.target_nresults",
+    ]);
+    assert_eq!(
+        display_names(&keys),
+        [
+            "adaptive replication (app.target_nresults)",
+            "workunit.target_nresults"
+        ]
+    );
+    // One app of several, by name; an app's own workunit template is not it.
+    assert_eq!(
+        display_names(&strings(&[
+            "project.main.app.search.target_nresults",
+            "project.main.app.search.workunit.target_nresults",
+        ])),
+        [
+            "adaptive replication (app.search.target_nresults)",
+            "workunit.target_nresults"
+        ]
+    );
+    // Two projects: the project stays in the name.
+    assert_eq!(
+        display_names(&strings(&[
+            "project.a.app.target_nresults",
+            "project.b.app.target_nresults"
+        ])),
+        [
+            "adaptive replication (a.app.target_nresults)",
+            "adaptive replication (b.app.target_nresults)"
+        ]
+    );
+    let (p, _) = Param::new(&keys[0], "target_nresults", &["0", "2"]);
+    assert_eq!(p.short, "target_nresults", "file names keep the short name");
+    assert_eq!(p.label(), "adaptive replication (app.target_nresults)");
+    assert_eq!(
+        p.equals(1),
+        "adaptive replication (app.target_nresults) = 2"
+    );
+}
+
+#[test]
+fn cases_are_categories_in_the_sweep_file_order() {
+    let (p, idx) = Param::new(columns::CASE, "case", &["3d", "1d", "3d"]);
+    assert_eq!(p.kind, Kind::Category);
+    assert_eq!(p.values, ["3d", "1d"]);
+    assert_eq!(idx, [0, 1, 0]);
 }
 
 #[test]
 fn heatmaps_mark_the_best_the_near_and_the_feasible_cells_and_fix_fraction_scales() {
     let mut s = grid();
     // Without an objective: no marks, and a fraction spans 0–100 %.
-    let fig = s.heatmap(1, 0, 1, "h");
+    let fig = s.heatmap(1, 0, 1, "h").unwrap();
     let Layer::Tiles { scale, tiles } = &fig.panels[0].layers[0] else {
         panic!("tiles")
     };
@@ -433,7 +696,7 @@ fn heatmaps_mark_the_best_the_near_and_the_feasible_cells_and_fix_fraction_scale
         feasible: Some(vec![2, 3, 4, 5]),
         limits: [(MISS.to_string(), 0.05)].into_iter().collect(),
     };
-    let fig = s.heatmap(0, 0, 1, "h");
+    let fig = s.heatmap(0, 0, 1, "h").unwrap();
     let Layer::Tiles { scale, tiles } = &fig.panels[0].layers[0] else {
         panic!("tiles")
     };
@@ -450,7 +713,7 @@ fn heatmaps_mark_the_best_the_near_and_the_feasible_cells_and_fix_fraction_scale
         assert!(fig.caption.contains(words), "no `{words}`: {}", fig.caption);
     }
     // The miss rate: 0 to the constraint's limit, 5 %.
-    let fig = s.heatmap(1, 0, 1, "h");
+    let fig = s.heatmap(1, 0, 1, "h").unwrap();
     let Layer::Tiles { scale, .. } = &fig.panels[0].layers[0] else {
         panic!("tiles")
     };
@@ -547,7 +810,13 @@ fn writes_every_chart_as_png_and_svg_deterministically() {
     fs::write(&path, csv(&[DB, Q], &[THROUGHPUT, MISS], &grid_rows())).unwrap();
     let out = tmp.path().join("plots");
     let (params, metrics) = (strings(&[DB, Q]), strings(&[THROUGHPUT, MISS]));
-    let names = write_sweep_plots(&path, &out, &params, &metrics, &Marks::default()).unwrap();
+    let drawn = write_sweep_plots(&path, &out, &params, &metrics, &Marks::default()).unwrap();
+    assert!(drawn.not_drawn.is_empty());
+    assert!(
+        !out.join(README_TXT).exists(),
+        "no README.txt when every chart is drawn"
+    );
+    let names = drawn.names;
     assert_eq!(
         names,
         [

@@ -339,7 +339,7 @@ pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// The source line with a caret under the column, rustc-style.
-fn snippet(text: &str, line: usize, column: usize) -> String {
+pub(super) fn snippet(text: &str, line: usize, column: usize) -> String {
     let src = text.lines().nth(line - 1).unwrap_or("");
     let w = line.to_string().len();
     format!(

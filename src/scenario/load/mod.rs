@@ -271,6 +271,30 @@ pub(crate) fn problem_at(
     })))
 }
 
+/// A semantic problem at byte `offset` of a file read by [`parse_toml`], shown as
+/// the key path `key`: for a key [`problem_at`] cannot find by a dotted path, such
+/// as a quoted key holding dots (`set = { "project.main.workunit.min_quorum" = 1 }`
+/// of a sweep's `[[case]]`).
+pub(crate) fn problem_at_offset(
+    text: &str,
+    origin: &str,
+    offset: usize,
+    key: String,
+    message: String,
+) -> ScenarioError {
+    let (line, column) = line_col(text, offset);
+    ScenarioError::Invalid(Box::new(Diagnostic {
+        origin: origin.to_owned(),
+        line_col: Some((line, column)),
+        key: Some(key),
+        set_arg: None,
+        message,
+        snippet: Some(diagnostics::snippet(text, line, column)),
+        note: None,
+        more: Vec::new(),
+    }))
+}
+
 /// Reads every host group's availability trace, relative to the scenario file's
 /// folder, and keeps it in the group (`trace_data`). A file that cannot be read or
 /// parsed is a problem of the `trace` key; the message names the trace file's line.
