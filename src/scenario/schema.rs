@@ -684,6 +684,12 @@ pub struct Expect {
     pub req_secs: Option<f64>,
     pub req_instances: Option<f64>,
     pub estimated_delay: Option<f64>,
+    /// The GPU work request of the same RPC: seconds and instances, summed over
+    /// the GPU types (a host has one type in practice; modern, spec client §2.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_req_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_req_instances: Option<f64>,
     /// When the CPU work-fetch backoff ends, seconds (modern, spec client §2.7).
     pub cpu_backoff_time: Option<f64>,
     /// The project's idle run on the emulator's global `merit_step` grid at `at`:

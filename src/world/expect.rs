@@ -464,6 +464,18 @@ pub(crate) fn verify_client(
             ex.estimated_delay,
             w.estimated_delay,
         );
+        cmp(
+            &mut errs,
+            "gpu_req_secs",
+            ex.gpu_req_secs,
+            w.gpu_req_secs.iter().sum(),
+        );
+        cmp(
+            &mut errs,
+            "gpu_req_instances",
+            ex.gpu_req_instances,
+            w.gpu_req_instances.iter().sum(),
+        );
         if let Some(want) = &ex.client_states {
             let got: Vec<String> = (h.jobs.iter())
                 .filter(|j| j.project as usize == k)

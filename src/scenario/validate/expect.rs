@@ -78,6 +78,8 @@ pub(crate) const CLIENT_ONLY: &[&str] = &[
     "req_secs",
     "req_instances",
     "estimated_delay",
+    "gpu_req_secs",
+    "gpu_req_instances",
     "cpu_backoff_time",
     "idle_time",
     "idle_time_sumsq",
@@ -388,7 +390,7 @@ impl Checker<'_> {
 
 /// Names of the kind-specific fields an expect gives.
 pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 68] = [
+    let opts: [(&'static str, bool); 70] = [
         ("state", x.state.is_some()),
         ("server_state", x.server_state.is_some()),
         ("outcome", x.outcome.is_some()),
@@ -439,6 +441,8 @@ pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
         ("req_secs", x.req_secs.is_some()),
         ("req_instances", x.req_instances.is_some()),
         ("estimated_delay", x.estimated_delay.is_some()),
+        ("gpu_req_secs", x.gpu_req_secs.is_some()),
+        ("gpu_req_instances", x.gpu_req_instances.is_some()),
         ("cpu_backoff_time", x.cpu_backoff_time.is_some()),
         ("idle_time", x.idle_time.is_some()),
         ("idle_time_sumsq", x.idle_time_sumsq.is_some()),
@@ -482,6 +486,6 @@ mod tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), n);
-        assert_eq!(n, 62);
+        assert_eq!(n, 64);
     }
 }
