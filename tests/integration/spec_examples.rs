@@ -178,6 +178,14 @@ fn client_work_fetch_waits_for_the_grid() {
     run_spec("client-work-fetch-grid.toml");
 }
 
+/// Work fetch per resource on a 4-CPU, 1-GPU host with a CPU-only and a GPU project
+/// (spec client §2.6, §2.7): report RPCs to the GPU project top up its GPU although
+/// the CPU project ranks first for the CPU, so it never needs a fetch of its own.
+#[test]
+fn client_gpu_fetch_split_per_resource() {
+    run_spec("client-gpu-fetch-split.toml");
+}
+
 #[test]
 fn client_s1_modern_project_backoff() {
     run_spec("client-s1-modern-backoff.toml");

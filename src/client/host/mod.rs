@@ -98,7 +98,11 @@ pub struct ProjectState {
     /// The last reply's `no_rsc_apps`: the project has no app version for that
     /// processor type, so work fetch never asks it for that type (spec client §2.6).
     pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
-    pub sched_req_no_work: bool,
+    /// Whether the last request that asked for each processor type got no jobs of
+    /// it (by BOINC's number; `PROJECT::sched_req_no_work[i]`, spec client §2.6): a
+    /// better project so marked does not keep a piggy-backed request from asking
+    /// for that type.
+    pub sched_req_no_work: [bool; crate::server::resource::N_RSC],
     /// Transfer flags the modern client's work fetch and reporting read (spec client
     /// §8.4), refreshed by the host's transfer step; always false without files.
     pub download_stalled: bool,

@@ -239,7 +239,7 @@ fn resource_backoff_doubles_then_resets_when_jobs_come() {
     // the end of its backoff: 300 → 305, 905 → 910, 2110 → 2115, 4515 → 4520.
     assert_eq!(times, [0, 305, 910, 2115, 4520]);
     assert_eq!(h.projects[0].backoff_interval[CPU], 9600.0);
-    assert!(h.projects[0].sched_req_no_work);
+    assert!(h.projects[0].sched_req_no_work[CPU]);
     srv.send = true;
     // Backoff to 4520 + 4800 = 9320; the grid 4525 + 60·k reaches it at 9325.
     drive(&mut h, &g, &mut srv, 4521, 9325, |_, _| {});
@@ -247,7 +247,7 @@ fn resource_backoff_doubles_then_resets_when_jobs_come() {
     assert_eq!(srv.calls.last().unwrap().now, 9325);
     assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
     assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
-    assert!(!h.projects[0].sched_req_no_work);
+    assert!(!h.projects[0].sched_req_no_work[CPU]);
 }
 
 /// A host with a long running job (no fetch) and finished results to report.
@@ -298,7 +298,7 @@ fn report_rpc_piggyback_backs_off_only_in_emulator_mode() {
         assert_eq!(srv.calls.len(), 1);
         assert!(srv.calls[0].work.req_secs > 0.0);
         assert_eq!(h.projects[0].backoff_interval[CPU] > 0.0, emulator);
-        assert!(h.projects[0].sched_req_no_work);
+        assert!(h.projects[0].sched_req_no_work[CPU]);
     }
 }
 

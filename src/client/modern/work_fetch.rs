@@ -2,8 +2,10 @@
 //! `setup`, `choose_project`, `piggyback_work_request`, `set_request`, `compute_shares`,
 //! `handle_reply`, `set_initial_work_request`; spec client §2.6, §2.7), per
 //! processor type: a project is chosen when a resource it may fetch for is below
-//! `work_buf_min()`, and its request then asks each resource it may fetch for its
-//! shortfall. A request that gets no jobs of a resource backs that resource off.
+//! `work_buf_min()`, and its request then asks its shortfall of each resource for
+//! which no better-ranked project could fetch (the `found_project` rule); a
+//! piggy-backed request decides each resource on its own. A request that gets no
+//! jobs of a resource backs that resource off and marks it `sched_req_no_work`.
 //! GPU exclusion, max-concurrent, "wacky DCF", anonymous-platform and upload rules
 //! do not arise.
 
@@ -179,46 +181,93 @@ pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut Rr
     }
 }
 
-/// `set_request(p)` for each GPU type (§2.6 step 5) the project may fetch for (no
-/// backoff, not a backup project whose GPUs are busy), added to `req`: the GPU's
-/// shortfall and its idle instances. Per-project GPU usage is not counted, so the
-/// instance request is the idle instances only. Returns whether it asks for any.
-fn set_gpu_requests(
+/// `RSC_WORK_FETCH::set_request(p)` for GPU type `t` (§2.6 step 5), added to `req`:
+/// the GPU's shortfall and its idle instances (a backup project: one job, only if an
+/// instance is idle). Per-project GPU usage is not counted, so the instance request
+/// is the idle instances only. The caller has checked the project may ask for `t`.
+/// Returns whether it asks for any seconds.
+fn set_gpu_request(
     host: &ClientHost,
     pi: usize,
-    s: &Setup,
-    now: f64,
-    cfg: &ClientConfig,
+    rr: &RrOut,
+    t: ProcType,
     req: &mut WorkRequest,
 ) -> bool {
     let p = &host.projects[pi];
-    let mut any = false;
-    for t in &ProcType::ALL[1..] {
-        let Some(rr) = &s.gpu[t.index()] else {
-            continue;
-        };
-        if rsc_reason(p, rr, *t, now, host.work_buf_min_days(cfg)) != RscReason::None {
-            continue;
-        }
-        let (mut secs, inst) = if p.resource_share == 0.0 {
-            if rr.nidle_now > 0.0 {
-                (1.0, 1.0)
-            } else {
-                (0.0, 0.0)
-            }
+    let (mut secs, inst) = if p.resource_share == 0.0 {
+        if rr.nidle_now > 0.0 {
+            (1.0, 1.0)
         } else {
-            (rr.shortfall.max(0.0), rr.nidle_now)
-        };
-        if inst > 0.0 && secs == 0.0 {
-            secs = 1.0;
+            (0.0, 0.0)
         }
+    } else {
+        (rr.shortfall.max(0.0), rr.nidle_now)
+    };
+    if inst > 0.0 && secs == 0.0 {
+        secs = 1.0;
+    }
+    if secs > 0.0 {
+        req.gpu_req_secs[t.index()] = secs;
+        req.gpu_req_instances[t.index()] = inst;
+    }
+    secs > 0.0
+}
+
+/// The simulation of processor type `k` (by BOINC's number), if the host has it.
+fn rr_of(s: &Setup, k: usize) -> Option<&RrOut> {
+    if k == CPU {
+        Some(&s.rr)
+    } else {
+        s.gpu[k].as_ref()
+    }
+}
+
+/// `rsc_project_reason` of project `pi` for processor type `k`, which the host has.
+fn rsc_reason_of(
+    host: &ClientHost,
+    s: &Setup,
+    pi: usize,
+    k: usize,
+    now: f64,
+    cfg: &ClientConfig,
+) -> RscReason {
+    match s.gpu[k].as_ref() {
+        Some(rr) if k != CPU => rsc_reason(
+            &host.projects[pi],
+            rr,
+            ProcType::ALL[k],
+            now,
+            host.work_buf_min_days(cfg),
+        ),
+        _ => s.proj[pi].rsc,
+    }
+}
+
+/// `RSC_WORK_FETCH::set_request(p)` for processor type `k`, into `req`. Returns
+/// whether it asks for any seconds (`req_secs > 0`).
+fn set_rsc_request(
+    host: &ClientHost,
+    pi: usize,
+    s: &Setup,
+    k: usize,
+    cfg: &ClientConfig,
+    req: &mut WorkRequest,
+) -> bool {
+    if k == CPU {
+        let (secs, inst) = set_request(host, pi, s, cfg);
         if secs > 0.0 {
-            req.gpu_req_secs[t.index()] = secs;
-            req.gpu_req_instances[t.index()] = inst;
-            any = true;
+            let r = request(s, secs, inst);
+            req.req_secs = r.req_secs;
+            req.req_instances = r.req_instances;
+            req.estimated_delay = r.estimated_delay;
+        }
+        secs > 0.0
+    } else {
+        match s.gpu[k].as_ref() {
+            Some(rr) => set_gpu_request(host, pi, rr, ProcType::ALL[k], req),
+            None => false,
         }
     }
-    any
 }
 
 /// Whether some GPU type's simulation is saturated for less than `th` seconds.
@@ -266,8 +315,18 @@ fn request(s: &Setup, secs: f64, inst: f64) -> WorkRequest {
     }
 }
 
-/// `choose_project()` (§2.6 steps 2–6): the highest-priority project without a
-/// reason, if the CPU buffer is below `work_buf_min()` (hysteresis), with its request.
+/// `WORK_FETCH::choose_project()` (spec client §2.6 steps 2–6), per processor type.
+/// Projects are scanned by decreasing priority; a project with a `project_reason`
+/// is skipped. For each type in BOINC's order (CPU first) that the project may ask
+/// for (no `rsc_project_reason`), the first such project is that type's
+/// `found_project`; the first type whose buffer is below `work_buf_min()`
+/// (hysteresis) triggers the project. A triggered project then asks for the
+/// triggering type and for every other type whose buffer is below
+/// `work_buf_total()`, whose reason is none or only a backoff ("request even if
+/// backed off"), and for which no better-ranked project is the `found_project`: a
+/// type a better project could fetch is left to it (the `found_project` rule of
+/// `choose_project`, `client/work_fetch.cpp`). If nothing is asked, the scan goes
+/// on to the next project.
 pub(crate) fn choose_project(
     host: &mut ClientHost,
     now: f64,
@@ -276,40 +335,66 @@ pub(crate) fn choose_project(
 ) -> Option<(usize, WorkRequest)> {
     let s = setup(host, now, cfg, cache);
     let min = host.work_buf_min(cfg);
-    let cpu_below = s.rr.saturated_time < min;
-    if !cpu_below && !gpu_below(&s, min) {
-        return None;
+    let total = host.work_buf_total(cfg);
+    if s.rr.saturated_time >= min && !gpu_below(&s, min) {
+        return None; // no type can trigger: the scan would find nothing
     }
+    let mut found_project: [Option<usize>; N_RSC] = [None; N_RSC];
     for &pi in s.sorted.iter() {
         let pi = pi as usize;
-        let w = s.proj[pi];
-        if w.reason != ProjectReason::None {
+        if s.proj[pi].reason != ProjectReason::None {
             continue;
         }
-        let mut req = WorkRequest::default();
-        if w.rsc == RscReason::None {
-            let (secs, inst) = set_request(host, pi, &s, cfg);
-            if secs > 0.0 {
-                req = request(&s, secs, inst);
+        let mut trigger = None;
+        for (k, found) in found_project.iter_mut().enumerate() {
+            let Some(rr) = rr_of(&s, k) else {
+                continue;
+            };
+            if rsc_reason_of(host, &s, pi, k, now, cfg) != RscReason::None {
+                continue;
+            }
+            found.get_or_insert(pi);
+            if rr.saturated_time < min {
+                trigger = Some(k);
+                break;
             }
         }
-        let cpu_trigger = cpu_below && req.req_secs > 0.0;
-        let gpu_asks = set_gpu_requests(host, pi, &s, now, cfg, &mut req);
-        // A GPU triggers only when it is itself below the minimum buffer.
-        let gpu_trigger = gpu_asks
-            && ProcType::ALL[1..].iter().any(|t| {
-                req.gpu_req_secs[t.index()] > 0.0
-                    && s.gpu[t.index()].is_some_and(|rr| rr.saturated_time < min)
-            });
-        if cpu_trigger || gpu_trigger {
+        let Some(tk) = trigger else {
+            continue;
+        };
+        let mut req = WorkRequest::default();
+        let mut any = false;
+        for (k, found) in found_project.iter().enumerate() {
+            let Some(rr) = rr_of(&s, k) else {
+                continue;
+            };
+            if k != tk
+                && (found.is_some_and(|f| f != pi)
+                    || rr.saturated_time >= total
+                    || !matches!(
+                        rsc_reason_of(host, &s, pi, k, now, cfg),
+                        RscReason::None | RscReason::BackedOff
+                    ))
+            {
+                continue;
+            }
+            any |= set_rsc_request(host, pi, &s, k, cfg, &mut req);
+        }
+        if any {
             return Some((pi, req));
         }
     }
     None
 }
 
-/// `piggyback_work_request(p)` (§2.6 "Piggyback"): the request added to an RPC made
-/// for another reason. Note `work_buf_total()`, not `min`: no hysteresis here.
+/// `WORK_FETCH::piggyback_work_request(p)` (spec client §2.6 "Piggyback"): the
+/// request added to an RPC made for another reason, decided for each processor type
+/// separately. A type is asked for when the project's reason for it is none or only
+/// a backoff, its buffer is below `work_buf_total()` (no hysteresis here), and no
+/// strictly better-ranked project without a `project_reason` could fetch it; a
+/// better project whose last request got no jobs of that type
+/// (`sched_req_no_work[i]`) does not count. So a CPU that a better project could
+/// feed does not stop the GPU from being topped up on a report RPC.
 pub(crate) fn piggyback(
     host: &mut ClientHost,
     pi: usize,
@@ -318,35 +403,42 @@ pub(crate) fn piggyback(
     cache: &mut RrCache,
 ) -> WorkRequest {
     let s = setup(host, now, cfg, cache);
-    let w = s.proj[pi];
-    let none = WorkRequest::default();
-    let total = host.work_buf_total(cfg);
-    if !matches!(w.reason, ProjectReason::None | ProjectReason::MinRpcTime)
-        || !matches!(w.rsc, RscReason::None | RscReason::BackedOff)
-        || (s.rr.saturated_time >= total && !gpu_below(&s, total))
-    {
-        return none;
+    let mut req = WorkRequest::default();
+    if !matches!(
+        s.proj[pi].reason,
+        ProjectReason::None | ProjectReason::MinRpcTime
+    ) {
+        return req;
     }
+    let total = host.work_buf_total(cfg);
     let prio = host.projects[pi].sched_priority;
-    for &p2 in s.sorted.iter() {
-        let p2 = p2 as usize;
-        if p2 == pi {
-            break;
-        }
-        let q = &host.projects[p2];
-        if q.sched_priority == prio
-            || s.proj[p2].reason != ProjectReason::None
-            || q.sched_req_no_work
+    for k in 0..N_RSC {
+        let Some(rr) = rr_of(&s, k) else {
+            continue;
+        };
+        if !matches!(
+            rsc_reason_of(host, &s, pi, k, now, cfg),
+            RscReason::None | RscReason::BackedOff
+        ) || rr.saturated_time >= total
         {
             continue;
         }
-        if s.proj[p2].rsc == RscReason::None {
-            return none; // a strictly better project could fetch it
+        let better = s
+            .sorted
+            .iter()
+            .map(|&p2| p2 as usize)
+            .take_while(|&p2| p2 != pi)
+            .any(|p2| {
+                let q = &host.projects[p2];
+                q.sched_priority != prio
+                    && !q.sched_req_no_work[k]
+                    && s.proj[p2].reason == ProjectReason::None
+                    && rsc_reason_of(host, &s, p2, k, now, cfg) == RscReason::None
+            });
+        if !better {
+            set_rsc_request(host, pi, &s, k, cfg, &mut req);
         }
     }
-    let (secs, inst) = set_request(host, pi, &s, cfg);
-    let mut req = request(&s, secs, inst);
-    set_gpu_requests(host, pi, &s, now, cfg, &mut req);
     req
 }
 
@@ -410,8 +502,21 @@ pub(crate) fn handle_reply(
     if cpu_jobs > 0 {
         clear_resource_backoff(p);
     }
-    if req.asks() {
-        p.sched_req_no_work = new_jobs == 0;
+    // `sched_req_no_work[i]` (`CLIENT_STATE::handle_scheduler_reply`,
+    // `client/cs_scheduler.cpp`): cleared for each type the reply brought jobs of,
+    // set for each other type the request asked for, left alone otherwise.
+    got[CPU] = cpu_jobs;
+    for (k, &n) in got.iter().enumerate() {
+        let asked = if k == CPU {
+            req.req_secs > 0.0 || req.req_instances > 0.0
+        } else {
+            req.gpu_req_secs[k] > 0.0 || req.gpu_req_instances[k] > 0.0
+        };
+        if n > 0 {
+            p.sched_req_no_work[k] = false;
+        } else if asked {
+            p.sched_req_no_work[k] = true;
+        }
     }
 }
 
@@ -465,7 +570,7 @@ mod tests {
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 51_840.0);
         // B asked and got nothing: A may now piggyback.
-        h.projects[1].sched_req_no_work = true;
+        h.projects[1].sched_req_no_work[CPU] = true;
         let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 51_840.0);
     }
@@ -508,6 +613,118 @@ mod tests {
         assert!(choose_project(&mut h, 1.0, &g.cfg, &mut RrCache::default()).is_none());
     }
 
+    /// One CPU and one GPU; A has no GPU version and ranks first, B has both. The CPU
+    /// holds 20000 s of A's work (above `work_buf_min` 8640, below `work_buf_total`
+    /// 51840), the GPU nothing.
+    fn cpu_project_and_gpu_project() -> (ClientHost, crate::client::host::GroupCtx) {
+        let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
+        give_gpus(&mut h, 1, 1e12);
+        h.projects[0].no_rsc_apps[ProcType::Nvidia.index()] = true;
+        h.projects[1].rec = 5.0;
+        add_job(&mut h, 0, 20_000.0, 10_000_000);
+        (h, g)
+    }
+
+    /// `choose_project`'s `found_project` rule (spec client §2.6 steps 3–4): B is
+    /// chosen for its empty GPU and asks the GPU's whole window and instance, but not
+    /// the CPU's shortfall 51840 − 20000 = 31840 s, which A ranks first for. With A
+    /// backed off for the CPU, B is the CPU's first project and asks for it too.
+    #[test]
+    fn gpu_triggered_fetch_leaves_the_cpu_to_a_better_project() {
+        let (mut h, g) = cpu_project_and_gpu_project();
+        let s = setup(&mut h, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!(&s.sorted[..], &[0, 1], "A ranks first");
+        let nv = ProcType::Nvidia.index();
+        let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!(pi, 1);
+        assert_eq!((req.req_secs, req.req_instances), (0.0, 0.0));
+        assert_eq!(req.estimated_delay, 0.0);
+        assert_eq!(req.gpu_req_secs[nv], 51_840.0);
+        assert_eq!(req.gpu_req_instances[nv], 1.0);
+        h.projects[0].backoff_time[CPU] = 10.0;
+        let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!(pi, 1);
+        // B's fetchable share is now 1: one CPU instance (`n·share − nused_total`).
+        assert_eq!((req.req_secs, req.req_instances), (31_840.0, 1.0));
+        assert_eq!(req.estimated_delay, 0.0); // busy time: no projected miss
+        assert_eq!(req.gpu_req_secs[nv], 51_840.0);
+    }
+
+    /// A type triggers only through a project that may fetch it: with the GPU backed
+    /// off for B, nothing is below the minimum that anyone may ask for, so no fetch;
+    /// a backed-off type still rides along with a fetch another type triggers
+    /// ("request even if backed off").
+    #[test]
+    fn backed_off_type_rides_along_but_never_triggers() {
+        let (mut h, g) = cpu_project_and_gpu_project();
+        let nv = ProcType::Nvidia.index();
+        h.projects[1].backoff_time[nv] = 10.0;
+        assert!(choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).is_none());
+        // A's CPU work down to 8000 s < 8640: A (first) triggers on the CPU and asks
+        // 43840 s; B would ride along on the GPU, but A has no GPU version.
+        h.jobs[0].flops_left = 8000e9;
+        let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!((pi, req.req_secs, req.gpu_req_secs[nv]), (0, 43_840.0, 0.0));
+        // With A backed off for the CPU, B triggers on the CPU and its backed-off GPU
+        // rides along: 51840 s and one instance.
+        h.projects[0].backoff_time[CPU] = 10.0;
+        let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
+        assert_eq!(
+            (pi, req.req_secs, req.gpu_req_secs[nv]),
+            (1, 43_840.0, 51_840.0)
+        );
+        assert_eq!(req.gpu_req_instances[nv], 1.0);
+    }
+
+    /// `piggyback_work_request` per type (spec client §2.6 "Piggyback"): a report RPC
+    /// to B tops up the GPU although A could fetch the CPU; the CPU is asked only once
+    /// A's last request got no CPU jobs (`sched_req_no_work[CPU]`). A's own
+    /// piggy-backed request asks the CPU alone (no GPU version).
+    #[test]
+    fn piggyback_decides_each_type_on_its_own() {
+        let (mut h, g) = cpu_project_and_gpu_project();
+        let nv = ProcType::Nvidia.index();
+        let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!((req.req_secs, req.gpu_req_secs[nv]), (0.0, 51_840.0));
+        assert_eq!(req.gpu_req_instances[nv], 1.0);
+        h.projects[0].sched_req_no_work[nv] = true; // another type: no effect
+        let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!(req.req_secs, 0.0);
+        h.projects[0].sched_req_no_work[CPU] = true;
+        let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!((req.req_secs, req.gpu_req_secs[nv]), (31_840.0, 51_840.0));
+        let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
+        assert_eq!((req.req_secs, req.gpu_req_secs[nv]), (31_840.0, 0.0));
+    }
+
+    /// `sched_req_no_work` per type (`handle_scheduler_reply`): set for each type
+    /// asked that brought nothing, cleared by jobs of the type, untouched otherwise.
+    #[test]
+    fn sched_req_no_work_is_kept_per_type() {
+        let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
+        give_gpus(&mut h, 1, 1e12);
+        let nv = ProcType::Nvidia.index();
+        let mut both = WorkRequest {
+            req_secs: 100.0,
+            ..Default::default()
+        };
+        both.gpu_req_secs[nv] = 100.0;
+        handle_reply(&mut h, 0, 100.0, &g.cfg, &both, 0);
+        assert_eq!(h.projects[0].sched_req_no_work, [true, true, false, false]);
+        // A GPU-only request that brings one GPU job: the CPU's flag stays.
+        add_usage_job(&mut h, 0, 600.0, 1e11, 0.2, 1.0);
+        h.jobs[0].received_time = 200;
+        let mut gpu = WorkRequest::default();
+        gpu.gpu_req_secs[nv] = 100.0;
+        handle_reply(&mut h, 0, 200.0, &g.cfg, &gpu, 1);
+        assert_eq!(h.projects[0].sched_req_no_work, [true, false, false, false]);
+        // A CPU job clears the CPU's.
+        add_job(&mut h, 0, 600.0, 10_000_000);
+        h.jobs[1].received_time = 300;
+        handle_reply(&mut h, 0, 300.0, &g.cfg, &both, 1);
+        assert_eq!(h.projects[0].sched_req_no_work, [false, true, false, false]);
+    }
+
     /// Jobs of the GPU type in a reply clear that type's backoff only.
     #[test]
     fn gpu_jobs_clear_the_gpu_backoff() {
@@ -538,7 +755,7 @@ mod tests {
         h.projects[0].sched_rpc_pending = RpcReason::None; // a real-client report RPC
         handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
         assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
-        assert!(h.projects[0].sched_req_no_work);
+        assert!(h.projects[0].sched_req_no_work[CPU]);
         h.projects[0].sched_rpc_pending = RpcReason::NeedWork;
         handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
         assert_eq!(h.projects[0].backoff_time[CPU], 50.0 + 300.0);
@@ -547,6 +764,6 @@ mod tests {
         assert_eq!(h.projects[0].backoff_interval[CPU], 600.0);
         handle_reply(&mut h, 0, 60.0, &g.cfg, &req, 2);
         assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
-        assert!(!h.projects[0].sched_req_no_work);
+        assert!(!h.projects[0].sched_req_no_work[CPU]);
     }
 }
