@@ -648,12 +648,13 @@ pub(crate) fn sent_before_start(
     deadline: Time,
 ) -> Option<Job> {
     let mut st = RpcState::new([0.0; N_RSC], [0.0; N_RSC], 0);
+    // The host's CPUs cap a multi-threaded version's `avg_ncpus`, as at an RPC.
     let want = Want {
         appid,
         proc_type: None,
         check_quota: false,
         committed: 0,
-        ncpus: 1,
+        ncpus: p.db.host(hostid).p_ncpus.max(1),
     };
     let bav = app_version::get_app_version(p, hostid, want)?;
     let wuid = super::work_generator::create_work(p, appid, now, ACTOR);

@@ -237,7 +237,8 @@ fn group_host(
         // (no initial RPC, spec client §2.9 step 3).
         for ps in &mut host.projects {
             let p = &mut projects[ps.project as usize];
-            let row = g.row.clone();
+            let mut row = g.row.clone();
+            row.p_ncpus = host.ncpus as i32; // drawn per host, or the group's
             let pi = ps.project as usize;
             let os = g.os_mix.as_deref();
             ps.hostid = link::first_contact(p, row, seed, index as u64, pi, p_fpops, os);

@@ -187,6 +187,11 @@ fn client_gpu_fetch_split_per_resource() {
 }
 
 #[test]
+fn client_mt_run_list_scan_overcommit_and_busy_time() {
+    run_spec("client-mt-run-list.toml");
+}
+
+#[test]
 fn client_s1_modern_project_backoff() {
     run_spec("client-s1-modern-backoff.toml");
 }

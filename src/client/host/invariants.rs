@@ -139,24 +139,30 @@ impl ClientHost {
         })
     }
 
-    /// The resource invariant: the running tasks fit the host (spec client §3.3,
-    /// §5.4). Their `avg_ncpus` add up to at most the usable CPUs plus the one CPU
-    /// GPU tasks may overcommit, and to at most the CPUs when a multi-threaded task
-    /// runs; the CPUs really used (CPU tasks slowed by `cpu_scale`) never exceed the
-    /// usable CPUs; the tasks of a GPU type use at most the host's instances of it,
-    /// and a GPU task runs only on a GPU type the host has. `None` when it holds.
+    /// The resource invariant: the running tasks fit the host as `enforce_run_list`
+    /// chooses them (spec client §3.3, §5.4). Their `avg_ncpus` add up to at most the
+    /// usable CPUs plus the one CPU GPU tasks may overcommit, or else were fewer than
+    /// the usable CPUs before the largest CPU task joined (a multi-threaded task may
+    /// overcommit them); at most the usable CPUs when the user limits the CPUs. The
+    /// CPUs really used (CPU tasks slowed by `cpu_scale`) exceed the usable CPUs
+    /// only as far as GPU tasks' own shares do. The tasks of a GPU type use at most
+    /// the host's instances of it, and a GPU task runs only on a GPU type the host
+    /// has. `None` when it holds.
     pub(crate) fn resource_violation(&self, cfg: &ClientConfig) -> Option<String> {
         const EPS: f64 = 1e-9;
         let n = self.usable_cpus(cfg) as f64;
         let cpu_scale = self.cpu_scale(cfg);
-        let (mut asked, mut used, mut mt) = (0.0, 0.0, false);
+        let limited = self.usable_cpus(cfg) < self.ncpus;
+        let (mut asked, mut used, mut largest_cpu_task, mut gpu_cpus) = (0.0, 0.0, 0.0f64, 0.0);
         let mut gpu = [0.0; crate::server::resource::N_RSC];
         for j in self.jobs.iter().filter(|j| j.is_running()) {
             let u = &j.usage;
             asked += u.avg_ncpus;
             used += execution(j, self.p_fpops, cpu_scale, cfg.gpu_active_frac).cpus;
-            mt |= u.avg_ncpus > 1.0;
-            if u.uses_gpu() {
+            if !u.uses_gpu() {
+                largest_cpu_task = largest_cpu_task.max(u.avg_ncpus);
+            } else {
+                gpu_cpus += u.avg_ncpus;
                 if coproc_of(&self.coprocs, u.proc_type).is_none() {
                     return Some(format!(
                         "host {} runs result {} on a {} GPU it does not have",
@@ -168,8 +174,12 @@ impl ClientHost {
                 gpu[u.proc_type.index()] += u.gpu_usage;
             }
         }
-        let limit = if mt { n } else { n + 1.0 };
-        if asked > limit + EPS || used > n + EPS {
+        let too_many = if limited {
+            asked > n + EPS
+        } else {
+            asked > n + 1.0 + EPS && asked - largest_cpu_task >= n - EPS
+        };
+        if too_many || used > n.max(gpu_cpus) + EPS {
             return Some(format!(
                 "host {} runs tasks of {asked} CPUs (really using {used}) on {n} usable CPUs",
                 self.index

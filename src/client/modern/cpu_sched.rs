@@ -4,21 +4,26 @@
 //! `enforce_run_list`, `finished_time_slice`; spec client §3.1–3.4).
 //!
 //! GPU jobs are listed first, per GPU type, until the type's instances are
-//! committed; then CPU jobs until single-thread jobs fill the CPUs
-//! (`ncpus_used_st ≥ ncpus`) or multi-threaded ones twice them (`ncpus_used_mt ≥
-//! 2·ncpus`, `PROC_RESOURCES::stop_scan_cpu`). Enforcing the list, a GPU job runs
-//! while instances of its type are free, a CPU job while CPUs are not all used, and
-//! a multi-threaded job only if it fits ([`fits`]). The RAM, max-concurrent and swap
-//! rules do not arise.
+//! committed; then CPU jobs until single-thread jobs, or multi-threaded ones, fill
+//! twice the CPUs (`ncpus_used_st ≥ 2·ncpus` or `ncpus_used_mt ≥ 2·ncpus`,
+//! `PROC_RESOURCES::stop_scan_cpu`; GPU jobs count in neither). Enforcing the list
+//! ([`fits`]), a GPU job runs while instances of its type are free and the CPUs are
+//! not committed beyond one extra, a CPU job while the CPUs are not all used, even if
+//! a multi-threaded job then overcommits them. The RAM, max-concurrent and swap rules
+//! do not arise.
 //!
 //! The module also predicts when the scheduler's decision can next change without
 //! any event (a time slice ending, or REC moving the priorities), for the host's
 //! next wake.
 
 use super::buf::SmallBuf;
-use super::rec::{PrioCtx, adjust_rec_sched, credit_per_cpu_day, project_priority_init};
+use super::rec::{
+    PrioCtx, adjust_rec_sched, credit_per_cpu_day, job_peak_units, project_priority_init,
+    total_peak_units,
+};
 use super::rr_sim::RrCache;
 use crate::client::config::{ClientConfig, Policy};
+use crate::client::host::gpu_relative_speeds;
 use crate::client::host::{ClientHost, ClientJob, TaskState};
 use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
@@ -206,6 +211,7 @@ fn make_run_list(
     promote_once_ran_edf(host, now, cfg);
     let n = host.usable_cpus(cfg) as f64;
     let ctx = project_priority_init(host, |p| p.n_runnable_jobs > 0, n);
+    let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
     for j in &mut host.jobs {
         j.scheduled = false;
         j.edf_scheduled = false;
@@ -213,25 +219,28 @@ fn make_run_list(
     for p in &mut host.projects {
         p.deadlines_missed_copy = p.deadlines_missed;
     }
-    // CPUs listed by single-thread and by multi-threaded jobs (GPU jobs' CPU shares
-    // count as single-thread), as `PROC_RESOURCES` counts them.
+    // CPUs listed by single-thread and by multi-threaded CPU jobs, as
+    // `PROC_RESOURCES::schedule` counts them: a GPU job reserves its instances only,
+    // not its CPU share (upstream: so that an unstarted GPU job listed first cannot
+    // leave a CPU idle).
     let mut used = (0.0, 0.0); // (ncpus_used_st, ncpus_used_mt)
     let mut add =
         |host: &mut ClientHost, k: usize, edf: bool, ctx: &PrioCtx, used: &mut (f64, f64)| {
             let j = &mut host.jobs[k];
             j.scheduled = true;
             j.edf_scheduled = edf;
-            let ncpus = j.usage.avg_ncpus;
+            let (ncpus, gpu) = (j.usage.avg_ncpus, j.usage.uses_gpu());
+            let units = job_peak_units(j, &rel);
             let p = &mut host.projects[j.project as usize];
-            if edf && !j.usage.uses_gpu() {
+            if edf && !gpu {
                 p.deadlines_missed_copy -= 1;
             }
-            adjust_rec_sched(p, ctx);
+            adjust_rec_sched(p, ctx, units);
             list.push(k as u32);
-            if ncpus > 1.0 {
-                used.1 += ncpus;
-            } else {
-                used.0 += ncpus;
+            match (gpu, ncpus > 1.0) {
+                (true, _) => {} // GPU jobs count in neither
+                (false, true) => used.1 += ncpus,
+                (false, false) => used.0 += ncpus,
             }
         };
     // GPU jobs per type (§3.2 step 4): EDF, then priority, until the instances are
@@ -255,7 +264,10 @@ fn make_run_list(
             }
         }
     }
-    let cpus_full = |(st, mt): (f64, f64)| st >= n || mt >= 2.0 * n;
+    // `stop_scan_cpu`: twice the CPUs, so that the list holds jobs enough whatever
+    // `more_important` puts first (since BOINC's commit 183517e42d; before, the
+    // single-thread jobs stopped the scan at the CPUs).
+    let cpus_full = |(st, mt): (f64, f64)| st >= 2.0 * n || mt >= 2.0 * n;
     if !cfg.cpu_sched_rr_only {
         while !cpus_full(used) {
             let Some(k) = earliest_deadline_result(host, ProcType::Cpu) else {
@@ -272,40 +284,34 @@ fn make_run_list(
     }
 }
 
-/// CPUs and GPU instances committed while enforcing a run list.
-#[derive(Default)]
-struct Committed {
-    /// `avg_ncpus` of every job scheduled so far.
-    cpus: f64,
-    /// `avg_ncpus` of the GPU jobs among them.
-    gpu_job_cpus: f64,
-    /// Instances per processor type (index 0 unused).
-    gpu: [f64; N_RSC],
-    /// A multi-threaded job is scheduled.
-    mt: bool,
+const EPS: f64 = 1e-9;
+
+/// Whether the GPU instances of job `j`'s type committed so far (`gpu`, per
+/// processor type) leave room for it: `assign_coprocs`, which runs over the whole
+/// sorted list before the CPU walk and drops the GPU jobs it cannot place (§3.3).
+/// Instances are pooled per type (docs/fidelity.md §3.2).
+fn gpu_fits(host: &ClientHost, j: &ClientJob, gpu: &[f64; N_RSC]) -> bool {
+    let u = &j.usage;
+    let count = coproc_of(&host.coprocs, u.proc_type).map_or(0.0, |g| g.count as f64);
+    gpu[u.proc_type.index()] + u.gpu_usage <= count + EPS
 }
 
-/// Whether job `j` may join the jobs `c` already scheduled on a host of `n` usable
-/// CPUs (§3.3): a GPU job needs free instances of its type, and may overcommit the
-/// CPUs by at most one (then the CPU jobs run slower, [`ClientHost::cpu_scale`])
-/// while the GPU jobs' own CPU shares stay within the CPUs; a CPU job needs a CPU
-/// not yet used; a multi-threaded job, or any job once one is scheduled, must fit
-/// within the CPUs (`avg_ncpus` rule: never more CPUs than the host has).
-fn fits(host: &ClientHost, j: &ClientJob, c: &Committed, n: f64) -> bool {
-    const EPS: f64 = 1e-9;
+/// The CPU walk of `enforce_run_list` (§3.3): whether job `j` may run when the jobs
+/// already chosen use `used` CPUs of the `n` usable. With the CPUs limited by the
+/// user (`limited`: fewer usable than the host has), no job may take the total past
+/// them. Otherwise, while the CPUs are not all used any job runs, a multi-threaded
+/// one even if it then overcommits them (upstream's choice against starving it);
+/// once they are, a CPU job waits and a GPU job runs if the total stays within one
+/// extra CPU. Overcommitted CPUs run their CPU tasks slower
+/// ([`ClientHost::cpu_scale`]).
+fn fits(j: &ClientJob, used: f64, n: f64, limited: bool) -> bool {
     let u = &j.usage;
-    if u.uses_gpu() {
-        let count = coproc_of(&host.coprocs, u.proc_type).map_or(0.0, |g| g.count as f64);
-        let overcommit = if c.mt { 0.0 } else { 1.0 };
-        c.gpu[u.proc_type.index()] + u.gpu_usage <= count + EPS
-            && c.cpus + u.avg_ncpus <= n + overcommit + EPS
-            && c.gpu_job_cpus + u.avg_ncpus <= n + EPS
-    } else if c.cpus >= n {
+    if limited && used + u.avg_ncpus > n + EPS {
         false
-    } else if c.mt || u.avg_ncpus > 1.0 {
-        c.cpus + u.avg_ncpus <= n + EPS
-    } else {
+    } else if used < n - EPS {
         true
+    } else {
+        u.uses_gpu() && used + u.avg_ncpus <= n + 1.0 + EPS
     }
 }
 
@@ -317,6 +323,7 @@ fn enforce_run_list(
     list: &mut SmallBuf<u32, 64>,
 ) -> bool {
     let n = host.usable_cpus(cfg) as usize;
+    let limited = host.usable_cpus(cfg) < host.ncpus;
     // seqno: position in the list; appended unfinished-slice tasks share the next one.
     let len0 = list.len() as u32;
     for k in 0..host.jobs.len() {
@@ -331,8 +338,13 @@ fn enforce_run_list(
     let key = |pos: usize, k: u32| {
         let j = &host.jobs[k as usize];
         let unfinished = j.state == TaskState::Running && !finished_time_slice(j, now, cfg);
-        // Larger `avg_ncpus` first: the bits of a positive float order as its value.
-        let more_cpus = u64::MAX - j.usage.avg_ncpus.to_bits();
+        // Larger `avg_ncpus` first among CPU jobs (the bits of a positive float
+        // order as its value); GPU jobs go on to `seqno`.
+        let more_cpus = if j.usage.uses_gpu() {
+            0
+        } else {
+            u64::MAX - j.usage.avg_ncpus.to_bits()
+        };
         (
             !j.edf_scheduled,
             !j.usage.uses_gpu(),
@@ -343,7 +355,8 @@ fn enforce_run_list(
         )
     };
     // more_important: EDF first, then GPU jobs, then unfinished slices, then more
-    // CPUs, then seqno; job order breaks the remaining ties (upstream: pointer order).
+    // CPUs (CPU jobs), then seqno; job order breaks the remaining ties (upstream:
+    // pointer order).
     let mut keyed: SmallBuf<(bool, bool, bool, u64, u32, u32), 64> = SmallBuf::new();
     for (pos, &k) in list.iter().enumerate() {
         keyed.push(key(pos, k));
@@ -353,26 +366,28 @@ fn enforce_run_list(
         j.scheduled = false;
     }
     let nf = n as f64;
-    let mut c = Committed::default();
-    for &(.., k) in keyed.iter() {
+    // assign_coprocs: the GPU jobs that get instances, in list order.
+    let mut gpu = [0.0; N_RSC];
+    let mut placed: SmallBuf<bool, 64> = SmallBuf::filled(keyed.len(), true);
+    for (i, &(.., k)) in keyed.iter().enumerate() {
         let j = &host.jobs[k as usize];
-        if !fits(host, j, &c, nf) {
-            continue;
+        if j.usage.uses_gpu() {
+            placed[i] = gpu_fits(host, j, &gpu);
+            if placed[i] {
+                gpu[j.usage.proc_type.index()] += j.usage.gpu_usage;
+            }
         }
-        let u = j.usage;
-        c.cpus += u.avg_ncpus;
-        if u.uses_gpu() {
-            c.gpu_job_cpus += u.avg_ncpus;
-            c.gpu[u.proc_type.index()] += u.gpu_usage;
-        }
-        c.mt |= u.avg_ncpus > 1.0;
-        host.jobs[k as usize].scheduled = true;
     }
-    let gpu_idle = ProcType::ALL[1..]
-        .iter()
-        .any(|t| coproc_of(&host.coprocs, *t).is_some_and(|g| c.gpu[t.index()] < g.count as f64));
-    if c.cpus < nf || gpu_idle {
-        host.must_check_work_fetch = true; // "CPUs idle" (or GPUs)
+    let mut used = 0.0;
+    for (i, &(.., k)) in keyed.iter().enumerate() {
+        let j = &host.jobs[k as usize];
+        if placed[i] && fits(j, used, nf, limited) {
+            used += j.usage.avg_ncpus;
+            host.jobs[k as usize].scheduled = true;
+        }
+    }
+    if used < nf {
+        host.must_check_work_fetch = true; // "CPUs idle"
     }
     let mut quit = false;
     for k in 0..host.jobs.len() {
@@ -452,24 +467,34 @@ pub(crate) fn next_change(host: &ClientHost, now: f64, cfg: &ClientConfig) -> (f
 /// picks against a later free pick. If `r ≤ 0` REC cannot change anything.
 ///
 /// With the running set fixed, each project's REC is `rec(t) = R + (rec − R)·w`,
-/// `w = 2^(−(t−now)/H)`, linear in `w` (§2.3), and so is `rec_sum`. The priority of the
-/// k-th pick of a project, multiplied by `rec_sum` (positive), is
-/// `−A·(rec + k·rec_sum/(24·ncpus)) − B·rec_sum` (`A = rs_sum/rs`, `B = 0`; backup
+/// `w = 2^(−(t−now)/H)`, linear in `w` (§2.3), and so is `rec_sum`. The priority of a
+/// pick of a project whose earlier picks add up to `u` peak units (§2.4 step 4),
+/// multiplied by `rec_sum` (positive), is
+/// `−A·(rec + u·rec_sum/(24·T)) − B·rec_sum`, `T` the host's peak units (`A = rs_sum/rs`, `B = 0`; backup
 /// projects `A = 1`, `B = 1000`): also linear in `w`. Each comparison thus flips at
 /// most once, at a root `w*` found in closed form. The EDF picks are taken as fixed
-/// (they change only with the RR simulation).
+/// (they change only with the RR simulation). Each pick is taken to use one CPU and
+/// to run in pick order, as 1-CPU jobs do; with multi-threaded jobs, which
+/// `more_important` runs first, the prediction is approximate and a change it misses
+/// waits for the host's next event (docs/fidelity.md §5.3).
 fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 {
     let n = host.usable_cpus(cfg) as f64;
     let np = host.projects.len();
     let fcpu = credit_per_cpu_day(host.p_fpops);
+    let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
     // Per project: runnable count, running count, EDF picks.
     let mut cnt: SmallBuf<(u32, u32, u32), 16> = SmallBuf::filled(np, (0, 0, 0));
+    // Per project, the peak units of its picks so far (EDF picks first).
+    let mut units: SmallBuf<f64, 16> = SmallBuf::filled(np, 0.0);
     let mut n_fixed = 0; // |EDF ∪ U|
     for j in host.jobs.iter().filter(|j| j.runnable()) {
         let c = &mut cnt[j.project as usize];
         c.0 += 1;
         c.1 += (j.state == TaskState::Running) as u32;
         c.2 += j.edf_scheduled as u32;
+        if j.edf_scheduled {
+            units[j.project as usize] += job_peak_units(j, &rel);
+        }
         if j.edf_scheduled || (j.state == TaskState::Running && !finished_time_slice(j, now, cfg)) {
             n_fixed += 1;
         }
@@ -491,15 +516,17 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         return if r_s > 0.0 { now } else { f64::INFINITY };
     }
     // The priority pass now: picks (project, k, free) in order.
+    let peak_units = total_peak_units(host, n);
     let ctx = PrioCtx {
         rec_sum: a_s,
         rs_sum,
-        ncpus: n,
+        peak_units,
     };
     let inc = ctx.rec_increment();
     let edf: u32 = cnt.iter().map(|c| c.2).sum();
     let mut alloc: SmallBuf<u32, 16> = SmallBuf::filled(np, 0);
-    let mut picks: SmallBuf<(u32, u32, bool), 64> = SmallBuf::new();
+    // (project, its peak units before the pick, free)
+    let mut picks: SmallBuf<(u32, f64, bool), 64> = SmallBuf::new();
     let mut taken: SmallBuf<u32, 64> = SmallBuf::new();
     for _ in 0..(n as u32).saturating_sub(edf) {
         let mut best: Option<(usize, f64)> = None;
@@ -508,7 +535,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
             if k >= cnt[q].0 {
                 continue;
             }
-            let prio = ctx.priority(p.rec + k as f64 * inc, p.resource_share);
+            let prio = ctx.priority(p.rec + units[q] * inc, p.resource_share);
             if best.is_none_or(|(_, b)| prio > b) {
                 best = Some((q, prio));
             }
@@ -530,15 +557,16 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
             let j = &host.jobs[k];
             j.state != TaskState::Running || finished_time_slice(j, now, cfg)
         });
+        picks.push((q as u32, units[q], free));
         if let Some(k) = job {
             taken.push(k as u32);
+            units[q] += job_peak_units(&host.jobs[k], &rel);
         }
-        picks.push((q as u32, cnt[q].2 + alloc[q], free));
         alloc[q] += 1;
     }
-    // A slot's term α + β·w (see above).
-    let c = 1.0 / (24.0 * n);
-    let term = |q: usize, k: u32| -> (f64, f64) {
+    // A slot's term α + β·w (see above), `u` the project's peak units before it.
+    let c = 1.0 / (24.0 * peak_units);
+    let term = |q: usize, u: f64| -> (f64, f64) {
         let p = &host.projects[q];
         let rq = cnt[q].1 as f64 * fcpu;
         let (a, b) = if p.resource_share > 0.0 {
@@ -546,14 +574,14 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         } else {
             (1.0, 1000.0)
         };
-        let kc = k as f64 * c;
+        let kc = u * c;
         let alpha = -a * (rq + kc * r_s) - b * r_s;
         let beta = -a * ((p.rec - rq) + kc * (a_s - r_s)) - b * (a_s - r_s);
         (alpha, beta)
     };
     // Largest root w* in (0, 1) over the relevant pairs: the earliest flip.
     let mut best_w: f64 = 0.0;
-    let mut flip = |x: (usize, u32), y: (usize, u32)| -> bool {
+    let mut flip = |x: (usize, f64), y: (usize, f64)| -> bool {
         let (ax, bx) = term(x.0, x.1);
         let (ay, by) = term(y.0, y.1);
         let (g0, g1) = (ax - ay, bx - by);
@@ -573,7 +601,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         let x = (qx as usize, kx);
         // Against every project's next, unselected slot.
         for q in 0..np {
-            if q != x.0 && cnt[q].2 + alloc[q] < cnt[q].0 && flip(x, (q, cnt[q].2 + alloc[q])) {
+            if q != x.0 && cnt[q].2 + alloc[q] < cnt[q].0 && flip(x, (q, units[q])) {
                 return now;
             }
         }
@@ -653,20 +681,45 @@ mod tests {
         assert_eq!(h.resource_violation(&g.cfg), None);
     }
 
-    /// A multi-threaded job of 3 CPUs on 4 CPUs: it goes first (more CPUs), one
-    /// single-thread job fills the last CPU, and no job overcommits the CPUs.
+    /// Three single-thread jobs and two 3-CPU jobs on 4 CPUs. The list takes all
+    /// five (3 CPUs of single-thread jobs and 6 of multi-threaded ones, both under
+    /// twice the CPUs); sorted, the 3-CPU jobs come first (more CPUs). The first
+    /// takes 3 CPUs; with 3 < 4 used the second still runs and overcommits them to
+    /// 6, as upstream's walk allows; the single-thread jobs wait (all CPUs used).
+    /// The CPU tasks then run at 4/6 of their speed.
     #[test]
-    fn multi_threaded_jobs_never_oversubscribe() {
-        let (mut h, g) = host_and_ctx(4, &[100.0], |_| {});
+    fn multi_threaded_jobs_may_overcommit_the_cpus() {
+        let (mut h, mut g) = host_and_ctx(4, &[100.0], |_| {});
         for _ in 0..3 {
             add_job(&mut h, 0, 3600.0, 100_000_000);
         }
         add_usage_job(&mut h, 0, 3600.0, 3e9, 3.0, 0.0);
         add_usage_job(&mut h, 0, 3600.0, 3e9, 3.0, 0.0);
         sched(&mut h, 0.0, &g.cfg);
-        assert_eq!(running(&h), vec![0, 3]);
-        assert_eq!(h.cpu_scale(&g.cfg), 1.0);
+        assert_eq!(running(&h), vec![3, 4]);
+        assert_eq!(h.cpu_scale(&g.cfg), 4.0 / 6.0);
         assert_eq!(h.resource_violation(&g.cfg), None);
+        // CPUs limited by the user (3 of 4): no job may take the total past them, so
+        // one 3-CPU job runs and nothing joins it.
+        g.cfg.max_cpus = 3;
+        sched(&mut h, 60.0, &g.cfg);
+        assert_eq!(running(&h), vec![3]);
+        assert_eq!(h.cpu_scale(&g.cfg), 1.0);
+    }
+
+    /// The list scans CPU jobs up to twice the CPUs: on 2 CPUs, three single-thread
+    /// jobs of project 0, which ranks first, do not stop the scan (they would have
+    /// at the CPUs, after two), so project 1's 2-CPU job is listed too and, having
+    /// more CPUs, runs alone.
+    #[test]
+    fn the_list_scans_twice_the_cpus() {
+        let (mut h, g) = host_and_ctx(2, &[1000.0, 1.0], |_| {});
+        for _ in 0..3 {
+            add_job(&mut h, 0, 3600.0, 100_000_000);
+        }
+        add_usage_job(&mut h, 1, 3600.0, 2e9, 2.0, 0.0);
+        sched(&mut h, 0.0, &g.cfg);
+        assert_eq!(running(&h), vec![3]);
     }
 
     /// The invariant fails when the tasks do not fit: too many CPU tasks, a GPU
@@ -686,11 +739,18 @@ mod tests {
         let (mut h, _) = host_and_ctx(2, &[100.0], |_| {});
         add_usage_job(&mut h, 0, 3600.0, 3e9, 2.0, 0.0);
         add_job(&mut h, 0, 3600.0, 100_000_000);
+        add_job(&mut h, 0, 3600.0, 100_000_000);
         h.start(0, 0);
         h.start(1, 0);
+        assert_eq!(
+            h.resource_violation(&g.cfg),
+            None,
+            "an MT job may overcommit when it joins a CPU used"
+        );
+        h.start(2, 0);
         assert!(
             h.resource_violation(&g.cfg).is_some(),
-            "overcommit with an MT job"
+            "CPUs were all used before the MT job joined"
         );
         let (mut h, _) = host_and_ctx(2, &[100.0], |_| {});
         add_usage_job(&mut h, 0, 3600.0, 1e11, 0.2, 1.0);

@@ -4,7 +4,8 @@
 //! `client/cpu_sched.cpp`; spec client §2.3, §2.4).
 
 use crate::client::config::ClientConfig;
-use crate::client::host::{ClientHost, ProjectState};
+use crate::client::host::{ClientHost, ClientJob, ProjectState, gpu_relative_speeds};
+use crate::server::resource::N_RSC;
 use std::f64::consts::LN_2;
 
 /// Credits per FLOP: 200 credits per day per GFLOPS (`COBBLESTONE_SCALE`, §2.1).
@@ -88,8 +89,9 @@ pub(crate) struct PrioCtx {
     pub rec_sum: f64,
     /// `Σ resource_share` over participants.
     pub rs_sum: f64,
-    /// `n_usable_cpus`: a 1-CPU job's `peak_flops/total_peak_flops` is `1/ncpus`.
-    pub ncpus: f64,
+    /// `total_peak_flops / p_fpops`: the usable CPUs plus each GPU type's
+    /// `relative_speed · count` (`total_peak_flops`, spec client §2.4 step 4).
+    pub peak_units: f64,
 }
 
 impl PrioCtx {
@@ -97,7 +99,7 @@ impl PrioCtx {
     pub fn new(
         projects: &[ProjectState],
         participant: impl Fn(&ProjectState) -> bool,
-        ncpus: f64,
+        peak_units: f64,
     ) -> Self {
         let (mut rs_sum, mut rec_sum) = (0.0, 0.0);
         for p in projects.iter().filter(|p| participant(p)) {
@@ -110,7 +112,7 @@ impl PrioCtx {
         Self {
             rec_sum,
             rs_sum,
-            ncpus,
+            peak_units,
         }
     }
 
@@ -133,10 +135,35 @@ impl PrioCtx {
         }
     }
 
-    /// What `adjust_rec_sched` adds to `rec_temp` for one 1-CPU job: one hour of
-    /// credit at the `rec_sum` scale, `peak_flops/total_peak_flops · rec_sum/24`.
+    /// What `adjust_rec_sched` adds to `rec_temp` per unit of a job's
+    /// [`job_peak_units`]: one hour of credit at the `rec_sum` scale,
+    /// `peak_flops/total_peak_flops · rec_sum/24` for a 1-CPU job.
     pub(crate) fn rec_increment(&self) -> f64 {
-        self.rec_sum / (24.0 * self.ncpus)
+        self.rec_sum / (24.0 * self.peak_units)
+    }
+}
+
+/// `total_peak_flops / p_fpops` of a host using `ncpus` CPUs (spec client §2.4 step
+/// 4): `ncpus + Σ_gpu relative_speed · count`.
+pub(crate) fn total_peak_units(host: &ClientHost, ncpus: f64) -> f64 {
+    let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
+    let mut t = ncpus;
+    for c in host.coprocs.iter() {
+        t += rel[c.kind.index()] * c.count as f64;
+    }
+    t
+}
+
+/// `peak_flops(job) / p_fpops` (spec client §2.4 step 4): `avg_ncpus`, plus
+/// `coproc_usage · relative_speed` of its GPU type; `rel` from
+/// [`gpu_relative_speeds`]. So a 4-CPU job lowers its project's priority four times
+/// as much as a 1-CPU job.
+pub(crate) fn job_peak_units(j: &ClientJob, rel: &[f64; N_RSC]) -> f64 {
+    let u = &j.usage;
+    if u.uses_gpu() {
+        u.avg_ncpus + u.gpu_usage * rel[u.proc_type.index()]
+    } else {
+        u.avg_ncpus
     }
 }
 
@@ -150,7 +177,7 @@ pub(crate) fn project_priority_init(
     participant: impl Fn(&ProjectState) -> bool,
     ncpus: f64,
 ) -> PrioCtx {
-    let ctx = PrioCtx::new(&host.projects, participant, ncpus);
+    let ctx = PrioCtx::new(&host.projects, participant, total_peak_units(host, ncpus));
     for p in &mut host.projects {
         p.rec_temp = p.rec;
         p.sched_priority = if ctx.rs_sum == 0.0 {
@@ -162,9 +189,10 @@ pub(crate) fn project_priority_init(
     ctx
 }
 
-/// `adjust_rec_sched`: a job of `p` was added to a run list.
-pub fn adjust_rec_sched(p: &mut ProjectState, ctx: &PrioCtx) {
-    p.rec_temp += ctx.rec_increment();
+/// `adjust_rec_sched`: a job of `p` of `units` peak units ([`job_peak_units`]) was
+/// added to a run list.
+pub fn adjust_rec_sched(p: &mut ProjectState, ctx: &PrioCtx, units: f64) {
+    p.rec_temp += ctx.rec_increment() * units;
     p.sched_priority = ctx.priority(p.rec_temp, p.resource_share);
 }
 
@@ -206,7 +234,7 @@ mod tests {
         let ctx = PrioCtx {
             rec_sum: 10.0,
             rs_sum: 400.0,
-            ncpus: 1.0,
+            peak_units: 1.0,
         };
         let a = ctx.priority(2.0, 100.0);
         let b = ctx.priority(8.0, 300.0);

@@ -10,8 +10,10 @@
 //! project's `rec_temp` to `rec`, then repeatedly activates the next pending (FIFO)
 //! job of the highest-priority project, bumping that project's `rec_temp` by
 //! `adjust_rec_sched`, until the CPUs are saturated. Because the per-pick priority of
-//! a project depends only on its `rec` and on how many of its jobs were picked, this
-//! is the same as taking the `ncpus` best of all (project, k-th job) slots, and from
+//! a project depends only on its `rec` and on which of its jobs were picked (the
+//! first k in FIFO order, each raising `rec_temp` by its share of the host's peak
+//! FLOPS), this is the same as taking the `ncpus` best of all (project, k-th job)
+//! slots, and from
 //! one step to the next the allocation only changes where a job finished:
 //! a project that still has pending jobs keeps its slot (its next FIFO job starts);
 //! otherwise the freed slot goes to the best project with pending jobs. So a job,
@@ -34,8 +36,9 @@
 //! the earlier project.
 
 use super::buf::SmallBuf;
-use super::rec::PrioCtx;
+use super::rec::{PrioCtx, job_peak_units, total_peak_units};
 use crate::client::config::{ClientConfig, Policy};
+use crate::client::host::gpu_relative_speeds;
 use crate::client::host::{ClientHost, ClientJob, TaskState, TimeStats};
 use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
@@ -79,6 +82,26 @@ fn instances(j: &ClientJob) -> f64 {
         j.usage.gpu_usage
     } else {
         j.usage.avg_ncpus
+    }
+}
+
+/// `BUSY_TIME_ESTIMATOR::update` (`client/work_fetch.h`, spec client §2.5 step 5):
+/// a job projected to miss its deadline keeps `(int)nused` instances busy for `dur`
+/// more seconds, the least-busy instance (the first of equals) and the ones after it,
+/// wrapping around; a job that uses less than one instance adds nothing.
+fn busy_time_update(busy: &mut [f64], dur: f64, nused: f64) {
+    let n = busy.len();
+    if n == 0 || nused < 1.0 {
+        return;
+    }
+    let mut ib = 0;
+    for i in 1..n {
+        if busy[i] < busy[ib] {
+            ib = i;
+        }
+    }
+    for i in 0..nused as usize {
+        busy[(ib + i) % n] += dur;
     }
 }
 
@@ -191,17 +214,22 @@ pub(crate) fn rr_simulation(
             next[q] = k as u32;
         }
     }
-    // project_priority_init(false): participants have a runnable job.
-    let ctx = PrioCtx::new(&host.projects, |p| p.n_runnable_jobs > 0, nf);
+    // project_priority_init(false): participants have a runnable job. Each pick
+    // raises its project's `rec_temp` by the job's share of the host's peak FLOPS
+    // (`adjust_rec_sched`, §2.4 step 4), whatever resource is simulated.
+    let peak_units = total_peak_units(host, host.usable_cpus(cfg) as f64);
+    let ctx = PrioCtx::new(&host.projects, |p| p.n_runnable_jobs > 0, peak_units);
     let inc = ctx.rec_increment();
+    let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
     let pointer_order = cfg.rrsim_pointer_heap_order;
-    let mut nact: SmallBuf<u32, 16> = SmallBuf::filled(np, 0);
+    // Per project, the peak units of its active jobs: `rec_temp = rec + units · inc`.
+    let mut act_units: SmallBuf<f64, 16> = SmallBuf::filled(np, 0.0);
     // Active jobs: (job index, rrsim_flops_left), in activation order.
     let mut active: SmallBuf<(u32, f64), 64> = SmallBuf::new();
     let mut busy: SmallBuf<f64, 64> = SmallBuf::filled(n, 0.0);
 
     // The project whose next pending job the pick step activates.
-    let pick = |host: &ClientHost, next: &[u32], nact: &[u32]| -> Option<usize> {
+    let pick = |host: &ClientHost, next: &[u32], act_units: &[f64]| -> Option<usize> {
         if pointer_order {
             // The heap's top: the highest address, i.e. the last project allocated.
             return (0..host.projects.len()).rev().find(|&q| next[q] != NONE);
@@ -211,7 +239,7 @@ pub(crate) fn rr_simulation(
             if next[q] == NONE {
                 continue;
             }
-            let prio = ctx.priority(p.rec + nact[q] as f64 * inc, p.resource_share);
+            let prio = ctx.priority(p.rec + act_units[q] * inc, p.resource_share);
             if best.is_none_or(|(_, b)| prio > b) {
                 best = Some((q, prio));
             }
@@ -223,7 +251,7 @@ pub(crate) fn rr_simulation(
     let activate = |host: &ClientHost,
                     q: usize,
                     next: &mut [u32],
-                    nact: &mut [u32],
+                    act_units: &mut [f64],
                     active: &mut SmallBuf<(u32, f64), 64>,
                     nused: &mut f64| {
         let k = next[q] as usize;
@@ -232,15 +260,15 @@ pub(crate) fn rr_simulation(
             host.est_flops_left(&host.jobs[k], Policy::ModernRec),
         ));
         *nused += instances(&host.jobs[k]);
-        nact[q] += 1;
+        act_units[q] += job_peak_units(&host.jobs[k], &rel);
         next[q] = next_job_of(host, q, k + 1, rsc);
     };
 
     while nused < nf {
-        let Some(q) = pick(host, &next, &nact) else {
+        let Some(q) = pick(host, &next, &act_units) else {
             break;
         };
-        activate(host, q, &mut next, &mut nact, &mut active, &mut nused);
+        activate(host, q, &mut next, &mut act_units, &mut active, &mut nused);
     }
     let nidle_now = (nf - nused).max(0.0);
 
@@ -280,16 +308,7 @@ pub(crate) fn rr_simulation(
                 if cpu {
                     host.projects[j.project as usize].deadlines_missed += 1;
                 }
-                // BUSY_TIME_ESTIMATOR::update: the job goes on the least-busy instance.
-                if n > 0 {
-                    let mut ib = 0;
-                    for i in 1..n {
-                        if busy[i] < busy[ib] {
-                            ib = i;
-                        }
-                    }
-                    busy[ib] += dur;
-                }
+                busy_time_update(&mut busy, dur, instances(j));
             }
         }
         for a in active.iter_mut() {
@@ -308,7 +327,7 @@ pub(crate) fn rr_simulation(
             active.remove(bi);
             let q = host.jobs[bk as usize].project as usize;
             nused -= instances(&host.jobs[bk as usize]);
-            nact[q] -= 1;
+            act_units[q] -= job_peak_units(&host.jobs[bk as usize], &rel);
             // Refill the freed instances: the project's next job first, then the
             // best projects with pending jobs, while the resource is not saturated
             // (`pick_jobs_to_run` stops at `sim_nused >= ninstances`). A job may
@@ -316,13 +335,13 @@ pub(crate) fn rr_simulation(
             // job freed by a one-CPU job's end does not start on the one CPU freed,
             // or the simulation would drain the queue faster than the CPUs can.
             if next[q] != NONE && nused < nf {
-                activate(host, q, &mut next, &mut nact, &mut active, &mut nused);
+                activate(host, q, &mut next, &mut act_units, &mut active, &mut nused);
             }
             while nused < nf {
-                let Some(q2) = pick(host, &next, &nact) else {
+                let Some(q2) = pick(host, &next, &act_units) else {
                     break;
                 };
-                activate(host, q2, &mut next, &mut nact, &mut active, &mut nused);
+                activate(host, q2, &mut next, &mut act_units, &mut active, &mut nused);
             }
         }
     }
@@ -397,6 +416,21 @@ mod tests {
         // by 4200 and the shortfall be 4 × 600 + 8 × (51840 − 4200).
         let expect = 4.0 * 3600.0 + 8.0 * (51_840.0 - 7200.0);
         assert!((o.shortfall - expect).abs() < 1e-6, "{}", o.shortfall);
+    }
+
+    /// `BUSY_TIME_ESTIMATOR::update`: `(int)nused` instances from the least busy
+    /// one (the first of equals), wrapping; less than one instance adds nothing.
+    #[test]
+    fn busy_time_takes_whole_instances_from_the_least_busy() {
+        let mut busy = [5.0, 1.0, 1.0, 3.0];
+        busy_time_update(&mut busy, 10.0, 0.5);
+        assert_eq!(busy, [5.0, 1.0, 1.0, 3.0]);
+        busy_time_update(&mut busy, 10.0, 2.7);
+        assert_eq!(busy, [5.0, 11.0, 11.0, 3.0]);
+        busy_time_update(&mut busy, 10.0, 2.0);
+        assert_eq!(busy, [15.0, 11.0, 11.0, 13.0]);
+        busy_time_update(&mut busy, 1.0, 1.0);
+        assert_eq!(busy, [15.0, 12.0, 11.0, 13.0]);
     }
 
     #[test]
