@@ -733,18 +733,13 @@ fn designer_lines(
     let mut unfinished = 0;
     if crate::stats::batches::has_batches(finished) {
         let figs = crate::stats::batches::project_figures(finished, pi);
-        let inside = figs
-            .iter()
-            .filter(|f| f.batch.create_time >= t.window.warmup);
-        let (n, done) = inside.fold((0, 0), |(n, d), f| {
-            (n + 1, d + f.completion().is_some() as u64)
-        });
-        unfinished = n - done;
         let bv = crate::stats::batches::batch_values(&figs, t.window);
-        let d = |c: &str| {
-            let v = bv.iter().find(|v| v.0 == c).and_then(|v| v.1);
-            v.map_or(none.clone(), duration)
-        };
+        let get = |c: &str| bv.iter().find(|v| v.0 == c).and_then(|v| v.1);
+        // The counts of the window's batches, as `summary.csv` has them.
+        let n = get("batches_submitted").unwrap_or(0.0) as u64;
+        let done = get("batches_completed").unwrap_or(0.0) as u64;
+        unfinished = n - done;
+        let d = |c: &str| get(c).map_or(none.clone(), duration);
         rows.push((
             "batch completion",
             "batch_completion_p90_s",
