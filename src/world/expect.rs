@@ -407,7 +407,7 @@ pub(crate) fn verify_client(
                 .iter()
                 .filter(|j| j.is_running() && j.project as usize == k)
             {
-                let x = execution(j, h.p_fpops, cpu_scale, cfg.gpu_active_frac);
+                let x = execution(h.usage(j), h.p_fpops, cpu_scale, cfg.gpu_active_frac);
                 let secs = (dt * x.run_frac)
                     .min(j.flops_left / x.flops)
                     .min((j.max_elapsed_time - j.cpu_time).max(0.0));

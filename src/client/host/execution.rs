@@ -6,7 +6,7 @@
 //! (§3.4–3.5). Only this file reads a job's true size and speed to run it; what the
 //! client believes of a job goes through `client::estimate`.
 
-use super::{ClientHost, ClientJob, HostBehaviour, ProjectState, TaskState};
+use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, ProjectState, TaskState};
 use crate::client::config::ClientConfig;
 use crate::client::estimate;
 use crate::client::truth::correct_output;
@@ -31,13 +31,14 @@ pub struct Execution {
     pub cpus: f64,
 }
 
-/// How job `j` executes on a host of per-CPU speed `p_fpops` whose CPU tasks run
-/// at `cpu_scale` ([`ClientHost::cpu_scale`]) and whose GPUs may compute
-/// `gpu_active_frac` of the time.
-pub fn execution(j: &ClientJob, p_fpops: f64, cpu_scale: f64, gpu_active_frac: f64) -> Execution {
-    let flops = j.usage.true_flops.unwrap_or(p_fpops);
-    let cpus = j.usage.avg_ncpus;
-    if j.usage.uses_gpu() {
+/// How a job of app version `u` ([`ClientHost::usage`]) executes on a host of
+/// per-CPU speed `p_fpops` whose CPU tasks run at `cpu_scale`
+/// ([`ClientHost::cpu_scale`]) and whose GPUs may compute `gpu_active_frac` of the
+/// time.
+pub fn execution(u: &JobUsage, p_fpops: f64, cpu_scale: f64, gpu_active_frac: f64) -> Execution {
+    let flops = u.true_flops.unwrap_or(p_fpops);
+    let cpus = u.avg_ncpus;
+    if u.uses_gpu() {
         Execution {
             flops,
             run_frac: gpu_active_frac,
@@ -97,7 +98,8 @@ impl ClientHost {
                     continue;
                 }
                 ran_mask |= 1u64.checked_shl(u32::from(j.project)).unwrap_or(0);
-                let x = execution(j, speed, cpu_scale, cfg.gpu_active_frac);
+                let u = &self.app_versions[j.app_version as usize];
+                let x = execution(u, speed, cpu_scale, cfg.gpu_active_frac);
                 let speed = x.flops;
                 // A GPU job runs the `gpu_active_frac` of the interval (1 for a CPU
                 // job, so `jdt == dt`).
@@ -132,9 +134,9 @@ impl ClientHost {
                 p.flops_used += secs * speed;
                 // REC counts instance-seconds weighted by the resource's speed
                 // relative to a CPU (spec client §2.3), kept here as CPU-seconds.
-                p.secs_this_rec_interval += if j.usage.uses_gpu() {
-                    p.gpu_time += secs * j.usage.gpu_usage;
-                    secs * (x.cpus + j.usage.gpu_usage * rel[j.usage.proc_type.index()])
+                p.secs_this_rec_interval += if u.uses_gpu() {
+                    p.gpu_time += secs * u.gpu_usage;
+                    secs * (x.cpus + u.gpu_usage * rel[u.proc_type.index()])
                 } else {
                     secs * x.cpus
                 };
@@ -168,10 +170,11 @@ impl ClientHost {
         let n = self.usable_cpus(cfg) as f64;
         let (mut gpu, mut cpu) = (0.0, 0.0);
         for j in self.jobs.iter().filter(|j| j.is_running()) {
-            if j.usage.uses_gpu() {
-                gpu += j.usage.avg_ncpus;
+            let u = self.usage(j);
+            if u.uses_gpu() {
+                gpu += u.avg_ncpus;
             } else {
-                cpu += j.usage.avg_ncpus;
+                cpu += u.avg_ncpus;
             }
         }
         if gpu + cpu > n && cpu > 0.0 {
@@ -191,7 +194,7 @@ impl ClientHost {
             .iter()
             .filter(|j| j.is_running())
             .map(|j| {
-                let x = execution(j, self.p_fpops, cpu_scale, cfg.gpu_active_frac);
+                let x = execution(self.usage(j), self.p_fpops, cpu_scale, cfg.gpu_active_frac);
                 if x.run_frac <= 0.0 || x.flops <= 0.0 {
                     return Time::MAX; // GPU computing never allowed
                 }
@@ -239,7 +242,7 @@ impl ClientHost {
             } else if self.rng.random::<f64>() < self.truth.wrong_result_prob {
                 let noise: f64 = self.rng.random();
                 let pi = self.projects[self.jobs[k].project as usize].project as usize;
-                let app = self.jobs[k].usage.app as usize;
+                let app = self.usage(&self.jobs[k]).app as usize;
                 let model = behaviour
                     .outputs
                     .get(pi)
@@ -315,7 +318,8 @@ impl ClientHost {
         let (p_fpops, gaf) = (self.p_fpops, cfg.gpu_active_frac);
         for j in &mut self.jobs {
             if j.state == TaskState::Running {
-                let speed = execution(j, p_fpops, cpu_scale, gaf).flops;
+                let u = &self.app_versions[j.app_version as usize];
+                let speed = execution(u, p_fpops, cpu_scale, gaf).flops;
                 let ck = (j.cpu_time / c).floor() * c;
                 if ck > j.checkpoint_cpu_time {
                     j.checkpoint_flops_left += -(ck - j.checkpoint_cpu_time) * speed;

@@ -84,12 +84,12 @@ impl ClientHost {
         };
         let policy = cfg.policy;
         let dcf = |j: &ClientJob| self.projects[j.project as usize].dcf;
-        let mine = || self.jobs.iter().filter(|j| j.usage.proc_type == rsc);
+        let mine = || self.jobs.iter().filter(|j| self.usage(j).proc_type == rsc);
         let instances = |j: &ClientJob| {
             if rsc == ProcType::Cpu {
-                j.usage.avg_ncpus
+                self.usage(j).avg_ncpus
             } else {
-                j.usage.gpu_usage
+                self.usage(j).gpu_usage
             }
         };
         // The largest job in instance-seconds, the unit of `held`: a reply overshoots
@@ -105,7 +105,7 @@ impl ClientHost {
             .map(|j| estimate::client_over_server(j.progress(), self.p_fpops, policy, dcf(j)))
             .fold(1.0, f64::max);
         // Instance-seconds: a job's estimated seconds times the instances it uses.
-        let plain = |j: &ClientJob| !j.usage.uses_gpu() && j.usage.avg_ncpus == 1.0;
+        let plain = |j: &ClientJob| !self.usage(j).uses_gpu() && self.usage(j).avg_ncpus == 1.0;
         let held: f64 = if ninst.is_none() && self.jobs.iter().all(plain) {
             self.unfinished_secs(policy)
         } else {
@@ -156,9 +156,9 @@ impl ClientHost {
         let (mut asked, mut used, mut largest_cpu_task, mut gpu_cpus) = (0.0, 0.0, 0.0f64, 0.0);
         let mut gpu = [0.0; crate::server::resource::N_RSC];
         for j in self.jobs.iter().filter(|j| j.is_running()) {
-            let u = &j.usage;
+            let u = self.usage(j);
             asked += u.avg_ncpus;
-            used += execution(j, self.p_fpops, cpu_scale, cfg.gpu_active_frac).cpus;
+            used += execution(u, self.p_fpops, cpu_scale, cfg.gpu_active_frac).cpus;
             if !u.uses_gpu() {
                 largest_cpu_task = largest_cpu_task.max(u.avg_ncpus);
             } else {

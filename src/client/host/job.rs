@@ -103,8 +103,11 @@ pub struct ClientJob {
     pub max_elapsed_time: f64,
     /// Set when the job ran into `max_elapsed_time` (`EXIT_TIME_LIMIT_EXCEEDED`).
     pub time_limit_exceeded: bool,
-    /// What the job uses and how fast it computes.
-    pub usage: JobUsage,
+    /// Its app version on this host: an index into [`ClientHost::app_versions`],
+    /// which says what the job uses and how fast it computes. A job holds the
+    /// index, as BOINC's client holds an `APP_VERSION` pointer (`RESULT::avp`), so
+    /// the hundreds of jobs of one version share one copy.
+    pub app_version: u16,
     /// Elapsed seconds computed, and the value at the last checkpoint. A one-CPU job
     /// uses one CPU, so this is also its CPU time; others report
     /// [`ClientJob::reported_cpu_time`].
@@ -168,10 +171,10 @@ impl ClientJob {
     pub(crate) fn is_running(&self) -> bool {
         self.state == TaskState::Running
     }
-    /// CPU seconds the job used: its elapsed time times its `avg_ncpus` (spec
-    /// client §5.4), what the result reports as `cpu_time`.
-    pub(crate) fn reported_cpu_time(&self) -> f64 {
-        self.cpu_time * self.usage.avg_ncpus
+    /// CPU seconds the job used, with its app version `u`: its elapsed time times
+    /// its `avg_ncpus` (spec client §5.4), what the result reports as `cpu_time`.
+    pub(crate) fn reported_cpu_time(&self, u: &JobUsage) -> f64 {
+        self.cpu_time * u.avg_ncpus
     }
     /// What the client's estimates read of the job: its sizes, its app version's
     /// speed and how far it has run ([`estimate::JobProgress`]).
@@ -195,6 +198,25 @@ impl ClientJob {
 }
 
 impl ClientHost {
+    /// The app version job `j` runs with on this host: what it uses and how fast it
+    /// computes.
+    #[inline]
+    pub fn usage(&self, j: &ClientJob) -> &JobUsage {
+        &self.app_versions[j.app_version as usize]
+    }
+
+    /// The index of `usage` in the host's app versions, added if new. A host meets
+    /// a handful (one per app and plan class its projects send it), so a linear
+    /// search is the quickest.
+    pub(crate) fn intern_app_version(&mut self, usage: JobUsage) -> u16 {
+        if let Some(k) = self.app_versions.iter().position(|u| *u == usage) {
+            return k as u16;
+        }
+        self.app_versions.push(usage);
+        debug_assert!(self.app_versions.len() <= 1 << 16);
+        (self.app_versions.len() - 1) as u16
+    }
+
     /// Adds a job the project `pi` sent at `now` to the queue, with its time limit
     /// for this client (spec client §4.2).
     pub(crate) fn receive(&mut self, pi: usize, job: &Job, now: Time, policy: Policy) {
@@ -204,13 +226,13 @@ impl ClientHost {
             workunit_id: job.workunit_id,
             received_time: now,
             report_deadline: job.report_deadline,
-            usage: JobUsage {
+            app_version: self.intern_app_version(JobUsage {
                 proc_type: job.proc_type,
                 app: job.appid.saturating_sub(1) as u16,
                 avg_ncpus: job.avg_ncpus,
                 gpu_usage: job.gpu_usage,
                 true_flops: Some(job.true_flops),
-            },
+            }),
             ..ClientJob::sized(
                 job.rsc_fpops_est,
                 job.true_fpops,
@@ -260,10 +282,11 @@ mod tests {
     use super::*;
 
     /// A job's size is the client's memory per job in flight, millions of them in a
-    /// large run (docs/performance.md "Sizes"): a field added shows here first.
+    /// large run (docs/performance.md "Sizes"): a field added shows here first. Its
+    /// app version is an index into the host's table, not a 40-byte copy.
     #[test]
     fn job_size() {
         assert_eq!(std::mem::size_of::<JobUsage>(), 40);
-        assert_eq!(std::mem::size_of::<ClientJob>(), 184);
+        assert_eq!(std::mem::size_of::<ClientJob>(), 144);
     }
 }

@@ -234,6 +234,10 @@ pub struct ClientHost {
     /// The host's GPUs, as plain data: the server schedules by them; this client
     /// does not run jobs on them yet.
     pub coprocs: Box<[Coproc]>,
+    /// The app versions the host's jobs run with (spec client §5.4), each once; a job
+    /// holds its index ([`ClientJob::app_version`]). One is kept inline: most hosts
+    /// run one version.
+    pub app_versions: smallvec::SmallVec<[JobUsage; 1]>,
     /// The host's file transfers (spec client §8); `None` in a run without files.
     pub xfer: Option<Box<HostXfer>>,
 }
@@ -277,6 +281,7 @@ impl ClientHost {
             rec_interval_start: joined as f64,
             merit: HostMerit::default(),
             coprocs: Box::default(),
+            app_versions: smallvec::SmallVec::new(),
             xfer: None,
             truth: HostTruth::reliable(crate::engine::rng::stream(
                 0,
@@ -314,6 +319,8 @@ impl ClientHost {
             Availability::default(),
             0,
         );
+        // App version 0: a plain one-CPU job, the default of the jobs tests build.
+        h.app_versions.push(JobUsage::default());
         h.last_work_fetch_check = 0.0;
         h.must_check_work_fetch = false;
         h.last_schedule = 0.0;

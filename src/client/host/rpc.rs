@@ -5,7 +5,7 @@
 //! applies the reply. Shared by both policies; what a failure or an empty reply means
 //! is theirs.
 
-use super::{ClientHost, ClientJob, HostBehaviour, TaskState};
+use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, TaskState};
 use crate::client::availability::TimeStats;
 use crate::client::background::{BOUND_FACTOR, MAX_JOBS_PER_REPLY};
 use crate::client::config::ClientConfig;
@@ -84,6 +84,8 @@ pub struct RpcRequest<'a> {
     /// Index of the project in the host's own list, which its jobs carry.
     pub(crate) slot: u16,
     pub(crate) jobs: &'a [ClientJob],
+    /// The host's app versions, which its jobs index ([`ClientJob::app_version`]).
+    pub(crate) app_versions: &'a [JobUsage],
     pub p_ncpus: u32,
     pub p_fpops: f64,
     /// The host's coprocessors (`<coprocs>` of the request's host info).
@@ -102,7 +104,7 @@ impl RpcRequest<'_> {
                 result_id: j.result_id,
                 client_state: i32::from(j.client_state),
                 exit_status: j.exit_status,
-                cpu_time: j.reported_cpu_time(),
+                cpu_time: j.reported_cpu_time(&self.app_versions[j.app_version as usize]),
                 elapsed_time: j.cpu_time,
                 output: j.output,
                 output_correct: j.output_correct,
@@ -238,6 +240,7 @@ impl ClientHost {
             work,
             slot: pi as u16,
             jobs: &self.jobs,
+            app_versions: &self.app_versions,
             p_ncpus: self.usable_cpus(cfg),
             p_fpops: self.p_fpops,
             coprocs: &self.coprocs,

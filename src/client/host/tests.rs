@@ -12,7 +12,7 @@ fn host(ncpus: u32) -> ClientHost {
     }];
     let rng = stream(1, StreamKind::Host, 0);
     let avail_rng = stream(1, StreamKind::HostAvailability, 0);
-    ClientHost::new(
+    let mut h = ClientHost::new(
         0,
         0,
         ncpus,
@@ -22,7 +22,10 @@ fn host(ncpus: u32) -> ClientHost {
         projects,
         Availability::default(),
         0,
-    )
+    );
+    // App version 0: a plain one-CPU job, the default of the jobs tests build.
+    h.app_versions.push(JobUsage::default());
+    h
 }
 
 fn job(secs: f64) -> ClientJob {
@@ -144,11 +147,11 @@ fn quitting_loses_the_work_since_the_last_checkpoint() {
 /// the preferences and background stream are one pointer, in bytes the host's truth
 /// left unused, so the host is no larger for them. The transfer state (spec client
 /// §8) is one more pointer, 16 bytes with the host's 16-byte alignment: 16 MB for a
-/// million hosts.
+/// million hosts. The app versions its jobs index take 48 bytes, one version inline.
 #[test]
 fn host_size() {
     assert_eq!(std::mem::size_of::<HostTruth>(), 48);
-    assert_eq!(std::mem::size_of::<ClientHost>(), 400);
+    assert_eq!(std::mem::size_of::<ClientHost>(), 448);
     assert_eq!(std::mem::size_of::<ProjectState>(), 400);
 }
 

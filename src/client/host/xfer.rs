@@ -315,11 +315,12 @@ impl ClientHost {
         let Some(Some(pf)) = files.projects.get(project as usize) else {
             return;
         };
-        let app = pf.app(j.usage.app as usize);
+        let app_index = self.app_versions[j.app_version as usize].app;
+        let app = pf.app(app_index as usize);
         let wu = j.workunit_id.0;
         let input = file_size(files, StreamKind::WuFiles, project, wu, &app.input);
         let sticky = (app.sticky_files > 0 && app.sticky_bytes > 0.0)
-            .then(|| (j.usage.app, wu % app.sticky_files));
+            .then(|| (app_index, wu % app.sticky_files));
         let slot = pi as u16;
         let mut times = JobTimes::new(now);
         let new_file = |what, size| PersFile::new(slot, Dir::Down, what, size, now);
@@ -375,7 +376,7 @@ impl ClientHost {
         let Some(Some(pf)) = files.projects.get(project as usize) else {
             return false;
         };
-        let app = pf.app(j.usage.app as usize);
+        let app = pf.app(self.app_versions[j.app_version as usize].app as usize);
         let size = file_size(
             files,
             StreamKind::ResultFiles,
@@ -547,7 +548,7 @@ impl ClientHost {
                     j.client_state = client_state::FILES_UPLOADED as u8;
                     j.completed_time = now;
                     let p = &mut self.projects[f.slot as usize];
-                    let rsc = j.usage.proc_type.index();
+                    let rsc = self.app_versions[j.app_version as usize].proc_type.index();
                     p.backoff_time[rsc] = 0.0;
                     p.backoff_interval[rsc] = 0.0;
                 }

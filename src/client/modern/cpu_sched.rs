@@ -24,7 +24,7 @@ use super::rec::{
 use super::rr_sim::RrCache;
 use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::gpu_relative_speeds;
-use crate::client::host::{ClientHost, ClientJob, TaskState};
+use crate::client::host::{ClientHost, ClientJob, JobUsage, TaskState};
 use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
 const NONE: u32 = u32::MAX;
@@ -120,7 +120,7 @@ fn remaining_secs(host: &ClientHost, j: &ClientJob) -> f64 {
 fn earliest_deadline_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.runnable() || j.scheduled || j.usage.proc_type != rsc {
+        if !j.runnable() || j.scheduled || host.usage(j).proc_type != rsc {
             continue;
         }
         let may = if rsc == ProcType::Cpu {
@@ -175,7 +175,7 @@ fn rank(state: TaskState) -> u8 {
 fn highest_prio_project_best_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut cand: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), NONE);
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.runnable() || j.scheduled || j.usage.proc_type != rsc {
+        if !j.runnable() || j.scheduled || host.usage(j).proc_type != rsc {
             continue;
         }
         let c = &mut cand[j.project as usize];
@@ -226,11 +226,12 @@ fn make_run_list(
     let mut used = (0.0, 0.0); // (ncpus_used_st, ncpus_used_mt)
     let mut add =
         |host: &mut ClientHost, k: usize, edf: bool, ctx: &PrioCtx, used: &mut (f64, f64)| {
+            let u = *host.usage(&host.jobs[k]);
+            let (ncpus, gpu) = (u.avg_ncpus, u.uses_gpu());
+            let units = job_peak_units(&u, &rel);
             let j = &mut host.jobs[k];
             j.scheduled = true;
             j.edf_scheduled = edf;
-            let (ncpus, gpu) = (j.usage.avg_ncpus, j.usage.uses_gpu());
-            let units = job_peak_units(j, &rel);
             let p = &mut host.projects[j.project as usize];
             if edf && !gpu {
                 p.deadlines_missed_copy -= 1;
@@ -259,7 +260,7 @@ fn make_run_list(
                     highest_prio_project_best_result(host, *t)
                 };
                 let Some(k) = pick else { break };
-                gpu_used += host.jobs[k].usage.gpu_usage;
+                gpu_used += host.usage(&host.jobs[k]).gpu_usage;
                 add(host, k, edf, &ctx, &mut used);
             }
         }
@@ -286,17 +287,17 @@ fn make_run_list(
 
 const EPS: f64 = 1e-9;
 
-/// Whether the GPU instances of job `j`'s type committed so far (`gpu`, per
-/// processor type) leave room for it: `assign_coprocs`, which runs over the whole
-/// sorted list before the CPU walk and drops the GPU jobs it cannot place (§3.3).
-/// Instances are pooled per type (docs/fidelity.md §3.2).
-fn gpu_fits(host: &ClientHost, j: &ClientJob, gpu: &[f64; N_RSC]) -> bool {
-    let u = &j.usage;
+/// Whether the GPU instances of the type of a job of app version `u` committed so
+/// far (`gpu`, per processor type) leave room for it: `assign_coprocs`, which runs
+/// over the whole sorted list before the CPU walk and drops the GPU jobs it cannot
+/// place (§3.3). Instances are pooled per type (docs/fidelity.md §3.2).
+fn gpu_fits(host: &ClientHost, u: &JobUsage, gpu: &[f64; N_RSC]) -> bool {
     let count = coproc_of(&host.coprocs, u.proc_type).map_or(0.0, |g| g.count as f64);
     gpu[u.proc_type.index()] + u.gpu_usage <= count + EPS
 }
 
-/// The CPU walk of `enforce_run_list` (§3.3): whether job `j` may run when the jobs
+/// The CPU walk of `enforce_run_list` (§3.3): whether a job of app version `u` may
+/// run when the jobs
 /// already chosen use `used` CPUs of the `n` usable. With the CPUs limited by the
 /// user (`limited`: fewer usable than the host has), no job may take the total past
 /// them. Otherwise, while the CPUs are not all used any job runs, a multi-threaded
@@ -304,8 +305,7 @@ fn gpu_fits(host: &ClientHost, j: &ClientJob, gpu: &[f64; N_RSC]) -> bool {
 /// once they are, a CPU job waits and a GPU job runs if the total stays within one
 /// extra CPU. Overcommitted CPUs run their CPU tasks slower
 /// ([`ClientHost::cpu_scale`]).
-fn fits(j: &ClientJob, used: f64, n: f64, limited: bool) -> bool {
-    let u = &j.usage;
+fn fits(u: &JobUsage, used: f64, n: f64, limited: bool) -> bool {
     if limited && used + u.avg_ncpus > n + EPS {
         false
     } else if used < n - EPS {
@@ -337,17 +337,18 @@ fn enforce_run_list(
     }
     let key = |pos: usize, k: u32| {
         let j = &host.jobs[k as usize];
+        let u = host.usage(j);
         let unfinished = j.state == TaskState::Running && !finished_time_slice(j, now, cfg);
         // Larger `avg_ncpus` first among CPU jobs (the bits of a positive float
         // order as its value); GPU jobs go on to `seqno`.
-        let more_cpus = if j.usage.uses_gpu() {
+        let more_cpus = if u.uses_gpu() {
             0
         } else {
-            u64::MAX - j.usage.avg_ncpus.to_bits()
+            u64::MAX - u.avg_ncpus.to_bits()
         };
         (
             !j.edf_scheduled,
-            !j.usage.uses_gpu(),
+            !u.uses_gpu(),
             !unfinished,
             more_cpus,
             (pos as u32).min(len0),
@@ -370,19 +371,19 @@ fn enforce_run_list(
     let mut gpu = [0.0; N_RSC];
     let mut placed: SmallBuf<bool, 64> = SmallBuf::filled(keyed.len(), true);
     for (i, &(.., k)) in keyed.iter().enumerate() {
-        let j = &host.jobs[k as usize];
-        if j.usage.uses_gpu() {
-            placed[i] = gpu_fits(host, j, &gpu);
+        let u = host.usage(&host.jobs[k as usize]);
+        if u.uses_gpu() {
+            placed[i] = gpu_fits(host, u, &gpu);
             if placed[i] {
-                gpu[j.usage.proc_type.index()] += j.usage.gpu_usage;
+                gpu[u.proc_type.index()] += u.gpu_usage;
             }
         }
     }
     let mut used = 0.0;
     for (i, &(.., k)) in keyed.iter().enumerate() {
-        let j = &host.jobs[k as usize];
-        if placed[i] && fits(j, used, nf, limited) {
-            used += j.usage.avg_ncpus;
+        let u = host.usage(&host.jobs[k as usize]);
+        if placed[i] && fits(u, used, nf, limited) {
+            used += u.avg_ncpus;
             host.jobs[k as usize].scheduled = true;
         }
     }
@@ -395,8 +396,8 @@ fn enforce_run_list(
         if j.state == TaskState::Running && !j.scheduled {
             // REMOVE_MAYBE_SCHED: a never-checkpointed task stays in memory; GPU
             // tasks are always removed (§3.4).
-            let keep =
-                !j.usage.uses_gpu() && (cfg.leave_apps_in_memory || j.checkpoint_cpu_time <= 0.0);
+            let keep = !host.usage(j).uses_gpu()
+                && (cfg.leave_apps_in_memory || j.checkpoint_cpu_time <= 0.0);
             host.preempt(k, keep);
             quit |= !keep;
         }
@@ -493,7 +494,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         c.1 += (j.state == TaskState::Running) as u32;
         c.2 += j.edf_scheduled as u32;
         if j.edf_scheduled {
-            units[j.project as usize] += job_peak_units(j, &rel);
+            units[j.project as usize] += job_peak_units(host.usage(j), &rel);
         }
         if j.edf_scheduled || (j.state == TaskState::Running && !finished_time_slice(j, now, cfg)) {
             n_fixed += 1;
@@ -560,7 +561,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         picks.push((q as u32, units[q], free));
         if let Some(k) = job {
             taken.push(k as u32);
-            units[q] += job_peak_units(&host.jobs[k], &rel);
+            units[q] += job_peak_units(host.usage(&host.jobs[k]), &rel);
         }
         alloc[q] += 1;
     }
@@ -785,7 +786,10 @@ mod tests {
         assert_eq!(h.next_completion(&g.cfg), 1800);
         h.advance(1800, &g.cfg);
         assert_eq!(h.jobs[1].flops_left, 0.0);
-        assert_eq!(h.jobs[1].reported_cpu_time(), 3.0 * 1800.0);
+        assert_eq!(
+            h.jobs[1].reported_cpu_time(h.usage(&h.jobs[1])),
+            3.0 * 1800.0
+        );
         h.jobs[1].state = TaskState::Done;
         assert_eq!(h.next_completion(&g.cfg), 3600);
         g.cfg.gpu_active_frac = 0.5;

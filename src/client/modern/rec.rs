@@ -4,7 +4,7 @@
 //! `client/cpu_sched.cpp`; spec client §2.3, §2.4).
 
 use crate::client::config::ClientConfig;
-use crate::client::host::{ClientHost, ClientJob, ProjectState, gpu_relative_speeds};
+use crate::client::host::{ClientHost, JobUsage, ProjectState, gpu_relative_speeds};
 use crate::server::resource::N_RSC;
 use std::f64::consts::LN_2;
 
@@ -154,12 +154,11 @@ pub(crate) fn total_peak_units(host: &ClientHost, ncpus: f64) -> f64 {
     t
 }
 
-/// `peak_flops(job) / p_fpops` (spec client §2.4 step 4): `avg_ncpus`, plus
-/// `coproc_usage · relative_speed` of its GPU type; `rel` from
+/// `peak_flops(job) / p_fpops` for a job of app version `u` (spec client §2.4 step
+/// 4): `avg_ncpus`, plus `coproc_usage · relative_speed` of its GPU type; `rel` from
 /// [`gpu_relative_speeds`]. So a 4-CPU job lowers its project's priority four times
 /// as much as a 1-CPU job.
-pub(crate) fn job_peak_units(j: &ClientJob, rel: &[f64; N_RSC]) -> f64 {
-    let u = &j.usage;
+pub(crate) fn job_peak_units(u: &JobUsage, rel: &[f64; N_RSC]) -> f64 {
     if u.uses_gpu() {
         u.avg_ncpus + u.gpu_usage * rel[u.proc_type.index()]
     } else {

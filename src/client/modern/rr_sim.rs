@@ -77,11 +77,12 @@ pub(crate) fn overall_gpu_frac(ts: &TimeStats, gpu_active_frac: f64) -> f64 {
 }
 
 /// Instances of its resource a job occupies in the simulation.
-fn instances(j: &ClientJob) -> f64 {
-    if j.usage.uses_gpu() {
-        j.usage.gpu_usage
+fn instances(host: &ClientHost, j: &ClientJob) -> f64 {
+    let u = host.usage(j);
+    if u.uses_gpu() {
+        u.gpu_usage
     } else {
-        j.usage.avg_ncpus
+        u.avg_ncpus
     }
 }
 
@@ -148,7 +149,7 @@ impl RrCache {
 fn next_job_of(host: &ClientHost, q: usize, from: usize, rsc: ProcType) -> u32 {
     host.jobs[from.min(host.jobs.len())..]
         .iter()
-        .position(|j| j.project as usize == q && j.unfinished() && j.usage.proc_type == rsc)
+        .position(|j| j.project as usize == q && j.unfinished() && host.usage(j).proc_type == rsc)
         .map_or(NONE, |i| (from + i) as u32)
 }
 
@@ -194,7 +195,8 @@ pub(crate) fn rr_simulation(
     }
     let mut next: SmallBuf<u32, 16> = SmallBuf::filled(np, NONE);
     for (k, j) in host.jobs.iter_mut().enumerate() {
-        if j.usage.proc_type != rsc {
+        let u = &host.app_versions[j.app_version as usize];
+        if u.proc_type != rsc {
             if cpu && j.unfinished() {
                 host.projects[j.project as usize].n_runnable_jobs += 1;
             }
@@ -208,7 +210,7 @@ pub(crate) fn rr_simulation(
         let p = &mut host.projects[q];
         if cpu {
             p.n_runnable_jobs += 1;
-            p.nused_total += j.usage.avg_ncpus;
+            p.nused_total += u.avg_ncpus;
         }
         if next[q] == NONE {
             next[q] = k as u32;
@@ -259,8 +261,8 @@ pub(crate) fn rr_simulation(
             k as u32,
             host.est_flops_left(&host.jobs[k], Policy::ModernRec),
         ));
-        *nused += instances(&host.jobs[k]);
-        act_units[q] += job_peak_units(&host.jobs[k], &rel);
+        *nused += instances(host, &host.jobs[k]);
+        act_units[q] += job_peak_units(host.usage(&host.jobs[k]), &rel);
         next[q] = next_job_of(host, q, k + 1, rsc);
     };
 
@@ -295,6 +297,7 @@ pub(crate) fn rr_simulation(
             };
         } else {
             let est_left = host.est_flops_left(&host.jobs[bk as usize], Policy::ModernRec);
+            let inst = instances(host, &host.jobs[bk as usize]);
             let j = &mut host.jobs[bk as usize];
             let computation_deadline = j.report_deadline as f64 - comp_cushion;
             if sim_now + delta_t > computation_deadline {
@@ -303,12 +306,12 @@ pub(crate) fn rr_simulation(
                     j.last_deadline_miss_time = now;
                 }
                 j.rr_sim_misses_deadline = true;
-                dmi += instances(j);
+                dmi += inst;
                 let dur = est_left / host.p_fpops / frac;
                 if cpu {
                     host.projects[j.project as usize].deadlines_missed += 1;
                 }
-                busy_time_update(&mut busy, dur, instances(j));
+                busy_time_update(&mut busy, dur, inst);
             }
         }
         for a in active.iter_mut() {
@@ -326,8 +329,8 @@ pub(crate) fn rr_simulation(
         if finishes {
             active.remove(bi);
             let q = host.jobs[bk as usize].project as usize;
-            nused -= instances(&host.jobs[bk as usize]);
-            act_units[q] -= job_peak_units(&host.jobs[bk as usize], &rel);
+            nused -= instances(host, &host.jobs[bk as usize]);
+            act_units[q] -= job_peak_units(host.usage(&host.jobs[bk as usize]), &rel);
             // Refill the freed instances: the project's next job first, then the
             // best projects with pending jobs, while the resource is not saturated
             // (`pick_jobs_to_run` stops at `sim_nused >= ninstances`). A job may

@@ -69,22 +69,23 @@ pub(crate) fn add_usage_job(
     use crate::client::host::JobUsage;
     use crate::server::resource::ProcType;
     let id = h.jobs.len() as u32 + 1_000_000;
+    let app_version = h.intern_app_version(JobUsage {
+        proc_type: if gpu_usage > 0.0 {
+            ProcType::Nvidia
+        } else {
+            ProcType::Cpu
+        },
+        app: 0,
+        avg_ncpus,
+        gpu_usage,
+        true_flops: Some(flops),
+    });
     h.jobs.push(ClientJob {
         project,
         result_id: ResultId(id),
         workunit_id: WuId(id),
         report_deadline: 100_000_000,
-        usage: JobUsage {
-            proc_type: if gpu_usage > 0.0 {
-                ProcType::Nvidia
-            } else {
-                ProcType::Cpu
-            },
-            app: 0,
-            avg_ncpus,
-            gpu_usage,
-            true_flops: Some(flops),
-        },
+        app_version,
         ..ClientJob::sized(secs * flops, secs * flops, flops, f64::INFINITY)
     });
 }

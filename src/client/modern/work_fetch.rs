@@ -466,8 +466,9 @@ pub(crate) fn handle_reply(
     // The GPU jobs of the reply, by type: the jobs of the project received now.
     let mut got = [0u32; N_RSC];
     for j in &host.jobs {
-        if j.project as usize == pi && j.received_time as f64 == now && j.usage.uses_gpu() {
-            got[j.usage.proc_type.index()] += 1;
+        let u = host.usage(j);
+        if j.project as usize == pi && j.received_time as f64 == now && u.uses_gpu() {
+            got[u.proc_type.index()] += 1;
         }
     }
     let gpu_jobs: u32 = got.iter().sum();
