@@ -18,10 +18,13 @@
 use super::outdir;
 use crate::client::files::XferTimes;
 use crate::engine::{INT_MAX, Time};
-use crate::server::db::{ResultRow, Transition, WorkunitRow, result_name};
+use crate::server::db::{ResultRow, Transition, WorkunitRow};
+use crate::server::types::WuId;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 /// File name of the workunit table.
 pub(crate) const WORKUNITS_CSV: &str = "workunits.csv";
@@ -124,55 +127,144 @@ pub(crate) const TRANSITION_COLUMNS: &[&str] = &[
     "time_s", "project", "actor", "entity", "id", "field", "old", "new",
 ];
 
-/// Size of each file's write buffer: few, large writes.
-const BUFFER_BYTES: usize = 1 << 20;
+/// A table's rows are formatted into a buffer of about this size, which then goes
+/// whole to the writer thread: a few large writes, and one message per mebibyte of
+/// rows rather than one per row.
+const BATCH_BYTES: usize = 1 << 20;
+/// Room past [`BATCH_BYTES`] for the row that fills a batch, so that a buffer
+/// normally never grows.
+const ROW_SLACK: usize = 1 << 14;
+/// Batches queued for the writer thread at most: when the disk falls behind, the run
+/// waits for it instead of piling rows up in memory.
+const BATCHES_IN_FLIGHT: usize = 4;
 
-/// Formats an integer into `buf` without allocating; returns the digits.
-fn fmt_int(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut n = v.unsigned_abs();
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// Appends the digits of `v`, as `{v}` prints them.
+fn push_int(buf: &mut Vec<u8>, v: i64) {
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// 2^53: below it in magnitude every whole `f64` is an `i64` exactly.
+const EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
+/// Appends `v` exactly as `{v:?}` prints it (shortest round-trip digits, a `.0` on
+/// whole values, the exponent form below 1e-4 and from 1e16 in magnitude), using
+/// std's formatter only where no faster way is provably the same bytes:
+///
+/// - a whole value below 2^53 in magnitude (zero included): its integer digits and
+///   `.0`, with the sign of `-0.0` kept. Neighbouring floats there are at most 1
+///   apart, so no shorter digit string rounds back to the value: the shortest
+///   round-trip digits are the integer's own.
+/// - another value from 1e-4 to below 1e16 in magnitude: ryu's shortest round-trip
+///   digits. ryu prints plain decimal from 1e-5 to below 1e16 and std's `{:?}` from
+///   1e-4 to below 1e16, so the layouts agree in this range, and both pick the
+///   shortest digits that round-trip, nearest to the value among them (the tests
+///   compare the two on millions of values and on the range's edges).
+/// - anything else (the exponent form, NaN, infinities): std's `{:?}` itself.
+fn push_float(buf: &mut Vec<u8>, v: f64) {
+    let a = v.abs();
+    if a < EXACT_INT {
+        let i = v as i64;
+        if i as f64 == v {
+            if i == 0 && v.is_sign_negative() {
+                buf.push(b'-');
+            }
+            push_int(buf, i);
+            buf.extend_from_slice(b".0");
+            return;
         }
     }
-    if v < 0 {
-        i -= 1;
-        buf[i] = b'-';
+    if (1e-4..1e16).contains(&a) {
+        buf.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+    } else {
+        // Writing into a Vec cannot fail.
+        let _ = write!(buf, "{v:?}");
     }
-    &buf[i..]
 }
+
+/// Appends `s` as one CSV field, quoted as the csv crate quotes (its default
+/// "necessary" style): only when it holds a `,`, a `"`, a `\n` or a `\r`, each `"`
+/// then doubled. Only a project's name, which a scenario chooses, can need it.
+fn push_str_field(buf: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
+        buf.extend_from_slice(b);
+        return;
+    }
+    buf.push(b'"');
+    for &c in b {
+        if c == b'"' {
+            buf.push(b'"');
+        }
+        buf.push(c);
+    }
+    buf.push(b'"');
+}
+
+/// The gzip encoder is fed in pieces of this size: the compressed bytes depend on
+/// how the text is cut, and this is how the csv crate's 8 KiB buffer fed it when
+/// the tables were written through it, so a compressed audit trail stays the same
+/// file byte for byte.
+const GZIP_PIECE: usize = 8 << 10;
 
 /// Where a table's bytes go: a buffered file, or a gzip stream into one.
 enum Sink {
     Plain(BufWriter<File>),
-    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Sink::Plain(w) => w.write(buf),
-            Sink::Gzip(w) => w.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Sink::Plain(w) => w.flush(),
-            Sink::Gzip(w) => w.flush(),
-        }
-    }
+    Gzip {
+        encoder: flate2::write::GzEncoder<BufWriter<File>>,
+        /// The start of the next [`GZIP_PIECE`], not yet complete.
+        piece: Vec<u8>,
+    },
 }
 
 impl Sink {
-    /// Ends the stream (the gzip trailer) and syncs the file to disk.
+    /// Opens `path`, written gzip-compressed when `gzip` (default compression level:
+    /// a good ratio on repetitive CSV at a small cost in time).
+    fn create(path: &Path, gzip: bool) -> io::Result<Self> {
+        let file = BufWriter::with_capacity(BATCH_BYTES, File::create(path)?);
+        Ok(if gzip {
+            Sink::Gzip {
+                encoder: flate2::write::GzEncoder::new(file, flate2::Compression::default()),
+                piece: Vec::with_capacity(GZIP_PIECE),
+            }
+        } else {
+            Sink::Plain(file)
+        })
+    }
+
+    /// Appends `bytes`, to the gzip encoder in whole [`GZIP_PIECE`]s.
+    fn write_rows(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        let (encoder, piece) = match self {
+            Sink::Plain(w) => return w.write_all(bytes),
+            Sink::Gzip { encoder, piece } => (encoder, piece),
+        };
+        if !piece.is_empty() {
+            let n = (GZIP_PIECE - piece.len()).min(bytes.len());
+            piece.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if piece.len() < GZIP_PIECE {
+                return Ok(());
+            }
+            encoder.write_all(piece)?;
+            piece.clear();
+        }
+        let mut pieces = bytes.chunks_exact(GZIP_PIECE);
+        for p in &mut pieces {
+            encoder.write_all(p)?;
+        }
+        piece.extend_from_slice(pieces.remainder());
+        Ok(())
+    }
+
+    /// Ends the stream (the last piece, a flush and the gzip trailer, as the csv
+    /// writer's own end left them) and syncs the file to disk.
     fn close(self) -> io::Result<()> {
         let buffered = match self {
             Sink::Plain(w) => w,
-            Sink::Gzip(w) => w.finish()?,
+            Sink::Gzip { mut encoder, piece } => {
+                encoder.write_all(&piece)?;
+                encoder.flush()?;
+                encoder.finish()?
+            }
         };
         buffered
             .into_inner()
@@ -181,116 +273,214 @@ impl Sink {
     }
 }
 
-/// One CSV file being written, field by field.
+/// One CSV file's rows not yet handed to the writer thread, formatted straight into
+/// bytes (no csv writer, no allocation per row). Every field is followed by a `,`,
+/// and [`Self::end_row`] turns the row's last one into the `\n`: the bytes are the
+/// csv crate's, with `,` separators and `\n` line ends.
 struct Table {
-    w: csv::Writer<Sink>,
-    /// Reused buffer for floats and composed names.
-    scratch: Vec<u8>,
+    /// The file's index among the writer thread's files.
+    file: usize,
+    buf: Vec<u8>,
 }
 
 impl Table {
-    fn create(path: &Path, header: &[&str]) -> io::Result<Self> {
-        Self::create_in(path, header, false)
+    fn new(file: usize) -> Self {
+        Self {
+            file,
+            buf: Vec::with_capacity(BATCH_BYTES + ROW_SLACK),
+        }
     }
 
-    /// A table written gzip-compressed when `gzip` (default compression level: a
-    /// good ratio on repetitive CSV at a small cost in time).
-    fn create_in(path: &Path, header: &[&str], gzip: bool) -> io::Result<Self> {
-        let mut t = Self::open_in(path, gzip)?;
-        t.w.write_record(header)?;
-        Ok(t)
-    }
-
-    /// A table whose header is written later ([`Self::header`]).
-    fn open_in(path: &Path, gzip: bool) -> io::Result<Self> {
-        let file = BufWriter::with_capacity(BUFFER_BYTES, File::create(path)?);
-        let file = if gzip {
-            Sink::Gzip(flate2::write::GzEncoder::new(
-                file,
-                flate2::Compression::default(),
-            ))
-        } else {
-            Sink::Plain(file)
-        };
-        let w = csv::WriterBuilder::new()
-            .delimiter(b',')
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(file);
-        Ok(Self {
-            w,
-            scratch: Vec::with_capacity(64),
-        })
+    /// A batch is full: hand it over after this row.
+    fn full(&self) -> bool {
+        self.buf.len() >= BATCH_BYTES
     }
 
     /// Writes the header row: the columns of `parts`, in order.
-    fn header(&mut self, parts: &[&[&str]]) -> io::Result<()> {
-        Ok(self.w.write_record(parts.iter().flat_map(|p| p.iter()))?)
+    fn header(&mut self, parts: &[&[&str]]) {
+        for name in parts.iter().flat_map(|p| p.iter()) {
+            self.str(name);
+        }
+        self.end_row();
     }
 
     /// A time that may be 0 (a transfer at the start of the run): empty only when
     /// it did not happen.
-    fn opt_time(&mut self, t: Option<Time>) -> io::Result<()> {
+    fn opt_time(&mut self, t: Option<Time>) {
         match t {
             Some(t) => self.int(t),
             None => self.empty(),
         }
     }
 
-    fn str(&mut self, s: &str) -> io::Result<()> {
-        Ok(self.w.write_field(s)?)
+    fn str(&mut self, s: &str) {
+        push_str_field(&mut self.buf, s);
+        self.buf.push(b',');
     }
 
-    fn int(&mut self, v: i64) -> io::Result<()> {
-        let mut buf = [0u8; 20];
-        Ok(self.w.write_field(fmt_int(v, &mut buf))?)
+    fn int(&mut self, v: i64) {
+        push_int(&mut self.buf, v);
+        self.buf.push(b',');
     }
 
-    fn bool(&mut self, v: bool) -> io::Result<()> {
-        Ok(self.w.write_field(if v { "1" } else { "0" })?)
+    fn bool(&mut self, v: bool) {
+        self.buf.extend_from_slice(if v { b"1," } else { b"0," });
     }
 
-    /// Shortest round-trip digits; `{:?}` rather than `{}` so that whole values keep
-    /// their `.0` and a float column never looks like an integer column.
-    fn float(&mut self, v: f64) -> io::Result<()> {
-        self.scratch.clear();
-        write!(self.scratch, "{v:?}")?;
-        Ok(self.w.write_field(&self.scratch)?)
+    /// Shortest round-trip digits as `{:?}` prints them rather than `{}`, so that
+    /// whole values keep their `.0` and a float column never looks like an integer
+    /// column ([`push_float`]).
+    fn float(&mut self, v: f64) {
+        push_float(&mut self.buf, v);
+        self.buf.push(b',');
     }
 
     /// Simulator truth: `1` right, `0` wrong, empty when unknown or no output.
-    fn truth(&mut self, v: Option<bool>) -> io::Result<()> {
+    fn truth(&mut self, v: Option<bool>) {
         match v {
             Some(b) => self.bool(b),
             None => self.empty(),
         }
     }
 
-    fn empty(&mut self) -> io::Result<()> {
-        Ok(self.w.write_field(b"")?)
+    fn empty(&mut self) {
+        self.buf.push(b',');
     }
 
     /// A time where 0 means "never": empty field then.
-    fn time_or_never(&mut self, t: Time) -> io::Result<()> {
+    fn time_or_never(&mut self, t: Time) {
         if t == 0 { self.empty() } else { self.int(t) }
     }
 
-    /// `wu<id>` without allocating.
-    fn wu_name(&mut self, id: u32) -> io::Result<()> {
-        let mut buf = [0u8; 20];
-        self.scratch.clear();
-        self.scratch.extend_from_slice(b"wu");
-        self.scratch.extend_from_slice(fmt_int(id as i64, &mut buf));
-        Ok(self.w.write_field(&self.scratch)?)
+    /// `wu<id>`, the workunit's name.
+    fn wu_name(&mut self, id: WuId) {
+        self.buf.extend_from_slice(b"wu");
+        self.int(id.0 as i64);
     }
 
-    fn end_row(&mut self) -> io::Result<()> {
-        Ok(self.w.write_record(None::<&[u8]>)?)
+    /// `wu<id>_<suffix>`, the result's name ([`crate::server::db::result_name`]).
+    fn result_name(&mut self, wu: WuId, suffix: u16) {
+        self.buf.extend_from_slice(b"wu");
+        push_int(&mut self.buf, wu.0 as i64);
+        self.buf.push(b'_');
+        self.int(suffix as i64);
     }
 
-    /// Flushes everything and syncs the file to disk.
-    fn close(self) -> io::Result<()> {
-        self.w.into_inner().map_err(|e| e.into_error())?.close()
+    /// Ends the row: its last `,` becomes the line end. A row without a field is
+    /// written `""`, as the csv crate writes an empty record.
+    fn end_row(&mut self) {
+        match self.buf.last_mut() {
+            Some(last @ b',') => *last = b'\n',
+            _ => self.buf.extend_from_slice(b"\"\"\n"),
+        }
     }
+}
+
+/// What the run hands to the writer thread.
+enum Batch {
+    /// Rows to append to file `file`, whole.
+    Rows { file: usize, bytes: Vec<u8> },
+    /// Every row is handed over: end the files (the gzip trailer) and sync them.
+    Close,
+}
+
+/// The thread that owns a run's table files and writes them while the run goes on,
+/// so that the disk (and the gzip encoder of a compressed audit trail) works on the
+/// other core. It gets whole batches of formatted rows over a bounded channel, in
+/// order per file, so the bytes are the same whatever the threads' timing; emptied
+/// buffers come back for reuse.
+struct Writer {
+    /// `None` once the thread is told to stop.
+    batches: Option<SyncSender<Batch>>,
+    spare: Receiver<Vec<u8>>,
+    /// `None` once joined.
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Writer {
+    fn spawn(sinks: Vec<Sink>) -> io::Result<Self> {
+        let (batches, received) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
+        let (give_back, spare) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("output writer".into())
+            .spawn(move || write_batches(sinks, received, give_back))?;
+        Ok(Self {
+            batches: Some(batches),
+            spare,
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands `table`'s rows to the thread and gives the table an empty buffer. A
+    /// write the thread failed is reported here, at the next batch after it, as the
+    /// error it met.
+    fn send(&mut self, table: &mut Table) -> io::Result<()> {
+        let empty = self
+            .spare
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + ROW_SLACK));
+        let bytes = std::mem::replace(&mut table.buf, empty);
+        let Some(batches) = &self.batches else {
+            return Err(writer_stopped());
+        };
+        match batches.send(Batch::Rows {
+            file: table.file,
+            bytes,
+        }) {
+            Ok(()) => Ok(()),
+            // The thread ended, which it does before the end only on an error.
+            Err(_) => Err(self.stop(false).err().unwrap_or_else(writer_stopped)),
+        }
+    }
+
+    /// Stops the thread and waits for it: with `close`, after it wrote every batch
+    /// sent and closed and synced the files; without, the files are left unsynced
+    /// (a run that gave up). Returns the first error the thread met.
+    fn stop(&mut self, close: bool) -> io::Result<()> {
+        if let Some(batches) = self.batches.take()
+            && close
+        {
+            // A thread already ended on an error tells it when joined.
+            let _ = batches.send(Batch::Close);
+        }
+        match self.thread.take() {
+            Some(thread) => thread.join().unwrap_or_else(|_| Err(writer_stopped())),
+            None => Err(writer_stopped()),
+        }
+    }
+}
+
+/// The error of a write after the writer thread has already stopped.
+fn writer_stopped() -> io::Error {
+    io::Error::other("the output writer stopped after an earlier error")
+}
+
+/// The writer thread: appends each batch to its file, gives the emptied buffer
+/// back, and on [`Batch::Close`] closes the files. It stops at the first error, which
+/// the run gets at its next batch or when it stops the thread.
+fn write_batches(
+    mut sinks: Vec<Sink>,
+    batches: Receiver<Batch>,
+    give_back: mpsc::Sender<Vec<u8>>,
+) -> io::Result<()> {
+    for batch in batches {
+        match batch {
+            Batch::Rows { file, mut bytes } => {
+                sinks[file].write_rows(&bytes)?;
+                bytes.clear();
+                // The run may be gone already; the buffer is then simply freed.
+                let _ = give_back.send(bytes);
+            }
+            Batch::Close => {
+                for sink in sinks {
+                    sink.close()?;
+                }
+                return Ok(());
+            }
+        }
+    }
+    // The run gave up: its folder is removed, the files need no sync.
+    Ok(())
 }
 
 /// Renames the finished folder `tmp_dir` to `final_dir`: an existing `final_dir` is
@@ -350,11 +540,13 @@ pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()
 pub struct RunOutput {
     final_dir: PathBuf,
     tmp_dir: PathBuf,
-    /// `None` only after `finish`/`abandon`/drop have taken them.
-    workunits: Option<Table>,
-    results: Option<Table>,
+    workunits: Table,
+    results: Table,
     /// `None` when the transitions table is off.
     transitions: Option<Table>,
+    /// Owns the files and writes the tables' batches (`None` only while the files
+    /// are being opened).
+    writer: Option<Writer>,
     /// `results.csv` has the transfer columns ([`RESULT_FILE_COLUMNS`]).
     result_files: bool,
     /// `results.csv`'s header is written: it is written with the first row (or at
@@ -386,32 +578,32 @@ impl RunOutput {
         let mut out = RunOutput {
             final_dir: final_dir.to_path_buf(),
             tmp_dir,
-            workunits: None,
-            results: None,
-            transitions: None,
+            workunits: Table::new(0),
+            results: Table::new(1),
+            transitions: transitions.then(|| Table::new(2)),
+            writer: None,
             result_files: false,
             results_header: false,
             transitions_enabled: transitions,
             armed: true,
         };
-        out.workunits = Some(Table::create(
-            &out.tmp_dir.join(WORKUNITS_CSV),
-            WORKUNIT_COLUMNS,
-        )?);
-        out.results = Some(Table::open_in(&out.tmp_dir.join(RESULTS_CSV), false)?);
-        if transitions {
+        // The files are created here, so that an unwritable folder fails at once.
+        let mut sinks = vec![
+            Sink::create(&out.tmp_dir.join(WORKUNITS_CSV), false)?,
+            Sink::create(&out.tmp_dir.join(RESULTS_CSV), false)?,
+        ];
+        out.workunits.header(&[WORKUNIT_COLUMNS]);
+        if let Some(t) = &mut out.transitions {
             let gzip = audit == AuditTrail::Gzip;
             let name = if gzip {
                 TRANSITIONS_CSV_GZ
             } else {
                 TRANSITIONS_CSV
             };
-            out.transitions = Some(Table::create_in(
-                &out.tmp_dir.join(name),
-                TRANSITION_COLUMNS,
-                gzip,
-            )?);
+            sinks.push(Sink::create(&out.tmp_dir.join(name), gzip)?);
+            t.header(&[TRANSITION_COLUMNS]);
         }
+        out.writer = Some(Writer::spawn(sinks)?);
         Ok(out)
     }
 
@@ -424,9 +616,9 @@ impl RunOutput {
     }
 
     /// Writes `results.csv`'s header if it is not written yet.
-    fn results_header(&mut self) -> io::Result<()> {
+    fn results_header(&mut self) {
         if self.results_header {
-            return Ok(());
+            return;
         }
         self.results_header = true;
         let files: &[&str] = if self.result_files {
@@ -434,9 +626,17 @@ impl RunOutput {
         } else {
             &[]
         };
-        match self.results.as_mut() {
-            Some(t) => t.header(&[RESULT_COLUMNS, files]),
-            None => Ok(()),
+        self.results.header(&[RESULT_COLUMNS, files]);
+    }
+
+    /// Hands `table`'s rows to the writer thread once they fill a batch.
+    fn hand_over_if_full(writer: &mut Option<Writer>, table: &mut Table) -> io::Result<()> {
+        if !table.full() {
+            return Ok(());
+        }
+        match writer {
+            Some(w) => w.send(table),
+            None => Err(writer_stopped()),
         }
     }
 
@@ -465,44 +665,42 @@ impl RunOutput {
         wu: &WorkunitRow,
         purged: bool,
     ) -> io::Result<()> {
-        let t = self
-            .workunits
-            .as_mut()
-            .expect("tables stay open until finish");
-        t.str(project)?;
-        t.int(wu.id.0 as i64)?;
-        t.wu_name(wu.id.0)?;
-        t.int(wu.appid as i64)?;
-        t.int(wu.create_time.into())?;
-        t.int(wu.priority as i64)?;
-        t.int(wu.delay_bound)?;
-        t.float(wu.rsc_fpops_est)?;
-        t.float(wu.true_fpops)?;
-        t.int(wu.min_quorum as i64)?;
-        t.int(wu.target_nresults as i64)?;
-        t.int(wu.max_error_results as i64)?;
-        t.int(wu.max_total_results as i64)?;
-        t.int(wu.max_success_results as i64)?;
-        t.bool(wu.need_validate)?;
-        t.int(wu.canonical_resultid.0 as i64)?;
-        t.float(wu.canonical_credit)?;
+        let t = &mut self.workunits;
+        t.str(project);
+        t.int(wu.id.0 as i64);
+        t.wu_name(wu.id);
+        t.int(wu.appid as i64);
+        t.int(wu.create_time.into());
+        t.int(wu.priority as i64);
+        t.int(wu.delay_bound);
+        t.float(wu.rsc_fpops_est);
+        t.float(wu.true_fpops);
+        t.int(wu.min_quorum as i64);
+        t.int(wu.target_nresults as i64);
+        t.int(wu.max_error_results as i64);
+        t.int(wu.max_total_results as i64);
+        t.int(wu.max_success_results as i64);
+        t.bool(wu.need_validate);
+        t.int(wu.canonical_resultid.0 as i64);
+        t.float(wu.canonical_credit);
         if wu.transition_time >= INT_MAX {
-            t.empty()?;
+            t.empty();
         } else {
-            t.int(wu.transition_time)?;
+            t.int(wu.transition_time);
         }
-        t.int(wu.error_mask as i64)?;
-        t.int(wu.assimilate_state.code())?;
-        t.int(wu.file_delete_state.code())?;
-        t.int(wu.hr_class as i64)?;
-        t.int(wu.results.len() as i64)?;
-        t.time_or_never(wu.canonical_found_time.into())?;
-        t.time_or_never(wu.assimilated_time.into())?;
-        t.int(wu.assimilate_count as i64)?;
-        t.time_or_never(wu.files_deleted_time.into())?;
-        t.bool(purged)?;
-        t.truth(wu.canonical_correct)?;
-        t.end_row()
+        t.int(wu.error_mask as i64);
+        t.int(wu.assimilate_state.code());
+        t.int(wu.file_delete_state.code());
+        t.int(wu.hr_class as i64);
+        t.int(wu.results.len() as i64);
+        t.time_or_never(wu.canonical_found_time.into());
+        t.time_or_never(wu.assimilated_time.into());
+        t.int(wu.assimilate_count as i64);
+        t.time_or_never(wu.files_deleted_time.into());
+        t.bool(purged);
+        t.truth(wu.canonical_correct);
+        t.end_row();
+        Self::hand_over_if_full(&mut self.writer, t)
     }
 
     /// Appends one row to `results.csv` (see [`Self::write_workunit`] for `purged`).
@@ -515,62 +713,60 @@ impl RunOutput {
         purged: bool,
         x: Option<&XferTimes>,
     ) -> io::Result<()> {
-        self.results_header()?;
+        self.results_header();
         let files = self.result_files;
-        let t = self
-            .results
-            .as_mut()
-            .expect("tables stay open until finish");
-        t.str(project)?;
-        t.int(r.id.0 as i64)?;
-        t.str(&result_name(r.workunitid, r.suffix))?;
-        t.int(r.workunitid.0 as i64)?;
-        t.int(r.hostid.0 as i64)?;
-        t.int(r.server_state.code())?;
-        t.int(r.outcome.code())?;
-        t.int(r.validate_state.code())?;
-        t.int(r.file_delete_state.code())?;
-        t.int(r.client_state as i64)?;
-        t.int(r.exit_status as i64)?;
-        t.int(r.priority as i64)?;
-        t.time_or_never(r.sent_time)?;
-        t.time_or_never(r.received_time)?;
+        let t = &mut self.results;
+        t.str(project);
+        t.int(r.id.0 as i64);
+        t.result_name(r.workunitid, r.suffix);
+        t.int(r.workunitid.0 as i64);
+        t.int(r.hostid.0 as i64);
+        t.int(r.server_state.code());
+        t.int(r.outcome.code());
+        t.int(r.validate_state.code());
+        t.int(r.file_delete_state.code());
+        t.int(r.client_state as i64);
+        t.int(r.exit_status as i64);
+        t.int(r.priority as i64);
+        t.time_or_never(r.sent_time);
+        t.time_or_never(r.received_time);
         if r.sent_time == 0 {
-            t.empty()?;
+            t.empty();
         } else {
-            t.int(r.report_deadline)?;
+            t.int(r.report_deadline);
         }
-        t.float(r.cpu_time)?;
-        t.float(r.elapsed_time)?;
-        t.float(r.flops_estimate)?;
-        t.float(r.claimed_credit)?;
-        t.float(r.granted_credit)?;
-        t.bool(purged)?;
-        t.truth(r.output_correct)?;
+        t.float(r.cpu_time);
+        t.float(r.elapsed_time);
+        t.float(r.flops_estimate);
+        t.float(r.claimed_credit);
+        t.float(r.granted_credit);
+        t.bool(purged);
+        t.truth(r.output_correct);
         if r.app_version_id == 0 {
-            t.empty()?;
+            t.empty();
         } else {
-            t.int(r.app_version_id as i64)?;
+            t.int(r.app_version_id as i64);
         }
         if files {
             match x {
                 Some(x) => {
-                    t.opt_time(x.download_start)?;
-                    t.opt_time(x.download_end)?;
-                    t.opt_time(x.upload_start)?;
-                    t.opt_time(x.upload_end)?;
-                    t.float(x.wait())?;
-                    t.float(x.download_bytes)?;
-                    t.float(x.upload_bytes)?;
+                    t.opt_time(x.download_start);
+                    t.opt_time(x.download_end);
+                    t.opt_time(x.upload_start);
+                    t.opt_time(x.upload_end);
+                    t.float(x.wait());
+                    t.float(x.download_bytes);
+                    t.float(x.upload_bytes);
                 }
                 None => {
                     for _ in RESULT_FILE_COLUMNS {
-                        t.empty()?;
+                        t.empty();
                     }
                 }
             }
         }
-        t.end_row()
+        t.end_row();
+        Self::hand_over_if_full(&mut self.writer, t)
     }
 
     /// Appends the audit rows of one step at `time` to `transitions.csv`; does
@@ -585,15 +781,16 @@ impl RunOutput {
             return Ok(());
         };
         for row in rows {
-            t.int(time)?;
-            t.str(project)?;
-            t.str(row.actor.name())?;
-            t.str(row.entity.name())?;
-            t.int(row.id as i64)?;
-            t.str(row.field.name())?;
-            t.int(row.old)?;
-            t.int(row.new)?;
-            t.end_row()?;
+            t.int(time);
+            t.str(project);
+            t.str(row.actor.name());
+            t.str(row.entity.name());
+            t.int(row.id as i64);
+            t.str(row.field.name());
+            t.int(row.old);
+            t.int(row.new);
+            t.end_row();
+            Self::hand_over_if_full(&mut self.writer, t)?;
         }
         Ok(())
     }
@@ -604,17 +801,18 @@ impl RunOutput {
     /// old one deleted. If the last rename fails the old folder is put back. On any
     /// error the temporary folder is removed.
     pub fn finish(mut self, summary: &serde_json::Value) -> io::Result<()> {
-        self.results_header()?;
-        for table in [
-            self.workunits.take(),
-            self.results.take(),
-            self.transitions.take(),
-        ]
-        .into_iter()
-        .flatten()
+        self.results_header();
+        let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
+        for table in [&mut self.workunits, &mut self.results]
+            .into_iter()
+            .chain(self.transitions.as_mut())
         {
-            table.close()?;
+            if !table.buf.is_empty() {
+                writer.send(table)?;
+            }
         }
+        // Every file is complete and synced before the summary and the rename.
+        writer.stop(true)?;
         let mut f = BufWriter::new(File::create(self.tmp_dir.join(SUMMARY_JSON))?);
         serde_json::to_writer_pretty(&mut f, summary)?;
         f.write_all(b"\n")?;
@@ -630,15 +828,19 @@ impl RunOutput {
     /// Gives up: closes the files and deletes the temporary folder (a failed run).
     pub fn abandon(mut self) -> io::Result<()> {
         self.armed = false;
-        self.close_tables();
+        self.stop_writer();
         outdir::discard_temp(&self.tmp_dir);
         Ok(())
     }
 
-    fn close_tables(&mut self) {
-        self.workunits = None;
-        self.results = None;
-        self.transitions = None;
+    /// Stops the writer thread of a run that gave up, without syncing its files, and
+    /// waits for it, so that nothing writes into the folder while it is removed.
+    fn stop_writer(&mut self) {
+        if let Some(w) = &mut self.writer
+            && w.thread.is_some()
+        {
+            let _ = w.stop(false);
+        }
     }
 }
 
@@ -646,7 +848,7 @@ impl Drop for RunOutput {
     /// An unfinished output must not survive: remove the temporary folder.
     fn drop(&mut self) {
         if self.armed {
-            self.close_tables();
+            self.stop_writer();
             outdir::discard_temp(&self.tmp_dir);
         }
     }
