@@ -11,9 +11,16 @@
 //! The tables are long CSVs meant for pandas or polars: a header row, `,` separators,
 //! `\n` line ends, integers in BOINC's own numbering, floats in Rust's shortest
 //! round-trip form with a `.0` kept on whole values (so a column of floats always
-//! reads as floats), and an empty field for a missing value. `transitions.csv` gets one
-//! row per state change and is by far the largest file, so its writer formats numbers
-//! into stack buffers and allocates nothing per row.
+//! reads as floats), and an empty field for a missing value.
+//!
+//! The tables are the largest files of a run (`docs/outputs.md`, "How much disk a run
+//! takes"), so writing them must cost little beside the simulation
+//! (`docs/performance.md`). Rows are formatted straight into a byte buffer per table,
+//! with no csv writer and no allocation per row, in exactly the bytes the csv crate
+//! wrote before; each mebibyte of rows goes whole over a bounded channel to a writer
+//! thread that owns the files (and the gzip encoder of a compressed audit trail) and
+//! writes them on the other core. The thread is joined, and its first error returned,
+//! before the folder is moved into place.
 
 use super::outdir;
 use crate::client::files::XferTimes;
@@ -143,26 +150,22 @@ fn push_int(buf: &mut Vec<u8>, v: i64) {
     buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// 2^53: below it in magnitude every whole `f64` is an `i64` exactly.
-const EXACT_INT: f64 = 9_007_199_254_740_992.0;
-
 /// Appends `v` exactly as `{v:?}` prints it (shortest round-trip digits, a `.0` on
 /// whole values, the exponent form below 1e-4 and from 1e16 in magnitude), using
 /// std's formatter only where no faster way is provably the same bytes:
 ///
-/// - a whole value below 2^53 in magnitude (zero included): its integer digits and
-///   `.0`, with the sign of `-0.0` kept. Neighbouring floats there are at most 1
-///   apart, so no shorter digit string rounds back to the value: the shortest
-///   round-trip digits are the integer's own.
-/// - another value from 1e-4 to below 1e16 in magnitude: ryu's shortest round-trip
-///   digits. ryu prints plain decimal from 1e-5 to below 1e16 and std's `{:?}` from
-///   1e-4 to below 1e16, so the layouts agree in this range, and both pick the
-///   shortest digits that round-trip, nearest to the value among them (the tests
-///   compare the two on millions of values and on the range's edges).
-/// - anything else (the exponent form, NaN, infinities): std's `{:?}` itself.
+/// - a whole value below 1e16 in magnitude (zero included): its integer digits and
+///   `.0`, with the sign of `-0.0` kept. Below 2^53 floats are at most 1 apart, and
+///   from 2^53 to 1e16 they are even integers 2 apart whose neighbours in the
+///   rounding interval are odd (so no shorter): either way the shortest round-trip
+///   digits nearest to the value are the integer's own.
+/// - another value from 1e-4 to below 1e16 in magnitude: ryu's digits, when they are
+///   provably std's ([`ryu_digits_are_std`]). ryu prints plain decimal from 1e-5 to
+///   below 1e16 and std's `{:?}` from 1e-4 to below 1e16, so the layouts agree here.
+/// - anything else (the exponent form, NaN, infinities, a tie): std's `{:?}` itself.
 fn push_float(buf: &mut Vec<u8>, v: f64) {
     let a = v.abs();
-    if a < EXACT_INT {
+    if a < 1e16 {
         let i = v as i64;
         if i as f64 == v {
             if i == 0 && v.is_sign_negative() {
@@ -172,13 +175,48 @@ fn push_float(buf: &mut Vec<u8>, v: f64) {
             buf.extend_from_slice(b".0");
             return;
         }
+        if a >= 1e-4 {
+            let mut r = ryu::Buffer::new();
+            let text = r.format_finite(v);
+            if ryu_digits_are_std(v, text) {
+                buf.extend_from_slice(text.as_bytes());
+                return;
+            }
+        }
     }
-    if (1e-4..1e16).contains(&a) {
-        buf.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
-    } else {
-        // Writing into a Vec cannot fail.
-        let _ = write!(buf, "{v:?}");
+    // Writing into a Vec cannot fail.
+    let _ = write!(buf, "{v:?}");
+}
+
+/// Whether ryu's `text` for `v`, a finite value from 1e-4 to below 1e16 in
+/// magnitude that is not whole, has the digits std's `{:?}` gives. Both give the
+/// fewest digits that read back as `v`, and among those the nearest to `v`; they
+/// differ only on an exact tie between two nearest, which ryu breaks to the even
+/// digit and std upwards (2002124917698601.25 is `...601.2` in ryu and `...601.3`
+/// in std). A tie at `L` digits whose last unit is `10^k` puts `v` exactly at
+/// `(2d + 1) * 5 * 10^(k - 1)` for some `d`:
+///
+/// - Two candidates `10^k` apart fit in the rounding interval, at most one unit in
+///   the last place (ulp) wide, and the ulp is at most `2^-52 * |v|`, under
+///   `2.3e-16 * 10^L * 10^k`: so `L >= 16`. Shorter digits are never a tie.
+/// - A value that is not whole is then `m * 2^(k - 1)` with `m` odd, `k <= 0`: its
+///   binary exponent, trailing zeros of the mantissa taken off, is `k - 1`, and
+///   `|v| >= 1e-4` with at most 17 digits gives `k >= -20`. A smaller exponent (a
+///   value with more than 21 bits after the binary point, as almost every computed
+///   value has) is never a tie.
+fn ryu_digits_are_std(v: f64, text: &str) -> bool {
+    let bits = v.to_bits();
+    let mantissa = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let exponent = ((bits >> 52) & 0x7ff) as i32 - 1075 + mantissa.trailing_zeros() as i32;
+    if exponent < -21 {
+        return true;
     }
+    let significant = text
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .skip_while(|&d| d == b'0')
+        .count();
+    significant <= 15
 }
 
 /// Appends `s` as one CSV field, quoted as the csv crate quotes (its default
@@ -366,11 +404,18 @@ impl Table {
         self.int(suffix as i64);
     }
 
-    /// Ends the row: its last `,` becomes the line end. A row without a field is
-    /// written `""`, as the csv crate writes an empty record.
+    /// Ends the row: its last `,` becomes the line end. A row of no bytes (no field,
+    /// or one empty field) is written `""`, as the csv crate writes it. A row starts
+    /// at the buffer's start or after a `\n` that ends the row before (a `\n` in a
+    /// field is always inside quotes, so never right before its `,`).
     fn end_row(&mut self) {
-        match self.buf.last_mut() {
-            Some(last @ b',') => *last = b'\n',
+        let n = self.buf.len();
+        match self.buf.last() {
+            Some(b',') if n >= 2 && self.buf[n - 2] != b'\n' => self.buf[n - 1] = b'\n',
+            Some(b',') => {
+                self.buf.pop();
+                self.buf.extend_from_slice(b"\"\"\n");
+            }
             _ => self.buf.extend_from_slice(b"\"\"\n"),
         }
     }
@@ -1161,11 +1206,236 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 
+    fn int_bytes(v: i64) -> String {
+        let mut buf = Vec::new();
+        push_int(&mut buf, v);
+        String::from_utf8(buf).unwrap()
+    }
+
+    fn float_bytes(v: f64) -> String {
+        let mut buf = Vec::new();
+        push_float(&mut buf, v);
+        String::from_utf8(buf).unwrap()
+    }
+
     #[test]
     fn integers_format_like_display() {
-        let mut buf = [0u8; 20];
-        for v in [0, 7, -1, 10, 2_147_483_647, i64::MAX, i64::MIN] {
-            assert_eq!(fmt_int(v, &mut buf), v.to_string().as_bytes());
+        for v in [
+            0,
+            7,
+            -1,
+            10,
+            -10,
+            99,
+            100,
+            2_147_483_647,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            assert_eq!(int_bytes(v), v.to_string());
         }
+        assert_eq!(int_bytes(i64::MIN), "-9223372036854775808");
+    }
+
+    /// The edges of each way [`push_float`] takes, with the bytes `{:?}` gives.
+    #[test]
+    fn floats_format_like_debug_at_the_edges() {
+        let next_up = |v: f64| f64::from_bits(v.to_bits() + 1);
+        let next_down = |v: f64| f64::from_bits(v.to_bits() - 1);
+        let exact = [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (-3.0, "-3.0"),
+            (0.5, "0.5"),
+            (-0.5, "-0.5"),
+            (0.1, "0.1"),
+            (480.5, "480.5"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (2.16e13, "21600000000000.0"),
+            (1e15, "1000000000000000.0"),
+            (9_007_199_254_740_992.0, "9007199254740992.0"),
+            (9_007_199_254_740_994.0, "9007199254740994.0"),
+            (9_999_999_999_999_998.0, "9999999999999998.0"),
+            (1e16, "1e16"),
+            (-1e16, "-1e16"),
+            (1.5e17, "1.5e17"),
+            (1e-4, "0.0001"),
+            (-1e-4, "-0.0001"),
+            (1.5e-4, "0.00015"),
+            (9.9e-5, "9.9e-5"),
+            (1e-5, "1e-5"),
+            (1e-7, "1e-7"),
+            (5e-324, "5e-324"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (f64::MIN, "-1.7976931348623157e308"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ];
+        for (v, text) in exact {
+            assert_eq!(float_bytes(v), text, "{v:e}");
+            assert_eq!(format!("{v:?}"), text, "the expected text is std's");
+        }
+        // Next to each threshold, on both sides.
+        for edge in [1e-4, 1e16, 9_007_199_254_740_992.0, 1.0, 0.5, 1e-5] {
+            let mut v = edge;
+            for _ in 0..50 {
+                v = next_down(v);
+            }
+            for _ in 0..100 {
+                for x in [v, -v] {
+                    assert_eq!(float_bytes(x), format!("{x:?}"));
+                }
+                v = next_up(v);
+            }
+        }
+    }
+
+    /// Checks [`push_float`] against `{:?}` on `n` values of each kind: any bit
+    /// pattern, log-uniform magnitudes over the whole range, short decimals (the
+    /// kind a scenario or a credit gives), and whole numbers.
+    fn compare_floats_with_debug(seed: u64, n: usize) {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let mut buf = Vec::with_capacity(64);
+        let mut check = |v: f64| {
+            buf.clear();
+            push_float(&mut buf, v);
+            let want = format!("{v:?}");
+            assert_eq!(
+                std::str::from_utf8(&buf).unwrap(),
+                want,
+                "bits {:#x}",
+                v.to_bits()
+            );
+        };
+        for _ in 0..n {
+            check(f64::from_bits(rng.random::<u64>()));
+            check(10f64.powf(rng.random_range(-12.0..20.0)) * rng.random_range(0.1..1.0));
+            let digits = rng.random_range(0..100_000_000_u64) as f64;
+            check(digits / 10f64.powi(rng.random_range(0..12)));
+            check((rng.random::<u64>() >> rng.random_range(0..64)) as f64);
+        }
+    }
+
+    #[test]
+    fn floats_format_like_debug_on_random_values() {
+        compare_floats_with_debug(1, 250_000);
+    }
+
+    /// The same on 100 million values of each kind: minutes in a release build,
+    /// run by hand (`cargo test --release --lib floats_on_many -- --ignored`).
+    #[test]
+    #[ignore]
+    fn floats_on_many_values() {
+        compare_floats_with_debug(2, 100_000_000);
+    }
+
+    /// A table's rows are the csv crate's bytes: fields quoted only when they
+    /// need it, quotes doubled, `,` separators and `\n` line ends, and an empty
+    /// record written `""`.
+    #[test]
+    fn rows_are_the_csv_crates_bytes() {
+        let names = [
+            "main",
+            "",
+            "a,b",
+            "say \"hi\"",
+            "\"",
+            "two\nlines",
+            "cr\rhere",
+            "été",
+            "\"\"",
+            " spaced ",
+        ];
+        let mut ours = Table::new(0);
+        let mut theirs = csv::WriterBuilder::new()
+            .flexible(true)
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        for (i, name) in names.iter().enumerate() {
+            ours.str(name);
+            ours.int(i as i64 - 3);
+            ours.empty();
+            ours.float(i as f64 / 4.0);
+            ours.bool(i % 2 == 0);
+            ours.truth(None);
+            ours.end_row();
+            let f = format!("{:?}", i as f64 / 4.0);
+            let b = if i % 2 == 0 { "1" } else { "0" };
+            let i = (i as i64 - 3).to_string();
+            theirs.write_record([*name, &i, "", &f, b, ""]).unwrap();
+        }
+        ours.end_row();
+        theirs.write_record(None::<&[u8]>).unwrap();
+        ours.str("");
+        ours.end_row();
+        theirs.write_record([""]).unwrap();
+        let theirs = theirs.into_inner().unwrap();
+        assert_eq!(
+            String::from_utf8(ours.buf).unwrap(),
+            String::from_utf8(theirs).unwrap()
+        );
+    }
+
+    /// A file every write to fails with "no space left on device".
+    #[cfg(target_os = "linux")]
+    fn full_sink() -> Sink {
+        let f = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        Sink::Plain(BufWriter::with_capacity(BATCH_BYTES, f))
+    }
+
+    /// A file the writer thread cannot write: the error reaches the run at a later
+    /// batch, or when the thread is stopped, as the operating system's error, and
+    /// the thread is joined (no panic).
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_write_error_on_the_writer_thread_comes_back_as_the_error() {
+        let full = full_sink;
+        // A full batch goes to the file at once and fails there.
+        let mut w = Writer::spawn(vec![full()]).unwrap();
+        let mut t = Table::new(0);
+        let err = (0..100)
+            .find_map(|_| {
+                t.buf.resize(BATCH_BYTES + 1, b'x');
+                w.send(&mut t).err()
+            })
+            .expect("the error comes back");
+        assert_eq!(err.raw_os_error(), Some(28), "{err}");
+        assert!(w.thread.is_none(), "joined");
+        assert_eq!(
+            w.send(&mut t).unwrap_err().to_string(),
+            "the output writer stopped after an earlier error"
+        );
+        // A small batch waits in the file's buffer: the error comes at the close.
+        let mut w = Writer::spawn(vec![full()]).unwrap();
+        t.buf.clear();
+        t.buf.extend_from_slice(b"a,b\n");
+        w.send(&mut t).unwrap();
+        assert_eq!(w.stop(true).unwrap_err().raw_os_error(), Some(28));
+    }
+
+    /// The run gets the writer's error from a row's write, and the output that
+    /// failed leaves no folder behind.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_failed_write_leaves_no_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut out = RunOutput::create(&dir, false).unwrap();
+        let failing = Writer::spawn(vec![full_sink(), full_sink()]).unwrap();
+        out.writer.replace(failing).unwrap().stop(false).unwrap();
+        let (wu, _) = sample_rows();
+        let err = (0..100_000)
+            .find_map(|_| out.write_workunit("main", &wu, false).err())
+            .expect("the error comes back");
+        assert_eq!(err.raw_os_error(), Some(28), "{err}");
+        assert!(out.finish(&serde_json::Value::Null).is_err());
+        assert!(entries(tmp.path()).is_empty());
     }
 }
