@@ -145,9 +145,47 @@ const ROW_SLACK: usize = 1 << 14;
 /// waits for it instead of piling rows up in memory.
 const BATCHES_IN_FLIGHT: usize = 4;
 
-/// Appends the digits of `v`, as `{v}` prints them.
+/// The two-digit numbers `00` to `99`, for [`push_int`].
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Appends the digits of `v`, as `{v}` prints them. Two digits at a time into a
+/// stack buffer whose whole 20 bytes (the longest `i64`) are appended and the
+/// surplus cut: a copy of fixed size, which the compiler inlines, where one of the
+/// number's own length is a call to `memcpy` for every field.
 fn push_int(buf: &mut Vec<u8>, v: i64) {
-    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    let mut n = v.unsigned_abs();
+    let len = (v < 0) as usize + n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let mut digits = [0u8; 20];
+    let mut i = len;
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        i -= 1;
+        digits[i] = b'0' + n as u8;
+    }
+    if v < 0 {
+        digits[0] = b'-';
+    }
+    let start = buf.len();
+    buf.extend_from_slice(&digits);
+    buf.truncate(start + len);
 }
 
 /// Appends `v` exactly as `{v:?}` prints it (shortest round-trip digits, a `.0` on
@@ -478,16 +516,23 @@ impl Writer {
         }
     }
 
+    /// Tells the thread that every batch is sent: it closes and syncs the files
+    /// while the run goes on with other work; [`Self::stop`] then waits for it.
+    fn close(&mut self) {
+        if let Some(batches) = self.batches.take() {
+            // A thread already ended on an error tells it when joined.
+            let _ = batches.send(Batch::Close);
+        }
+    }
+
     /// Stops the thread and waits for it: with `close`, after it wrote every batch
     /// sent and closed and synced the files; without, the files are left unsynced
     /// (a run that gave up). Returns the first error the thread met.
     fn stop(&mut self, close: bool) -> io::Result<()> {
-        if let Some(batches) = self.batches.take()
-            && close
-        {
-            // A thread already ended on an error tells it when joined.
-            let _ = batches.send(Batch::Close);
+        if close {
+            self.close();
         }
+        self.batches = None;
         match self.thread.take() {
             Some(thread) => thread.join().unwrap_or_else(|_| Err(writer_stopped())),
             None => Err(writer_stopped()),
@@ -497,7 +542,7 @@ impl Writer {
 
 /// The error of a write after the writer thread has already stopped.
 fn writer_stopped() -> io::Error {
-    io::Error::other("the output writer stopped after an earlier error")
+    io::Error::other("the output writer has stopped (the tables were ended, or a write failed)")
 }
 
 /// The writer thread: appends each batch to its file, gives the emptied buffer
@@ -846,17 +891,9 @@ impl RunOutput {
     /// old one deleted. If the last rename fails the old folder is put back. On any
     /// error the temporary folder is removed.
     pub fn finish(mut self, summary: &serde_json::Value) -> io::Result<()> {
-        self.results_header();
-        let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
-        for table in [&mut self.workunits, &mut self.results]
-            .into_iter()
-            .chain(self.transitions.as_mut())
-        {
-            if !table.buf.is_empty() {
-                writer.send(table)?;
-            }
-        }
+        self.end_tables()?;
         // Every file is complete and synced before the summary and the rename.
+        let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
         writer.stop(true)?;
         let mut f = BufWriter::new(File::create(self.tmp_dir.join(SUMMARY_JSON))?);
         serde_json::to_writer_pretty(&mut f, summary)?;
@@ -867,6 +904,25 @@ impl RunOutput {
         // dropping `self` after an error removes nothing that matters.
         move_into_place(&self.tmp_dir, &self.final_dir)?;
         self.armed = false;
+        Ok(())
+    }
+
+    /// Every row is written (the run is over): hands the last rows to the writer
+    /// thread, which closes and syncs the table files while the caller writes the
+    /// run's other files; [`Self::finish`] waits for it. A row written after this is
+    /// an error, at the latest in `finish`.
+    pub fn end_tables(&mut self) -> io::Result<()> {
+        self.results_header();
+        let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
+        for table in [&mut self.workunits, &mut self.results]
+            .into_iter()
+            .chain(self.transitions.as_mut())
+        {
+            if !table.buf.is_empty() {
+                writer.send(table)?;
+            }
+        }
+        writer.close();
         Ok(())
     }
 
@@ -1235,6 +1291,45 @@ mod tests {
             assert_eq!(int_bytes(v), v.to_string());
         }
         assert_eq!(int_bytes(i64::MIN), "-9223372036854775808");
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
+        for _ in 0..200_000 {
+            let v = rng.random::<i64>() >> rng.random_range(0..64);
+            assert_eq!(int_bytes(v), v.to_string());
+        }
+        let mut buf = b"x".to_vec();
+        push_int(&mut buf, -42);
+        assert_eq!(buf, b"x-42", "appended, the surplus cut");
+    }
+
+    /// Ending the tables early (the run is over) hands every row to the thread; the
+    /// folder is finished as before. A row written after that is refused at the
+    /// latest by `finish`, and leaves no folder.
+    #[test]
+    fn tables_ended_early_are_complete_and_a_late_row_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut out = RunOutput::create(&dir, true).unwrap();
+        let (wu, r) = sample_rows();
+        out.write_workunit("main", &wu, false).unwrap();
+        out.write_result("main", &r, false, None).unwrap();
+        out.end_tables().unwrap();
+        out.end_tables().unwrap();
+        out.finish(&serde_json::Value::Null).unwrap();
+        assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 2);
+        assert_eq!(lines(&dir.join(RESULTS_CSV)).len(), 2);
+        assert_eq!(lines(&dir.join(TRANSITIONS_CSV)).len(), 1);
+
+        let late = tmp.path().join("late");
+        let mut out = RunOutput::create(&late, false).unwrap();
+        out.end_tables().unwrap();
+        out.write_workunit("main", &wu, false).unwrap();
+        let err = out.finish(&serde_json::Value::Null).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the output writer has stopped (the tables were ended, or a write failed)"
+        );
+        assert_eq!(entries(tmp.path()), ["run"]);
     }
 
     /// The edges of each way [`push_float`] takes, with the bytes `{:?}` gives.
@@ -1410,7 +1505,7 @@ mod tests {
         assert!(w.thread.is_none(), "joined");
         assert_eq!(
             w.send(&mut t).unwrap_err().to_string(),
-            "the output writer stopped after an earlier error"
+            "the output writer has stopped (the tables were ended, or a write failed)"
         );
         // A small batch waits in the file's buffer: the error comes at the close.
         let mut w = Writer::spawn(vec![full()]).unwrap();
