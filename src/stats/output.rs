@@ -145,47 +145,23 @@ const ROW_SLACK: usize = 1 << 14;
 /// waits for it instead of piling rows up in memory.
 const BATCHES_IN_FLIGHT: usize = 4;
 
-/// The two-digit numbers `00` to `99`, for [`push_int`].
-const DIGIT_PAIRS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Appends the digits of `v`, as `{v}` prints them. Two digits at a time into a
-/// stack buffer whose whole 20 bytes (the longest `i64`) are appended and the
-/// surplus cut: a copy of fixed size, which the compiler inlines, where one of the
-/// number's own length is a call to `memcpy` for every field.
+/// Appends the digits of `v`, as `{v}` prints them (the `itoa` crate's digits).
+/// Most fields are a one-digit code or a short number: those are pushed byte by
+/// byte, which costs less than the call to `memcpy` a copy of variable length is.
 fn push_int(buf: &mut Vec<u8>, v: i64) {
-    let mut n = v.unsigned_abs();
-    let len = (v < 0) as usize + n.checked_ilog10().map_or(1, |d| d as usize + 1);
-    let mut digits = [0u8; 20];
-    let mut i = len;
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        i -= 2;
-        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    if (0..10).contains(&v) {
+        buf.push(b'0' + v as u8);
+        return;
     }
-    if n >= 10 {
-        let pair = n as usize * 2;
-        i -= 2;
-        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(v).as_bytes();
+    if text.len() <= 4 {
+        for &d in text {
+            buf.push(d);
+        }
     } else {
-        i -= 1;
-        digits[i] = b'0' + n as u8;
+        buf.extend_from_slice(text);
     }
-    if v < 0 {
-        digits[0] = b'-';
-    }
-    let start = buf.len();
-    buf.extend_from_slice(&digits);
-    buf.truncate(start + len);
 }
 
 /// Appends `v` exactly as `{v:?}` prints it (shortest round-trip digits, a `.0` on
