@@ -525,6 +525,8 @@ fn run(a: RunArgs) -> Result<(), CliError> {
     // thread while the other files are written here.
     output.end_tables().map_err(unwritable)?;
     let summary = write_run_files(output.dir(), &mut finished, &loaded, &a).map_err(unwritable)?;
+    // The charts read the tables: every byte of them is on disk first.
+    output.wait_tables().map_err(unwritable)?;
     // Plots are drawn from the files just written, inside the temporary folder, so a
     // failed plot (dropping `output` removes that folder) never leaves a
     // complete-looking run folder without them.

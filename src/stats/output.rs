@@ -458,6 +458,8 @@ struct Writer {
     spare: Receiver<Vec<u8>>,
     /// `None` once joined.
     thread: Option<JoinHandle<io::Result<()>>>,
+    /// The thread was joined after it closed every file without an error.
+    closed: bool,
 }
 
 impl Writer {
@@ -471,6 +473,7 @@ impl Writer {
             batches: Some(batches),
             spare,
             thread: Some(thread),
+            closed: false,
         })
     }
 
@@ -514,7 +517,12 @@ impl Writer {
         }
         self.batches = None;
         match self.thread.take() {
-            Some(thread) => thread.join().unwrap_or_else(|_| Err(writer_stopped())),
+            Some(thread) => {
+                let result = thread.join().unwrap_or_else(|_| Err(writer_stopped()));
+                self.closed = close && result.is_ok();
+                result
+            }
+            None if close && self.closed => Ok(()),
             None => Err(writer_stopped()),
         }
     }
@@ -871,10 +879,8 @@ impl RunOutput {
     /// old one deleted. If the last rename fails the old folder is put back. On any
     /// error the temporary folder is removed.
     pub fn finish(mut self, summary: &serde_json::Value) -> io::Result<()> {
-        self.end_tables()?;
         // Every file is complete and synced before the summary and the rename.
-        let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
-        writer.stop(true)?;
+        self.wait_tables()?;
         let mut f = BufWriter::new(File::create(self.tmp_dir.join(SUMMARY_JSON))?);
         serde_json::to_writer_pretty(&mut f, summary)?;
         f.write_all(b"\n")?;
@@ -904,6 +910,14 @@ impl RunOutput {
         }
         writer.close();
         Ok(())
+    }
+
+    /// Ends the tables ([`Self::end_tables`]) and waits until the writer thread has
+    /// written, closed and synced their files, for a reader of the temporary folder
+    /// (the charts of `run --plot`). Returns the first error the thread met.
+    pub fn wait_tables(&mut self) -> io::Result<()> {
+        self.end_tables()?;
+        self.writer.as_mut().ok_or_else(writer_stopped)?.stop(true)
     }
 
     /// Gives up: closes the files and deletes the temporary folder (a failed run).
@@ -1295,6 +1309,10 @@ mod tests {
         out.write_result("main", &r, false, None).unwrap();
         out.end_tables().unwrap();
         out.end_tables().unwrap();
+        // Complete in the temporary folder once waited for, as the charts read them.
+        out.wait_tables().unwrap();
+        assert_eq!(lines(&out.dir().join(RESULTS_CSV)).len(), 2);
+        out.wait_tables().unwrap();
         out.finish(&serde_json::Value::Null).unwrap();
         assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 2);
         assert_eq!(lines(&dir.join(RESULTS_CSV)).len(), 2);
