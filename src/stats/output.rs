@@ -311,6 +311,14 @@ impl Sink {
         Ok(())
     }
 
+    /// Syncs what has reached the file so far (not what waits in a buffer).
+    fn sync_written(&self) -> io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.get_ref().sync_data(),
+            Sink::Gzip { encoder, .. } => encoder.get_ref().get_ref().sync_data(),
+        }
+    }
+
     /// Ends the stream (the last piece, a flush and the gzip trailer, as the csv
     /// writer's own end left them) and syncs the file to disk.
     fn close(self) -> io::Result<()> {
@@ -528,6 +536,13 @@ impl Writer {
     }
 }
 
+/// The writer thread syncs a file to disk after each this many bytes written to it,
+/// so that the disk writes go on during the run and the sync before the folder is
+/// moved into place finds little left to write (the run's own thread would wait for
+/// it). A sync this size takes a fraction of the time the run takes to fill the
+/// batches queued behind it.
+const SYNC_BYTES: usize = 8 << 20;
+
 /// The error of a write after the writer thread has already stopped.
 fn writer_stopped() -> io::Error {
     io::Error::other("the output writer has stopped (the tables were ended, or a write failed)")
@@ -541,10 +556,16 @@ fn write_batches(
     batches: Receiver<Batch>,
     give_back: mpsc::Sender<Vec<u8>>,
 ) -> io::Result<()> {
+    let mut unsynced = vec![0; sinks.len()];
     for batch in batches {
         match batch {
             Batch::Rows { file, mut bytes } => {
                 sinks[file].write_rows(&bytes)?;
+                unsynced[file] += bytes.len();
+                if unsynced[file] >= SYNC_BYTES {
+                    unsynced[file] = 0;
+                    sinks[file].sync_written()?;
+                }
                 bytes.clear();
                 // The run may be gone already; the buffer is then simply freed.
                 let _ = give_back.send(bytes);
