@@ -512,7 +512,7 @@ fn run(a: RunArgs) -> Result<(), CliError> {
     // The bar is cleared before anything else is printed.
     let mut finished = run_world(world, bar)?;
     let wall = started.elapsed().as_secs_f64();
-    let output = finished
+    let mut output = finished
         .recorder
         .output
         .take()
@@ -521,7 +521,12 @@ fn run(a: RunArgs) -> Result<(), CliError> {
         dir: out_dir.clone(),
         cause,
     };
+    // The tables are complete: their files are closed and synced on the writer
+    // thread while the other files are written here.
+    output.end_tables().map_err(unwritable)?;
     let summary = write_run_files(output.dir(), &mut finished, &loaded, &a).map_err(unwritable)?;
+    // The charts read the tables: every byte of them is on disk first.
+    output.wait_tables().map_err(unwritable)?;
     // Plots are drawn from the files just written, inside the temporary folder, so a
     // failed plot (dropping `output` removes that folder) never leaves a
     // complete-looking run folder without them.

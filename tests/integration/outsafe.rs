@@ -379,3 +379,40 @@ fn the_audit_trail_is_opt_in_for_unscripted_runs_and_gzip_compressed() {
     assert!(s1(&s1_dir, &["-q"]).status.success());
     assert!(s1_dir.join("transitions.csv").is_file());
 }
+
+/// A write that fails while the run goes on (here the file-size limit, `ulimit -f`,
+/// with SIGXFSZ ignored so that the write returns EFBIG instead of killing the
+/// process): the files are written by a thread of their own, and its error ends the
+/// run as any unwritable output does: exit 1, one clean message naming the cause,
+/// no panic, and no folder left, finished or temporary.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_write_error_during_the_run_ends_it_cleanly_and_leaves_no_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = Command::new("sh")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 2048; exec \"$@\"",
+            "sh",
+            env!("CARGO_BIN_EXE_boinc-sim"),
+            "run",
+            &scenario("bench-short-jobs.toml"),
+            "--set",
+            "host_group.0.count=100",
+            "--out",
+            &out.display().to_string(),
+            "-q",
+        ])
+        .output()
+        .expect("sh runs");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("File too large"), "{e}");
+    assert!(
+        !e.contains("panicked") && !e.contains("RUST_BACKTRACE"),
+        "{e}"
+    );
+    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "{e}");
+}
