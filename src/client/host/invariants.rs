@@ -152,7 +152,7 @@ impl ClientHost {
         const EPS: f64 = 1e-9;
         let n = self.usable_cpus(cfg) as f64;
         let cpu_scale = self.cpu_scale(cfg);
-        let limited = self.usable_cpus(cfg) < self.ncpus;
+        let limited = self.cpus_limited(cfg);
         let (mut asked, mut used, mut largest_cpu_task, mut gpu_cpus) = (0.0, 0.0, 0.0f64, 0.0);
         let mut gpu = [0.0; crate::server::resource::N_RSC];
         for j in self.jobs.iter().filter(|j| j.is_running()) {

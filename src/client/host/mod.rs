@@ -353,6 +353,13 @@ impl ClientHost {
         n.min(cfg.max_cpus).max(1)
     }
 
+    /// Whether the user limits the CPUs the client uses below the host's
+    /// (`n_usable_cpus < original_p_ncpus` in `enforce_run_list`): then no job may
+    /// take the CPUs in use past the usable ones (spec client §3.3).
+    pub(crate) fn cpus_limited(&self, cfg: &ClientConfig) -> bool {
+        self.usable_cpus(cfg) < self.ncpus
+    }
+
     /// The host's own preferences (all `NaN` if it has none).
     pub fn prefs(&self) -> HostPrefs {
         self.extra().map_or_else(HostPrefs::default, |x| x.prefs)

@@ -297,10 +297,9 @@ fn gpu_fits(host: &ClientHost, u: &JobUsage, gpu: &[f64; N_RSC]) -> bool {
 }
 
 /// The CPU walk of `enforce_run_list` (§3.3): whether a job of app version `u` may
-/// run when the jobs
-/// already chosen use `used` CPUs of the `n` usable. With the CPUs limited by the
-/// user (`limited`: fewer usable than the host has), no job may take the total past
-/// them. Otherwise, while the CPUs are not all used any job runs, a multi-threaded
+/// run when the jobs already chosen use `used` CPUs of the `n` usable. With the CPUs
+/// limited by the user (`limited`, [`ClientHost::cpus_limited`]), no job may take
+/// the total past them. Otherwise, while the CPUs are not all used any job runs, a multi-threaded
 /// one even if it then overcommits them (upstream's choice against starving it);
 /// once they are, a CPU job waits and a GPU job runs if the total stays within one
 /// extra CPU. Overcommitted CPUs run their CPU tasks slower
@@ -323,7 +322,7 @@ fn enforce_run_list(
     list: &mut SmallBuf<u32, 64>,
 ) -> bool {
     let n = host.usable_cpus(cfg) as usize;
-    let limited = host.usable_cpus(cfg) < host.ncpus;
+    let limited = host.cpus_limited(cfg);
     // seqno: position in the list; appended unfinished-slice tasks share the next one.
     let len0 = list.len() as u32;
     for k in 0..host.jobs.len() {
