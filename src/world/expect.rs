@@ -3,7 +3,7 @@
 //! that a run verifies itself. The world runs the checks, since they read the
 //! projects' databases and the hosts' client state.
 
-use crate::client::host::execution;
+use crate::client::host::{execution, run_for};
 use crate::client::scripted::ScriptedHost;
 use crate::scenario::schema::Expect;
 use crate::server::db::result_name;
@@ -394,10 +394,11 @@ pub(crate) fn verify_client(
             p.resource_debt,
         );
         cmp_i(&mut errs, "debt_order", ex.debt_order, p.debt_order as i64);
-        // CPU time integrated to `now` without touching the host, as
-        // `ClientHost::advance` integrates it: each running task at its execution's
-        // speed and CPUs (a multi-threaded task's CPUs, slowed by `cpu_scale` when
-        // the CPUs are overcommitted), until it finishes or reaches its time limit.
+        // CPU time integrated to `now` without touching the host, by the rule
+        // `ClientHost::advance` integrates with (`run_for`): each running task at
+        // its execution's speed and CPUs (a multi-threaded task's CPUs, slowed by
+        // `cpu_scale` when the CPUs are overcommitted), until it finishes or
+        // reaches its time limit.
         let mut cpu = p.cpu_time;
         if h.computing(cfg) && now > h.last_advance {
             let dt = (now - h.last_advance) as f64;
@@ -408,10 +409,7 @@ pub(crate) fn verify_client(
                 .filter(|j| j.is_running() && j.project as usize == k)
             {
                 let x = execution(h.usage(j), h.p_fpops, cpu_scale, cfg.gpu_active_frac);
-                let secs = (dt * x.run_frac)
-                    .min(j.flops_left / x.flops)
-                    .min((j.max_elapsed_time - j.cpu_time).max(0.0));
-                cpu += secs * x.cpus;
+                cpu += run_for(j, &x, dt).0 * x.cpus;
             }
         }
         cmp(&mut errs, "cpu_time", ex.cpu_time, cpu);

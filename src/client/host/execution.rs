@@ -59,6 +59,36 @@ pub fn execution(u: &JobUsage, p_fpops: f64, cpu_scale: f64, gpu_active_frac: f6
     }
 }
 
+/// How an interval of computing ends for a running task ([`run_for`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum RunEnd {
+    /// It computes throughout.
+    Runs,
+    /// It finishes within the interval.
+    Finishes,
+    /// It reaches its time limit (`max_elapsed_time`, spec backend §1.2
+    /// `rsc_fpops_bound`) before it finishes.
+    TimeLimit,
+}
+
+/// The seconds a running task executing as `x` computes in an interval of `dt`
+/// wall seconds, and how the interval ends for it (spec client §5.4): its share of
+/// the interval (`run_frac`, the GPU's `gpu_active_frac`), cut where it finishes or
+/// reaches its time limit. [`ClientHost::advance`] integrates with it, and an
+/// expectation between events projects a project's CPU time with it.
+pub(crate) fn run_for(j: &ClientJob, x: &Execution, dt: f64) -> (f64, RunEnd) {
+    let jdt = dt * x.run_frac;
+    let remaining = j.flops_left / x.flops;
+    let to_limit = j.max_elapsed_time - j.cpu_time;
+    if to_limit < remaining && to_limit <= jdt {
+        (to_limit.max(0.0), RunEnd::TimeLimit)
+    } else if remaining <= jdt {
+        (remaining.max(0.0), RunEnd::Finishes)
+    } else {
+        (jdt, RunEnd::Runs)
+    }
+}
+
 /// Each processor type's `relative_speed` (spec client §2.3): 1 for the CPU, and
 /// `count·0.2·peak_flops / p_fpops` for a GPU type the host has (0 otherwise).
 pub fn gpu_relative_speeds(
@@ -101,28 +131,18 @@ impl ClientHost {
                 let u = &self.app_versions[j.app_version as usize];
                 let x = execution(u, speed, cpu_scale, cfg.gpu_active_frac);
                 let speed = x.flops;
-                // A GPU job runs the `gpu_active_frac` of the interval (1 for a CPU
-                // job, so `jdt == dt`).
-                let jdt = dt * x.run_frac;
-                let remaining = j.flops_left / speed;
-                let to_limit = j.max_elapsed_time - j.cpu_time;
-                let secs = if to_limit < remaining && to_limit <= jdt {
-                    // Runs into its time limit before it finishes (spec backend
-                    // §1.2 `rsc_fpops_bound`): it stops there, and `finish_tasks`
-                    // aborts it.
-                    let secs = to_limit.max(0.0);
-                    j.flops_left -= secs * speed;
-                    j.time_limit_exceeded = true;
-                    secs
-                } else if remaining <= jdt {
+                let (secs, end) = run_for(j, &x, dt);
+                match end {
                     // Finishes within the interval: exactly zero left, never a
                     // floating-point residue that would keep it running forever.
-                    j.flops_left = 0.0;
-                    remaining.max(0.0)
-                } else {
-                    j.flops_left -= jdt * speed;
-                    jdt
-                };
+                    RunEnd::Finishes => j.flops_left = 0.0,
+                    // Stops at its time limit, and `finish_tasks` aborts it.
+                    RunEnd::TimeLimit => {
+                        j.flops_left -= secs * speed;
+                        j.time_limit_exceeded = true;
+                    }
+                    RunEnd::Runs => j.flops_left -= secs * speed,
+                }
                 j.cpu_time += secs;
                 j.peak_flop_count += secs * speed;
                 if cfg.checkpoint_period <= 0.0 {

@@ -35,6 +35,7 @@ mod tests;
 mod xfer;
 
 pub use super::truth::correct_output;
+pub(crate) use execution::run_for;
 pub use execution::{CLIENT_ERROR_EXIT, Execution, execution, gpu_relative_speeds};
 pub use job::{ClientJob, JobUsage, TaskState};
 pub use rpc::{RpcReason, RpcReply, RpcRequest, RpcStatus, ServerLink, WorkRequest};
