@@ -117,6 +117,19 @@ impl<T, K: RowId> Table<T, K> {
         self.chunks[s / CHUNK][s % CHUNK].as_ref()
     }
 
+    /// Starts loading row `id` into the cache (a hint; nothing if there is no such
+    /// row). The id's index entry is read now: callers prefetch rows in id order, so
+    /// it is usually near the one read before.
+    #[inline]
+    pub(crate) fn prefetch(&self, id: K) {
+        if let Some(s) = self.slot(id.raw()) {
+            let s = s as usize;
+            if let Some(row) = self.chunks[s / CHUNK].get(s % CHUNK) {
+                crate::base::prefetch::prefetch(row);
+            }
+        }
+    }
+
     #[inline]
     pub(crate) fn get_mut(&mut self, id: K) -> Option<&mut T> {
         let s = self.slot(id.raw())? as usize;
