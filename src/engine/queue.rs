@@ -19,16 +19,22 @@
 //! pending events, against 5 and 0.9 million for a binary heap; a profile of a
 //! 100,000-host run had 15 % of the time in the binary heap's `pop`.
 //!
-//! One case breaks monotony: an event pushed at the current time in a *lower* tie
-//! class than the event being processed sorts before the next entry already taken
-//! out of the radix heap. Such entries go to a small binary heap beside it (`late`),
-//! and every pop takes the smaller of the two fronts, so the order is exactly
-//! `(time, class, seq)` whatever the interleaving.
+//! One case breaks monotony: an event pushed below an entry already taken out of the
+//! radix heap (at the current time in a *lower* tie class than the event being
+//! processed, or before one of the few entries taken out early so that the world can
+//! look ahead) cannot go back into it. Such entries go to a small binary heap beside
+//! it (`late`), and every pop takes the smaller of the two fronts, so the order is
+//! exactly `(time, class, seq)` whatever the interleaving.
 
 use super::time::Time;
 use radix_heap::RadixHeapMap;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// How many entries the queue takes out of the radix heap ahead of time, so that
+/// [`EventQueue::peek_ahead`] can name the next events (the world prefetches their
+/// hosts in stages, docs/performance.md).
+const LOOKAHEAD: usize = 4;
 
 struct Entry<E> {
     /// Packed `(time, class, seq)`: time in the top 64 bits, class in the next 8, seq
@@ -60,8 +66,9 @@ pub struct EventQueue<E> {
     /// The bulk of the entries, keyed by the complement of the packed key (the radix
     /// heap pops its largest key first).
     radix: RadixHeapMap<u128, E>,
-    /// The smallest entry taken out of `radix`, not yet popped by the caller.
-    front: Option<Entry<E>>,
+    /// The smallest entries taken out of `radix` (up to [`LOOKAHEAD`]), in order, not
+    /// yet popped by the caller.
+    front: VecDeque<Entry<E>>,
     /// Entries pushed below `front` (see the module comment).
     late: BinaryHeap<Entry<E>>,
     seq: u64,
@@ -88,7 +95,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         Self {
             radix: RadixHeapMap::new(),
-            front: None,
+            front: VecDeque::with_capacity(LOOKAHEAD),
             late: BinaryHeap::new(),
             seq: 0,
             now: 0,
@@ -108,7 +115,7 @@ impl<E> EventQueue<E> {
 
     /// Number of pending entries (stale ones included).
     pub fn len(&self) -> usize {
-        self.radix.len() + self.late.len() + usize::from(self.front.is_some())
+        self.radix.len() + self.late.len() + self.front.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -131,19 +138,20 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Makes `front` the smallest entry of `radix`, if it holds none.
+    /// Moves the smallest entries of `radix` to `front` until it holds [`LOOKAHEAD`]
+    /// (or `radix` is empty).
     fn fill_front(&mut self) {
-        if self.front.is_none()
+        while self.front.len() < LOOKAHEAD
             && let Some((k, event)) = self.radix.pop()
         {
-            self.front = Some(Entry { key: !k, event });
+            self.front.push_back(Entry { key: !k, event });
         }
     }
 
     /// Time of the next event, if any.
     pub(crate) fn peek_time(&mut self) -> Option<Time> {
         self.fill_front();
-        let f = self.front.as_ref().map(|e| e.key);
+        let f = self.front.front().map(|e| e.key);
         let l = self.late.peek().map(|e| e.key);
         match (f, l) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -152,23 +160,20 @@ impl<E> EventQueue<E> {
         .map(time_of)
     }
 
-    /// The event [`pop`](Self::pop) returns next, without taking it. The world looks
-    /// at it while it still handles the current event, to bring the next host into
-    /// the cache early; taking the radix heap's front early only sends pushes below
-    /// it to `late`, so the order is unchanged.
-    pub(crate) fn peek_next(&mut self) -> Option<&E> {
+    /// The events that will most likely pop next, in order: the entries taken out of
+    /// the radix heap ahead of time. A hint for prefetching, not a promise: an entry
+    /// of `late`, or an event pushed later below these, pops before them. Taking
+    /// entries out early only sends pushes below them to `late`, so the order of
+    /// pops is unchanged.
+    pub(crate) fn peek_ahead(&mut self) -> impl Iterator<Item = &E> {
         self.fill_front();
-        match (&self.front, self.late.peek()) {
-            (Some(f), Some(l)) if l.key < f.key => Some(&l.event),
-            (Some(f), _) => Some(&f.event),
-            (None, l) => l.map(|e| &e.event),
-        }
+        self.front.iter().map(|e| &e.event)
     }
 
     /// Pops the next event and advances the clock to its time.
     pub(crate) fn pop(&mut self) -> Option<(Time, E)> {
         self.fill_front();
-        let take_late = match (&self.front, self.late.peek()) {
+        let take_late = match (self.front.front(), self.late.peek()) {
             (Some(f), Some(l)) => l.key < f.key,
             (None, Some(_)) => true,
             _ => false,
@@ -176,7 +181,7 @@ impl<E> EventQueue<E> {
         let entry = if take_late {
             self.late.pop()?
         } else {
-            self.front.take()?
+            self.front.pop_front()?
         };
         let time = time_of(entry.key);
         debug_assert!(time >= self.now, "event queue went back in time");
@@ -235,6 +240,52 @@ mod tests {
                 }
             }
             assert_eq!(q.len(), reference.len());
+        }
+    }
+
+    /// `peek_ahead` names the next events in order, and looking ahead (which takes
+    /// entries out of the radix heap early) changes no pop, whatever is pushed after.
+    #[test]
+    fn peeking_ahead_names_the_next_events_and_changes_no_pop() {
+        use rand::{RngExt, SeedableRng};
+        let mut q = EventQueue::new();
+        for (t, e) in [
+            (30, "c"),
+            (10, "a"),
+            (20, "b"),
+            (50, "e"),
+            (40, "d"),
+            (60, "f"),
+        ] {
+            q.push(t, 0, e);
+        }
+        let ahead: Vec<_> = q.peek_ahead().copied().collect();
+        assert_eq!(ahead, ["a", "b", "c", "d"]);
+        // Pushed below entries already taken out: it still pops in its place.
+        q.push(25, 0, "between");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["a", "b", "between", "c", "d", "e", "f"]);
+
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(4);
+        for _ in 0..50 {
+            let (mut peeking, mut plain) = (EventQueue::new(), EventQueue::new());
+            let mut now = 0;
+            for n in 0..400u64 {
+                let t = now + [0, 1, 3, 50][rng.random_range(0..4)];
+                let c = rng.random_range(0..3u8);
+                peeking.push(t, c, n);
+                plain.push(t, c, n);
+                if rng.random_range(0..2) == 0 {
+                    let _ = peeking.peek_ahead().count();
+                    let got = peeking.pop();
+                    assert_eq!(got, plain.pop());
+                    now = got.map_or(now, |g| g.0);
+                }
+            }
+            while let Some(e) = plain.pop() {
+                assert_eq!(peeking.pop(), Some(e));
+            }
+            assert!(peeking.is_empty());
         }
     }
 

@@ -20,6 +20,7 @@ mod script;
 pub use error::RunError;
 pub use recorder::Recorder;
 
+use crate::base::prefetch::prefetch_bytes;
 use crate::client::host::{ClientHost, GroupCtx};
 use crate::client::scripted::ScriptedHost;
 use crate::engine::{EventQueue, Time};
@@ -265,9 +266,7 @@ impl<R: Recorder> World<R> {
                 }
             }
             self.backend.counters.events += 1;
-            if let Some(&Event::Host(j)) = self.queue.peek_next() {
-                prefetch_host(&self.hosts[j as usize]);
-            }
+            self.prefetch_ahead();
             self.dispatch(now, ev)?;
             if self.backend.counters.events & (PROGRESS_EVERY - 1) == 0 {
                 progress(Progress {
@@ -366,6 +365,30 @@ impl<R: Recorder> World<R> {
 
     /// One event of a simulated host: the client's policy runs, making its RPCs
     /// straight into the back end, and the host's next event is scheduled.
+    /// Brings the hosts of the next events into the cache in stages, one event apart,
+    /// each stage reading only what the stage before loaded: the third next event's
+    /// client host, the second's jobs and projects, and for the next one the server
+    /// rows its RPC will touch ([`Backend::prefetch_rows_of`]). With many hosts the
+    /// first touch of each is a cache miss (docs/performance.md); in stages, no
+    /// prefetch waits for one. A hint only: it changes no result.
+    fn prefetch_ahead(&mut self) {
+        let mut ahead = [None; 3];
+        for (slot, ev) in ahead.iter_mut().zip(self.queue.peek_ahead()) {
+            if let Event::Host(j) = *ev {
+                *slot = self.hosts.get(j as usize);
+            }
+        }
+        if let Some(h) = ahead[2] {
+            prefetch_bytes(&**h as *const ClientHost, std::mem::size_of::<ClientHost>());
+        }
+        if let Some(h) = ahead[1] {
+            prefetch_jobs_and_projects(h);
+        }
+        if let Some(h) = ahead[0] {
+            self.backend.prefetch_rows_of(h);
+        }
+    }
+
     fn host_event(&mut self, now: Time, i: usize) -> Result<(), RunError> {
         let h = &mut self.hosts[i];
         let ctx = &self.groups[h.group as usize].ctx;
@@ -547,34 +570,14 @@ fn period_of(p: &Project, d: Daemon) -> Time {
     .max(1)
 }
 
-/// Asks the CPU to load the host of the next event while the current one runs: with
-/// many hosts, the first touch of a host is a cache miss on most events
-/// (docs/performance.md). A hint only; it changes no result.
+/// Prefetches the jobs and projects of host `h` (their first 24 cache lines each):
+/// every event walks both.
 #[inline(always)]
-fn prefetch_host(h: &ClientHost) {
-    prefetch_bytes(h as *const ClientHost, std::mem::size_of::<ClientHost>());
-    // Its jobs and projects too (their first 24 lines): every event walks both.
+fn prefetch_jobs_and_projects(h: &ClientHost) {
     const MAX: usize = 24 * 64;
     prefetch_bytes(h.jobs.as_ptr(), std::mem::size_of_val(&h.jobs[..]).min(MAX));
     prefetch_bytes(
         h.projects.as_ptr(),
         std::mem::size_of_val(&h.projects[..]).min(MAX),
     );
-}
-
-/// Prefetches the cache lines of `bytes` bytes from `p`.
-#[inline(always)]
-fn prefetch_bytes<T>(p: *const T, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = p.cast::<i8>();
-        for k in 0..bytes.div_ceil(64) {
-            // SAFETY: a prefetch never faults, and every address is inside the
-            // `bytes` bytes the caller names, all within one object.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(k * 64)) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, bytes);
 }
