@@ -307,7 +307,7 @@ pub(crate) fn process_request(p: &mut Project, now: Time, req: &Request, reply: 
     for av in &p.app_versions {
         let sent = reply.jobs.iter().filter(|j| j.app_version_id == av.id);
         if sent.clone().next().is_some() && h.hav(av.id).is_none() {
-            h.havs.push(super::db::HavRow {
+            h.add_hav(super::db::HavRow {
                 app_version_id: av.id,
                 n_jobs_today: sent.filter(|j| !j.resend).count() as i32,
                 ..Default::default()

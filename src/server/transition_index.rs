@@ -82,7 +82,10 @@ impl TransitionIndex {
         }
     }
 
-    /// Drops every stale entry.
+    /// Drops every stale entry, and the capacity they held: a bucket days ahead
+    /// collects the deadlines of every result sent in its minute, most of which go
+    /// stale when the results return, and kept that capacity until its minute came
+    /// (at 100,000 hosts the buckets held ten times the entries alive, 41 MB).
     fn compact(&mut self, mut is_current: impl FnMut(WuId, Time) -> bool) {
         self.len = 0;
         let spare = &mut self.spare;
@@ -91,6 +94,9 @@ impl TransitionIndex {
             if v.is_empty() {
                 spare.push(std::mem::take(v));
                 return false;
+            }
+            if v.capacity() > 2 * v.len() {
+                v.shrink_to(v.len() + v.len() / 2);
             }
             true
         });
