@@ -684,17 +684,21 @@ impl Db {
     /// (the transitioner's snapshot, spec backend §2.0, §2.2).
     pub(crate) fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
         out.clear();
-        let rows = &mut self.workunits;
         let indexed = &mut self.transition_indexed;
-        self.transition_index
-            .pop_due(now, out, |id, tt| match rows.get_mut(id) {
+        self.transition_index.pop_due(
+            now,
+            out,
+            &mut self.workunits,
+            |rows, id, tt| match rows.get_mut(id) {
                 Some(wu) if wu.in_transition_index && wu.transition_time == tt => {
                     wu.in_transition_index = false;
                     *indexed -= 1;
                     true
                 }
                 _ => false,
-            });
+            },
+            |rows, id| rows.prefetch(id),
+        );
         out.sort_unstable();
     }
 
@@ -747,10 +751,11 @@ impl Db {
         if tt < INT_MAX && !(was_indexed && old == tt) {
             self.transition_index.push(tt, id);
             let rows = &self.workunits;
-            self.transition_index
-                .compact_if_sparse(self.transition_indexed, |id, tt| {
-                    transition_entry_current(rows, id, tt)
-                });
+            self.transition_index.compact_if_sparse(
+                self.transition_indexed,
+                |id, tt| transition_entry_current(rows, id, tt),
+                |id| rows.prefetch(id),
+            );
         }
         if old != tt {
             audit!(

@@ -51,14 +51,24 @@ struct Page {
 
 impl Page {
     /// The slot of offset `k` (`NONE`: no row).
-    #[inline]
+    #[inline(always)]
     fn get(&self, k: u32) -> u32 {
         match &self.slots {
             Slots::Dense(s) => s[k as usize],
+            _ => self.get_sparse(k),
+        }
+    }
+
+    /// [`Self::get`] on a sparse or freed page: rows of old pages are rarely read,
+    /// so this stays out of the inlined lookup.
+    #[cold]
+    #[inline(never)]
+    fn get_sparse(&self, k: u32) -> u32 {
+        match &self.slots {
             Slots::Sparse(v) => v
                 .binary_search_by_key(&(k as u16), |e| e.0)
                 .map_or(NONE, |j| v[j].1),
-            Slots::Freed => NONE,
+            _ => NONE,
         }
     }
 
@@ -162,14 +172,14 @@ impl<T, K: RowId> Table<T, K> {
         K::from_raw(id)
     }
 
-    #[inline]
+    #[inline(always)]
     fn slot(&self, id: u32) -> Option<u32> {
         let i = (id / PAGE).checked_sub(self.first_page)? as usize;
         let s = self.pages.get(i)?.get(id % PAGE);
         (s != NONE).then_some(s)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: K) -> Option<&T> {
         let s = self.slot(id.raw())? as usize;
         self.chunks[s / CHUNK][s % CHUNK].as_ref()
@@ -188,7 +198,7 @@ impl<T, K: RowId> Table<T, K> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get_mut(&mut self, id: K) -> Option<&mut T> {
         let s = self.slot(id.raw())? as usize;
         self.chunks[s / CHUNK][s % CHUNK].as_mut()

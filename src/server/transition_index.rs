@@ -71,14 +71,16 @@ impl TransitionIndex {
     /// Drops every stale entry once the index holds more than twice `current`
     /// entries (the workunits indexed now): it stays within twice the live index,
     /// at an amortised cost of O(1) per push. Which entries are current is
-    /// unchanged, so passes are too.
+    /// unchanged, so passes are too. `prefetch(id)` is called on a bucket's entries
+    /// before `is_current` reads their rows, to overlap the cache misses.
     pub fn compact_if_sparse(
         &mut self,
         current: usize,
         is_current: impl FnMut(WuId, Time) -> bool,
+        prefetch: impl Fn(WuId),
     ) {
         if self.len > COMPACT_MIN.max(2 * current) {
-            self.compact(is_current);
+            self.compact(is_current, prefetch);
         }
     }
 
@@ -86,10 +88,11 @@ impl TransitionIndex {
     /// collects the deadlines of every result sent in its minute, most of which go
     /// stale when the results return, and kept that capacity until its minute came
     /// (at 100,000 hosts the buckets held ten times the entries alive, 41 MB).
-    fn compact(&mut self, mut is_current: impl FnMut(WuId, Time) -> bool) {
+    fn compact(&mut self, mut is_current: impl FnMut(WuId, Time) -> bool, prefetch: impl Fn(WuId)) {
         self.len = 0;
         let spare = &mut self.spare;
         self.buckets.retain(|_, v| {
+            v.iter().for_each(|&(_, id)| prefetch(id));
             v.retain(|&(tt, id)| is_current(id, tt.into()));
             if v.is_empty() {
                 spare.push(std::mem::take(v));
@@ -106,12 +109,17 @@ impl TransitionIndex {
     /// Takes every current entry with time `< now` into `out` (in no particular
     /// order), calling `take(id, tt)` on each entry with time `< now`: it returns
     /// whether the entry is current, and if so takes the workunit out of the index.
-    pub fn pop_due(
+    /// `prefetch(rows, id)` is called on entries a few places ahead of `take`, which
+    /// reads their rows, to overlap the cache misses; both get `rows`.
+    pub fn pop_due<R>(
         &mut self,
         now: Time,
         out: &mut Vec<WuId>,
-        mut take: impl FnMut(WuId, Time) -> bool,
+        rows: &mut R,
+        mut take: impl FnMut(&mut R, WuId, Time) -> bool,
+        prefetch: impl Fn(&R, WuId),
     ) {
+        const AHEAD: usize = 8;
         let last = (now - 1).div_euclid(BUCKET);
         while let Some(mut entry) = self.buckets.first_entry() {
             if *entry.key() > last {
@@ -122,20 +130,29 @@ impl TransitionIndex {
             let before = bucket.len();
             if whole {
                 // Every entry is before `now`.
-                out.extend(
-                    bucket
-                        .drain(..)
-                        .filter(|&(tt, id)| take(id, tt.into()))
-                        .map(|(_, id)| id),
-                );
+                bucket
+                    .iter()
+                    .take(AHEAD)
+                    .for_each(|&(_, id)| prefetch(rows, id));
+                for k in 0..bucket.len() {
+                    if let Some(&(_, ahead)) = bucket.get(k + AHEAD) {
+                        prefetch(rows, ahead);
+                    }
+                    let (tt, id) = bucket[k];
+                    if take(rows, id, tt.into()) {
+                        out.push(id);
+                    }
+                }
+                bucket.clear();
             } else {
                 // The bucket of `now - 1`: keep what is not due yet.
+                bucket.iter().for_each(|&(_, id)| prefetch(rows, id));
                 bucket.retain(|&(tt, id)| {
                     let tt = Time::from(tt);
                     if tt >= now {
                         return true;
                     }
-                    if take(id, tt) {
+                    if take(rows, id, tt) {
                         out.push(id);
                     }
                     false
@@ -218,20 +235,26 @@ mod tests {
                     }
                     8 => {
                         let before = idx.len();
-                        idx.compact(|id, tt| rows.get(&id) == Some(&(true, tt)));
+                        idx.compact(|id, tt| rows.get(&id) == Some(&(true, tt)), |_| {});
                         assert!(idx.len() <= before);
                         assert_eq!(idx.len(), idx.buckets.values().map(Vec::len).sum::<usize>());
                     }
                     _ => {
                         now += rng.random_range(0..90i64);
                         let mut got = Vec::new();
-                        idx.pop_due(now, &mut got, |id, tt| match rows.get_mut(&id) {
-                            Some(r) if r.0 && r.1 == tt => {
-                                r.0 = false;
-                                true
-                            }
-                            _ => false,
-                        });
+                        idx.pop_due(
+                            now,
+                            &mut got,
+                            &mut rows,
+                            |rows, id, tt| match rows.get_mut(&id) {
+                                Some(r) if r.0 && r.1 == tt => {
+                                    r.0 = false;
+                                    true
+                                }
+                                _ => false,
+                            },
+                            |_, _| {},
+                        );
                         got.sort_unstable();
                         let want: Vec<WuId> = exact
                             .iter()
