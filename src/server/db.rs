@@ -15,7 +15,6 @@ use super::transition_index::TransitionIndex;
 use super::types::*;
 use crate::engine::{DbTime, INT_MAX, Time, db_time};
 use serde::Serialize;
-use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -388,6 +387,27 @@ pub struct Transition {
     pub new: i64,
 }
 
+/// A result's place in the feeder's order, `(priority descending, WU id, result
+/// id)`, packed into one integer that sorts the same way: the list holds hundreds of
+/// thousands of UNSENT results, and one integer comparison per step of a B-tree
+/// search costs less than comparing three fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FeedKey(u128);
+
+impl FeedKey {
+    pub fn new(priority: i32, wuid: WuId, rid: ResultId) -> Self {
+        // Flipping the sign bit maps i32 onto u32 in order; `!` reverses it.
+        let descending = !((priority as u32) ^ 0x8000_0000);
+        Self(u128::from(descending) << 64 | u128::from(wuid.0) << 32 | u128::from(rid.0))
+    }
+    pub fn wuid(self) -> WuId {
+        WuId((self.0 >> 32) as u32)
+    }
+    pub fn rid(self) -> ResultId {
+        ResultId(self.0 as u32)
+    }
+}
+
 /// Which rows [`Db::walk`] prefetches beyond each workunit's own row.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Prefetch {
@@ -425,7 +445,7 @@ pub struct Db {
     /// cached results anyway; leaving them out of its list spares each pass a walk
     /// past every cached one. The job cache moves a result out when it fills a slot
     /// and back when it empties one while the result is still UNSENT.
-    pub feedable: BTreeSet<(Reverse<i32>, WuId, ResultId)>,
+    pub feedable: BTreeSet<FeedKey>,
     /// Cached results (`in_cache`) that entered or left UNSENT since the job cache
     /// last read this log: how the cache finds its stale slots without a walk
     /// (`job_cache::Cache::sync`, spec backend §2.3).
@@ -611,7 +631,7 @@ impl Db {
             state.code()
         );
         if state == ServerState::Unsent {
-            self.feedable.insert((Reverse(prio), wuid, id));
+            self.feedable.insert(FeedKey::new(prio, wuid, id));
             self.count_unsent(wuid, 1);
         }
         id
@@ -638,7 +658,7 @@ impl Db {
             self.fd_ready_results.remove(&rid);
             self.fd_error_results.remove(&rid);
             if r.server_state == ServerState::Unsent && !r.in_cache {
-                self.feedable.remove(&(Reverse(r.priority), wuid, rid));
+                self.feedable.remove(&FeedKey::new(r.priority, wuid, rid));
             }
             if r.server_state == ServerState::Unsent {
                 self.count_unsent_of(wu.appid, -1);
@@ -999,9 +1019,9 @@ impl Db {
         if cached && (old == ServerState::Unsent || v == ServerState::Unsent) {
             self.cache_moves.push(id);
         } else if old == ServerState::Unsent {
-            self.feedable.remove(&(Reverse(prio), wuid, id));
+            self.feedable.remove(&FeedKey::new(prio, wuid, id));
         } else if v == ServerState::Unsent {
-            self.feedable.insert((Reverse(prio), wuid, id));
+            self.feedable.insert(FeedKey::new(prio, wuid, id));
         }
         if old == ServerState::Unsent {
             self.count_unsent(wuid, -1);
@@ -1214,5 +1234,40 @@ mod size_tests {
     fn row_sizes() {
         assert_eq!(std::mem::size_of::<ResultRow>(), 136);
         assert_eq!(std::mem::size_of::<WorkunitRow>(), 168);
+    }
+}
+
+#[cfg(test)]
+mod feed_key_tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+    use std::cmp::Reverse;
+
+    /// Packed keys sort exactly as `(Reverse(priority), WU id, result id)` does, the
+    /// extremes of each field included, and give their ids back.
+    #[test]
+    fn packed_keys_sort_as_the_triples() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(8);
+        let edges = [i32::MIN, -1, 0, 1, i32::MAX];
+        let mut triples: Vec<(i32, u32, u32)> = (0..5000)
+            .map(|k| {
+                let p = if k % 7 == 0 {
+                    edges[k % 5]
+                } else {
+                    rng.random_range(-3..3)
+                };
+                let w = [0, 1, u32::MAX][k % 3].max(rng.random_range(0..50));
+                (p, w, rng.random_range(0..u32::MAX))
+            })
+            .collect();
+        triples.push((i32::MAX, u32::MAX, u32::MAX));
+        triples.push((i32::MIN, 0, 0));
+        let mut by_tuple = triples.clone();
+        by_tuple.sort_by_key(|&(p, w, r)| (Reverse(p), w, r));
+        let mut by_key = triples;
+        by_key.sort_by_key(|&(p, w, r)| FeedKey::new(p, WuId(w), ResultId(r)));
+        assert_eq!(by_key, by_tuple);
+        let k = FeedKey::new(-5, WuId(u32::MAX), ResultId(7));
+        assert_eq!((k.wuid(), k.rid()), (WuId(u32::MAX), ResultId(7)));
     }
 }

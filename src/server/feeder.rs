@@ -66,7 +66,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
                     .range((Bound::Excluded(key), Bound::Unbounded))
                     .next()
                     .copied();
-            let (_, wuid, rid) = key;
+            let (wuid, rid) = (key.wuid(), key.rid());
             let wu = p.db.wu(wuid);
             // BOINC also skips a result already in a slot (a "collision"); cached
             // results are not in `feedable`, so there are none here.
@@ -161,11 +161,10 @@ pub(crate) fn reference_pass(
 #[cfg(test)]
 mod tests {
     use super::super::ProjectConfig;
-    use super::super::db::{Db, ResultRow};
+    use super::super::db::{Db, FeedKey, ResultRow};
     use super::super::invariants::test_rows;
     use super::*;
     use proptest::prelude::*;
-    use std::cmp::Reverse;
 
     /// A generated result: its workunit's kind (0 plain, 1 errored, 2 flagged by
     /// the transitioner), priority, whether it passed the legacy threshold, and where
@@ -241,7 +240,7 @@ mod tests {
         let feedable: Vec<_> = (1..reference.results.next_id().0)
             .map(|id| p.db.result(ResultId(id)))
             .filter(|r| r.server_state == ServerState::Unsent && !r.in_cache)
-            .map(|r| (Reverse(r.priority), r.workunitid, r.id))
+            .map(|r| FeedKey::new(r.priority, r.workunitid, r.id))
             .collect();
         let mut expected = feedable;
         expected.sort();

@@ -29,9 +29,8 @@
 //! All index updates go through [`Cache::fill`], [`Cache::empty`], [`Cache::forget`],
 //! [`Cache::bump_infeasible`] and [`Cache::sync`]; the slots are read-only outside.
 
-use super::db::Db;
+use super::db::{Db, FeedKey};
 use super::types::{ResultId, ServerState};
-use std::cmp::Reverse;
 use std::collections::HashMap;
 
 /// Legacy `MAX_INFEASIBLE_THRESHOLD` (spec backend §2.3; §5 row 4): a cached result
@@ -205,7 +204,7 @@ impl Cache {
         let live = r.server_state == ServerState::Unsent;
         let (priority, count, wuid) = (r.priority, r.infeasible_count, r.workunitid);
         if live {
-            db.feedable.remove(&(Reverse(priority), wuid, rid));
+            db.feedable.remove(&FeedKey::new(priority, wuid, rid));
         }
         self.set_class(slot, live.then_some((priority, count)));
     }
@@ -218,8 +217,8 @@ impl Cache {
         {
             r.in_cache = false;
             if r.server_state == ServerState::Unsent {
-                let key = (Reverse(r.priority), r.workunitid, rid);
-                db.feedable.insert(key);
+                db.feedable
+                    .insert(FeedKey::new(r.priority, r.workunitid, rid));
             }
         }
     }
@@ -596,10 +595,10 @@ mod tests {
         assert_eq!(cache.next(&mut scan).map(|c| c.0), Some(1));
         assert_eq!(cache.next(&mut scan), None);
         let r1 = cache.get(1).unwrap();
-        assert!(db.feedable.iter().all(|k| k.2 != r1));
+        assert!(db.feedable.iter().all(|k| k.rid() != r1));
         cache.empty(&mut db, 1);
         assert!(!db.result(r1).in_cache);
-        assert!(db.feedable.iter().any(|k| k.2 == r1));
+        assert!(db.feedable.iter().any(|k| k.rid() == r1));
         cache.empty(&mut db, 0);
         assert_eq!(cache.occupied(), 0);
         cache.check_index(&db);
