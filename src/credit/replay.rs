@@ -11,7 +11,7 @@
 //! each result was validated, therefore replays to the run's credits bit for bit.
 
 use crate::base::units::Duration;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::{INT_MAX, Time, db_time};
 use crate::scenario::schema::{
     AppConfig, BackendSection, ProjectConfig, ValidatorConfig, WuTemplate, one_or_more_apps,
     serialize_apps,
@@ -436,7 +436,7 @@ fn build(
             ServerState::InProgress,
         );
         row.hostid = HostId(hostid);
-        row.sent_time = r.sent_time;
+        row.sent_time = db_time(r.sent_time);
         row.flops_estimate = r.flops_estimate;
         row.app_version_id = r.app_version_id;
         *dense = p.db.insert_result(Actor::Transitioner, row).0;
@@ -466,7 +466,7 @@ fn arrive(p: &mut Project, rid: u32, r: &JobRow, hosts: &BTreeMap<u64, HostInfo>
         r.claimed_credit.unwrap_or(0.0)
     };
     let row = p.db.result_mut(ResultId(rid));
-    row.received_time = r.received_time;
+    row.received_time = db_time(r.received_time);
     row.cpu_time = r.cpu_time;
     row.elapsed_time = r.elapsed_time;
     row.output = r.output;

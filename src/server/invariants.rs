@@ -424,7 +424,11 @@ impl InvariantChecker {
             );
         if state == ServerState::InProgress || reported {
             let what = if reported { "reported" } else { "IN_PROGRESS" };
-            let (sent, deadline, received) = (r.sent_time, r.report_deadline, r.received_time);
+            let (sent, deadline, received) = (
+                Time::from(r.sent_time),
+                r.report_deadline,
+                Time::from(r.received_time),
+            );
             if r.hostid == HostId(0) {
                 fail!(2, now, result: r, "{what} but hostid = 0");
             }
@@ -1068,7 +1072,7 @@ mod tests {
         set_now(t);
         let userid = p.db.host(host).userid;
         let r = p.db.result_mut(rid);
-        r.sent_time = t;
+        r.sent_time = crate::engine::db_time(t);
         r.userid = userid;
         let wuid = r.workunitid;
         p.db.set_hostid(a, rid, host);
@@ -1081,7 +1085,7 @@ mod tests {
     /// Accepts a successful report of `rid` at `t` (spec backend §2.4.3).
     fn report_success(p: &mut Project, rid: ResultId, t: Time) {
         set_now(t);
-        p.db.result_mut(rid).received_time = t;
+        p.db.result_mut(rid).received_time = crate::engine::db_time(t);
         p.db.set_over(Actor::Scheduler, rid, Outcome::Success);
         let wuid = p.db.result(rid).workunitid;
         p.db.set_transition_time(Actor::Scheduler, wuid, t);

@@ -10,8 +10,8 @@ use super::db::OutputStatus;
 use super::resource::{N_RSC, ProcType, coproc_of};
 use super::types::*;
 use super::{Project, hr};
-use crate::engine::Time;
 use crate::engine::time::{DAY as DAY_SECS, SECONDS_PER_DAY};
+use crate::engine::{Time, db_time};
 use rand::RngExt;
 
 const ACTOR: Actor = Actor::Scheduler;
@@ -339,7 +339,7 @@ fn mark_results_over(p: &mut Project, now: Time, hostid: HostId) {
     for rid in list {
         p.db.set_over(ACTOR, rid, outcome);
         let r = p.db.result_mut(rid);
-        r.received_time = now;
+        r.received_time = db_time(now);
         let wuid = r.workunitid;
         p.db.set_transition_time(ACTOR, wuid, now);
     }
@@ -385,7 +385,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         // Accepted.
         let rid = rep.result_id;
         let wuid = r.workunitid;
-        let sent = r.sent_time;
+        let sent = Time::from(r.sent_time);
         // BOINC raises elapsed time to CPU time only for single-threaded versions: a
         // multi-threaded job rightly uses more CPU time than elapsed time.
         let single_threaded = p
@@ -409,7 +409,7 @@ fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, 
         }
         cpu = cpu.min(et * ncpus as f64);
         let r = p.db.result_mut(rid);
-        r.received_time = now;
+        r.received_time = db_time(now);
         r.client_state = rep.client_state;
         r.exit_status = rep.exit_status;
         r.cpu_time = cpu;
@@ -912,7 +912,7 @@ fn add_result_to_reply(
     p.db.set_hostid(ACTOR, rid, hostid);
     let r = p.db.result_mut(rid);
     r.userid = userid;
-    r.sent_time = now;
+    r.sent_time = db_time(now);
     r.flops_estimate = bav.peak_flops;
     r.app_version_id = bav.av;
     p.db.set_server_state(ACTOR, rid, ServerState::InProgress);
@@ -994,7 +994,7 @@ fn resend_lost_work(
         }
         let r = p.db.result(rid);
         let wuid = r.workunitid;
-        let (sent, rd) = (r.sent_time, r.report_deadline);
+        let (sent, rd) = (Time::from(r.sent_time), r.report_deadline);
         let wu = p.db.wu(wuid);
         // The best version for the host, quotas aside (resends do not count).
         let want = Want {

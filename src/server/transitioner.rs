@@ -198,7 +198,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
             all_over_and_ready = false;
             continue;
         }
-        most_recently_returned = most_recently_returned.max(r.received_time);
+        most_recently_returned = most_recently_returned.max(r.received_time.into());
         if r.outcome == Outcome::Success && r.validate_state == ValidateState::Init {
             all_over_and_validated = false;
             all_over_and_ready = false;

@@ -426,7 +426,12 @@ fn grant(p: &mut Project, now: Time, rid: ResultId, credit: f64) {
     .min(v.max_granted_credit);
     let r = p.db.result_mut(rid);
     r.granted_credit = credit;
-    let (hostid, sent, av, wuid) = (r.hostid, r.sent_time, r.app_version_id, r.workunitid);
+    let (hostid, sent, av, wuid) = (
+        r.hostid,
+        Time::from(r.sent_time),
+        r.app_version_id,
+        r.workunitid,
+    );
     let app = p.db.wu(wuid).appid;
     p.credit.note_credit(app, av, now, sent, credit);
     if let Some(h) = p.db.hosts.get_mut(hostid) {

@@ -136,13 +136,13 @@ impl Thirds {
     pub(crate) fn add_result(&mut self, r: &ResultRow) {
         if let Some(fate) = window::deadline_fate(r, self.window)
             && fate != DeadlineFate::Censored
-            && let Some(k) = self.third(r.sent_time)
+            && let Some(k) = self.third(r.sent_time.into())
         {
             self.deadline[k].0 += u64::from(fate != DeadlineFate::Met);
             self.deadline[k].1 += 1;
         }
         if window::is_reported(r)
-            && let Some(k) = self.third(r.received_time)
+            && let Some(k) = self.third(r.received_time.into())
             && let Some(h) = &mut self.turnaround
         {
             h[k].add((r.received_time - r.sent_time) as f64);
@@ -435,7 +435,7 @@ mod tests {
         let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::Over);
         for day in [10, 70] {
             r.sent_time = day * 86_400;
-            r.report_deadline = r.sent_time + 86_400;
+            r.report_deadline = Time::from(r.sent_time) + 86_400;
             for k in 0..100 {
                 r.outcome = Outcome::Success;
                 r.received_time = r.sent_time + if k < 5 { 2 * 86_400 } else { 3600 };

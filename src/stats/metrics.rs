@@ -439,10 +439,10 @@ impl ProjectMetrics {
     pub(crate) fn add_result(&mut self, r: &ResultRow) {
         self.science.add_result(r);
         if r.sent_time != 0 {
-            self.bump(r.sent_time, R_SENT, 1.0);
+            self.bump(r.sent_time.into(), R_SENT, 1.0);
         }
         if is_reported(r) {
-            let t = r.received_time;
+            let t = Time::from(r.received_time);
             self.bump(t, R_REPORTED, 1.0);
             self.bump(t, CPU_REPORTED, r.cpu_time);
             self.bump(t, CREDIT, r.granted_credit);
@@ -459,7 +459,7 @@ impl ProjectMetrics {
                 }
                 Usefulness::Pending => {}
             }
-            self.hist_at(t, 0, (t - r.sent_time) as f64);
+            self.hist_at(t, 0, (t - Time::from(r.sent_time)) as f64);
             self.hist_at(t, 1, (r.report_deadline - t) as f64);
         } else if r.outcome == Outcome::NoReply {
             self.bump(r.report_deadline, R_NO_REPLY, 1.0);

@@ -827,8 +827,8 @@ impl RunOutput {
         t.int(r.client_state as i64);
         t.int(r.exit_status as i64);
         t.int(r.priority as i64);
-        t.time_or_never(r.sent_time);
-        t.time_or_never(r.received_time);
+        t.time_or_never(r.sent_time.into());
+        t.time_or_never(r.received_time.into());
         if r.sent_time == 0 {
             t.empty();
         } else {

@@ -131,8 +131,9 @@ impl Science {
         if !(wrong_valid || correct_invalid) {
             return;
         }
-        let before = r.received_time < self.warmup;
-        if let Some(b) = self.bucket(r.received_time) {
+        let received = Time::from(r.received_time);
+        let before = received < self.warmup;
+        if let Some(b) = self.bucket(received) {
             b.wrong_valid += u64::from(wrong_valid);
             b.correct_invalid += u64::from(correct_invalid);
             if before {

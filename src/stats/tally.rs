@@ -182,7 +182,7 @@ impl Tally {
         if r.sent_time != 0 {
             self.results_sent += 1;
         }
-        if r.received_time != 0 && r.received_time > r.report_deadline {
+        if r.received_time != 0 && Time::from(r.received_time) > r.report_deadline {
             self.results_reported_late += 1;
         }
         if let Some(fate) = window::deadline_fate(r, self.window) {
@@ -208,7 +208,7 @@ impl Tally {
     /// What `r` counts for in [`Before`], mirroring [`Self::add_result`].
     fn add_before(&mut self, r: &ResultRow) {
         let b = &mut self.before;
-        if r.sent_time != 0 && r.sent_time < self.window.warmup {
+        if r.sent_time != 0 && Time::from(r.sent_time) < self.window.warmup {
             b.results += 1;
             match r.outcome {
                 Outcome::Init => b.init += 1,
@@ -219,7 +219,7 @@ impl Tally {
             }
             b.too_late += u64::from(r.validate_state == ValidateState::TooLate);
         }
-        if r.received_time >= self.window.warmup {
+        if Time::from(r.received_time) >= self.window.warmup {
             return;
         }
         if r.outcome == Outcome::Success {
@@ -298,9 +298,9 @@ mod tests {
     ) -> ResultRow {
         let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::Over);
         r.create_time = crate::engine::db_time(created);
-        r.sent_time = created + 10;
+        r.sent_time = crate::engine::db_time(created + 10);
         r.report_deadline = created + 5000;
-        r.received_time = received;
+        r.received_time = crate::engine::db_time(received);
         r.outcome = outcome;
         r.validate_state = validate;
         r.cpu_time = 100.0;

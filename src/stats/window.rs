@@ -94,7 +94,7 @@ pub(crate) fn is_valid_work(wu: &WorkunitRow) -> bool {
 /// The fate of a result, or `None` when it was never sent or sent before the
 /// warm-up ended.
 pub(crate) fn deadline_fate(r: &ResultRow, w: Window) -> Option<DeadlineFate> {
-    if r.sent_time == 0 || r.sent_time < w.warmup {
+    if r.sent_time == 0 || Time::from(r.sent_time) < w.warmup {
         return None;
     }
     // The transitioner gives up when `report_deadline < now`: only then is a
@@ -103,7 +103,7 @@ pub(crate) fn deadline_fate(r: &ResultRow, w: Window) -> Option<DeadlineFate> {
         return Some(DeadlineFate::Censored);
     }
     Some(if is_reported(r) {
-        if r.received_time <= r.report_deadline {
+        if Time::from(r.received_time) <= r.report_deadline {
             DeadlineFate::Met
         } else {
             DeadlineFate::Late
@@ -184,7 +184,7 @@ mod tests {
 
     fn sent(sent: Time, deadline: Time) -> ResultRow {
         let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::InProgress);
-        r.sent_time = sent;
+        r.sent_time = crate::engine::db_time(sent);
         r.report_deadline = deadline;
         r
     }
@@ -192,14 +192,14 @@ mod tests {
     fn reported(mut r: ResultRow, at: Time, outcome: Outcome) -> ResultRow {
         r.server_state = ServerState::Over;
         r.outcome = outcome;
-        r.received_time = at;
+        r.received_time = crate::engine::db_time(at);
         r
     }
 
     fn over(mut r: ResultRow, outcome: Outcome, at: Time) -> ResultRow {
         r.server_state = ServerState::Over;
         r.outcome = outcome;
-        r.received_time = at;
+        r.received_time = crate::engine::db_time(at);
         r
     }
 

@@ -114,12 +114,12 @@ pub(crate) fn verify(
             ex.file_delete_state,
             r.file_delete_state.code(),
         );
-        cmp_i(&mut errs, "sent_time", ex.sent_time, r.sent_time);
+        cmp_i(&mut errs, "sent_time", ex.sent_time, r.sent_time.into());
         cmp_i(
             &mut errs,
             "received_time",
             ex.received_time,
-            r.received_time,
+            r.received_time.into(),
         );
         cmp_i(
             &mut errs,

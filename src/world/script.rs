@@ -90,7 +90,7 @@ impl<R: Recorder> World<R> {
             let Some((client_state, exit_status)) = rep.outcome else {
                 continue; // never reported
             };
-            let sent = p.db.results.get(rid).map_or(now, |r| r.sent_time);
+            let sent = p.db.results.get(rid).map_or(now, |r| r.sent_time.into());
             let elapsed = rep.elapsed_time.unwrap_or((now - sent) as f64);
             b.reports.push(ReportedJob {
                 result_id: rid,

@@ -242,8 +242,8 @@ fn a_one_app_project_reads_the_same_in_either_form() {
                 (
                     r.id.0,
                     r.hostid.0,
-                    r.sent_time,
-                    r.received_time,
+                    i64::from(r.sent_time),
+                    i64::from(r.received_time),
                     r.granted_credit.to_bits(),
                 )
             })
