@@ -249,7 +249,7 @@ impl ClientHost {
         let reply = server.rpc(now, &req)?;
         let status = reply.status;
         let p = &mut self.projects[pi];
-        p.last_request = work;
+        p.keep_request(work, cfg);
         match status {
             RpcStatus::Failed | RpcStatus::Down { .. } => {
                 p.nrpc_failed += 1;
@@ -359,7 +359,7 @@ impl ClientHost {
             .and_then(|b| b.jobs(k))
             .copied();
         let p = &mut self.projects[pi];
-        p.last_request = work;
+        p.keep_request(work, cfg);
         p.nrpcs += 1;
         // A known host from now on, as after a first contact (spec client §2.9).
         p.hostid = HostId(1);
