@@ -135,14 +135,19 @@ pub struct ProjectState {
     pub idle: super::merit::IdleRun,
     /// GPU instance-seconds computed for the project (all jobs, wasted or not).
     pub gpu_time: f64,
-    /// Jobs received from the project.
-    pub njobs: u64,
+    /// Jobs received from the project. These five counters are `u32`, 20 bytes
+    /// less a host-project than `u64` (20 MB at a million hosts), and cannot
+    /// overflow: a run is shorter than `INT_MAX` seconds (`simulation.duration`),
+    /// a host makes at most a few RPCs per event, and a reply carries at most a
+    /// buffer's worth of jobs, so no count comes near 4.3 billion. The tables widen
+    /// them to `u64` to sum them.
+    pub njobs: u32,
     /// RPCs that reached an up server.
-    pub nrpcs: u64,
+    pub nrpcs: u32,
     /// RPC attempts that failed (outage, transport).
-    pub nrpc_failed: u64,
-    pub met_deadline: u64,
-    pub missed_deadline: u64,
+    pub nrpc_failed: u32,
+    pub met_deadline: u32,
+    pub missed_deadline: u32,
     /// Project RPC backoffs started since the world last collected them, and their
     /// total length (s). The world drains them after each host event into the
     /// `client_backoffs` series, so the policies need no link to the statistics.

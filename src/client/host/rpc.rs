@@ -283,7 +283,7 @@ impl ClientHost {
                 p.met_deadline += met;
                 p.missed_deadline += missed;
                 p.flops_wasted += wasted;
-                p.njobs += reply.jobs.len() as u64;
+                p.njobs += reply.jobs.len() as u32;
 
                 for job in reply.jobs {
                     // A job the client already has only gets the new deadline.
@@ -314,7 +314,7 @@ impl ClientHost {
     /// Drops project `pi`'s reported results, acknowledged by a reply at `now`, and
     /// returns how many met and missed their deadline and the peak FLOPs of the late
     /// ones (spec client §5.7 `flops_wasted`).
-    fn drop_reported(&mut self, now: Time, pi: usize) -> (u64, u64, f64) {
+    fn drop_reported(&mut self, now: Time, pi: usize) -> (u32, u32, f64) {
         let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
         self.jobs.retain(|j| {
             if j.project as usize == pi && j.ready_to_report() {
@@ -389,7 +389,7 @@ impl ClientHost {
                 1.0
             };
             next_id += 1;
-            let id = next_id as u32;
+            let id = next_id;
             let job = Job {
                 result_id: ResultId(id),
                 workunit_id: WuId(id),

@@ -152,7 +152,7 @@ fn quitting_loses_the_work_since_the_last_checkpoint() {
 fn host_size() {
     assert_eq!(std::mem::size_of::<HostTruth>(), 48);
     assert_eq!(std::mem::size_of::<ClientHost>(), 448);
-    assert_eq!(std::mem::size_of::<ProjectState>(), 320);
+    assert_eq!(std::mem::size_of::<ProjectState>(), 304);
 }
 
 /// A host's own preferences replace its group's, each on its own; without any, the

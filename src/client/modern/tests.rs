@@ -429,7 +429,7 @@ fn perf_probe() {
             .iter()
             .map(|p| (p.cpu_time / 86_400.0 * 10.0).round() / 10.0)
             .collect();
-        let missed: u64 = h.projects.iter().map(|p| p.missed_deadline).sum();
+        let missed: u32 = h.projects.iter().map(|p| p.missed_deadline).sum();
         eprintln!(
             "ncpus {ncpus}: {events} events, {} rpcs, {:?}, cpu-days {cpu:?}, missed {missed}, idle {:.4}",
             srv.calls.len(),
