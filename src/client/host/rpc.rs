@@ -9,7 +9,7 @@ use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, TaskState};
 use crate::client::availability::TimeStats;
 use crate::client::background::{BOUND_FACTOR, MAX_JOBS_PER_REPLY};
 use crate::client::config::ClientConfig;
-use crate::engine::Time;
+use crate::engine::{Time, db_time};
 use crate::server::db::OutputStatus;
 use crate::server::resource::Coproc;
 use crate::server::scheduler::{Job, ReportedJob};
@@ -274,7 +274,7 @@ impl ClientHost {
                             || matches!(j.state, TaskState::Unstarted | TaskState::Downloading))
                     {
                         j.state = TaskState::Done;
-                        j.completed_time = now;
+                        j.completed_time = db_time(now);
                         j.client_state = client_state::ABORTED as u8;
                         j.exit_status = exit_status::EXIT_ABORTED_BY_PROJECT;
                     }
