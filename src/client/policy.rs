@@ -171,7 +171,7 @@ mod background_tests {
         assert_eq!(bg.nrpc_failed, 0);
         assert_eq!(bg.missed_deadline, 0);
         assert!(!bg.no_rsc_apps[0]);
-        assert!(bg.no_rsc_apps[1..].iter().all(|&x| x));
+        assert!((1..crate::server::resource::N_RSC).all(|r| bg.no_rsc_apps[r]));
     }
 
     #[test]

@@ -37,7 +37,7 @@ mod xfer;
 pub use super::truth::correct_output;
 pub(crate) use execution::run_for;
 pub use execution::{CLIENT_ERROR_EXIT, Execution, execution, gpu_relative_speeds};
-pub use job::{ClientJob, JobUsage, TaskState};
+pub use job::{ClientJob, JobFlags, JobUsage, TaskState};
 pub use rpc::{RpcReason, RpcReply, RpcRequest, RpcStatus, ServerLink, WorkRequest};
 pub use xfer::{Dir, HostXfer};
 // The time statistics live with the availability that computes them; the host keeps
@@ -103,12 +103,12 @@ pub struct ProjectState {
     pub backoff_time: [f64; crate::server::resource::N_RSC],
     /// The last reply's `no_rsc_apps`: the project has no app version for that
     /// processor type, so work fetch never asks it for that type (spec client §2.6).
-    pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
+    pub no_rsc_apps: RscFlags,
     /// Whether the last request that asked for each processor type got no jobs of
     /// it (by BOINC's number; `PROJECT::sched_req_no_work[i]`, spec client §2.6): a
     /// better project so marked does not keep a piggy-backed request from asking
     /// for that type.
-    pub sched_req_no_work: [bool; crate::server::resource::N_RSC],
+    pub sched_req_no_work: RscFlags,
     /// Transfer flags the modern client's work fetch and reporting read (spec client
     /// §8.4), refreshed by the host's transfer step; always false without files.
     pub download_stalled: bool,
@@ -186,6 +186,57 @@ impl ProjectState {
     pub(crate) fn note_backoff(&mut self, now: f64) {
         self.backoffs_pending += 1;
         self.backoff_pending_s += (self.min_rpc_time - now).max(0.0);
+    }
+}
+
+/// One flag per processor type, by BOINC's number, one bit each: read as an array
+/// (`flags[rsc]`), set with [`RscFlags::set`]. Two `[bool; N_RSC]` of
+/// [`ProjectState`] took 8 bytes; as bits they take 2, which brings the state to
+/// 296 bytes, a 304-byte block of the allocator instead of 320 for a one-project
+/// host (16 MB at a million hosts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RscFlags(u8);
+
+impl RscFlags {
+    /// Sets the flag of processor type `rsc` (`rsc < N_RSC`, as an array index).
+    #[inline]
+    pub fn set(&mut self, rsc: usize, on: bool) {
+        assert!(rsc < crate::server::resource::N_RSC, "processor type {rsc}");
+        if on {
+            self.0 |= 1 << rsc;
+        } else {
+            self.0 &= !(1 << rsc);
+        }
+    }
+}
+
+impl std::ops::Index<usize> for RscFlags {
+    type Output = bool;
+    /// The flag of processor type `rsc`; out of range, a panic, as an array's.
+    #[inline]
+    fn index(&self, rsc: usize) -> &bool {
+        assert!(rsc < crate::server::resource::N_RSC, "processor type {rsc}");
+        if self.0 & (1 << rsc) != 0 {
+            &true
+        } else {
+            &false
+        }
+    }
+}
+
+impl From<[bool; crate::server::resource::N_RSC]> for RscFlags {
+    fn from(flags: [bool; crate::server::resource::N_RSC]) -> Self {
+        let mut f = RscFlags(0);
+        for (rsc, &on) in flags.iter().enumerate() {
+            f.set(rsc, on);
+        }
+        f
+    }
+}
+
+impl PartialEq<[bool; crate::server::resource::N_RSC]> for RscFlags {
+    fn eq(&self, other: &[bool; crate::server::resource::N_RSC]) -> bool {
+        *self == RscFlags::from(*other)
     }
 }
 

@@ -152,7 +152,7 @@ fn quitting_loses_the_work_since_the_last_checkpoint() {
 fn host_size() {
     assert_eq!(std::mem::size_of::<HostTruth>(), 48);
     assert_eq!(std::mem::size_of::<ClientHost>(), 448);
-    assert_eq!(std::mem::size_of::<ProjectState>(), 304);
+    assert_eq!(std::mem::size_of::<ProjectState>(), 296);
 }
 
 /// A host's own preferences replace its group's, each on its own; without any, the
@@ -227,4 +227,31 @@ fn last_request_is_kept_only_when_asked_and_in_place() {
     assert_eq!(first, second);
     assert_eq!(p.last_request().req_secs, 30.5);
     assert_eq!(p.last_request().estimated_delay, 61.0);
+}
+
+/// A project's per-processor-type flags read as the array they replace: each type
+/// its own bit, set and cleared alone, built from and equal to that array.
+#[test]
+fn rsc_flags_read_as_an_array() {
+    let mut f = RscFlags::default();
+    f.set(0, true);
+    f.set(2, true);
+    assert_eq!([f[0], f[1], f[2], f[3]], [true, false, true, false]);
+    f.set(0, false);
+    assert_eq!(f, [false, false, true, false]);
+    assert_eq!(
+        RscFlags::from([true, true, false, true]),
+        [true, true, false, true]
+    );
+    assert_ne!(
+        RscFlags::from([true, true, false, true]),
+        [true, true, false, false]
+    );
+}
+
+/// Past the last processor type the flags panic, as the array did.
+#[test]
+#[should_panic(expected = "processor type 4")]
+fn rsc_flags_out_of_range_panics() {
+    let _ = RscFlags::default()[4];
 }
