@@ -200,8 +200,8 @@ pub fn figures(
     } else {
         0.0
     };
-    let nrpcs: u64 = projects.iter().map(|p| u64::from(p.nrpcs)).sum();
-    let njobs: u64 = projects.iter().map(|p| u64::from(p.njobs)).sum();
+    let nrpcs: u64 = projects.iter().map(|p| p.nrpcs).sum();
+    let njobs: u64 = projects.iter().map(|p| p.njobs).sum();
     let rpcs_per_job = if njobs > 0 {
         nrpcs as f64 / (2.0 * njobs as f64)
     } else {
