@@ -146,6 +146,11 @@ pub struct ClientConfig {
     /// The group's `gpu_active_frac`: the fraction of the time GPU computing is
     /// allowed while the host computes (spec client §3.5). 1 unless the world sets it.
     pub gpu_active_frac: f64,
+    /// Whether hosts keep the work request of each project's last RPC
+    /// ([`ProjectState::last_request`](super::host::ProjectState::last_request)),
+    /// which only `[[expect]]` entries read: the plan sets it when the scenario has
+    /// any. Without it the request is not kept, which changes no output.
+    pub keep_last_request: bool,
 }
 
 impl ClientConfig {
@@ -179,6 +184,7 @@ impl ClientConfig {
             rrsim_pointer_heap_order: s.rrsim_pointer_heap_order,
             emulator_report_backoff: s.emulator_report_backoff,
             gpu_active_frac: 1.0,
+            keep_last_request: false,
         }
     }
 

@@ -164,14 +164,14 @@ mod background_tests {
         // Every RPC the server saw was for the scenario project.
         assert!(!srv.rpcs_by_project.is_empty());
         assert!(srv.rpcs_by_project.iter().all(|&p| p == 0));
-        assert_eq!(srv.rpcs_by_project.len() as u64, h.projects[0].nrpcs);
+        assert_eq!(srv.rpcs_by_project.len() as u32, h.projects[0].nrpcs);
         // The background project was asked, and answered by the host.
         let bg = &h.projects[1];
         assert!(bg.nrpcs > 0 && bg.njobs > 0);
         assert_eq!(bg.nrpc_failed, 0);
         assert_eq!(bg.missed_deadline, 0);
         assert!(!bg.no_rsc_apps[0]);
-        assert!(bg.no_rsc_apps[1..].iter().all(|&x| x));
+        assert!((1..crate::server::resource::N_RSC).all(|r| bg.no_rsc_apps[r]));
     }
 
     #[test]
@@ -182,7 +182,7 @@ mod background_tests {
         // a scenario project in the background one's place (below).
         assert!((frac - 0.25).abs() < 0.04, "scenario project got {frac}");
         assert!(srv.rpcs_by_project.iter().all(|&p| p == 0));
-        assert_eq!(srv.rpcs_by_project.len() as u64, h.projects[0].nrpcs);
+        assert_eq!(srv.rpcs_by_project.len() as u32, h.projects[0].nrpcs);
         assert!(h.projects[1].nrpcs > 0 && h.projects[1].njobs > 0);
     }
 

@@ -697,6 +697,9 @@ impl Resolver<'_> {
     ) -> GroupPlan {
         let mut cfg = ClientConfig::resolve(&self.s.client, g.policy);
         cfg.gpu_active_frac = g.gpu_active_frac;
+        // Only expectations read a host's last work request: without any, hosts
+        // keep none (88 bytes a host-project saved).
+        cfg.keep_last_request = !self.s.expect.is_empty();
         let p_ncpus = count_value(&g.p_ncpus).clamp(1, u32::MAX as i64) as u32;
         if let Some(c) = &g.import_data.client {
             prefs(&mut cfg, &c.prefs);

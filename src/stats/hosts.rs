@@ -35,8 +35,8 @@ fn project_figures(p: &crate::client::host::ProjectState) -> ProjectFigures {
         flops_used: p.flops_used,
         flops_wasted: p.flops_wasted,
         idle_time_sumsq: p.idle.idle_time_sumsq,
-        nrpcs: p.nrpcs,
-        njobs: p.njobs,
+        nrpcs: p.nrpcs.into(),
+        njobs: p.njobs.into(),
     }
 }
 
@@ -120,9 +120,9 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
         let g = &f.groups[h.group as usize];
         let fig = host_figures(h, g);
         row.clear();
-        let rpcs: u64 = h.projects.iter().map(|p| p.nrpcs).sum();
-        let failed: u64 = h.projects.iter().map(|p| p.nrpc_failed).sum();
-        let jobs: u64 = h.projects.iter().map(|p| p.njobs).sum();
+        let rpcs: u64 = h.projects.iter().map(|p| u64::from(p.nrpcs)).sum();
+        let failed: u64 = h.projects.iter().map(|p| u64::from(p.nrpc_failed)).sum();
+        let jobs: u64 = h.projects.iter().map(|p| u64::from(p.njobs)).sum();
         row.extend([
             h.index.to_string(),
             g.name.clone(),
@@ -209,8 +209,8 @@ fn background_cells(h: &ClientHost, nprojects: usize, row: &mut Vec<String>) {
         bg().count().to_string(),
         float(bg().map(|p| p.resource_share).sum()),
         float(bg().map(|p| p.cpu_time).sum()),
-        bg().map(|p| p.njobs).sum::<u64>().to_string(),
-        bg().map(|p| p.nrpcs).sum::<u64>().to_string(),
+        bg().map(|p| u64::from(p.njobs)).sum::<u64>().to_string(),
+        bg().map(|p| u64::from(p.nrpcs)).sum::<u64>().to_string(),
     ]);
     let cpu: f64 = h.projects.iter().map(|p| p.cpu_time).sum();
     let rs: f64 = h.projects.iter().map(|p| p.resource_share).sum();
@@ -327,16 +327,16 @@ pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
         let cpu: f64 = h.projects.iter().map(|p| p.cpu_time).sum();
         for p in &h.projects {
             wasted += p.flops_wasted;
-            rpcs += p.nrpcs;
-            jobs += p.njobs;
+            rpcs += u64::from(p.nrpcs);
+            jobs += u64::from(p.njobs);
             if p.is_background() {
                 // No world project: its figures go to the background totals.
                 bg.projects += 1;
                 bg.cpu_time_s += p.cpu_time;
-                bg.jobs_received += p.njobs;
-                bg.deadlines_met += p.met_deadline;
-                bg.deadlines_missed += p.missed_deadline;
-                bg.rpcs += p.nrpcs;
+                bg.jobs_received += u64::from(p.njobs);
+                bg.deadlines_met += u64::from(p.met_deadline);
+                bg.deadlines_missed += u64::from(p.missed_deadline);
+                bg.rpcs += u64::from(p.nrpcs);
                 if rs > 0.0 {
                     bg_target_w += cpu * p.resource_share / rs;
                 }
@@ -345,11 +345,11 @@ pub fn client_summary<R>(f: &Finished<R>) -> ClientSummary {
             let t = &mut totals[p.project as usize];
             t.cpu_time_s += p.cpu_time;
             t.credit += credit(f, p.project as usize, p.hostid.0);
-            t.jobs_received += p.njobs;
-            t.deadlines_met += p.met_deadline;
-            t.deadlines_missed += p.missed_deadline;
-            t.rpcs += p.nrpcs;
-            t.rpcs_failed += p.nrpc_failed;
+            t.jobs_received += u64::from(p.njobs);
+            t.deadlines_met += u64::from(p.met_deadline);
+            t.deadlines_missed += u64::from(p.missed_deadline);
+            t.rpcs += u64::from(p.nrpcs);
+            t.rpcs_failed += u64::from(p.nrpc_failed);
             if rs > 0.0 {
                 target_w[p.project as usize] += cpu * p.resource_share / rs;
             }

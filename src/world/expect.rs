@@ -457,7 +457,7 @@ pub(crate) fn verify_client(
             ex.sched_priority,
             p.sched_priority,
         );
-        let w = p.last_request;
+        let w = p.last_request();
         cmp(&mut errs, "req_secs", ex.req_secs, w.req_secs);
         cmp(
             &mut errs,

@@ -183,7 +183,11 @@ p_ncpus = 4
             "prefs.toml",
             &boinc_sim::world::RunOptions::CHECKED,
         );
-        let jobs: u64 = done.hosts.iter().map(|h| h.projects[0].njobs).sum();
+        let jobs: u64 = done
+            .hosts
+            .iter()
+            .map(|h| u64::from(h.projects[0].njobs))
+            .sum();
         let cpu: f64 = done.hosts.iter().map(|h| h.projects[0].cpu_time).sum();
         (jobs, cpu)
     };
@@ -240,7 +244,11 @@ job_flops = 1.8e13
         assert!(h.projects[1].cpu_time > 0.0 && h.projects[2].cpu_time > 0.0);
     }
     // The server saw only the hosts' RPCs to `main`.
-    let to_main: u64 = done.hosts.iter().map(|h| h.projects[0].nrpcs).sum();
+    let to_main: u64 = done
+        .hosts
+        .iter()
+        .map(|h| u64::from(h.projects[0].nrpcs))
+        .sum();
     assert_eq!(done.counters.rpcs, to_main);
     let base = "[project.a]\n\n[[host_group]]\ncount = 1\n[host_group.background]\n";
     let m = err(&format!(

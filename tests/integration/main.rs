@@ -31,6 +31,7 @@ mod drift;
 mod fuzz;
 mod gpu_client;
 mod import_hosts;
+mod last_request;
 mod layering;
 mod outsafe;
 mod pandas_outputs;

@@ -10,7 +10,7 @@ use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, ProjectState, TaskSt
 use crate::client::config::ClientConfig;
 use crate::client::estimate;
 use crate::client::truth::correct_output;
-use crate::engine::Time;
+use crate::engine::{Time, db_time};
 use crate::server::resource::{Coproc, ProcType, coproc_of};
 use crate::server::types::*;
 use rand::RngExt;
@@ -139,7 +139,7 @@ impl ClientHost {
                     // Stops at its time limit, and `finish_tasks` aborts it.
                     RunEnd::TimeLimit => {
                         j.flops_left -= secs * speed;
-                        j.time_limit_exceeded = true;
+                        j.set_time_limit_exceeded(true);
                     }
                     RunEnd::Runs => j.flops_left -= secs * speed,
                 }
@@ -246,11 +246,11 @@ impl ClientHost {
         let mut n = 0;
         for k in 0..self.jobs.len() {
             let j = &self.jobs[k];
-            if !(j.is_running() && (j.flops_left <= 0.0 || j.time_limit_exceeded)) {
+            if !(j.is_running() && (j.flops_left <= 0.0 || j.time_limit_exceeded())) {
                 continue;
             }
             let wuid = self.jobs[k].workunit_id;
-            let (cs, es, out, correct) = if j.time_limit_exceeded {
+            let (cs, es, out, correct) = if j.time_limit_exceeded() {
                 let es = exit_status::EXIT_TIME_LIMIT_EXCEEDED;
                 (client_state::COMPUTE_ERROR, es, 0.0, None)
             } else if self.projects[j.project as usize].is_background() {
@@ -282,7 +282,7 @@ impl ClientHost {
             };
             let j = &mut self.jobs[k];
             j.state = TaskState::Done;
-            j.completed_time = now;
+            j.completed_time = db_time(now);
             j.client_state = cs as u8;
             j.exit_status = es;
             j.output = out;
@@ -323,7 +323,7 @@ impl ClientHost {
         let j = &mut self.jobs[k];
         if j.state != TaskState::Running {
             j.state = TaskState::Running;
-            j.run_interval_start = now as f64;
+            j.run_interval_start = db_time(now);
         }
     }
 

@@ -7,7 +7,7 @@
 use super::ClientHost;
 use crate::client::config::Policy;
 use crate::client::estimate;
-use crate::engine::Time;
+use crate::engine::{DbTime, Time, db_time};
 use crate::server::resource::ProcType;
 use crate::server::scheduler::Job;
 use crate::server::types::*;
@@ -77,6 +77,12 @@ impl JobUsage {
 }
 
 /// A job the client holds (spec client §1.4, §2.5, §3).
+///
+/// Millions are in flight in a large run, so it is kept to 128 bytes (it was 144:
+/// 16 MB less at a million jobs) without changing any value: the times it only
+/// records or compares in whole seconds are BOINC's `int` ([`DbTime`]; a run stays
+/// below `INT_MAX` seconds, since `simulation.duration` is validated below it), and
+/// its five flags share one byte ([`JobFlags`]).
 #[derive(Clone, Debug, Default)]
 pub struct ClientJob {
     /// Index into [`ClientHost::projects`], of the type of [`ProjectState::project`]
@@ -84,7 +90,8 @@ pub struct ClientJob {
     pub project: u16,
     pub result_id: ResultId,
     pub workunit_id: WuId,
-    pub received_time: Time,
+    /// When the reply brought it (whole seconds, [`DbTime`]).
+    pub received_time: DbTime,
     pub report_deadline: Time,
     /// `wu.rsc_fpops_est`: the client's estimate of the job's size.
     pub rsc_fpops_est: f64,
@@ -101,8 +108,6 @@ pub struct ClientJob {
     /// `max_elapsed_time` (seconds, [`estimate::max_elapsed_time`]): the job is
     /// aborted when its CPU time reaches it.
     pub max_elapsed_time: f64,
-    /// Set when the job ran into `max_elapsed_time` (`EXIT_TIME_LIMIT_EXCEEDED`).
-    pub time_limit_exceeded: bool,
     /// Its app version on this host: an index into [`ClientHost::app_versions`],
     /// which says what the job uses and how fast it computes. A job holds the
     /// index, as BOINC's client holds an `APP_VERSION` pointer (`RESULT::avp`), so
@@ -114,7 +119,8 @@ pub struct ClientJob {
     pub cpu_time: f64,
     pub checkpoint_cpu_time: f64,
     pub peak_flop_count: f64,
-    pub completed_time: Time,
+    /// When computing ended, or the job was aborted (whole seconds, [`DbTime`]).
+    pub completed_time: DbTime,
     /// Outcome decided when computing ends: BOINC's `client_state` number (0–6, fits
     /// a byte; the report widens it to the server's `int`).
     pub client_state: u8,
@@ -123,13 +129,71 @@ pub struct ClientJob {
     /// Whether `output` is right (simulator truth; `None` for an error).
     pub output_correct: Option<bool>,
     // --- modern CPU scheduler scratch (§3.2–3.3) ---
-    pub run_interval_start: f64,
-    pub edf_scheduled: bool,
-    pub once_ran_edf: bool,
-    pub rr_sim_misses_deadline: bool,
+    /// When the task last started running (`run_interval_start`): always a host
+    /// event's time, whole seconds ([`DbTime`]); read as `f64`.
+    pub run_interval_start: DbTime,
     /// Time of the last projected miss (keeps a task marked one period, §3.2 step 2).
     pub last_deadline_miss_time: f64,
-    pub scheduled: bool,
+    /// The job's flags, one bit each ([`ClientJob::edf_scheduled`] and the others).
+    pub flags: JobFlags,
+}
+
+/// A job's boolean marks, one bit each: five `bool`s took five bytes of the job
+/// and pushed it past 128 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobFlags(u8);
+
+/// A getter and a setter of one bit of [`JobFlags`] on [`ClientJob`].
+macro_rules! job_flag {
+    ($(#[$doc:meta])* $get:ident, $set:ident, $bit:expr) => {
+        $(#[$doc])*
+        #[inline]
+        pub fn $get(&self) -> bool {
+            self.flags.0 & (1 << $bit) != 0
+        }
+        #[doc = concat!("Sets [`ClientJob::", stringify!($get), "`].")]
+        #[inline]
+        pub fn $set(&mut self, on: bool) {
+            if on {
+                self.flags.0 |= 1 << $bit;
+            } else {
+                self.flags.0 &= !(1 << $bit);
+            }
+        }
+    };
+}
+
+impl ClientJob {
+    job_flag!(
+        /// The job ran into `max_elapsed_time` (`EXIT_TIME_LIMIT_EXCEEDED`).
+        time_limit_exceeded,
+        set_time_limit_exceeded,
+        0
+    );
+    job_flag!(
+        /// Modern CPU scheduler scratch (§3.2–3.3): chosen to run by EDF.
+        edf_scheduled,
+        set_edf_scheduled,
+        1
+    );
+    job_flag!(
+        /// Once ran as EDF (`once_ran_edf`, §3.2).
+        once_ran_edf,
+        set_once_ran_edf,
+        2
+    );
+    job_flag!(
+        /// The round-robin simulation projects it misses its deadline (§2.5, §3.2).
+        rr_sim_misses_deadline,
+        set_rr_sim_misses_deadline,
+        3
+    );
+    job_flag!(
+        /// Modern CPU scheduler scratch (§3.2–3.3): in this pass's run list.
+        scheduled,
+        set_scheduled,
+        4
+    );
 }
 
 impl ClientJob {
@@ -224,7 +288,7 @@ impl ClientHost {
             project: pi as u16,
             result_id: job.result_id,
             workunit_id: job.workunit_id,
-            received_time: now,
+            received_time: db_time(now),
             report_deadline: job.report_deadline,
             app_version: self.intern_app_version(JobUsage {
                 proc_type: job.proc_type,
@@ -287,6 +351,52 @@ mod tests {
     #[test]
     fn job_size() {
         assert_eq!(std::mem::size_of::<JobUsage>(), 40);
-        assert_eq!(std::mem::size_of::<ClientJob>(), 144);
+        assert_eq!(std::mem::size_of::<ClientJob>(), 128);
+    }
+
+    /// Each flag is its own bit: setting or clearing one leaves the others.
+    #[test]
+    fn job_flags_are_independent() {
+        let mut j = ClientJob::default();
+        j.set_scheduled(true);
+        j.set_rr_sim_misses_deadline(true);
+        assert!(j.scheduled() && j.rr_sim_misses_deadline());
+        assert!(!j.edf_scheduled() && !j.once_ran_edf() && !j.time_limit_exceeded());
+        j.set_edf_scheduled(true);
+        j.set_once_ran_edf(true);
+        j.set_time_limit_exceeded(true);
+        j.set_scheduled(false);
+        assert!(!j.scheduled());
+        assert!(j.edf_scheduled() && j.once_ran_edf() && j.time_limit_exceeded());
+        assert!(j.rr_sim_misses_deadline());
+        j.set_rr_sim_misses_deadline(false);
+        assert_eq!(j.flags, JobFlags(0b0111));
+    }
+
+    /// The times a job records are whole seconds kept as BOINC's `int`: the value
+    /// given is the value read.
+    #[test]
+    fn job_times_keep_their_values() {
+        let mut h = ClientHost::for_test(1, 1e9, &[100.0]);
+        let job = Job {
+            result_id: ResultId(1),
+            workunit_id: WuId(1),
+            appid: 1,
+            app_version_id: 0,
+            proc_type: ProcType::Cpu,
+            avg_ncpus: 1.0,
+            gpu_usage: 0.0,
+            rsc_fpops_est: 1e12,
+            rsc_fpops_bound: 1e13,
+            flops: 1e9,
+            true_fpops: 1e12,
+            true_flops: 1e9,
+            report_deadline: 3_000_000_000,
+            resend: false,
+        };
+        h.receive(0, &job, 2_000_000_123, Policy::ModernRec);
+        let j = &h.jobs[0];
+        assert_eq!(Time::from(j.received_time), 2_000_000_123);
+        assert_eq!(j.report_deadline, 3_000_000_000);
     }
 }

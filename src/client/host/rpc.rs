@@ -9,7 +9,7 @@ use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, TaskState};
 use crate::client::availability::TimeStats;
 use crate::client::background::{BOUND_FACTOR, MAX_JOBS_PER_REPLY};
 use crate::client::config::ClientConfig;
-use crate::engine::Time;
+use crate::engine::{Time, db_time};
 use crate::server::db::OutputStatus;
 use crate::server::resource::Coproc;
 use crate::server::scheduler::{Job, ReportedJob};
@@ -249,7 +249,7 @@ impl ClientHost {
         let reply = server.rpc(now, &req)?;
         let status = reply.status;
         let p = &mut self.projects[pi];
-        p.last_request = work;
+        p.keep_request(work, cfg);
         match status {
             RpcStatus::Failed | RpcStatus::Down { .. } => {
                 p.nrpc_failed += 1;
@@ -257,7 +257,7 @@ impl ClientHost {
             RpcStatus::Ok { .. } => {
                 p.nrpcs += 1;
                 p.hostid = reply.hostid;
-                p.no_rsc_apps = reply.no_rsc_apps;
+                p.no_rsc_apps = reply.no_rsc_apps.into();
                 // Reported results are acknowledged and leave the client.
                 let (met, missed, wasted) = self.drop_reported(now, pi);
                 // The server's aborts: the job stops and is reported as aborted by
@@ -274,7 +274,7 @@ impl ClientHost {
                             || matches!(j.state, TaskState::Unstarted | TaskState::Downloading))
                     {
                         j.state = TaskState::Done;
-                        j.completed_time = now;
+                        j.completed_time = db_time(now);
                         j.client_state = client_state::ABORTED as u8;
                         j.exit_status = exit_status::EXIT_ABORTED_BY_PROJECT;
                     }
@@ -283,7 +283,7 @@ impl ClientHost {
                 p.met_deadline += met;
                 p.missed_deadline += missed;
                 p.flops_wasted += wasted;
-                p.njobs += reply.jobs.len() as u64;
+                p.njobs += reply.jobs.len() as u32;
 
                 for job in reply.jobs {
                     // A job the client already has only gets the new deadline.
@@ -314,7 +314,7 @@ impl ClientHost {
     /// Drops project `pi`'s reported results, acknowledged by a reply at `now`, and
     /// returns how many met and missed their deadline and the peak FLOPs of the late
     /// ones (spec client §5.7 `flops_wasted`).
-    fn drop_reported(&mut self, now: Time, pi: usize) -> (u64, u64, f64) {
+    fn drop_reported(&mut self, now: Time, pi: usize) -> (u32, u32, f64) {
         let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
         self.jobs.retain(|j| {
             if j.project as usize == pi && j.ready_to_report() {
@@ -359,11 +359,13 @@ impl ClientHost {
             .and_then(|b| b.jobs(k))
             .copied();
         let p = &mut self.projects[pi];
-        p.last_request = work;
+        p.keep_request(work, cfg);
         p.nrpcs += 1;
         // A known host from now on, as after a first contact (spec client §2.9).
         p.hostid = HostId(1);
-        p.no_rsc_apps = std::array::from_fn(|r| r != crate::server::resource::CPU);
+        let no_rsc_apps: [bool; crate::server::resource::N_RSC] =
+            std::array::from_fn(|r| r != crate::server::resource::CPU);
+        p.no_rsc_apps = no_rsc_apps.into();
         p.met_deadline += met;
         p.missed_deadline += missed;
         p.flops_wasted += wasted;
@@ -389,7 +391,7 @@ impl ClientHost {
                 1.0
             };
             next_id += 1;
-            let id = next_id as u32;
+            let id = next_id;
             let job = Job {
                 result_id: ResultId(id),
                 workunit_id: WuId(id),

@@ -152,7 +152,7 @@ fn quitting_loses_the_work_since_the_last_checkpoint() {
 fn host_size() {
     assert_eq!(std::mem::size_of::<HostTruth>(), 48);
     assert_eq!(std::mem::size_of::<ClientHost>(), 448);
-    assert_eq!(std::mem::size_of::<ProjectState>(), 400);
+    assert_eq!(std::mem::size_of::<ProjectState>(), 296);
 }
 
 /// A host's own preferences replace its group's, each on its own; without any, the
@@ -201,4 +201,57 @@ fn own_preferences_replace_the_groups() {
         ..HostPrefs::default()
     }));
     assert_eq!(h.usable_cpus(&seed), 2); // min(floor(8 · 0.75), max_cpus 2)
+}
+
+/// The last work request is kept only when the run asks for it (a scenario with
+/// `[[expect]]` entries): boxed once at the first RPC, then overwritten in place,
+/// so no RPC allocates; without it nothing is kept and it reads as zeros.
+#[test]
+fn last_request_is_kept_only_when_asked_and_in_place() {
+    let mut cfg = ClientConfig::resolve(&ClientSection::default(), None);
+    let mut p = ProjectState::default();
+    let work = |s: f64| WorkRequest {
+        req_secs: s,
+        estimated_delay: 2.0 * s,
+        ..Default::default()
+    };
+    p.keep_request(work(10.0), &cfg);
+    assert!(p.last_request.is_none());
+    assert_eq!(p.last_request(), WorkRequest::default());
+    cfg.keep_last_request = true;
+    p.keep_request(work(10.0), &cfg);
+    let first: *const WorkRequest = &**p.last_request.as_ref().unwrap();
+    assert_eq!(p.last_request(), work(10.0));
+    p.keep_request(work(30.5), &cfg);
+    let second: *const WorkRequest = &**p.last_request.as_ref().unwrap();
+    assert_eq!(first, second);
+    assert_eq!(p.last_request().req_secs, 30.5);
+    assert_eq!(p.last_request().estimated_delay, 61.0);
+}
+
+/// A project's per-processor-type flags read as the array they replace: each type
+/// its own bit, set and cleared alone, built from and equal to that array.
+#[test]
+fn rsc_flags_read_as_an_array() {
+    let mut f = RscFlags::default();
+    f.set(0, true);
+    f.set(2, true);
+    assert_eq!([f[0], f[1], f[2], f[3]], [true, false, true, false]);
+    f.set(0, false);
+    assert_eq!(f, [false, false, true, false]);
+    assert_eq!(
+        RscFlags::from([true, true, false, true]),
+        [true, true, false, true]
+    );
+    assert_ne!(
+        RscFlags::from([true, true, false, true]),
+        [true, true, false, false]
+    );
+}
+
+/// Past the last processor type the flags panic, as the array did.
+#[test]
+#[should_panic(expected = "processor type 4")]
+fn rsc_flags_out_of_range_panics() {
+    let _ = RscFlags::default()[4];
 }

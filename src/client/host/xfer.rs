@@ -17,8 +17,8 @@
 use super::{ClientHost, TaskState};
 use crate::client::config::ClientConfig;
 use crate::client::files::{FilesPlan, XferTimes};
-use crate::engine::Time;
 use crate::engine::rng::{SimRng, StreamKind, stream};
+use crate::engine::{Time, db_time};
 use crate::server::types::*;
 use rand::RngExt;
 
@@ -546,7 +546,7 @@ impl ClientHost {
                 if let Some(j) = job_in(&mut self.jobs, f.slot, r, TaskState::Uploading) {
                     j.state = TaskState::Done;
                     j.client_state = client_state::FILES_UPLOADED as u8;
-                    j.completed_time = now;
+                    j.completed_time = db_time(now);
                     let p = &mut self.projects[f.slot as usize];
                     let rsc = self.app_versions[j.app_version as usize].proc_type.index();
                     p.backoff_time[rsc] = 0.0;
@@ -616,7 +616,7 @@ impl ClientHost {
         x.permanent_failures[f.dir as usize] += 1;
         let fail = |j: &mut super::ClientJob, cs: u8, es: i32| {
             j.state = TaskState::Done;
-            j.completed_time = now;
+            j.completed_time = db_time(now);
             j.client_state = cs;
             j.exit_status = es;
             j.output_correct = None;

@@ -65,14 +65,14 @@ fn checkpoint_wall_time(j: &ClientJob, now: f64, cfg: &ClientConfig) -> f64 {
 /// `finished_time_slice` (§3.3): past the slice end *and* checkpointed after it. A
 /// task that never checkpoints is never preempted by the slice rule.
 pub(crate) fn finished_time_slice(j: &ClientJob, now: f64, cfg: &ClientConfig) -> bool {
-    let end = j.run_interval_start + cfg.cpu_scheduling_period;
+    let end = f64::from(j.run_interval_start) + cfg.cpu_scheduling_period;
     now > end && checkpoint_wall_time(j, now, cfg) > end
 }
 
 /// First integer time at which a running task has finished its slice: after the
 /// slice end, at its first checkpoint after the slice end.
 fn slice_finish_time(j: &ClientJob, now: f64, cfg: &ClientConfig) -> f64 {
-    let end = j.run_interval_start + cfg.cpu_scheduling_period;
+    let end = f64::from(j.run_interval_start) + cfg.cpu_scheduling_period;
     let after_end = end.floor() + 1.0;
     let c = cfg.checkpoint_period;
     if c <= 0.0 {
@@ -92,18 +92,18 @@ fn promote_once_ran_edf(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
             j.state,
             TaskState::Running | TaskState::Suspended | TaskState::Quit
         );
-        if !active || j.rr_sim_misses_deadline {
+        if !active || j.rr_sim_misses_deadline() {
             continue;
         }
-        if j.once_ran_edf && host.projects[j.project as usize].deadlines_missed > 0 {
-            j.rr_sim_misses_deadline = true;
+        if j.once_ran_edf() && host.projects[j.project as usize].deadlines_missed > 0 {
+            j.set_rr_sim_misses_deadline(true);
             continue;
         }
         // Time 0 doubles as "never marked" (ClientJob's default).
         if j.last_deadline_miss_time > 0.0
             && now - j.last_deadline_miss_time < cfg.cpu_scheduling_period
         {
-            j.rr_sim_misses_deadline = true;
+            j.set_rr_sim_misses_deadline(true);
         }
     }
 }
@@ -120,13 +120,13 @@ fn remaining_secs(host: &ClientHost, j: &ClientJob) -> f64 {
 fn earliest_deadline_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.runnable() || j.scheduled || host.usage(j).proc_type != rsc {
+        if !j.runnable() || j.scheduled() || host.usage(j).proc_type != rsc {
             continue;
         }
         let may = if rsc == ProcType::Cpu {
             host.projects[j.project as usize].deadlines_missed_copy > 0
         } else {
-            j.rr_sim_misses_deadline
+            j.rr_sim_misses_deadline()
         };
         if !may {
             continue;
@@ -175,7 +175,7 @@ fn rank(state: TaskState) -> u8 {
 fn highest_prio_project_best_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut cand: SmallBuf<u32, 16> = SmallBuf::filled(host.projects.len(), NONE);
     for (k, j) in host.jobs.iter().enumerate() {
-        if !j.runnable() || j.scheduled || host.usage(j).proc_type != rsc {
+        if !j.runnable() || j.scheduled() || host.usage(j).proc_type != rsc {
             continue;
         }
         let c = &mut cand[j.project as usize];
@@ -213,8 +213,8 @@ fn make_run_list(
     let ctx = project_priority_init(host, |p| p.n_runnable_jobs > 0, n);
     let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
     for j in &mut host.jobs {
-        j.scheduled = false;
-        j.edf_scheduled = false;
+        j.set_scheduled(false);
+        j.set_edf_scheduled(false);
     }
     for p in &mut host.projects {
         p.deadlines_missed_copy = p.deadlines_missed;
@@ -230,8 +230,8 @@ fn make_run_list(
             let (ncpus, gpu) = (u.avg_ncpus, u.uses_gpu());
             let units = job_peak_units(&u, &rel);
             let j = &mut host.jobs[k];
-            j.scheduled = true;
-            j.edf_scheduled = edf;
+            j.set_scheduled(true);
+            j.set_edf_scheduled(edf);
             let p = &mut host.projects[j.project as usize];
             if edf && !gpu {
                 p.deadlines_missed_copy -= 1;
@@ -346,7 +346,7 @@ fn enforce_run_list(
             u64::MAX - u.avg_ncpus.to_bits()
         };
         (
-            !j.edf_scheduled,
+            !j.edf_scheduled(),
             !u.uses_gpu(),
             !unfinished,
             more_cpus,
@@ -363,7 +363,7 @@ fn enforce_run_list(
     }
     keyed.sort_unstable();
     for j in &mut host.jobs {
-        j.scheduled = false;
+        j.set_scheduled(false);
     }
     let nf = n as f64;
     // assign_coprocs: the GPU jobs that get instances, in list order.
@@ -383,7 +383,7 @@ fn enforce_run_list(
         let u = host.usage(&host.jobs[k as usize]);
         if placed[i] && fits(u, used, nf, limited) {
             used += u.avg_ncpus;
-            host.jobs[k as usize].scheduled = true;
+            host.jobs[k as usize].set_scheduled(true);
         }
     }
     if used < nf {
@@ -392,7 +392,7 @@ fn enforce_run_list(
     let mut quit = false;
     for k in 0..host.jobs.len() {
         let j = &host.jobs[k];
-        if j.state == TaskState::Running && !j.scheduled {
+        if j.state == TaskState::Running && !j.scheduled() {
             // REMOVE_MAYBE_SCHED: a never-checkpointed task stays in memory; GPU
             // tasks are always removed (§3.4).
             let keep = !host.usage(j).uses_gpu()
@@ -403,9 +403,9 @@ fn enforce_run_list(
     }
     for k in 0..host.jobs.len() {
         let j = &mut host.jobs[k];
-        if j.scheduled && j.state != TaskState::Running {
-            if j.rr_sim_misses_deadline {
-                j.once_ran_edf = true;
+        if j.scheduled() && j.state != TaskState::Running {
+            if j.rr_sim_misses_deadline() {
+                j.set_once_ran_edf(true);
             }
             host.start(k, now as crate::engine::Time);
         }
@@ -491,11 +491,12 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         let c = &mut cnt[j.project as usize];
         c.0 += 1;
         c.1 += (j.state == TaskState::Running) as u32;
-        c.2 += j.edf_scheduled as u32;
-        if j.edf_scheduled {
+        c.2 += j.edf_scheduled() as u32;
+        if j.edf_scheduled() {
             units[j.project as usize] += job_peak_units(host.usage(j), &rel);
         }
-        if j.edf_scheduled || (j.state == TaskState::Running && !finished_time_slice(j, now, cfg)) {
+        if j.edf_scheduled() || (j.state == TaskState::Running && !finished_time_slice(j, now, cfg))
+        {
             n_fixed += 1;
         }
     }
@@ -546,7 +547,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         for (k, j) in host.jobs.iter().enumerate() {
             if j.project as usize == q
                 && j.runnable()
-                && !j.edf_scheduled
+                && !j.edf_scheduled()
                 && !taken.contains(&(k as u32))
                 && job.is_none_or(|b| rank(j.state) < rank(host.jobs[b].state))
             {
@@ -831,7 +832,7 @@ mod tests {
         add_job(&mut h, 0, 3600.0, 12_000); // misses: done at 3600 + 0 > 12000 − 8640
         add_job(&mut h, 1, 3600.0, 10_000_000);
         sched(&mut h, 0.0, &g.cfg);
-        assert!(h.jobs[0].is_running() && h.jobs[0].edf_scheduled && h.jobs[0].once_ran_edf);
+        assert!(h.jobs[0].is_running() && h.jobs[0].edf_scheduled() && h.jobs[0].once_ran_edf());
         // RR only: the priority pass picks B.
         let mut g2 = g.clone();
         g2.cfg.cpu_sched_rr_only = true;
@@ -849,7 +850,7 @@ mod tests {
         g.cfg.checkpoint_period = 1000.0;
         add_job(&mut h, 0, 20_000.0, 10_000_000);
         h.jobs[0].state = TaskState::Running;
-        h.jobs[0].run_interval_start = 0.0;
+        h.jobs[0].run_interval_start = 0;
         h.jobs[0].cpu_time = 3700.0;
         h.jobs[0].checkpoint_cpu_time = 3000.0;
         assert!(!finished_time_slice(&h.jobs[0], 3700.0, &g.cfg));
@@ -871,7 +872,7 @@ mod tests {
         add_job(&mut h, 0, 1e7, 1_000_000_000);
         add_job(&mut h, 1, 1e7, 1_000_000_000);
         h.jobs[1].state = TaskState::Running;
-        h.jobs[1].run_interval_start = -4000.0; // past its slice
+        h.jobs[1].run_interval_start = -4000; // past its slice
         let t = priority_change_time(&h, 0.0, &g.cfg);
         let h_life = g.cfg.rec_half_life;
         assert!((t - h_life * 1.5f64.log2()).abs() < 1e-6, "{t}");

@@ -202,7 +202,7 @@ pub(crate) fn rr_simulation(
             }
             continue;
         }
-        j.rr_sim_misses_deadline = false;
+        j.set_rr_sim_misses_deadline(false);
         if !j.unfinished() {
             continue;
         }
@@ -305,7 +305,7 @@ pub(crate) fn rr_simulation(
                 if !matches!(j.state, TaskState::Unstarted | TaskState::Downloading) {
                     j.last_deadline_miss_time = now;
                 }
-                j.rr_sim_misses_deadline = true;
+                j.set_rr_sim_misses_deadline(true);
                 dmi += inst;
                 let dur = est_left / host.p_fpops / frac;
                 if cpu {
@@ -443,8 +443,8 @@ mod tests {
         add_job(&mut h, 0, 3600.0, 10_000_000);
         add_job(&mut h, 0, 3600.0, 10_000);
         let o = rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
-        assert!(!h.jobs[0].rr_sim_misses_deadline);
-        assert!(h.jobs[1].rr_sim_misses_deadline);
+        assert!(!h.jobs[0].rr_sim_misses_deadline());
+        assert!(h.jobs[1].rr_sim_misses_deadline());
         assert_eq!(h.projects[0].deadlines_missed, 1);
         assert_eq!(o.busy_time, 3600.0);
         assert_eq!(o.deadline_missed_instances, 1.0);
@@ -459,22 +459,22 @@ mod tests {
         add_job(&mut h, 1, 50_000.0, 60_000);
         rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         // B (index 1) runs first and meets 60000−8640; A finishes at 100000: miss.
-        assert!(h.jobs[0].rr_sim_misses_deadline);
-        assert!(!h.jobs[1].rr_sim_misses_deadline);
+        assert!(h.jobs[0].rr_sim_misses_deadline());
+        assert!(!h.jobs[1].rr_sim_misses_deadline());
         // Pointer order: the last project (B) is the heap's top, so B first again.
         let mut g2 = g.clone();
         g2.cfg.rrsim_pointer_heap_order = true;
         rr_simulation(&mut h, 0.0, &g2.cfg, ProcType::Cpu);
-        assert!(h.jobs[0].rr_sim_misses_deadline);
-        assert!(!h.jobs[1].rr_sim_misses_deadline);
+        assert!(h.jobs[0].rr_sim_misses_deadline());
+        assert!(!h.jobs[1].rr_sim_misses_deadline());
         // ... even when A has the higher priority: A misses, B meets its deadline.
         h.projects[0].rec = 0.0;
         h.projects[1].rec = 10.0;
         rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
-        assert!(!h.jobs[0].rr_sim_misses_deadline);
-        assert!(h.jobs[1].rr_sim_misses_deadline);
+        assert!(!h.jobs[0].rr_sim_misses_deadline());
+        assert!(h.jobs[1].rr_sim_misses_deadline());
         rr_simulation(&mut h, 0.0, &g2.cfg, ProcType::Cpu);
-        assert!(h.jobs[0].rr_sim_misses_deadline);
-        assert!(!h.jobs[1].rr_sim_misses_deadline);
+        assert!(h.jobs[0].rr_sim_misses_deadline());
+        assert!(!h.jobs[1].rr_sim_misses_deadline());
     }
 }

@@ -259,7 +259,7 @@ fn reporting_host(done: &[(Time, Time)]) -> (ClientHost, crate::client::host::Gr
         add_job(&mut h, 0, 10.0, deadline);
         let j = h.jobs.last_mut().unwrap();
         j.state = TaskState::Done;
-        j.completed_time = completed;
+        j.completed_time = crate::engine::db_time(completed);
     }
     (h, g)
 }
@@ -429,7 +429,7 @@ fn perf_probe() {
             .iter()
             .map(|p| (p.cpu_time / 86_400.0 * 10.0).round() / 10.0)
             .collect();
-        let missed: u64 = h.projects.iter().map(|p| p.missed_deadline).sum();
+        let missed: u32 = h.projects.iter().map(|p| p.missed_deadline).sum();
         eprintln!(
             "ncpus {ncpus}: {events} events, {} rpcs, {:?}, cpu-days {cpu:?}, missed {missed}, idle {:.4}",
             srv.calls.len(),

@@ -514,9 +514,9 @@ pub(crate) fn handle_reply(
             req.gpu_req_secs[k] > 0.0 || req.gpu_req_instances[k] > 0.0
         };
         if n > 0 {
-            p.sched_req_no_work[k] = false;
+            p.sched_req_no_work.set(k, false);
         } else if asked {
-            p.sched_req_no_work[k] = true;
+            p.sched_req_no_work.set(k, true);
         }
     }
 }
@@ -571,7 +571,7 @@ mod tests {
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 51_840.0);
         // B asked and got nothing: A may now piggyback.
-        h.projects[1].sched_req_no_work[CPU] = true;
+        h.projects[1].sched_req_no_work.set(CPU, true);
         let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 51_840.0);
     }
@@ -620,7 +620,9 @@ mod tests {
     fn cpu_project_and_gpu_project() -> (ClientHost, crate::client::host::GroupCtx) {
         let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
         give_gpus(&mut h, 1, 1e12);
-        h.projects[0].no_rsc_apps[ProcType::Nvidia.index()] = true;
+        h.projects[0]
+            .no_rsc_apps
+            .set(ProcType::Nvidia.index(), true);
         h.projects[1].rec = 5.0;
         add_job(&mut h, 0, 20_000.0, 10_000_000);
         (h, g)
@@ -688,10 +690,10 @@ mod tests {
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!((req.req_secs, req.gpu_req_secs[nv]), (0.0, 51_840.0));
         assert_eq!(req.gpu_req_instances[nv], 1.0);
-        h.projects[0].sched_req_no_work[nv] = true; // another type: no effect
+        h.projects[0].sched_req_no_work.set(nv, true); // another type: no effect
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 0.0);
-        h.projects[0].sched_req_no_work[CPU] = true;
+        h.projects[0].sched_req_no_work.set(CPU, true);
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!((req.req_secs, req.gpu_req_secs[nv]), (31_840.0, 51_840.0));
         let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
