@@ -12,7 +12,7 @@
 //! assimilator stream) or a scripted pass names the answer for a workunit.
 
 use super::Project;
-use super::db::{Db, Prefetch};
+use super::db::Prefetch;
 use super::types::*;
 use crate::engine::Time;
 use rand::RngExt;
@@ -79,21 +79,11 @@ pub(crate) fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, Handler
     list.clear();
     list.extend(p.db.assimilate_ready.iter().copied());
     let mut n = 0;
-    let what = Prefetch {
-        results: true,
-        hosts: false,
-    };
-    Db::walk(
-        p,
-        |p| &p.db,
-        &list,
-        what,
-        |p, wuid| {
-            n += 1;
-            let a = answer(p, wuid, script);
-            handle_wu(p, now, wuid, a)
-        },
-    );
+    p.walk(&list, Prefetch::RESULTS, |p, wuid| {
+        n += 1;
+        let a = answer(p, wuid, script);
+        handle_wu(p, now, wuid, a)
+    });
     p.scratch = list;
     n
 }

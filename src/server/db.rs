@@ -422,6 +422,19 @@ pub(crate) struct Prefetch {
     pub hosts: bool,
 }
 
+impl Prefetch {
+    /// The workunit and its results (transitioner, assimilator, db_purge).
+    pub const RESULTS: Self = Self {
+        results: true,
+        hosts: false,
+    };
+    /// Also the results' hosts (the validator's credit and HAV updates).
+    pub const RESULTS_AND_HOSTS: Self = Self {
+        results: true,
+        hosts: true,
+    };
+}
+
 /// The project database with its daemon indexes and audit trail.
 #[derive(Default)]
 pub struct Db {

@@ -7,7 +7,7 @@
 //! report of a purged result is "not in DB" (acked and ignored).
 
 use super::Project;
-use super::db::{Db, Prefetch};
+use super::db::Prefetch;
 use crate::engine::Time;
 
 /// Workunits purged per query (`DB_QUERY_LIMIT` of `sched/db_purge.cpp`).
@@ -30,26 +30,16 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
             list.push(wuid);
         }
     }
-    let what = Prefetch {
-        results: true,
-        hosts: false,
-    };
-    Db::walk(
-        p,
-        |p| &p.db,
-        &list,
-        what,
-        |p, wuid| {
-            let rows = p.db.purge_workunit(wuid);
-            // A deleted result must not stay in the feeder's cache: the scheduler would
-            // find its slot pointing at nothing (BOINC's feeder re-reads and drops it).
-            for r in rows.1.iter().filter(|r| r.in_cache) {
-                p.feeder.forget(r.id);
-            }
-            p.purged.push(rows);
-            true
-        },
-    );
+    p.walk(&list, Prefetch::RESULTS, |p, wuid| {
+        let rows = p.db.purge_workunit(wuid);
+        // A deleted result must not stay in the feeder's cache: the scheduler would
+        // find its slot pointing at nothing (BOINC's feeder re-reads and drops it).
+        for r in rows.1.iter().filter(|r| r.in_cache) {
+            p.feeder.forget(r.id);
+        }
+        p.purged.push(rows);
+        true
+    });
     let n = list.len();
     p.scratch = list;
     n

@@ -137,6 +137,17 @@ pub struct Project {
 }
 
 impl Project {
+    /// A daemon's walk over its work list `list`, with the rows it will touch
+    /// prefetched a few workunits ahead ([`Db::walk`]); `visit` returns false to stop.
+    pub(crate) fn walk(
+        &mut self,
+        list: &[WuId],
+        what: db::Prefetch,
+        visit: impl FnMut(&mut Project, WuId) -> bool,
+    ) {
+        Db::walk(self, |p| &p.db, list, what, visit);
+    }
+
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
         let sw = cfg.switches;
         let feeder = job_cache::Cache::new(cfg.config.shmem_work_items as usize);

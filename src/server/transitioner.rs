@@ -8,7 +8,7 @@
 //! the project's [`Switches`](super::config::Switches) choose.
 
 use super::Project;
-use super::db::{Db, Prefetch, ResultRow};
+use super::db::{Prefetch, ResultRow};
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
 
@@ -18,20 +18,10 @@ const ACTOR: Actor = Actor::Transitioner;
 pub fn pass(p: &mut Project, now: Time) -> usize {
     let mut due = std::mem::take(&mut p.scratch);
     p.db.take_due_workunits(now, &mut due);
-    let what = Prefetch {
-        results: true,
-        hosts: false,
-    };
-    Db::walk(
-        p,
-        |p| &p.db,
-        &due,
-        what,
-        |p, wuid| {
-            handle_wu(p, now, wuid);
-            true
-        },
-    );
+    p.walk(&due, Prefetch::RESULTS, |p, wuid| {
+        handle_wu(p, now, wuid);
+        true
+    });
     let n = due.len();
     p.scratch = due;
     n

@@ -12,7 +12,7 @@ use super::Project;
 use super::config::{Comparison, CreditScheme};
 use super::credit::{self, PfcMode};
 use super::credit_new::{CreditNew, PfcInput, PfcSettings};
-use super::db::{Db, OutputStatus, Prefetch, ResultRow};
+use super::db::{OutputStatus, Prefetch, ResultRow};
 use super::job_log::DecidedResult;
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
@@ -68,20 +68,10 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
     list.extend(p.db.need_validate.iter().copied());
-    let what = Prefetch {
-        results: true,
-        hosts: true,
-    };
-    Db::walk(
-        p,
-        |p| &p.db,
-        &list,
-        what,
-        |p, wuid| {
-            handle_wu(p, now, wuid);
-            true
-        },
-    );
+    p.walk(&list, Prefetch::RESULTS_AND_HOSTS, |p, wuid| {
+        handle_wu(p, now, wuid);
+        true
+    });
     let n = list.len();
     p.scratch = list;
     n
