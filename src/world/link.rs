@@ -56,11 +56,11 @@ pub(crate) struct Backend<R> {
 }
 
 impl<R: Recorder> Backend<R> {
-    /// Starts loading the server rows a host's event will most likely touch: its
+    /// Starts loading the server rows a host's next event will most likely touch: its
     /// host row in each project, and the result and workunit rows of its jobs that
-    /// are done (to report) or running (they may finish now). Called before the
-    /// client's own work at the event, which then overlaps the cache misses of the
-    /// RPC that usually follows (docs/performance.md). A hint only.
+    /// are done (to report) or running (they may finish then). Called one event
+    /// ahead (`World::prefetch_ahead`), so that the cache misses of the RPC that
+    /// usually follows overlap the current event (docs/performance.md). A hint only.
     pub(super) fn prefetch_rows_of(&self, h: &ClientHost) {
         for ps in &h.projects {
             if let Some(p) = self.projects.get(ps.project as usize) {

@@ -363,8 +363,6 @@ impl<R: Recorder> World<R> {
         Ok(())
     }
 
-    /// One event of a simulated host: the client's policy runs, making its RPCs
-    /// straight into the back end, and the host's next event is scheduled.
     /// Brings the hosts of the next events into the cache in stages, one event apart,
     /// each stage reading only what the stage before loaded: the third next event's
     /// client host, the second's jobs and projects, and for the next one the server
@@ -389,6 +387,8 @@ impl<R: Recorder> World<R> {
         }
     }
 
+    /// One event of a simulated host: the client's policy runs, making its RPCs
+    /// straight into the back end, and the host's next event is scheduled.
     fn host_event(&mut self, now: Time, i: usize) -> Result<(), RunError> {
         let h = &mut self.hosts[i];
         let ctx = &self.groups[h.group as usize].ctx;
