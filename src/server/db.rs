@@ -413,7 +413,10 @@ impl FeedKey {
     }
 }
 
-/// Which rows [`Db::walk`] prefetches beyond each workunit's own row.
+/// Entries between two prefetch stages of a daemon's walk ([`Db::prefetch_walk_step`]).
+pub(crate) const WALK_AHEAD: usize = 2;
+
+/// Which rows a daemon's walk prefetches beyond each workunit's own row.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Prefetch {
     /// The workunit's result rows.
@@ -557,48 +560,30 @@ impl Db {
 
     // ----- prefetch -------------------------------------------------------------
 
-    /// Walks a daemon's work list of workunits, calling `visit` on each in order until
-    /// it answers `false`, while the rows the next ones will touch are prefetched:
-    /// the workunit row three steps ahead, its results two steps ahead, their
-    /// hosts one step ahead (each stage reads the rows the one before it loaded). With millions of
-    /// rows alive every first touch misses the cache; this overlaps the misses of
-    /// several workunits instead of taking them one after another
-    /// (docs/performance.md). It reads nothing `visit` depends on and changes no
-    /// value; `what` says which stages are worth their reads.
-    pub(crate) fn walk<C>(
-        ctx: &mut C,
-        db: impl Fn(&C) -> &Db,
-        list: &[WuId],
-        what: Prefetch,
-        mut visit: impl FnMut(&mut C, WuId) -> bool,
-    ) {
-        const D: usize = 2;
-        // Step t: load the workunit t, the results of t − D, the hosts of t − 2D, and
-        // visit t − 3D.
-        let get = |t: usize, back: usize| t.checked_sub(back).and_then(|k| list.get(k));
-        for t in 0..list.len() + 3 * D {
-            let db = db(ctx);
-            if let Some(&w) = list.get(t) {
-                db.workunits.prefetch(w);
+    /// Step `t` of a daemon's walk over its work list `list` ([`super::Project::walk`]
+    /// visits entry `t − 3·WALK_AHEAD` after it): prefetches the workunit row of
+    /// entry `t`, the results of entry `t − WALK_AHEAD` and, if `what` says so, their
+    /// hosts for entry `t − 2·WALK_AHEAD`. Each stage reads only rows the stage
+    /// before loaded. With millions of rows alive every first touch misses the cache;
+    /// this overlaps the misses of several workunits instead of taking them one after
+    /// another (docs/performance.md). A hint only: it changes no value.
+    pub(crate) fn prefetch_walk_step(&self, list: &[WuId], t: usize, what: Prefetch) {
+        let get = |back: usize| t.checked_sub(back).and_then(|k| list.get(k));
+        if let Some(&w) = list.get(t) {
+            self.workunits.prefetch(w);
+        }
+        if what.results
+            && let Some(wu) = get(WALK_AHEAD).and_then(|&w| self.workunits.get(w))
+        {
+            for &r in &wu.results {
+                self.results.prefetch(r);
             }
-            if what.results
-                && let Some(wu) = get(t, D).and_then(|&w| db.workunits.get(w))
-            {
-                for &r in &wu.results {
-                    db.results.prefetch(r);
-                }
-            }
-            if what.hosts
-                && let Some(wu) = get(t, 2 * D).and_then(|&w| db.workunits.get(w))
-            {
-                for r in wu.results.iter().filter_map(|&r| db.results.get(r)) {
-                    db.hosts.prefetch(r.hostid);
-                }
-            }
-            if let Some(&w) = get(t, 3 * D)
-                && !visit(ctx, w)
-            {
-                break;
+        }
+        if what.hosts
+            && let Some(wu) = get(2 * WALK_AHEAD).and_then(|&w| self.workunits.get(w))
+        {
+            for r in wu.results.iter().filter_map(|&r| self.results.get(r)) {
+                self.hosts.prefetch(r.hostid);
             }
         }
     }

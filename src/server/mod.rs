@@ -137,15 +137,24 @@ pub struct Project {
 }
 
 impl Project {
-    /// A daemon's walk over its work list `list`, with the rows it will touch
-    /// prefetched a few workunits ahead ([`Db::walk`]); `visit` returns false to stop.
+    /// A daemon's walk over its work list `list`: calls `visit` on each workunit in
+    /// order until it answers false, while the rows the next ones will touch are
+    /// prefetched a few entries ahead ([`Db::prefetch_walk_step`]).
     pub(crate) fn walk(
         &mut self,
         list: &[WuId],
         what: db::Prefetch,
-        visit: impl FnMut(&mut Project, WuId) -> bool,
+        mut visit: impl FnMut(&mut Project, WuId) -> bool,
     ) {
-        Db::walk(self, |p| &p.db, list, what, visit);
+        let lag = 3 * db::WALK_AHEAD;
+        for t in 0..list.len() + lag {
+            self.db.prefetch_walk_step(list, t, what);
+            if let Some(&w) = t.checked_sub(lag).and_then(|k| list.get(k))
+                && !visit(self, w)
+            {
+                break;
+            }
+        }
     }
 
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {

@@ -49,6 +49,12 @@ struct Page {
     live: u32,
 }
 
+/// Where offset `k` sits in a sparse page's entries, if it was live when the page
+/// turned sparse.
+fn sparse_index(v: &[(u16, u32)], k: u32) -> Option<usize> {
+    v.binary_search_by_key(&(k as u16), |e| e.0).ok()
+}
+
 impl Page {
     /// The slot of offset `k` (`NONE`: no row).
     #[inline(always)]
@@ -65,9 +71,7 @@ impl Page {
     #[inline(never)]
     fn get_sparse(&self, k: u32) -> u32 {
         match &self.slots {
-            Slots::Sparse(v) => v
-                .binary_search_by_key(&(k as u16), |e| e.0)
-                .map_or(NONE, |j| v[j].1),
+            Slots::Sparse(v) => sparse_index(v, k).map_or(NONE, |j| v[j].1),
             _ => NONE,
         }
     }
@@ -77,7 +81,7 @@ impl Page {
         match &mut self.slots {
             Slots::Dense(s) => s[k as usize] = slot,
             Slots::Sparse(v) => {
-                if let Ok(j) = v.binary_search_by_key(&(k as u16), |e| e.0) {
+                if let Some(j) = sparse_index(v, k) {
                     v[j].1 = slot;
                 }
             }
@@ -186,7 +190,8 @@ impl<T, K: RowId> Table<T, K> {
     }
 
     /// Starts loading row `id` into the cache (a hint; nothing if there is no such
-    /// row). The id's index entry is read now: callers prefetch rows in id order, so
+    /// row). Unlike [`Self::get`] it never reads the row itself, which would wait for
+    /// the very load it starts. The id's index entry is read now: callers prefetch rows in id order, so
     /// it is usually near the one read before.
     #[inline]
     pub(crate) fn prefetch(&self, id: K) {
