@@ -341,6 +341,29 @@ impl ClientHost {
     }
 }
 
+/// A job as a reply carries it, for the host's tests: result and workunit `id`, a
+/// one-CPU version `app_version_id` computing 1e12 FLOPs at 1 GFLOPS, estimated
+/// exactly, bounded at ten times that.
+#[cfg(test)]
+pub(crate) fn test_job(id: u32, app_version_id: u32, report_deadline: Time) -> Job {
+    Job {
+        result_id: ResultId(id),
+        workunit_id: WuId(id),
+        appid: 1,
+        app_version_id,
+        proc_type: ProcType::Cpu,
+        avg_ncpus: 1.0,
+        gpu_usage: 0.0,
+        rsc_fpops_est: 1e12,
+        rsc_fpops_bound: 1e13,
+        flops: 1e9,
+        true_fpops: 1e12,
+        true_flops: 1e9,
+        report_deadline,
+        resend: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,22 +401,7 @@ mod tests {
     #[test]
     fn job_times_keep_their_values() {
         let mut h = ClientHost::for_test(1, 1e9, &[100.0]);
-        let job = Job {
-            result_id: ResultId(1),
-            workunit_id: WuId(1),
-            appid: 1,
-            app_version_id: 0,
-            proc_type: ProcType::Cpu,
-            avg_ncpus: 1.0,
-            gpu_usage: 0.0,
-            rsc_fpops_est: 1e12,
-            rsc_fpops_bound: 1e13,
-            flops: 1e9,
-            true_fpops: 1e12,
-            true_flops: 1e9,
-            report_deadline: 3_000_000_000,
-            resend: false,
-        };
+        let job = test_job(1, 0, 3_000_000_000);
         h.receive(0, &job, 2_000_000_123, Policy::ModernRec);
         let j = &h.jobs[0];
         assert_eq!(Time::from(j.received_time), 2_000_000_123);

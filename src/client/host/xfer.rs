@@ -904,7 +904,7 @@ mod tests {
     use super::*;
     use crate::client::config::{ClientConfig, ClientSection, Policy};
     use crate::client::files::{AppFiles, ProjectFiles};
-    use crate::server::scheduler::Job;
+    use crate::client::host::job::test_job;
 
     /// A data server reached through [`ServerLink`]: each transfer gets a flow id
     /// and is remembered with its bytes; `down` refuses every start.
@@ -980,22 +980,7 @@ mod tests {
         let mut h = ClientHost::for_test(1, 1e9, &[100.0]);
         h.xfer = Some(Box::new(HostXfer::new([1e6, 1e6], 1, 1, 0)));
         for k in 1..=n {
-            let job = Job {
-                result_id: ResultId(k),
-                workunit_id: WuId(k),
-                appid: 1,
-                app_version_id: 1,
-                proc_type: crate::server::resource::ProcType::Cpu,
-                avg_ncpus: 1.0,
-                gpu_usage: 0.0,
-                rsc_fpops_est: 1e12,
-                rsc_fpops_bound: 1e13,
-                flops: 1e9,
-                true_fpops: 1e12,
-                true_flops: 1e9,
-                report_deadline: 86_400,
-                resend: false,
-            };
+            let job = test_job(k, 1, 86_400);
             h.receive(0, &job, 0, Policy::ModernRec);
             h.xfer_receive(0, 0, f);
         }
