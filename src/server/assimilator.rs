@@ -77,7 +77,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
 pub(crate) fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, HandlerResult)]) -> usize {
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
-    list.extend(p.db.assimilate_ready.iter().copied());
+    list.extend(p.db.assimilate_ready.iter());
     let mut n = 0;
     p.walk(&list, Prefetch::RESULTS, |p, wuid| {
         n += 1;

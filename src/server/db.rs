@@ -10,6 +10,7 @@
 //! read only the rows their indexed SQL query selects.
 
 use super::credit::{Average, AverageVar};
+use super::id_set::IdSet;
 use super::table::Table;
 use super::transition_index::TransitionIndex;
 use super::types::*;
@@ -451,16 +452,16 @@ pub struct Db {
     /// Workunits with `in_transition_index` set.
     transition_indexed: usize,
     /// Validator work list: `need_validate > 0`.
-    pub need_validate: BTreeSet<WuId>,
+    pub need_validate: IdSet<WuId>,
     /// Assimilator work list: `assimilate_state = READY`.
-    pub assimilate_ready: BTreeSet<WuId>,
+    pub assimilate_ready: IdSet<WuId>,
     /// File deleter lists (`READY`, and `ERROR` for the hourly retry).
-    pub fd_ready_results: BTreeSet<ResultId>,
-    pub fd_ready_wus: BTreeSet<WuId>,
-    pub fd_error_results: BTreeSet<ResultId>,
-    pub fd_error_wus: BTreeSet<WuId>,
+    pub fd_ready_results: IdSet<ResultId>,
+    pub fd_ready_wus: IdSet<WuId>,
+    pub fd_error_results: IdSet<ResultId>,
+    pub fd_error_wus: IdSet<WuId>,
     /// db_purge list: WUs with `file_delete_state = DONE`.
-    pub purge_ready: BTreeSet<WuId>,
+    pub purge_ready: IdSet<WuId>,
     /// UNSENT results not in the job cache (`in_cache` false), in feeder order:
     /// priority descending, WU id, result id (spec backend §2.3). The feeder skips
     /// cached results anyway; leaving them out of its list spares each pass a walk
@@ -649,17 +650,17 @@ impl Db {
         if wu.in_transition_index {
             self.transition_indexed -= 1;
         }
-        self.need_validate.remove(&wuid);
-        self.assimilate_ready.remove(&wuid);
-        self.fd_ready_wus.remove(&wuid);
-        self.fd_error_wus.remove(&wuid);
-        self.purge_ready.remove(&wuid);
+        self.need_validate.remove(wuid);
+        self.assimilate_ready.remove(wuid);
+        self.fd_ready_wus.remove(wuid);
+        self.fd_error_wus.remove(wuid);
+        self.purge_ready.remove(wuid);
         let mut rows = Vec::with_capacity(wu.results.len());
         for &rid in &wu.results {
             let r = self.results.remove(rid).expect("result exists");
             self.result_state_counts[r.server_state.code() as usize] -= 1;
-            self.fd_ready_results.remove(&rid);
-            self.fd_error_results.remove(&rid);
+            self.fd_ready_results.remove(rid);
+            self.fd_error_results.remove(rid);
             if r.server_state == ServerState::Unsent && !r.in_cache {
                 self.feedable.remove(&FeedKey::new(r.priority, wuid, rid));
             }
@@ -803,7 +804,7 @@ impl Db {
         if v {
             self.need_validate.insert(id);
         } else {
-            self.need_validate.remove(&id);
+            self.need_validate.remove(id);
         }
         audit!(
             self,
@@ -880,7 +881,7 @@ impl Db {
         if v == AssimilateState::Ready {
             self.assimilate_ready.insert(id);
         } else {
-            self.assimilate_ready.remove(&id);
+            self.assimilate_ready.remove(id);
         }
         audit!(
             self,
@@ -909,8 +910,8 @@ impl Db {
         if v == FileDeleteState::Done {
             wu.files_deleted_time = db_time(now);
         }
-        self.fd_ready_wus.remove(&id);
-        self.fd_error_wus.remove(&id);
+        self.fd_ready_wus.remove(id);
+        self.fd_error_wus.remove(id);
         match v {
             FileDeleteState::Ready => {
                 self.fd_ready_wus.insert(id);
@@ -1102,8 +1103,8 @@ impl Db {
             return;
         }
         r.file_delete_state = v;
-        self.fd_ready_results.remove(&id);
-        self.fd_error_results.remove(&id);
+        self.fd_ready_results.remove(id);
+        self.fd_error_results.remove(id);
         match v {
             FileDeleteState::Ready => {
                 self.fd_ready_results.insert(id);

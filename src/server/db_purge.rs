@@ -22,7 +22,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     let min_age = p.cfg.db_purge.min_age;
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
-    for &wuid in p.db.purge_ready.iter() {
+    for wuid in p.db.purge_ready.iter() {
         if list.len() >= BATCH {
             break;
         }

@@ -57,9 +57,9 @@ pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
     let mut n = 0;
 
     results.clear();
-    results.extend(p.db.fd_ready_results.iter().take(RESULTS_PER_PASS).copied());
+    results.extend(p.db.fd_ready_results.iter().take(RESULTS_PER_PASS));
     if retry_errors {
-        results.extend(p.db.fd_error_results.iter().copied());
+        results.extend(p.db.fd_error_results.iter());
     }
     for &rid in &results {
         let s = outcome(p);
@@ -70,9 +70,9 @@ pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
 
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
-    list.extend(p.db.fd_ready_wus.iter().take(WUS_PER_PASS).copied());
+    list.extend(p.db.fd_ready_wus.iter().take(WUS_PER_PASS));
     if retry_errors {
-        list.extend(p.db.fd_error_wus.iter().copied());
+        list.extend(p.db.fd_error_wus.iter());
     }
     for &wuid in &list {
         let s = outcome(p);

@@ -17,6 +17,7 @@ pub mod db_purge;
 pub mod feeder;
 pub mod file_deleter;
 pub mod hr;
+pub mod id_set;
 pub mod invariants;
 pub(crate) mod job_cache;
 pub mod job_log;

@@ -67,7 +67,7 @@ pub(crate) fn outputs_match(cmp: Comparison, tolerance: f64, a: f64, b: f64) -> 
 pub fn pass(p: &mut Project, now: Time) -> usize {
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
-    list.extend(p.db.need_validate.iter().copied());
+    list.extend(p.db.need_validate.iter());
     p.walk(&list, Prefetch::RESULTS_AND_HOSTS, |p, wuid| {
         handle_wu(p, now, wuid);
         true
