@@ -8,6 +8,7 @@
 //! its host and the back end at once: nothing is swapped out, lent or parked.
 
 use super::{Recorder, RunCounters, RunError};
+use crate::base::prefetch::prefetch_bytes;
 use crate::client::host::{
     ClientHost, ClientJob, RpcReply, RpcRequest, RpcStatus, ServerLink, TaskState,
 };
@@ -75,6 +76,26 @@ impl<R: Recorder> Backend<R> {
             if let Some(p) = self.projects.get(ps.project as usize) {
                 p.db.results.prefetch(j.result_id);
                 p.db.workunits.prefetch(j.workunit_id);
+            }
+        }
+    }
+
+    /// The last stage, for the event about to run: the lists a host row keeps in
+    /// allocations of their own, its jobs in progress and its HAV rows, which the
+    /// RPC reads and edits (a reported job leaves `in_progress`, the quota checks
+    /// read the HAVs: spec backend §2.4.3, §2.4.4). The host row itself was
+    /// prefetched one event earlier ([`Self::prefetch_rows_of`]), so reading where
+    /// the lists are does not wait; the client's own work before its RPC hides their
+    /// load. A hint only.
+    pub(super) fn prefetch_host_lists_of(&self, h: &ClientHost) {
+        for ps in &h.projects {
+            if let Some(row) = self
+                .projects
+                .get(ps.project as usize)
+                .and_then(|p| p.db.hosts.get(ps.hostid))
+            {
+                prefetch_bytes(row.in_progress.as_ptr(), size_of_val(&row.in_progress[..]));
+                prefetch_bytes(row.havs.as_ptr(), size_of_val(&row.havs[..]));
             }
         }
     }

@@ -266,7 +266,7 @@ impl<R: Recorder> World<R> {
                 }
             }
             self.backend.counters.events += 1;
-            self.prefetch_ahead();
+            self.prefetch_ahead(ev);
             self.dispatch(now, ev)?;
             if self.backend.counters.events & (PROGRESS_EVERY - 1) == 0 {
                 progress(Progress {
@@ -365,11 +365,17 @@ impl<R: Recorder> World<R> {
 
     /// Brings the hosts of the next events into the cache in stages, one event apart,
     /// each stage reading only what the stage before loaded: the third next event's
-    /// client host, the second's jobs and projects, and for the next one the server
-    /// rows its RPC will touch ([`Backend::prefetch_rows_of`]). With many hosts the
+    /// client host, the second's jobs and projects, for the next one the server rows
+    /// its RPC will touch ([`Backend::prefetch_rows_of`]), and for the `current` one
+    /// the lists those rows point to ([`Backend::prefetch_host_lists_of`]). With many hosts the
     /// first touch of each is a cache miss (docs/performance.md); in stages, no
     /// prefetch waits for one. A hint only: it changes no result.
-    fn prefetch_ahead(&mut self) {
+    fn prefetch_ahead(&mut self, current: Event) {
+        if let Event::Host(j) = current
+            && let Some(h) = self.hosts.get(j as usize)
+        {
+            self.backend.prefetch_host_lists_of(h);
+        }
         let mut ahead = [None; 3];
         for (slot, ev) in ahead.iter_mut().zip(self.queue.peek_ahead()) {
             if let Event::Host(j) = *ev {
