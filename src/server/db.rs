@@ -67,9 +67,6 @@ pub struct WorkunitRow {
     pub app_version_id: u32,
     /// 0 normal, 1 `TRANSITION_NONE`, 2 `TRANSITION_NO_NEW_RESULTS`.
     pub transitioner_flags: u8,
-    /// Simulator bookkeeping, not a BOINC column: whether the transitioner's index
-    /// holds this workunit at its `transition_time` (see [`TransitionIndex`]).
-    pub in_transition_index: bool,
     /// −1 = no size classes.
     pub size_class: i8,
     /// The WU's results, ascending id (the DB's join order). Inline up to four: a
@@ -172,7 +169,6 @@ impl WorkunitRow {
             hr_class: 0,
             app_version_id: 0,
             transitioner_flags: 0,
-            in_transition_index: false,
             size_class: -1,
             results: WuResults::new(),
             canonical_found_time: 0,
@@ -449,7 +445,9 @@ pub struct Db {
     pub hosts: Table<HostRow, HostId>,
     /// Transitioner index: WUs with `transition_time < INT_MAX`, by time then id.
     transition_index: TransitionIndex,
-    /// Workunits with `in_transition_index` set.
+    /// Which entry of the transitioner index is current, per workunit row ([`Indexed`]).
+    indexed: Indexed,
+    /// Workunits in the transitioner index.
     transition_indexed: usize,
     /// Validator work list: `need_validate > 0`.
     pub need_validate: IdSet<WuId>,
@@ -596,8 +594,8 @@ impl Db {
         let id = self.workunits.next_id();
         wu.id = id;
         let tt = wu.transition_time;
-        wu.in_transition_index = tt < INT_MAX;
         self.workunits.insert(wu);
+        self.indexed.set(&self.workunits, id, tt);
         self.workunits_live += 1;
         audit!(self, actor, Entity::Workunit, id, Field::Row, 0, 1);
         audit!(
@@ -644,12 +642,12 @@ impl Db {
     /// Deletes a workunit and its results (db_purge, spec backend §2.8). Returns the
     /// rows so that they can still be written to the outputs.
     pub(crate) fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
-        let wu = self.workunits.remove(wuid).expect("workunit exists");
-        self.workunits_live -= 1;
         // Its index entry, if any, is stale now that the row is gone.
-        if wu.in_transition_index {
+        if self.indexed.take(&self.workunits, wuid).is_some() {
             self.transition_indexed -= 1;
         }
+        let wu = self.workunits.remove(wuid).expect("workunit exists");
+        self.workunits_live -= 1;
         self.need_validate.remove(wuid);
         self.assimilate_ready.remove(wuid);
         self.fd_ready_wus.remove(wuid);
@@ -708,20 +706,21 @@ impl Db {
     /// (the transitioner's snapshot, spec backend §2.0, §2.2).
     pub(crate) fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
         out.clear();
-        let indexed = &mut self.transition_indexed;
+        let count = &mut self.transition_indexed;
+        let rows = &self.workunits;
         self.transition_index.pop_due(
             now,
             out,
-            &mut self.workunits,
-            |rows, id, tt| match rows.get_mut(id) {
-                Some(wu) if wu.in_transition_index && wu.transition_time == tt => {
-                    wu.in_transition_index = false;
-                    *indexed -= 1;
-                    true
+            &mut self.indexed,
+            |indexed, id, tt| {
+                let current = indexed.is_current(rows, id, tt);
+                if current {
+                    indexed.take(rows, id);
+                    *count -= 1;
                 }
-                _ => false,
+                current
             },
-            |rows, id| rows.prefetch(id),
+            |indexed, id| indexed.prefetch(rows, id),
         );
         out.sort_unstable();
     }
@@ -733,8 +732,14 @@ impl Db {
     pub(crate) fn transition_index_error(&self) -> Option<String> {
         let mut marked = 0;
         for (id, wu) in self.workunits.iter() {
-            if !wu.in_transition_index {
+            let Some(at) = self.indexed.get(&self.workunits, id) else {
                 continue;
+            };
+            if at != wu.transition_time {
+                return Some(format!(
+                    "workunit {id} is indexed at {at} but its transition_time is {}",
+                    wu.transition_time
+                ));
             }
             marked += 1;
             if wu.transition_time >= INT_MAX || !self.transition_index.holds(wu.transition_time, id)
@@ -755,9 +760,9 @@ impl Db {
 
     /// Earliest `transition_time` in the index, if any.
     pub fn next_transition_time(&mut self) -> Option<Time> {
-        let rows = &self.workunits;
+        let (rows, indexed) = (&self.workunits, &self.indexed);
         self.transition_index
-            .peek(|id, tt| transition_entry_current(rows, id, tt))
+            .peek(|id, tt| indexed.is_current(rows, id, tt))
     }
 
     // ----- workunit setters -----------------------------------------------------
@@ -765,20 +770,19 @@ impl Db {
     pub(crate) fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
         let wu = self.wu_mut(id);
         let old = wu.transition_time;
-        let was_indexed = wu.in_transition_index;
         wu.transition_time = tt;
         // The index may have popped this WU for a pass; always re-sync it. An entry
         // already current at this time is not pushed twice.
-        wu.in_transition_index = tt < INT_MAX;
+        let was = self.indexed.set(&self.workunits, id, tt);
         self.transition_indexed =
-            self.transition_indexed + usize::from(tt < INT_MAX) - usize::from(was_indexed);
-        if tt < INT_MAX && !(was_indexed && old == tt) {
+            self.transition_indexed + usize::from(tt < INT_MAX) - usize::from(was.is_some());
+        if tt < INT_MAX && was != Some(tt) {
             self.transition_index.push(tt, id);
-            let rows = &self.workunits;
+            let (rows, indexed) = (&self.workunits, &self.indexed);
             self.transition_index.compact_if_sparse(
                 self.transition_indexed,
-                |id, tt| transition_entry_current(rows, id, tt),
-                |id| rows.prefetch(id),
+                |id, tt| indexed.is_current(rows, id, tt),
+                |id| indexed.prefetch(rows, id),
             );
         }
         if old != tt {
@@ -1210,11 +1214,68 @@ impl Db {
 }
 
 /// A result's BOINC name, `wu<id>_<suffix>`.
-/// Whether the transitioner index's entry `(tt, id)` is the workunit's current one
-/// ([`TransitionIndex`]).
-fn transition_entry_current(rows: &Table<WorkunitRow, WuId>, id: WuId, tt: Time) -> bool {
-    rows.get(id)
-        .is_some_and(|wu| wu.in_transition_index && wu.transition_time == tt)
+/// The time at which the transitioner index holds each workunit, if it does: the
+/// index is lazy ([`TransitionIndex`]), and an entry `(tt, id)` is current only if
+/// the workunit is indexed at exactly `tt`.
+///
+/// Kept apart from the rows, one `i32` per row slot of the workunit table: most
+/// entries the index drops are stale (a result's deadline, left behind when the
+/// result came back early), and checking one against its 168-byte row missed the
+/// cache for each, hours after the row was last touched. Sixteen slots share a
+/// cache line here.
+#[derive(Debug, Default)]
+struct Indexed {
+    /// By row slot; [`Self::NOT`] when the workunit is not indexed. A time in the
+    /// index is below `INT_MAX`, as BOINC's `int` column.
+    tt: Vec<i32>,
+}
+
+impl Indexed {
+    const NOT: i32 = i32::MIN;
+
+    /// Records the workunit's `transition_time` `tt` (indexed if below `INT_MAX`);
+    /// returns the time it was indexed at before.
+    fn set(&mut self, rows: &Table<WorkunitRow, WuId>, id: WuId, tt: Time) -> Option<Time> {
+        let s = rows.slot_of(id).expect("workunit exists") as usize;
+        if s >= self.tt.len() {
+            // In steps of the table's slab chunk: the slab never shrinks either.
+            self.tt.resize((s + 1).next_multiple_of(8192), Self::NOT);
+        }
+        let new = if tt < INT_MAX {
+            let t = i32::try_from(tt).expect("transition_time fits BOINC's int");
+            debug_assert_ne!(t, Self::NOT);
+            t
+        } else {
+            Self::NOT
+        };
+        let old = std::mem::replace(&mut self.tt[s], new);
+        (old != Self::NOT).then_some(Time::from(old))
+    }
+
+    /// Takes the workunit out of the index; returns the time it was indexed at.
+    fn take(&mut self, rows: &Table<WorkunitRow, WuId>, id: WuId) -> Option<Time> {
+        let s = rows.slot_of(id)? as usize;
+        let old = std::mem::replace(self.tt.get_mut(s)?, Self::NOT);
+        (old != Self::NOT).then_some(Time::from(old))
+    }
+
+    /// The time the workunit is indexed at, if it is.
+    fn get(&self, rows: &Table<WorkunitRow, WuId>, id: WuId) -> Option<Time> {
+        let s = rows.slot_of(id)? as usize;
+        let t = *self.tt.get(s)?;
+        (t != Self::NOT).then_some(Time::from(t))
+    }
+
+    /// Whether the index entry `(tt, id)` is the workunit's current one.
+    fn is_current(&self, rows: &Table<WorkunitRow, WuId>, id: WuId, tt: Time) -> bool {
+        self.get(rows, id) == Some(tt)
+    }
+
+    fn prefetch(&self, rows: &Table<WorkunitRow, WuId>, id: WuId) {
+        if let Some(t) = rows.slot_of(id).and_then(|s| self.tt.get(s as usize)) {
+            crate::base::prefetch::prefetch(t);
+        }
+    }
 }
 
 pub(crate) fn result_name(wuid: WuId, suffix: u16) -> String {
@@ -1274,5 +1335,85 @@ mod feed_key_tests {
         assert_eq!(by_key, by_tuple);
         let k = FeedKey::new(-5, WuId(u32::MAX), ResultId(7));
         assert_eq!((k.wuid(), k.rid()), (WuId(u32::MAX), ResultId(7)));
+    }
+}
+
+#[cfg(test)]
+mod indexed_tests {
+    use super::super::invariants::test_rows;
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+    use std::collections::BTreeMap;
+
+    /// Random inserts, moves (to `INT_MAX` too), purges (whose row slots the next
+    /// inserts reuse) and transitioner snapshots: each snapshot is exactly the
+    /// workunits an exact index holds below `now`, and the lazy index stays
+    /// consistent with the rows (`transition_index_error`) after every step.
+    #[test]
+    fn the_lazy_index_agrees_with_an_exact_one() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(21);
+        for _ in 0..40 {
+            let mut db = Db::new(false);
+            let mut exact: BTreeMap<WuId, Time> = BTreeMap::new();
+            let mut live: Vec<WuId> = Vec::new();
+            let mut now: Time = 0;
+            for _ in 0..800 {
+                let pick = |rng: &mut rand_pcg::Pcg64Mcg, live: &[WuId]| {
+                    live[rng.random_range(0..live.len())]
+                };
+                let tt = |rng: &mut rand_pcg::Pcg64Mcg, now: Time| {
+                    if rng.random_bool(0.15) {
+                        INT_MAX
+                    } else {
+                        now + rng.random_range(-5..400)
+                    }
+                };
+                match rng.random_range(0..10u32) {
+                    0..=2 => {
+                        let mut wu = test_rows::workunit();
+                        wu.transition_time = tt(&mut rng, now);
+                        let t = wu.transition_time;
+                        let id = db.insert_workunit(Actor::WorkGenerator, wu);
+                        live.push(id);
+                        if t < INT_MAX {
+                            exact.insert(id, t);
+                        }
+                    }
+                    3..=5 if !live.is_empty() => {
+                        let id = pick(&mut rng, &live);
+                        let t = tt(&mut rng, now);
+                        db.set_transition_time(Actor::Transitioner, id, t);
+                        if t < INT_MAX {
+                            exact.insert(id, t);
+                        } else {
+                            exact.remove(&id);
+                        }
+                    }
+                    6 if !live.is_empty() => {
+                        let id = pick(&mut rng, &live);
+                        live.retain(|&w| w != id);
+                        exact.remove(&id);
+                        db.purge_workunit(id);
+                    }
+                    _ => {
+                        now += rng.random_range(0..120);
+                        let mut got = Vec::new();
+                        db.take_due_workunits(now, &mut got);
+                        let want: Vec<WuId> = exact
+                            .iter()
+                            .filter(|&(_, &t)| t < now)
+                            .map(|(&id, _)| id)
+                            .collect();
+                        for id in &want {
+                            exact.remove(id);
+                        }
+                        assert_eq!(got, want);
+                        assert_eq!(db.next_transition_time(), exact.values().min().copied());
+                    }
+                }
+                assert_eq!(db.transition_index_error(), None);
+                assert_eq!(db.transition_indexed, exact.len());
+            }
+        }
     }
 }

@@ -183,6 +183,13 @@ impl<T, K: RowId> Table<T, K> {
         (s != NONE).then_some(s)
     }
 
+    /// The slot row `id` lives in: a small number, reused once the row is deleted,
+    /// for data kept beside the rows (`Db`'s transitioner bookkeeping).
+    #[inline(always)]
+    pub(crate) fn slot_of(&self, id: K) -> Option<u32> {
+        self.slot(id.raw())
+    }
+
     #[inline(always)]
     pub fn get(&self, id: K) -> Option<&T> {
         let s = self.slot(id.raw())? as usize;

@@ -14,9 +14,8 @@
 //!
 //! Deletion is lazy:
 //! - every move pushes a new `(transition_time, id)` entry and leaves the old one;
-//! - the workunit row says which entry is current: it is in the index
-//!   (`WorkunitRow::in_transition_index`) and its `transition_time` equals the
-//!   entry's;
+//! - the database says which entry is current: the time at which it indexed the
+//!   workunit (`Db`'s `Indexed`, kept beside the rows) equals the entry's;
 //! - stale entries (moved, taken or purged workunits) are dropped when their bucket
 //!   is taken, and all at once when they outnumber the current ones (an entry left
 //!   at a far-future time would otherwise stay for the whole run, and memory would
