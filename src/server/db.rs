@@ -67,6 +67,10 @@ pub struct WorkunitRow {
     pub app_version_id: u32,
     /// 0 normal, 1 `TRANSITION_NONE`, 2 `TRANSITION_NO_NEW_RESULTS`.
     pub transitioner_flags: u8,
+    /// Simulator bookkeeping, not a BOINC column: whether the transitioner's index
+    /// holds this workunit at its `transition_time` (see [`TransitionIndex`]). The
+    /// index checks its entries against a copy kept beside the rows ([`Indexed`]).
+    pub in_transition_index: bool,
     /// −1 = no size classes.
     pub size_class: i8,
     /// The WU's results, ascending id (the DB's join order). Inline up to four: a
@@ -169,6 +173,7 @@ impl WorkunitRow {
             hr_class: 0,
             app_version_id: 0,
             transitioner_flags: 0,
+            in_transition_index: false,
             size_class: -1,
             results: WuResults::new(),
             canonical_found_time: 0,
@@ -594,8 +599,9 @@ impl Db {
         let id = self.workunits.next_id();
         wu.id = id;
         let tt = wu.transition_time;
+        wu.in_transition_index = tt < INT_MAX;
         self.workunits.insert(wu);
-        self.indexed.set(&self.workunits, id, tt);
+        self.indexed.store(&self.workunits, id, tt);
         self.workunits_live += 1;
         audit!(self, actor, Entity::Workunit, id, Field::Row, 0, 1);
         audit!(
@@ -642,12 +648,13 @@ impl Db {
     /// Deletes a workunit and its results (db_purge, spec backend §2.8). Returns the
     /// rows so that they can still be written to the outputs.
     pub(crate) fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
-        // Its index entry, if any, is stale now that the row is gone.
-        if self.indexed.take(&self.workunits, wuid).is_some() {
-            self.transition_indexed -= 1;
-        }
         let wu = self.workunits.remove(wuid).expect("workunit exists");
         self.workunits_live -= 1;
+        // Its index entry, if any, is stale now that the row is gone (the entry's
+        // id finds no row slot any more).
+        if wu.in_transition_index {
+            self.transition_indexed -= 1;
+        }
         self.need_validate.remove(wuid);
         self.assimilate_ready.remove(wuid);
         self.fd_ready_wus.remove(wuid);
@@ -707,20 +714,27 @@ impl Db {
     pub(crate) fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
         out.clear();
         let count = &mut self.transition_indexed;
-        let rows = &self.workunits;
         self.transition_index.pop_due(
             now,
             out,
-            &mut self.indexed,
-            |indexed, id, tt| {
+            &mut (&mut self.workunits, &mut self.indexed),
+            |(rows, indexed), id, tt| {
                 let current = indexed.is_current(rows, id, tt);
                 if current {
-                    indexed.take(rows, id);
+                    indexed.store(rows, id, INT_MAX);
+                    rows.get_mut(id)
+                        .expect("an indexed workunit exists")
+                        .in_transition_index = false;
                     *count -= 1;
                 }
                 current
             },
-            |indexed, id| indexed.prefetch(rows, id),
+            // The row too: a due workunit's is written here, and read by the
+            // transitioner right after.
+            |(rows, indexed), id| {
+                indexed.prefetch(rows, id);
+                rows.prefetch(id);
+            },
         );
         out.sort_unstable();
     }
@@ -732,14 +746,15 @@ impl Db {
     pub(crate) fn transition_index_error(&self) -> Option<String> {
         let mut marked = 0;
         for (id, wu) in self.workunits.iter() {
-            let Some(at) = self.indexed.get(&self.workunits, id) else {
-                continue;
-            };
-            if at != wu.transition_time {
+            let at = self.indexed.get(&self.workunits, id);
+            if at != wu.in_transition_index.then_some(wu.transition_time) {
                 return Some(format!(
-                    "workunit {id} is indexed at {at} but its transition_time is {}",
-                    wu.transition_time
+                    "workunit {id} (transition_time {}, marked indexed: {}) is indexed at {at:?} beside the rows",
+                    wu.transition_time, wu.in_transition_index
                 ));
+            }
+            if !wu.in_transition_index {
+                continue;
             }
             marked += 1;
             if wu.transition_time >= INT_MAX || !self.transition_index.holds(wu.transition_time, id)
@@ -770,13 +785,17 @@ impl Db {
     pub(crate) fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
         let wu = self.wu_mut(id);
         let old = wu.transition_time;
+        let was_indexed = wu.in_transition_index;
         wu.transition_time = tt;
         // The index may have popped this WU for a pass; always re-sync it. An entry
         // already current at this time is not pushed twice.
-        let was = self.indexed.set(&self.workunits, id, tt);
+        wu.in_transition_index = tt < INT_MAX;
         self.transition_indexed =
-            self.transition_indexed + usize::from(tt < INT_MAX) - usize::from(was.is_some());
-        if tt < INT_MAX && was != Some(tt) {
+            self.transition_indexed + usize::from(tt < INT_MAX) - usize::from(was_indexed);
+        if !(was_indexed && old == tt) {
+            self.indexed.store(&self.workunits, id, tt);
+        }
+        if tt < INT_MAX && !(was_indexed && old == tt) {
             self.transition_index.push(tt, id);
             let (rows, indexed) = (&self.workunits, &self.indexed);
             self.transition_index.compact_if_sparse(
@@ -1214,15 +1233,17 @@ impl Db {
 }
 
 /// A result's BOINC name, `wu<id>_<suffix>`.
-/// The time at which the transitioner index holds each workunit, if it does: the
+/// A copy, beside the rows, of the time at which the transitioner index holds each
+/// workunit (the row's `transition_time` when `in_transition_index` is set): the
 /// index is lazy ([`TransitionIndex`]), and an entry `(tt, id)` is current only if
 /// the workunit is indexed at exactly `tt`.
 ///
-/// Kept apart from the rows, one `i32` per row slot of the workunit table: most
-/// entries the index drops are stale (a result's deadline, left behind when the
-/// result came back early), and checking one against its 168-byte row missed the
-/// cache for each, hours after the row was last touched. Sixteen slots share a
-/// cache line here.
+/// One `i32` per row slot of the workunit table: most entries the index drops are
+/// stale (a result's deadline, left behind when the result came back early), and
+/// checking one against its 168-byte row missed the cache for each, hours after the
+/// row was last touched; sixteen slots share a cache line here. The setters write
+/// it without reading it (they know the old state from the row they hold), so a
+/// write that misses does not stall.
 #[derive(Debug, Default)]
 struct Indexed {
     /// By row slot; [`Self::NOT`] when the workunit is not indexed. A time in the
@@ -1233,30 +1254,21 @@ struct Indexed {
 impl Indexed {
     const NOT: i32 = i32::MIN;
 
-    /// Records the workunit's `transition_time` `tt` (indexed if below `INT_MAX`);
-    /// returns the time it was indexed at before.
-    fn set(&mut self, rows: &Table<WorkunitRow, WuId>, id: WuId, tt: Time) -> Option<Time> {
+    /// Records that the workunit's `transition_time` is `tt`: indexed at `tt` if
+    /// below `INT_MAX`, not indexed otherwise.
+    fn store(&mut self, rows: &Table<WorkunitRow, WuId>, id: WuId, tt: Time) {
         let s = rows.slot_of(id).expect("workunit exists") as usize;
         if s >= self.tt.len() {
             // In steps of the table's slab chunk: the slab never shrinks either.
             self.tt.resize((s + 1).next_multiple_of(8192), Self::NOT);
         }
-        let new = if tt < INT_MAX {
+        self.tt[s] = if tt < INT_MAX {
             let t = i32::try_from(tt).expect("transition_time fits BOINC's int");
             debug_assert_ne!(t, Self::NOT);
             t
         } else {
             Self::NOT
         };
-        let old = std::mem::replace(&mut self.tt[s], new);
-        (old != Self::NOT).then_some(Time::from(old))
-    }
-
-    /// Takes the workunit out of the index; returns the time it was indexed at.
-    fn take(&mut self, rows: &Table<WorkunitRow, WuId>, id: WuId) -> Option<Time> {
-        let s = rows.slot_of(id)? as usize;
-        let old = std::mem::replace(self.tt.get_mut(s)?, Self::NOT);
-        (old != Self::NOT).then_some(Time::from(old))
     }
 
     /// The time the workunit is indexed at, if it is.
