@@ -181,8 +181,8 @@ fn pick_project(
         ctx.priority(p.rec + act_units[q] * inc, p.resource_share)
     };
     let mut best: Option<(usize, Option<f64>)> = None;
-    for q in 0..projects.len() {
-        if next[q] == NONE {
+    for (q, &nq) in next[..projects.len()].iter().enumerate() {
+        if nq == NONE {
             continue;
         }
         match &mut best {
