@@ -6,21 +6,33 @@
 //! (bench-100k with the modern client: 31.5 s here, 35.5 s with `SmallVec`, whose
 //! every index first checks whether it spilled; docs/performance.md, "Tried and
 //! dropped").
+//!
+//! The stack storage is left uninitialised beyond `len`: a buffer is made several
+//! times per host event (the RR simulation's 64-entry active list and per-CPU busy
+//! times, the run list and its sort keys), and writing `N` default values into each,
+//! about 4 KiB per `schedule_cpus`, was a visible share of the client's time on the
+//! short-job benchmark (docs/performance.md, "The modern client's scratch").
 
+use std::mem::MaybeUninit;
 use std::ops::{Deref, DerefMut};
 
-/// Fixed stack capacity `N`, heap spill above it.
-pub(crate) enum SmallBuf<T: Copy + Default, const N: usize> {
-    Stack { buf: [T; N], len: usize },
+/// Fixed stack capacity `N`, heap spill above it. Invariant: in `Stack`, the first
+/// `len ≤ N` elements of `buf` are initialised. `T: Copy`, so nothing is ever
+/// dropped and an element may be overwritten or forgotten freely.
+pub(crate) enum SmallBuf<T: Copy, const N: usize> {
+    Stack {
+        buf: [MaybeUninit<T>; N],
+        len: usize,
+    },
     Heap(Vec<T>),
 }
 
-impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
+impl<T: Copy, const N: usize> SmallBuf<T, N> {
     /// An empty buffer.
     #[inline]
     pub fn new() -> Self {
         Self::Stack {
-            buf: [T::default(); N],
+            buf: [const { MaybeUninit::uninit() }; N],
             len: 0,
         }
     }
@@ -29,10 +41,11 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
     #[inline]
     pub(crate) fn filled(n: usize, value: T) -> Self {
         if n <= N {
-            Self::Stack {
-                buf: [value; N],
-                len: n,
+            let mut buf = [const { MaybeUninit::uninit() }; N];
+            for x in &mut buf[..n] {
+                x.write(value);
             }
+            Self::Stack { buf, len: n }
         } else {
             Self::Heap(vec![value; n])
         }
@@ -42,12 +55,12 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
     pub fn push(&mut self, x: T) {
         match self {
             Self::Stack { buf, len } if *len < N => {
-                buf[*len] = x;
+                buf[*len].write(x);
                 *len += 1;
             }
-            Self::Stack { buf, len } => {
+            Self::Stack { .. } => {
                 let mut v = Vec::with_capacity(2 * N + 1);
-                v.extend_from_slice(&buf[..*len]);
+                v.extend_from_slice(self);
                 v.push(x);
                 *self = Self::Heap(v);
             }
@@ -60,6 +73,7 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
     pub fn remove(&mut self, i: usize) {
         match self {
             Self::Stack { buf, len } => {
+                // `copy_within` panics if `i ≥ len`, so `len` never underflows.
                 buf.copy_within(i + 1..*len, i);
                 *len -= 1;
             }
@@ -70,20 +84,30 @@ impl<T: Copy + Default, const N: usize> SmallBuf<T, N> {
     }
 }
 
-impl<T: Copy + Default, const N: usize> Deref for SmallBuf<T, N> {
+impl<T: Copy, const N: usize> Deref for SmallBuf<T, N> {
     type Target = [T];
+    #[inline]
     fn deref(&self) -> &[T] {
         match self {
-            Self::Stack { buf, len } => &buf[..*len],
+            // SAFETY: the first `len` elements are initialised (the type's
+            // invariant, kept by `new`, `filled`, `push` and `remove`), `len ≤ N`,
+            // and `MaybeUninit<T>` has the layout of `T`.
+            Self::Stack { buf, len } => unsafe {
+                std::slice::from_raw_parts(buf.as_ptr().cast::<T>(), *len)
+            },
             Self::Heap(v) => v,
         }
     }
 }
 
-impl<T: Copy + Default, const N: usize> DerefMut for SmallBuf<T, N> {
+impl<T: Copy, const N: usize> DerefMut for SmallBuf<T, N> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [T] {
         match self {
-            Self::Stack { buf, len } => &mut buf[..*len],
+            // SAFETY: as in `deref`; the borrow is unique.
+            Self::Stack { buf, len } => unsafe {
+                std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), *len)
+            },
             Self::Heap(v) => v,
         }
     }
@@ -105,5 +129,15 @@ mod tests {
         let mut s: SmallBuf<u32, 4> = SmallBuf::filled(3, 7);
         s.remove(0);
         assert_eq!(&*s, &[7, 7]);
+        // Only the first `len` elements are ever read: a push after a remove
+        // shows the pushed value, not whatever the slot held.
+        s.push(9);
+        s[0] = 1;
+        assert_eq!(&*s, &[1, 7, 9]);
+        let mut f: SmallBuf<(u32, f64), 2> = SmallBuf::filled(3, (1, 0.5));
+        f.push((2, 1.5));
+        assert_eq!(&*f, &[(1, 0.5), (1, 0.5), (1, 0.5), (2, 1.5)]);
+        let e: SmallBuf<u64, 8> = SmallBuf::new();
+        assert!(e.is_empty());
     }
 }

@@ -39,7 +39,7 @@ use super::buf::SmallBuf;
 use super::rec::{PrioCtx, job_peak_units, total_peak_units};
 use crate::client::config::{ClientConfig, Policy};
 use crate::client::host::gpu_relative_speeds;
-use crate::client::host::{ClientHost, ClientJob, TaskState, TimeStats};
+use crate::client::host::{ClientHost, ClientJob, ProjectState, TaskState, TimeStats};
 use crate::server::resource::{N_RSC, ProcType, coproc_of};
 
 const NONE: u32 = u32::MAX;
@@ -153,6 +153,52 @@ fn next_job_of(host: &ClientHost, q: usize, from: usize, rsc: ProcType) -> u32 {
         .map_or(NONE, |i| (from + i) as u32)
 }
 
+/// The project whose next pending job (`next[q]`, `NONE`: none) a pick step of the
+/// simulation activates: the highest `sched_priority` of `rec_temp = rec +
+/// act_units[q]·inc`, ties to the earlier project; with `pointer_order`, upstream's
+/// pointer-ordered heap (see the module's doc).
+///
+/// The first candidate wins unless a later one has a strictly higher priority, so a
+/// lone candidate needs no priority at all: the first one's is computed only when a
+/// second one turns up. Same pick as computing every candidate's priority (the test
+/// `lazy_pick_is_the_eager_pick` compares them), and on the usual host (one project,
+/// or one with work left) no divisions per step.
+#[inline]
+fn pick_project(
+    projects: &[ProjectState],
+    next: &[u32],
+    act_units: &[f64],
+    ctx: &PrioCtx,
+    inc: f64,
+    pointer_order: bool,
+) -> Option<usize> {
+    if pointer_order {
+        // The heap's top: the highest address, i.e. the last project allocated.
+        return (0..projects.len()).rev().find(|&q| next[q] != NONE);
+    }
+    let prio_of = |q: usize| {
+        let p = &projects[q];
+        ctx.priority(p.rec + act_units[q] * inc, p.resource_share)
+    };
+    let mut best: Option<(usize, Option<f64>)> = None;
+    for (q, &nq) in next[..projects.len()].iter().enumerate() {
+        if nq == NONE {
+            continue;
+        }
+        match &mut best {
+            None => best = Some((q, None)),
+            Some((b, bp)) => {
+                let bprio = *bp.get_or_insert_with(|| prio_of(*b));
+                let prio = prio_of(q);
+                if prio > bprio {
+                    best = Some((q, Some(prio)));
+                }
+            }
+        }
+    }
+    best.map(|(q, _)| q)
+}
+
 /// `RR_SIM::simulate` (spec client §2.5) for processor type `rsc`. A job's
 /// `estimated_flops_remaining` is the client's estimate
 /// ([`ClientHost::est_flops_left`], §3.6), never its true size: the simulation
@@ -193,7 +239,11 @@ pub(crate) fn rr_simulation(
             p.n_runnable_jobs = 0;
         }
     }
-    let mut next: SmallBuf<u32, 16> = SmallBuf::filled(np, NONE);
+    // The per-project buffers are used through plain slices, taken once: each
+    // index into a `SmallBuf` first asks whether it spilled, and the steps below
+    // index them several times per step.
+    let mut next_buf: SmallBuf<u32, 16> = SmallBuf::filled(np, NONE);
+    let next = &mut *next_buf;
     for (k, j) in host.jobs.iter_mut().enumerate() {
         let u = &host.app_versions[j.app_version as usize];
         if u.proc_type != rsc {
@@ -225,28 +275,14 @@ pub(crate) fn rr_simulation(
     let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
     let pointer_order = cfg.rrsim_pointer_heap_order;
     // Per project, the peak units of its active jobs: `rec_temp = rec + units · inc`.
-    let mut act_units: SmallBuf<f64, 16> = SmallBuf::filled(np, 0.0);
+    let mut act_units_buf: SmallBuf<f64, 16> = SmallBuf::filled(np, 0.0);
+    let act_units = &mut *act_units_buf;
     // Active jobs: (job index, rrsim_flops_left), in activation order.
     let mut active: SmallBuf<(u32, f64), 64> = SmallBuf::new();
     let mut busy: SmallBuf<f64, 64> = SmallBuf::filled(n, 0.0);
 
-    // The project whose next pending job the pick step activates.
-    let pick = |host: &ClientHost, next: &[u32], act_units: &[f64]| -> Option<usize> {
-        if pointer_order {
-            // The heap's top: the highest address, i.e. the last project allocated.
-            return (0..host.projects.len()).rev().find(|&q| next[q] != NONE);
-        }
-        let mut best: Option<(usize, f64)> = None;
-        for (q, p) in host.projects.iter().enumerate() {
-            if next[q] == NONE {
-                continue;
-            }
-            let prio = ctx.priority(p.rec + act_units[q] * inc, p.resource_share);
-            if best.is_none_or(|(_, b)| prio > b) {
-                best = Some((q, prio));
-            }
-        }
-        best.map(|(q, _)| q)
+    let pick = |host: &ClientHost, next: &[u32], act_units: &[f64]| {
+        pick_project(&host.projects, next, act_units, &ctx, inc, pointer_order)
     };
     // Instances the active jobs occupy (`sim_nused`).
     let mut nused = 0.0;
@@ -267,10 +303,10 @@ pub(crate) fn rr_simulation(
     };
 
     while nused < nf {
-        let Some(q) = pick(host, &next, &act_units) else {
+        let Some(q) = pick(host, next, act_units) else {
             break;
         };
-        activate(host, q, &mut next, &mut act_units, &mut active, &mut nused);
+        activate(host, q, next, act_units, &mut active, &mut nused);
     }
     let nidle_now = (nf - nused).max(0.0);
 
@@ -280,13 +316,14 @@ pub(crate) fn rr_simulation(
     let (mut shortfall, mut saturated_time, mut dmi) = (0.0, 0.0, 0.0);
     while !active.is_empty() {
         // The job that finishes first (first minimum in list order).
+        let act = &*active;
         let mut bi = 0;
-        for (i, a) in active.iter().enumerate() {
-            if a.1 < active[bi].1 {
+        for (i, a) in act.iter().enumerate() {
+            if a.1 < act[bi].1 {
                 bi = i;
             }
         }
-        let (bk, bleft) = active[bi];
+        let (bk, bleft) = act[bi];
         let mut delta_t = bleft / rate;
         let finishes = delta_t <= 3600.0;
         if !finishes {
@@ -296,11 +333,13 @@ pub(crate) fn rr_simulation(
                 3600.0
             };
         } else {
-            let est_left = host.est_flops_left(&host.jobs[bk as usize], Policy::ModernRec);
-            let inst = instances(host, &host.jobs[bk as usize]);
-            let j = &mut host.jobs[bk as usize];
-            let computation_deadline = j.report_deadline as f64 - comp_cushion;
+            let computation_deadline = host.jobs[bk as usize].report_deadline as f64 - comp_cushion;
             if sim_now + delta_t > computation_deadline {
+                // Looked up only for a miss: the estimate costs divisions (§3.6)
+                // and most steps meet their deadline.
+                let est_left = host.est_flops_left(&host.jobs[bk as usize], Policy::ModernRec);
+                let inst = instances(host, &host.jobs[bk as usize]);
+                let j = &mut host.jobs[bk as usize];
                 // handle_missed_deadline (no RAM model: every miss counts).
                 if !matches!(j.state, TaskState::Unstarted | TaskState::Downloading) {
                     j.last_deadline_miss_time = now;
@@ -338,13 +377,13 @@ pub(crate) fn rr_simulation(
             // job freed by a one-CPU job's end does not start on the one CPU freed,
             // or the simulation would drain the queue faster than the CPUs can.
             if next[q] != NONE && nused < nf {
-                activate(host, q, &mut next, &mut act_units, &mut active, &mut nused);
+                activate(host, q, next, act_units, &mut active, &mut nused);
             }
             while nused < nf {
-                let Some(q2) = pick(host, &next, &act_units) else {
+                let Some(q2) = pick(host, next, act_units) else {
                     break;
                 };
-                activate(host, q2, &mut next, &mut act_units, &mut active, &mut nused);
+                activate(host, q2, next, act_units, &mut active, &mut nused);
             }
         }
     }
@@ -371,6 +410,62 @@ pub(crate) fn rr_simulation(
 mod tests {
     use super::*;
     use crate::client::modern::test_util::*;
+
+    /// `pick_project` computes priorities lazily; on random projects (ties,
+    /// backup projects, zero REC, lone candidates) it picks what computing every
+    /// candidate's priority first picks.
+    #[test]
+    fn lazy_pick_is_the_eager_pick() {
+        use crate::engine::rng::SimRng;
+        use rand::{RngExt, SeedableRng};
+        let eager = |projects: &[ProjectState], next: &[u32], act: &[f64], ctx: &PrioCtx| {
+            let inc = ctx.rec_increment();
+            let mut best: Option<(usize, f64)> = None;
+            for (q, p) in projects.iter().enumerate() {
+                if next[q] == NONE {
+                    continue;
+                }
+                let prio = ctx.priority(p.rec + act[q] * inc, p.resource_share);
+                if best.is_none_or(|(_, b)| prio > b) {
+                    best = Some((q, prio));
+                }
+            }
+            best.map(|(q, _)| q)
+        };
+        let mut rng = SimRng::seed_from_u64(7);
+        let (mut lone, mut contested) = (0, 0);
+        for _ in 0..20_000 {
+            let np = rng.random_range(1..6usize);
+            let shares: Vec<f64> = (0..np)
+                .map(|_| [0.0, 50.0, 100.0][rng.random_range(0..3usize)])
+                .collect();
+            let (mut h, _) = host_and_ctx(1, &shares, |_| {});
+            for p in &mut h.projects {
+                p.rec = [0.0, 1.0, 2.5][rng.random_range(0..3usize)];
+            }
+            let next: Vec<u32> = (0..np)
+                .map(|q| if rng.random_bool(0.6) { q as u32 } else { NONE })
+                .collect();
+            let act: Vec<f64> = (0..np).map(|_| rng.random_range(0..3u32) as f64).collect();
+            let ctx = PrioCtx::new(
+                &h.projects,
+                |_| true,
+                [1.0, 4.0][rng.random_range(0..2usize)],
+            );
+            let lazy = pick_project(&h.projects, &next, &act, &ctx, ctx.rec_increment(), false);
+            assert_eq!(
+                lazy,
+                eager(&h.projects, &next, &act, &ctx),
+                "{next:?} {act:?}"
+            );
+            match next.iter().filter(|&&x| x != NONE).count() {
+                1 => lone += 1,
+                n if n > 1 => contested += 1,
+                _ => {}
+            }
+        }
+        assert!(lone > 1000 && contested > 1000, "{lone} {contested}");
+    }
 
     #[test]
     fn empty_host_shortfall_is_the_whole_window() {
