@@ -47,18 +47,18 @@ pub struct WorkunitRow {
     /// template's `true_size` times `rsc_fpops_est`). No daemon reads it; only the
     /// simulated client's execution does.
     pub true_fpops: f64,
-    pub rsc_memory_bound: f64,
-    pub rsc_disk_bound: f64,
-    pub delay_bound: i64,
+    /// `rsc_memory_bound`, `rsc_disk_bound`, `delay_bound` and the `max_*_results`
+    /// columns: set from the template when the workunit is created and never
+    /// changed, so the workunits of one template share one copy ([`WuLimits`]).
+    pub limits: Arc<WuLimits>,
     pub min_quorum: i32,
     pub target_nresults: i32,
-    pub max_error_results: i32,
-    pub max_total_results: i32,
-    pub max_success_results: i32,
     pub need_validate: bool,
     pub canonical_resultid: ResultId,
     pub canonical_credit: f64,
-    pub transition_time: Time,
+    /// BOINC's `int` column ([`DbTime`]): always in `0..=INT_MAX` (`INT_MAX`: no
+    /// transition due), so 4 bytes hold it exactly; read it as `Time::from`.
+    pub transition_time: DbTime,
     pub error_mask: i32,
     pub assimilate_state: AssimilateState,
     pub file_delete_state: FileDeleteState,
@@ -89,8 +89,144 @@ pub struct WorkunitRow {
     pub canonical_correct: Option<bool>,
 }
 
-/// The result ids of one workunit.
-pub(crate) type WuResults = smallvec::SmallVec<[ResultId; 4]>;
+/// The columns of a workunit that come from its template and never change after
+/// it is created (spec backend §1.2): `rsc_memory_bound` and `rsc_disk_bound` (the
+/// scheduler's feasibility checks), `delay_bound`, and the `max_*_results` limits
+/// (transitioner and validator). BOINC keeps them in every WORKUNIT row; here the
+/// workunits of one template point to one shared copy: 36 bytes of every row
+/// become an 8-byte pointer (`WorkunitRow` 168 → 128 bytes with its 4-byte
+/// `transition_time` and result list; docs/performance.md "Sizes"). The values
+/// every daemon and output sees are unchanged.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WuLimits {
+    pub rsc_memory_bound: f64,
+    pub rsc_disk_bound: f64,
+    pub delay_bound: i64,
+    pub max_error_results: i32,
+    pub max_total_results: i32,
+    pub max_success_results: i32,
+}
+
+impl WuLimits {
+    /// The limits a workunit made from template `t` has.
+    pub(crate) fn of(t: &super::config::WuTemplate) -> Self {
+        Self {
+            rsc_memory_bound: t.rsc_memory_bound,
+            rsc_disk_bound: t.rsc_disk_bound,
+            delay_bound: t.delay_bound,
+            max_error_results: t.max_error_results,
+            max_total_results: t.max_total_results,
+            max_success_results: t.max_success_results,
+        }
+    }
+
+    /// `cached` if it still holds the limits of template `t`, else a new copy put
+    /// in its place: a work generator creates its workunits from one shared copy
+    /// without allocating, and a template changed since (by a test) is followed.
+    pub(crate) fn shared(cached: &mut Arc<WuLimits>, t: &super::config::WuTemplate) -> Arc<Self> {
+        let want = Self::of(t);
+        if **cached != want {
+            *cached = Arc::new(want);
+        }
+        Arc::clone(cached)
+    }
+}
+
+/// The result ids of one workunit, ascending: inline up to three (16 bytes, where
+/// `SmallVec<[ResultId; 4]>` took 24), in a boxed vector beyond. Most workunits
+/// have at most `max(target_nresults, min_quorum)` results plus a retry or two, so
+/// the daemons' snapshot of the list (`clone`) rarely allocates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WuResults(ResultsRepr);
+
+#[derive(Clone, Debug, PartialEq)]
+enum ResultsRepr {
+    Inline(u8, [ResultId; 3]),
+    Spilled(Box<Vec<ResultId>>),
+}
+
+impl Default for WuResults {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WuResults {
+    pub fn new() -> Self {
+        Self(ResultsRepr::Inline(0, [ResultId(0); 3]))
+    }
+
+    /// Appends `id` (ids arrive ascending).
+    pub fn push(&mut self, id: ResultId) {
+        match &mut self.0 {
+            ResultsRepr::Inline(n, ids) if (*n as usize) < ids.len() => {
+                ids[*n as usize] = id;
+                *n += 1;
+            }
+            ResultsRepr::Inline(_, ids) => {
+                let mut v = Vec::with_capacity(ids.len() + 2);
+                v.extend_from_slice(ids);
+                v.push(id);
+                self.0 = ResultsRepr::Spilled(Box::new(v));
+            }
+            ResultsRepr::Spilled(v) => v.push(id),
+        }
+    }
+}
+
+impl std::ops::Deref for WuResults {
+    type Target = [ResultId];
+    fn deref(&self) -> &[ResultId] {
+        match &self.0 {
+            ResultsRepr::Inline(n, ids) => &ids[..*n as usize],
+            ResultsRepr::Spilled(v) => v,
+        }
+    }
+}
+
+impl FromIterator<ResultId> for WuResults {
+    fn from_iter<I: IntoIterator<Item = ResultId>>(iter: I) -> Self {
+        let mut r = Self::new();
+        for id in iter {
+            r.push(id);
+        }
+        r
+    }
+}
+
+/// The ids of an owned list (a daemon's snapshot), in order.
+pub struct WuResultsIntoIter {
+    list: WuResults,
+    next: usize,
+}
+
+impl Iterator for WuResultsIntoIter {
+    type Item = ResultId;
+    fn next(&mut self) -> Option<ResultId> {
+        let id = self.list.get(self.next).copied();
+        self.next += 1;
+        id
+    }
+}
+
+impl IntoIterator for WuResults {
+    type Item = ResultId;
+    type IntoIter = WuResultsIntoIter;
+    fn into_iter(self) -> WuResultsIntoIter {
+        WuResultsIntoIter {
+            list: self,
+            next: 0,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a WuResults {
+    type Item = &'a ResultId;
+    type IntoIter = std::slice::Iter<'a, ResultId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
 
 /// A RESULT row (spec backend §1.3). Its name is `wu<workunitid>_<suffix>`.
 ///
@@ -143,6 +279,18 @@ impl WorkunitRow {
     /// backend §2.1 step 3): no results, no canonical result, every state INIT, and
     /// `transition_time = now` so the transitioner creates its results at once.
     pub(crate) fn from_template(t: &super::config::WuTemplate, now: Time) -> Self {
+        Self::from_template_with(t, Arc::new(WuLimits::of(t)), now)
+    }
+
+    /// [`Self::from_template`] with the template's limits already shared
+    /// ([`WuLimits::shared`]): what the work generators use, so that their
+    /// workunits share one copy.
+    pub(crate) fn from_template_with(
+        t: &super::config::WuTemplate,
+        limits: Arc<WuLimits>,
+        now: Time,
+    ) -> Self {
+        debug_assert_eq!(*limits, WuLimits::of(t));
         Self {
             id: WuId(0),
             appid: 1,
@@ -152,19 +300,14 @@ impl WorkunitRow {
             rsc_fpops_est: t.rsc_fpops_est,
             rsc_fpops_bound: t.rsc_fpops_bound,
             true_fpops: t.rsc_fpops_est,
-            rsc_memory_bound: t.rsc_memory_bound,
-            rsc_disk_bound: t.rsc_disk_bound,
-            delay_bound: t.delay_bound,
+            limits,
             min_quorum: t.min_quorum,
             target_nresults: t.target_nresults,
-            max_error_results: t.max_error_results,
-            max_total_results: t.max_total_results,
-            max_success_results: t.max_success_results,
             need_validate: false,
             canonical_resultid: ResultId(0),
             canonical_credit: 0.0,
             // transitioner_flags is always 0 here; INT_MAX would apply otherwise.
-            transition_time: now.min(INT_MAX),
+            transition_time: db_time(now.min(INT_MAX)),
             error_mask: 0,
             assimilate_state: AssimilateState::Init,
             file_delete_state: FileDeleteState::Init,
@@ -594,7 +737,7 @@ impl Db {
     pub(crate) fn insert_workunit(&mut self, actor: Actor, mut wu: WorkunitRow) -> WuId {
         let id = self.workunits.next_id();
         wu.id = id;
-        let tt = wu.transition_time;
+        let tt = Time::from(wu.transition_time);
         wu.in_transition_index = tt < INT_MAX;
         self.workunits.insert(wu);
         self.workunits_live += 1;
@@ -713,7 +856,7 @@ impl Db {
             out,
             &mut self.workunits,
             |rows, id, tt| match rows.get_mut(id) {
-                Some(wu) if wu.in_transition_index && wu.transition_time == tt => {
+                Some(wu) if wu.in_transition_index && Time::from(wu.transition_time) == tt => {
                     wu.in_transition_index = false;
                     *indexed -= 1;
                     true
@@ -736,8 +879,8 @@ impl Db {
                 continue;
             }
             marked += 1;
-            if wu.transition_time >= INT_MAX || !self.transition_index.holds(wu.transition_time, id)
-            {
+            let tt = Time::from(wu.transition_time);
+            if tt >= INT_MAX || !self.transition_index.holds(tt, id) {
                 return Some(format!(
                     "workunit {id} is marked in the transitioner index at {} but has no entry there",
                     wu.transition_time
@@ -763,9 +906,13 @@ impl Db {
 
     pub(crate) fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
         let wu = self.wu_mut(id);
-        let old = wu.transition_time;
+        let old = Time::from(wu.transition_time);
         let was_indexed = wu.in_transition_index;
-        wu.transition_time = tt;
+        debug_assert!(
+            (0..=INT_MAX).contains(&tt),
+            "transition_time {tt} out of range"
+        );
+        wu.transition_time = db_time(tt);
         // The index may have popped this WU for a pass; always re-sync it. An entry
         // already current at this time is not pushed twice.
         wu.in_transition_index = tt < INT_MAX;
@@ -1213,7 +1360,7 @@ impl Db {
 /// ([`TransitionIndex`]).
 fn transition_entry_current(rows: &Table<WorkunitRow, WuId>, id: WuId, tt: Time) -> bool {
     rows.get(id)
-        .is_some_and(|wu| wu.in_transition_index && wu.transition_time == tt)
+        .is_some_and(|wu| wu.in_transition_index && Time::from(wu.transition_time) == tt)
 }
 
 pub(crate) fn result_name(wuid: WuId, suffix: u16) -> String {
@@ -1237,7 +1384,8 @@ mod size_tests {
     fn row_sizes() {
         assert_eq!(std::mem::size_of::<ResultRow>(), 128);
         assert_eq!(std::mem::size_of::<Option<ResultRow>>(), 128);
-        assert_eq!(std::mem::size_of::<WorkunitRow>(), 168);
+        assert_eq!(std::mem::size_of::<WorkunitRow>(), 128);
+        assert_eq!(std::mem::size_of::<WuResults>(), 16);
     }
 }
 
