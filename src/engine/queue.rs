@@ -36,6 +36,14 @@ use std::collections::{BinaryHeap, VecDeque};
 /// hosts in stages, docs/performance.md).
 const LOOKAHEAD: usize = 4;
 
+/// Every this many pops the radix heap's buckets give back their spare capacity.
+/// Entries move down through the buckets as time advances, and a bucket's vector
+/// keeps the capacity of the most it ever held, so the buckets together held
+/// several times the live entries. Shrinking moves no entry within a bucket, so
+/// the order of events is unchanged; it copies the live entries once per this
+/// many events.
+const SHRINK_EVERY: u64 = 1 << 20;
+
 struct Entry<E> {
     /// Packed `(time, class, seq)`: time in the top 64 bits, class in the next 8, seq
     /// in the low 56. One integer comparison orders two entries.
@@ -226,6 +234,9 @@ impl<E> EventQueue<E> {
         debug_assert!(time >= self.now, "event queue went back in time");
         self.now = time;
         self.popped += 1;
+        if self.popped % SHRINK_EVERY == 0 {
+            self.radix.shrink_to_fit();
+        }
         Some((time, entry.event))
     }
 }
