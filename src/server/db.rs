@@ -1387,6 +1387,66 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<WorkunitRow>(), 128);
         assert_eq!(std::mem::size_of::<WuResults>(), 16);
     }
+
+    /// A result list keeps its ids in order inline up to three and in a vector
+    /// beyond, by reference and by value alike.
+    #[test]
+    fn result_list_spills_past_three_in_order() {
+        let mut l = WuResults::new();
+        assert!(l.is_empty());
+        for k in 1..=3 {
+            l.push(ResultId(10 * k));
+        }
+        assert!(matches!(l.0, ResultsRepr::Inline(3, _)));
+        assert_eq!(&l[..], &[ResultId(10), ResultId(20), ResultId(30)]);
+        l.push(ResultId(40));
+        l.push(ResultId(50));
+        assert!(matches!(l.0, ResultsRepr::Spilled(_)));
+        let want: Vec<ResultId> = (1..=5).map(|k| ResultId(10 * k)).collect();
+        assert_eq!(&l[..], &want[..]);
+        assert_eq!(l.clone().into_iter().collect::<Vec<_>>(), want);
+        assert_eq!((&l).into_iter().copied().collect::<Vec<_>>(), want);
+        assert_eq!(want.iter().copied().collect::<WuResults>(), l);
+    }
+
+    /// Workunits of one template share one copy of its limits, with the template's
+    /// values; a template changed since gets a new copy.
+    #[test]
+    fn limits_are_shared_per_template() {
+        let mut t = super::super::config::WuTemplate {
+            delay_bound: 3 * 86_400,
+            max_total_results: 6,
+            rsc_memory_bound: 2e9,
+            ..Default::default()
+        };
+        let mut cached = Arc::new(WuLimits::of(&Default::default()));
+        let a = WorkunitRow::from_template_with(&t, WuLimits::shared(&mut cached, &t), 5);
+        let b = WorkunitRow::from_template_with(&t, WuLimits::shared(&mut cached, &t), 6);
+        assert!(Arc::ptr_eq(&a.limits, &b.limits));
+        assert_eq!(
+            (
+                a.limits.delay_bound,
+                a.limits.max_total_results,
+                a.limits.rsc_memory_bound
+            ),
+            (259_200, 6, 2e9)
+        );
+        assert_eq!((a.transition_time, b.transition_time), (5, 6));
+        t.max_total_results = 8;
+        let c = WorkunitRow::from_template_with(&t, WuLimits::shared(&mut cached, &t), 7);
+        assert!(!Arc::ptr_eq(&a.limits, &c.limits));
+        assert_eq!(
+            (a.limits.max_total_results, c.limits.max_total_results),
+            (6, 8)
+        );
+    }
+
+    /// `transition_time` keeps BOINC's "none" (`INT_MAX`) exactly in its 4 bytes.
+    #[test]
+    fn transition_time_holds_int_max() {
+        let wu = WorkunitRow::from_template(&Default::default(), INT_MAX + 5);
+        assert_eq!(Time::from(wu.transition_time), INT_MAX);
+    }
 }
 
 #[cfg(test)]

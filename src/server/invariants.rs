@@ -1078,7 +1078,7 @@ mod tests {
         p.db.set_hostid(a, rid, host);
         p.db.set_report_deadline(a, rid, t + 1000);
         p.db.set_server_state(a, rid, ServerState::InProgress);
-        let tt = p.db.wu(wuid).transition_time.min(t + 1000);
+        let tt = Time::from(p.db.wu(wuid).transition_time).min(t + 1000);
         p.db.set_transition_time(a, wuid, tt);
     }
 

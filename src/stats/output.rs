@@ -997,7 +997,7 @@ mod tests {
     fn sample_rows() -> (WorkunitRow, ResultRow) {
         let mut wu = test_rows::workunit();
         (wu.id, wu.transition_time, wu.results) =
-            (WuId(1), INT_MAX, smallvec::smallvec![ResultId(3)]);
+            (WuId(1), INT_MAX as i32, [ResultId(3)].into_iter().collect());
         let mut r = test_rows::result(WuId(1), 0);
         r.id = ResultId(3);
         r.server_state = ServerState::Over;
