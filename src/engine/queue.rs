@@ -234,7 +234,7 @@ impl<E> EventQueue<E> {
         debug_assert!(time >= self.now, "event queue went back in time");
         self.now = time;
         self.popped += 1;
-        if self.popped % SHRINK_EVERY == 0 {
+        if self.popped.is_multiple_of(SHRINK_EVERY) {
             self.radix.shrink_to_fit();
         }
         Some((time, entry.event))
