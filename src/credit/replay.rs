@@ -19,7 +19,7 @@ use crate::scenario::schema::{
 use crate::server::config::CreditScheme;
 use crate::server::credit::classic_claimed_credit;
 use crate::server::credit_new::CreditNew;
-use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow};
+use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow, WuLimits};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{Actor, HostId, Outcome, ResultId, ServerState, WuId};
 use crate::server::{Project, validator};
@@ -408,17 +408,22 @@ fn build(
     }
     let first: BTreeMap<u64, &JobRow> = rows.iter().rev().map(|r| (r.workunit_id, r)).collect();
     let template = crate::server::config::WuTemplate::default();
+    // Every replayed workunit accepts any number of successes; they share one copy.
+    let limits = std::sync::Arc::new(WuLimits {
+        max_success_results: i32::MAX,
+        ..WuLimits::of(&template)
+    });
     for (&wid, dense) in ids.wu.iter_mut() {
         let r = first[&wid];
         let mut wu = WorkunitRow::from_template(&template, 0);
+        wu.limits = limits.clone();
         wu.appid = r.app_id;
         wu.rsc_fpops_est = r.rsc_fpops_est;
         wu.rsc_fpops_bound = r.rsc_fpops_bound;
         wu.true_fpops = r.true_flops.unwrap_or(r.rsc_fpops_est);
         wu.min_quorum = r.min_quorum.unwrap_or(cfg.min_quorum);
         wu.target_nresults = wu.min_quorum;
-        wu.max_success_results = i32::MAX;
-        wu.transition_time = INT_MAX;
+        wu.transition_time = db_time(INT_MAX);
         *dense = p.db.insert_workunit(Actor::WorkGenerator, wu).0;
     }
     let by_id: BTreeMap<u64, &JobRow> = rows.iter().map(|r| (r.result_id, r)).collect();

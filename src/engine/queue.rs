@@ -27,7 +27,7 @@
 //! exactly `(time, class, seq)` whatever the interleaving.
 
 use super::time::Time;
-use radix_heap::RadixHeapMap;
+use radix_heap::{Radix, RadixHeapMap};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -35,6 +35,14 @@ use std::collections::{BinaryHeap, VecDeque};
 /// [`EventQueue::peek_ahead`] can name the next events (the world prefetches their
 /// hosts in stages, docs/performance.md).
 const LOOKAHEAD: usize = 4;
+
+/// Every this many pops the radix heap's buckets give back their spare capacity.
+/// Entries move down through the buckets as time advances, and a bucket's vector
+/// keeps the capacity of the most it ever held, so the buckets together held
+/// several times the live entries. Shrinking moves no entry within a bucket, so
+/// the order of events is unchanged; it copies the live entries once per this
+/// many events.
+const SHRINK_EVERY: u64 = 1 << 20;
 
 struct Entry<E> {
     /// Packed `(time, class, seq)`: time in the top 64 bits, class in the next 8, seq
@@ -61,11 +69,47 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// A packed key as two `u64` halves: a `u128` is 16-byte aligned, so a radix heap
+/// entry `(u128, Event)` took 32 bytes for 24 of data; as two halves it takes 24.
+/// The event queue's buckets held 31 MB at a tenth of `bench-1m` (docs/performance.md
+/// "Memory per entity"). It orders, and files into radix buckets, exactly as the
+/// `u128` does (high half first, then low), so the order of events is unchanged.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct RadixKey {
+    hi: u64,
+    lo: u64,
+}
+
+impl RadixKey {
+    fn new(k: u128) -> Self {
+        Self {
+            hi: (k >> 64) as u64,
+            lo: k as u64,
+        }
+    }
+    fn get(self) -> u128 {
+        (self.hi as u128) << 64 | self.lo as u128
+    }
+}
+
+impl Radix for RadixKey {
+    /// The leading bits the two share, as `u128::radix_similarity` counts them.
+    #[inline]
+    fn radix_similarity(&self, other: &Self) -> u32 {
+        if self.hi != other.hi {
+            (self.hi ^ other.hi).leading_zeros()
+        } else {
+            64 + (self.lo ^ other.lo).leading_zeros()
+        }
+    }
+    const RADIX_BITS: u32 = 128;
+}
+
 /// A deterministic priority queue of events of type `E`.
 pub struct EventQueue<E> {
     /// The bulk of the entries, keyed by the complement of the packed key (the radix
     /// heap pops its largest key first).
-    radix: RadixHeapMap<u128, E>,
+    radix: RadixHeapMap<RadixKey, E>,
     /// The smallest entries taken out of `radix` (up to [`LOOKAHEAD`]), in order, not
     /// yet popped by the caller.
     front: VecDeque<Entry<E>>,
@@ -133,8 +177,8 @@ impl<E> EventQueue<E> {
             | (self.seq as u128 & SEQ_MASK);
         // The radix heap accepts keys from its last popped one on (`!key <= top`).
         match self.radix.top() {
-            Some(top) if !key > top => self.late.push(Entry { key, event }),
-            _ => self.radix.push(!key, event),
+            Some(top) if !key > top.get() => self.late.push(Entry { key, event }),
+            _ => self.radix.push(RadixKey::new(!key), event),
         }
     }
 
@@ -144,7 +188,10 @@ impl<E> EventQueue<E> {
         while self.front.len() < LOOKAHEAD
             && let Some((k, event)) = self.radix.pop()
         {
-            self.front.push_back(Entry { key: !k, event });
+            self.front.push_back(Entry {
+                key: !k.get(),
+                event,
+            });
         }
     }
 
@@ -187,6 +234,9 @@ impl<E> EventQueue<E> {
         debug_assert!(time >= self.now, "event queue went back in time");
         self.now = time;
         self.popped += 1;
+        if self.popped.is_multiple_of(SHRINK_EVERY) {
+            self.radix.shrink_to_fit();
+        }
         Some((time, entry.event))
     }
 }
@@ -287,6 +337,41 @@ mod tests {
             }
             assert!(peeking.is_empty());
         }
+    }
+
+    /// The two-half key files entries into the radix buckets and orders them exactly
+    /// as the `u128` did, and an entry with an 8-byte event (the world's `Event` is
+    /// 8 bytes) is 24 bytes, not 32.
+    #[test]
+    fn radix_key_matches_u128() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+        let edges = [
+            0u128,
+            1,
+            u64::MAX as u128,
+            1 << 64,
+            u128::MAX,
+            u128::MAX - 1,
+        ];
+        for i in 0..20_000 {
+            let a: u128 = if i % 5 == 0 {
+                edges[i % 6]
+            } else {
+                rng.random()
+            };
+            let b: u128 = match i % 3 {
+                0 => rng.random(),
+                1 => a ^ (1 << rng.random_range(0..64)),
+                _ => a ^ (1 << rng.random_range(64..128)),
+            };
+            let (ka, kb) = (RadixKey::new(a), RadixKey::new(b));
+            assert_eq!(ka.get(), a);
+            assert_eq!(ka.cmp(&kb), a.cmp(&b));
+            assert_eq!(ka.radix_similarity(&kb), a.radix_similarity(&b));
+        }
+        assert_eq!(std::mem::size_of::<(RadixKey, u64)>(), 24);
+        assert_eq!(std::mem::size_of::<(u128, u64)>(), 32);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! fields are exact at every instant (docs/fidelity.md §3.10).
 
 use super::Project;
-use super::db::WorkunitRow;
+use super::db::{WorkunitRow, WuLimits};
 use super::types::*;
 use crate::base::dist::Dist;
 use crate::engine::Time;
@@ -122,8 +122,9 @@ fn batch_stream(seed: u64, index: usize, id: u32) -> SimRng {
 pub fn submit(p: &mut Project, spec: &BatchSpec, now: Time) -> u32 {
     let id = p.db.batches.rows.len() as u32 + 1;
     let mut rng = batch_stream(p.seed, p.index, id);
-    let app = p.app(spec.app_id);
+    let app = p.app_mut(spec.app_id);
     let template = app.cfg.workunit.clone();
+    let limits = WuLimits::shared(&mut app.generator.limits, &template);
     let priority = spec.priority.unwrap_or(template.priority);
     let name: Arc<str> = match &spec.name {
         Some(n) => n.as_str().into(),
@@ -131,7 +132,7 @@ pub fn submit(p: &mut Project, spec: &BatchSpec, now: Time) -> u32 {
     };
     let mut first_wu = WuId(0);
     for k in 0..spec.jobs {
-        let mut wu = WorkunitRow::from_template(&template, now);
+        let mut wu = WorkunitRow::from_template_with(&template, limits.clone(), now);
         wu.appid = spec.app_id;
         wu.batch = id;
         wu.priority = priority;

@@ -48,18 +48,18 @@ pub struct WorkunitRow {
     /// template's `true_size` times `rsc_fpops_est`). No daemon reads it; only the
     /// simulated client's execution does.
     pub true_fpops: f64,
-    pub rsc_memory_bound: f64,
-    pub rsc_disk_bound: f64,
-    pub delay_bound: i64,
+    /// `rsc_memory_bound`, `rsc_disk_bound`, `delay_bound` and the `max_*_results`
+    /// columns: set from the template when the workunit is created and never
+    /// changed, so the workunits of one template share one copy ([`WuLimits`]).
+    pub limits: Arc<WuLimits>,
     pub min_quorum: i32,
     pub target_nresults: i32,
-    pub max_error_results: i32,
-    pub max_total_results: i32,
-    pub max_success_results: i32,
     pub need_validate: bool,
     pub canonical_resultid: ResultId,
     pub canonical_credit: f64,
-    pub transition_time: Time,
+    /// BOINC's `int` column ([`DbTime`]): always in `0..=INT_MAX` (`INT_MAX`: no
+    /// transition due), so 4 bytes hold it exactly; read it as `Time::from`.
+    pub transition_time: DbTime,
     pub error_mask: i32,
     pub assimilate_state: AssimilateState,
     pub file_delete_state: FileDeleteState,
@@ -91,8 +91,146 @@ pub struct WorkunitRow {
     pub canonical_correct: Option<bool>,
 }
 
-/// The result ids of one workunit.
-pub(crate) type WuResults = smallvec::SmallVec<[ResultId; 4]>;
+/// The columns of a workunit that come from its template and never change after
+/// it is created (spec backend §1.2): `rsc_memory_bound` and `rsc_disk_bound` (the
+/// scheduler's feasibility checks), `delay_bound`, and the `max_*_results` limits
+/// (transitioner and validator). BOINC keeps them in every WORKUNIT row; here the
+/// workunits of one template point to one shared copy: 36 bytes of every row
+/// become an 8-byte pointer (`WorkunitRow` 168 → 128 bytes with its 4-byte
+/// `transition_time` and result list; docs/performance.md "Sizes"). The values
+/// every daemon and output sees are unchanged.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WuLimits {
+    pub rsc_memory_bound: f64,
+    pub rsc_disk_bound: f64,
+    pub delay_bound: i64,
+    pub max_error_results: i32,
+    pub max_total_results: i32,
+    pub max_success_results: i32,
+}
+
+impl WuLimits {
+    /// The limits a workunit made from template `t` has.
+    pub(crate) fn of(t: &super::config::WuTemplate) -> Self {
+        Self {
+            rsc_memory_bound: t.rsc_memory_bound,
+            rsc_disk_bound: t.rsc_disk_bound,
+            delay_bound: t.delay_bound,
+            max_error_results: t.max_error_results,
+            max_total_results: t.max_total_results,
+            max_success_results: t.max_success_results,
+        }
+    }
+
+    /// `cached` if it still holds the limits of template `t`, else a new copy put
+    /// in its place: a work generator creates its workunits from one shared copy
+    /// without allocating, and a template changed since (by a test) is followed.
+    pub(crate) fn shared(cached: &mut Arc<WuLimits>, t: &super::config::WuTemplate) -> Arc<Self> {
+        let want = Self::of(t);
+        if **cached != want {
+            *cached = Arc::new(want);
+        }
+        Arc::clone(cached)
+    }
+}
+
+/// The result ids of one workunit, ascending: inline up to three (16 bytes, where
+/// `SmallVec<[ResultId; 4]>` took 24), in a boxed vector beyond. Most workunits
+/// have at most `max(target_nresults, min_quorum)` results plus a retry or two, so
+/// the daemons' snapshot of the list (`clone`) rarely allocates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WuResults(ResultsRepr);
+
+#[derive(Clone, Debug, PartialEq)]
+enum ResultsRepr {
+    Inline(u8, [ResultId; 3]),
+    /// Boxed: a `Vec` itself is 24 bytes, its box 8, which keeps the list at 16.
+    #[allow(clippy::box_collection)]
+    Spilled(Box<Vec<ResultId>>),
+}
+
+impl Default for WuResults {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WuResults {
+    pub fn new() -> Self {
+        Self(ResultsRepr::Inline(0, [ResultId(0); 3]))
+    }
+
+    /// Appends `id` (ids arrive ascending).
+    pub fn push(&mut self, id: ResultId) {
+        match &mut self.0 {
+            ResultsRepr::Inline(n, ids) if (*n as usize) < ids.len() => {
+                ids[*n as usize] = id;
+                *n += 1;
+            }
+            ResultsRepr::Inline(_, ids) => {
+                let mut v = Vec::with_capacity(ids.len() + 2);
+                v.extend_from_slice(ids);
+                v.push(id);
+                self.0 = ResultsRepr::Spilled(Box::new(v));
+            }
+            ResultsRepr::Spilled(v) => v.push(id),
+        }
+    }
+}
+
+impl std::ops::Deref for WuResults {
+    type Target = [ResultId];
+    fn deref(&self) -> &[ResultId] {
+        match &self.0 {
+            ResultsRepr::Inline(n, ids) => &ids[..*n as usize],
+            ResultsRepr::Spilled(v) => v,
+        }
+    }
+}
+
+impl FromIterator<ResultId> for WuResults {
+    fn from_iter<I: IntoIterator<Item = ResultId>>(iter: I) -> Self {
+        let mut r = Self::new();
+        for id in iter {
+            r.push(id);
+        }
+        r
+    }
+}
+
+/// The ids of an owned list (a daemon's snapshot), in order.
+pub struct WuResultsIntoIter {
+    list: WuResults,
+    next: usize,
+}
+
+impl Iterator for WuResultsIntoIter {
+    type Item = ResultId;
+    fn next(&mut self) -> Option<ResultId> {
+        let id = self.list.get(self.next).copied();
+        self.next += 1;
+        id
+    }
+}
+
+impl IntoIterator for WuResults {
+    type Item = ResultId;
+    type IntoIter = WuResultsIntoIter;
+    fn into_iter(self) -> WuResultsIntoIter {
+        WuResultsIntoIter {
+            list: self,
+            next: 0,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a WuResults {
+    type Item = &'a ResultId;
+    type IntoIter = std::slice::Iter<'a, ResultId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
 
 /// A RESULT row (spec backend §1.3). Its name is `wu<workunitid>_<suffix>`.
 ///
@@ -145,6 +283,18 @@ impl WorkunitRow {
     /// backend §2.1 step 3): no results, no canonical result, every state INIT, and
     /// `transition_time = now` so the transitioner creates its results at once.
     pub(crate) fn from_template(t: &super::config::WuTemplate, now: Time) -> Self {
+        Self::from_template_with(t, Arc::new(WuLimits::of(t)), now)
+    }
+
+    /// [`Self::from_template`] with the template's limits already shared
+    /// ([`WuLimits::shared`]): what the work generators use, so that their
+    /// workunits share one copy.
+    pub(crate) fn from_template_with(
+        t: &super::config::WuTemplate,
+        limits: Arc<WuLimits>,
+        now: Time,
+    ) -> Self {
+        debug_assert_eq!(*limits, WuLimits::of(t));
         Self {
             id: WuId(0),
             appid: 1,
@@ -154,19 +304,14 @@ impl WorkunitRow {
             rsc_fpops_est: t.rsc_fpops_est,
             rsc_fpops_bound: t.rsc_fpops_bound,
             true_fpops: t.rsc_fpops_est,
-            rsc_memory_bound: t.rsc_memory_bound,
-            rsc_disk_bound: t.rsc_disk_bound,
-            delay_bound: t.delay_bound,
+            limits,
             min_quorum: t.min_quorum,
             target_nresults: t.target_nresults,
-            max_error_results: t.max_error_results,
-            max_total_results: t.max_total_results,
-            max_success_results: t.max_success_results,
             need_validate: false,
             canonical_resultid: ResultId(0),
             canonical_credit: 0.0,
             // transitioner_flags is always 0 here; INT_MAX would apply otherwise.
-            transition_time: now.min(INT_MAX),
+            transition_time: db_time(now.min(INT_MAX)),
             error_mask: 0,
             assimilate_state: AssimilateState::Init,
             file_delete_state: FileDeleteState::Init,
@@ -598,7 +743,7 @@ impl Db {
     pub(crate) fn insert_workunit(&mut self, actor: Actor, mut wu: WorkunitRow) -> WuId {
         let id = self.workunits.next_id();
         wu.id = id;
-        let tt = wu.transition_time;
+        let tt = Time::from(wu.transition_time);
         wu.in_transition_index = tt < INT_MAX;
         self.workunits.insert(wu);
         self.indexed.store(&self.workunits, id, tt);
@@ -747,7 +892,11 @@ impl Db {
         let mut marked = 0;
         for (id, wu) in self.workunits.iter() {
             let at = self.indexed.get(&self.workunits, id);
-            if at != wu.in_transition_index.then_some(wu.transition_time) {
+            if at
+                != wu
+                    .in_transition_index
+                    .then_some(Time::from(wu.transition_time))
+            {
                 return Some(format!(
                     "workunit {id} (transition_time {}, marked indexed: {}) is indexed at {at:?} beside the rows",
                     wu.transition_time, wu.in_transition_index
@@ -757,8 +906,8 @@ impl Db {
                 continue;
             }
             marked += 1;
-            if wu.transition_time >= INT_MAX || !self.transition_index.holds(wu.transition_time, id)
-            {
+            let tt = Time::from(wu.transition_time);
+            if tt >= INT_MAX || !self.transition_index.holds(tt, id) {
                 return Some(format!(
                     "workunit {id} is marked in the transitioner index at {} but has no entry there",
                     wu.transition_time
@@ -784,9 +933,13 @@ impl Db {
 
     pub(crate) fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
         let wu = self.wu_mut(id);
-        let old = wu.transition_time;
+        let old = Time::from(wu.transition_time);
         let was_indexed = wu.in_transition_index;
-        wu.transition_time = tt;
+        debug_assert!(
+            (0..=INT_MAX).contains(&tt),
+            "transition_time {tt} out of range"
+        );
+        wu.transition_time = db_time(tt);
         // The index may have popped this WU for a pass; always re-sync it. An entry
         // already current at this time is not pushed twice.
         wu.in_transition_index = tt < INT_MAX;
@@ -1232,7 +1385,6 @@ impl Db {
     }
 }
 
-/// A result's BOINC name, `wu<id>_<suffix>`.
 /// A copy, beside the rows, of the time at which the transitioner index holds each
 /// workunit (the row's `transition_time` when `in_transition_index` is set): the
 /// index is lazy ([`TransitionIndex`]), and an entry `(tt, id)` is current only if
@@ -1290,6 +1442,7 @@ impl Indexed {
     }
 }
 
+/// A result's BOINC name, `wu<id>_<suffix>`.
 pub(crate) fn result_name(wuid: WuId, suffix: u16) -> String {
     format!("wu{wuid}_{suffix}")
 }
@@ -1311,7 +1464,68 @@ mod size_tests {
     fn row_sizes() {
         assert_eq!(std::mem::size_of::<ResultRow>(), 128);
         assert_eq!(std::mem::size_of::<Option<ResultRow>>(), 128);
-        assert_eq!(std::mem::size_of::<WorkunitRow>(), 168);
+        assert_eq!(std::mem::size_of::<WorkunitRow>(), 128);
+        assert_eq!(std::mem::size_of::<WuResults>(), 16);
+    }
+
+    /// A result list keeps its ids in order inline up to three and in a vector
+    /// beyond, by reference and by value alike.
+    #[test]
+    fn result_list_spills_past_three_in_order() {
+        let mut l = WuResults::new();
+        assert!(l.is_empty());
+        for k in 1..=3 {
+            l.push(ResultId(10 * k));
+        }
+        assert!(matches!(l.0, ResultsRepr::Inline(3, _)));
+        assert_eq!(&l[..], &[ResultId(10), ResultId(20), ResultId(30)]);
+        l.push(ResultId(40));
+        l.push(ResultId(50));
+        assert!(matches!(l.0, ResultsRepr::Spilled(_)));
+        let want: Vec<ResultId> = (1..=5).map(|k| ResultId(10 * k)).collect();
+        assert_eq!(&l[..], &want[..]);
+        assert_eq!(l.clone().into_iter().collect::<Vec<_>>(), want);
+        assert_eq!((&l).into_iter().copied().collect::<Vec<_>>(), want);
+        assert_eq!(want.iter().copied().collect::<WuResults>(), l);
+    }
+
+    /// Workunits of one template share one copy of its limits, with the template's
+    /// values; a template changed since gets a new copy.
+    #[test]
+    fn limits_are_shared_per_template() {
+        let mut t = super::super::config::WuTemplate {
+            delay_bound: 3 * 86_400,
+            max_total_results: 6,
+            rsc_memory_bound: 2e9,
+            ..Default::default()
+        };
+        let mut cached = Arc::new(WuLimits::of(&Default::default()));
+        let a = WorkunitRow::from_template_with(&t, WuLimits::shared(&mut cached, &t), 5);
+        let b = WorkunitRow::from_template_with(&t, WuLimits::shared(&mut cached, &t), 6);
+        assert!(Arc::ptr_eq(&a.limits, &b.limits));
+        assert_eq!(
+            (
+                a.limits.delay_bound,
+                a.limits.max_total_results,
+                a.limits.rsc_memory_bound
+            ),
+            (259_200, 6, 2e9)
+        );
+        assert_eq!((a.transition_time, b.transition_time), (5, 6));
+        t.max_total_results = 8;
+        let c = WorkunitRow::from_template_with(&t, WuLimits::shared(&mut cached, &t), 7);
+        assert!(!Arc::ptr_eq(&a.limits, &c.limits));
+        assert_eq!(
+            (a.limits.max_total_results, c.limits.max_total_results),
+            (6, 8)
+        );
+    }
+
+    /// `transition_time` keeps BOINC's "none" (`INT_MAX`) exactly in its 4 bytes.
+    #[test]
+    fn transition_time_holds_int_max() {
+        let wu = WorkunitRow::from_template(&Default::default(), INT_MAX + 5);
+        assert_eq!(Time::from(wu.transition_time), INT_MAX);
     }
 }
 
@@ -1377,14 +1591,14 @@ mod indexed_tests {
                     if rng.random_bool(0.15) {
                         INT_MAX
                     } else {
-                        now + rng.random_range(-5..400)
+                        (now + rng.random_range(-5..400)).max(0)
                     }
                 };
                 match rng.random_range(0..10u32) {
                     0..=2 => {
                         let mut wu = test_rows::workunit();
-                        wu.transition_time = tt(&mut rng, now);
-                        let t = wu.transition_time;
+                        let t = tt(&mut rng, now);
+                        wu.transition_time = db_time(t);
                         let id = db.insert_workunit(Actor::WorkGenerator, wu);
                         live.push(id);
                         if t < INT_MAX {

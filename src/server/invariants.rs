@@ -334,7 +334,7 @@ impl InvariantChecker {
 
         // Rule 6: never more results than max_total_results (the transitioner caps
         // creation, in the seed variant too).
-        let (n, max) = (wu.results.len(), wu.max_total_results);
+        let (n, max) = (wu.results.len(), wu.limits.max_total_results);
         if n as i64 > max as i64 {
             fail!(6, now, wu: wu, "{n} results but max_total_results = {max}");
         }
@@ -761,7 +761,7 @@ fn first_unfinished<'a>(p: &'a Project, wu: &WorkunitRow) -> Option<&'a ResultRo
 /// `tt = min(tt, d)` (first sends, resends and unresendable lost results alike, spec
 /// backend §2.4.4–2.4.5 at BOINC HEAD).
 fn check_transition_time(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Violation> {
-    let tt = wu.transition_time;
+    let tt = Time::from(wu.transition_time);
     if wu.canonical_resultid != ResultId(0)
         || wu.error_mask != 0
         || wu.transitioner_flags == 1
@@ -809,7 +809,7 @@ fn check_error_count(p: &Project, now: Time, wu: &WorkunitRow) -> Result<(), Vio
         .filter_map(|&rid| p.db.results.get(rid))
         .filter(is_error)
         .count();
-    let (max, mask) = (wu.max_error_results, wu.error_mask);
+    let (max, mask) = (wu.limits.max_error_results, wu.error_mask);
     if nerrors as i64 > max as i64 && mask & error_mask::TOO_MANY_ERROR_RESULTS == 0 {
         fail!(
             12, now, wu: wu,
@@ -956,7 +956,7 @@ pub fn check_quiescent(p: &Project, now: Time) -> Result<(), Violation> {
                     "need_validate = {nv}, assimilate_state = {a} at quiescence"
                 );
             }
-            if wu.transition_time != INT_MAX {
+            if Time::from(wu.transition_time) != INT_MAX {
                 fail!(18, now, wu: wu, "transition_time = {} at quiescence", wu.transition_time);
             }
             for r in results() {
@@ -1078,7 +1078,7 @@ mod tests {
         p.db.set_hostid(a, rid, host);
         p.db.set_report_deadline(a, rid, t + 1000);
         p.db.set_server_state(a, rid, ServerState::InProgress);
-        let tt = p.db.wu(wuid).transition_time.min(t + 1000);
+        let tt = Time::from(p.db.wu(wuid).transition_time).min(t + 1000);
         p.db.set_transition_time(a, wuid, tt);
     }
 
@@ -1293,7 +1293,7 @@ mod tests {
     fn validated(p: &mut Project, n: u16) -> (WuId, Vec<ResultId>, HostId) {
         let h = add_host(p, 1);
         let mut wu = test_rows::workunit();
-        wu.max_total_results = 8;
+        std::sync::Arc::make_mut(&mut wu.limits).max_total_results = 8;
         let w = p.db.insert_workunit(Actor::WorkGenerator, wu);
         let rids: Vec<_> = (0..n)
             .map(|s| p.db.insert_result(T, test_rows::result(w, s)))
@@ -1465,7 +1465,7 @@ mod tests {
         let mut p = project();
         let (h1, h2) = (add_host(&mut p, 1), add_host(&mut p, 2));
         let mut wu = test_rows::workunit();
-        wu.max_total_results = 3;
+        std::sync::Arc::make_mut(&mut wu.limits).max_total_results = 3;
         let w = p.db.insert_workunit(Actor::WorkGenerator, wu);
         let mut c = InvariantChecker::new();
         for (s, h) in [(0, h1), (1, h2)] {
@@ -1542,7 +1542,8 @@ mod tests {
         let mut p = project();
         let (h1, h2) = (add_host(&mut p, 1), add_host(&mut p, 1));
         let mut wu = test_rows::workunit();
-        (wu.min_quorum, wu.target_nresults, wu.max_total_results) = (2, 2, 4);
+        (wu.min_quorum, wu.target_nresults) = (2, 2);
+        std::sync::Arc::make_mut(&mut wu.limits).max_total_results = 4;
         let w = p.db.insert_workunit(Actor::WorkGenerator, wu);
         let rids: Vec<_> = (0..3)
             .map(|s| p.db.insert_result(T, test_rows::result(w, s)))

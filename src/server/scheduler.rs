@@ -589,14 +589,14 @@ fn infeasible_fast(
     {
         return Err(Infeasible::Dup);
     }
-    if wu.rsc_memory_bound > host.m_nbytes {
+    if wu.limits.rsc_memory_bound > host.m_nbytes {
         return Err(Infeasible::Memory);
     }
-    if wu.rsc_disk_bound > host.d_free {
+    if wu.limits.rsc_disk_bound > host.d_free {
         return Err(Infeasible::Disk);
     }
     // Deadline check with the delay bound for this send.
-    let db = wu.delay_bound;
+    let db = wu.limits.delay_bound;
     let (optimistic, pessimistic) = if r.server_state == ServerState::InProgress {
         if r.report_deadline < now {
             return Ok(0);
@@ -885,7 +885,7 @@ fn add_result_to_reply(
     };
     // Step 2: WU update.
     let wu = p.db.wu(wuid);
-    let tt = wu.transition_time.min(db_deadline);
+    let tt = Time::from(wu.transition_time).min(db_deadline);
     let (est, bound, true_fpops) = (wu.rsc_fpops_est, wu.rsc_fpops_bound, wu.true_fpops);
     let appid = wu.appid;
     let (app_target, homogeneous_av, hr_type) = {
@@ -1032,7 +1032,7 @@ fn resend_lost_work(
             // The new deadline `d` only decided that the job can be resent; it is then
             // sent exactly as a first send, with the workunit's `delay_bound` (spec
             // backend §2.4.5 as corrected on 2026-11-23; see docs/fidelity.md §3.4).
-            let delay_bound = p.db.wu(wuid).delay_bound;
+            let delay_bound = p.db.wu(wuid).limits.delay_bound;
             let send = Send {
                 rid,
                 bav,
@@ -1051,7 +1051,7 @@ fn resend_lost_work(
             // (`update_wu_on_send` with `report_deadline + grace`).
             let deadline = now - 1 + grace;
             p.db.set_report_deadline(ACTOR, rid, deadline);
-            let tt = p.db.wu(wuid).transition_time.min(deadline);
+            let tt = Time::from(p.db.wu(wuid).transition_time).min(deadline);
             p.db.set_transition_time(ACTOR, wuid, tt);
             reply.messages.push(Message::DidntResendLost(rid));
         }
@@ -1318,7 +1318,8 @@ mod tests {
                 wu.rsc_fpops_est = 1e12;
                 wu.hr_class = [0, 258, 386][hr as usize];
                 wu.error_mask = error as i32;
-                wu.rsc_memory_bound = if big { 2e9 } else { 1e6 };
+                std::sync::Arc::make_mut(&mut wu.limits).rsc_memory_bound =
+                    if big { 2e9 } else { 1e6 };
                 wuid = p.db.insert_workunit(Actor::WorkGenerator, wu);
             }
             if on_host {

@@ -90,8 +90,8 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     let (min_quorum, target, max_err, max_total) = (
         wu.min_quorum,
         wu.target_nresults,
-        wu.max_error_results,
-        wu.max_total_results,
+        wu.limits.max_error_results,
+        wu.limits.max_total_results,
     );
     let mut mask = wu.error_mask;
 
@@ -311,7 +311,7 @@ fn result_timed_out(p: &mut Project, rid: ResultId) {
     let q = p.daily_result_quota();
     let r = p.db.result(rid);
     let (hostid, av) = (r.hostid, r.app_version_id);
-    let delay_bound = p.db.wu(r.workunitid).delay_bound as f64;
+    let delay_bound = p.db.wu(r.workunitid).limits.delay_bound as f64;
     let Some(hav) = p.db.hosts.get_mut(hostid).and_then(|h| h.hav_mut(av)) else {
         return;
     };
@@ -387,12 +387,12 @@ fn next_transition_time(
         // Seed: min over IN_PROGRESS deadlines, then max(tt, now + delay_bound).
         let tt = min_deadline.unwrap_or(INT_MAX);
         let tt = deferred.map_or(tt, |d| tt.min(d));
-        return tt.max(now + wu.delay_bound).min(INT_MAX);
+        return tt.max(now + wu.limits.delay_bound).min(INT_MAX);
     }
     let mut tt = if wu.canonical_resultid != ResultId(0) || wu.error_mask != 0 {
         INT_MAX
     } else {
-        now + ((1.5 * wu.delay_bound as f64).floor() as Time).max(864_000)
+        now + ((1.5 * wu.limits.delay_bound as f64).floor() as Time).max(864_000)
     };
     if let Some(d) = min_deadline {
         tt = tt.min(d);

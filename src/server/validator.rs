@@ -107,7 +107,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     }
     // Step 8: the WU write.
     p.db.set_need_validate(ACTOR, wuid, false);
-    let tt = p.db.wu(wuid).transition_time;
+    let tt = Time::from(p.db.wu(wuid).transition_time);
     if p.sw.validator_tt_actions {
         match action {
             TtAction::NoChange => {}
@@ -267,8 +267,11 @@ fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAct
     } else {
         // Step 7: no consensus.
         let wu = p.db.wu(wuid);
-        let (max_success, target, mask) =
-            (wu.max_success_results, wu.target_nresults, wu.error_mask);
+        let (max_success, target, mask) = (
+            wu.limits.max_success_results,
+            wu.target_nresults,
+            wu.error_mask,
+        );
         if n_viable > max_success {
             p.db.set_error_mask(ACTOR, wuid, mask | error_mask::TOO_MANY_SUCCESS_RESULTS);
             action = TtAction::Immediate;

@@ -8,7 +8,7 @@
 use super::Project;
 use super::batch::{self, BatchSpec};
 use super::config::WorkGenMode;
-use super::db::WorkunitRow;
+use super::db::{WorkunitRow, WuLimits};
 use super::types::*;
 use crate::engine::Time;
 use crate::engine::rng::{SimRng, StreamKind, stream};
@@ -27,6 +27,9 @@ pub struct State {
     /// of its own, so that drawing sizes moves no other random draw, and adding an
     /// app moves no other app's sizes.
     pub rng: SimRng,
+    /// The limits its workunits share ([`WuLimits::shared`]): one copy per app,
+    /// not one per workunit.
+    pub limits: std::sync::Arc<WuLimits>,
 }
 
 impl State {
@@ -41,6 +44,7 @@ impl State {
             last_batch: None,
             batches: 0,
             rng: stream(seed, StreamKind::WorkGenerator, id),
+            limits: std::sync::Arc::new(WuLimits::of(&Default::default())),
         }
     }
 }
@@ -51,7 +55,8 @@ impl State {
 /// execution sees. A fixed factor draws no random number.
 pub fn create_work(p: &mut Project, appid: AppId, now: Time, actor: Actor) -> WuId {
     let app = p.app_mut(appid);
-    let mut wu = WorkunitRow::from_template(&app.cfg.workunit, now);
+    let limits = WuLimits::shared(&mut app.generator.limits, &app.cfg.workunit);
+    let mut wu = WorkunitRow::from_template_with(&app.cfg.workunit, limits, now);
     wu.appid = appid;
     let factor = app.cfg.workunit.true_size.sample(&mut app.generator.rng);
     wu.true_fpops = wu.rsc_fpops_est * factor;

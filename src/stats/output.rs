@@ -826,21 +826,21 @@ impl RunOutput {
         t.int(wu.appid as i64);
         t.int(wu.create_time.into());
         t.int(wu.priority as i64);
-        t.int(wu.delay_bound);
+        t.int(wu.limits.delay_bound);
         t.float(wu.rsc_fpops_est);
         t.float(wu.true_fpops);
         t.int(wu.min_quorum as i64);
         t.int(wu.target_nresults as i64);
-        t.int(wu.max_error_results as i64);
-        t.int(wu.max_total_results as i64);
-        t.int(wu.max_success_results as i64);
+        t.int(wu.limits.max_error_results as i64);
+        t.int(wu.limits.max_total_results as i64);
+        t.int(wu.limits.max_success_results as i64);
         t.bool(wu.need_validate);
         t.int(wu.canonical_resultid.0 as i64);
         t.float(wu.canonical_credit);
-        if wu.transition_time >= INT_MAX {
+        if Time::from(wu.transition_time) >= INT_MAX {
             t.empty();
         } else {
-            t.int(wu.transition_time);
+            t.int(wu.transition_time.into());
         }
         t.int(wu.error_mask as i64);
         t.int(wu.assimilate_state.code());
@@ -1052,7 +1052,7 @@ mod tests {
     fn sample_rows() -> (WorkunitRow, ResultRow) {
         let mut wu = test_rows::workunit();
         (wu.id, wu.transition_time, wu.results) =
-            (WuId(1), INT_MAX, smallvec::smallvec![ResultId(3)]);
+            (WuId(1), INT_MAX as i32, [ResultId(3)].into_iter().collect());
         let mut r = test_rows::result(WuId(1), 0);
         r.id = ResultId(3);
         r.server_state = ServerState::Over;

@@ -200,7 +200,7 @@ pub(crate) fn verify(
             &mut errs,
             "transition_time",
             ex.transition_time,
-            w.transition_time,
+            w.transition_time.into(),
         );
         cmp_i(&mut errs, "error_mask", ex.error_mask, w.error_mask as i64);
         cmp_i(

@@ -192,11 +192,11 @@ fn each_app_makes_its_own_workunits_and_runs_its_own_versions() {
         short.len()
     );
     for w in &long {
-        assert_eq!((w.delay_bound, w.min_quorum), (5 * 86_400, 1));
+        assert_eq!((w.limits.delay_bound, w.min_quorum), (5 * 86_400, 1));
     }
     for w in &short {
         assert_eq!(
-            (w.delay_bound, w.min_quorum, w.target_nresults),
+            (w.limits.delay_bound, w.min_quorum, w.target_nresults),
             (86_400, 2, 2)
         );
     }

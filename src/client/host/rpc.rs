@@ -285,6 +285,12 @@ impl ClientHost {
                 p.flops_wasted += wasted;
                 p.njobs += reply.jobs.len() as u32;
 
+                // Room for exactly the reply's jobs, when the list lacks it: the
+                // list then keeps the capacity of the most jobs the host ever held,
+                // not up to a quarter more ([`ClientHost::receive`]'s growth); at a
+                // tenth of bench-1m that spare room was about 4 MB (docs/performance.md
+                // "Memory per entity").
+                self.jobs.reserve_exact(reply.jobs.len());
                 for job in reply.jobs {
                     // A job the client already has only gets the new deadline.
                     if let Some(j) = self
