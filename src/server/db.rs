@@ -1392,8 +1392,8 @@ impl Db {
 ///
 /// One `i32` per row slot of the workunit table: most entries the index drops are
 /// stale (a result's deadline, left behind when the result came back early), and
-/// checking one against its 168-byte row missed the cache for each, hours after the
-/// row was last touched; sixteen slots share a cache line here. The setters write
+/// checking one against its row missed the cache for each, hours after the row was
+/// last touched; sixteen slots share a cache line here. The setters write
 /// it without reading it (they know the old state from the row they hold), so a
 /// write that misses does not stall.
 #[derive(Debug, Default)]

@@ -124,6 +124,11 @@ fn earliest_deadline_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     if rsc == ProcType::Cpu && host.projects.iter().all(|p| p.deadlines_missed_copy == 0) {
         return None;
     }
+    earliest_deadline_walk(host, rsc)
+}
+
+/// [`earliest_deadline_result`]'s walk over every job, without its shortcut.
+fn earliest_deadline_walk(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (k, j) in host.jobs.iter().enumerate() {
         if !j.runnable() || j.scheduled() || host.usage(j).proc_type != rsc {
@@ -667,44 +672,6 @@ mod tests {
     fn job_pickers_match_the_plain_walks() {
         use crate::engine::rng::SimRng;
         use rand::{RngExt, SeedableRng};
-        fn plain_edf(host: &ClientHost, rsc: ProcType) -> Option<usize> {
-            let mut best: Option<usize> = None;
-            for (k, j) in host.jobs.iter().enumerate() {
-                if !j.runnable() || j.scheduled() || host.usage(j).proc_type != rsc {
-                    continue;
-                }
-                let may = if rsc == ProcType::Cpu {
-                    host.projects[j.project as usize].deadlines_missed_copy > 0
-                } else {
-                    j.rr_sim_misses_deadline()
-                };
-                if !may {
-                    continue;
-                }
-                let Some(b) = best else {
-                    best = Some(k);
-                    continue;
-                };
-                let jb = &host.jobs[b];
-                if j.report_deadline != jb.report_deadline {
-                    if j.report_deadline < jb.report_deadline {
-                        best = Some(k);
-                    }
-                    continue;
-                }
-                let (sb, sj) = (
-                    jb.state != TaskState::Unstarted,
-                    j.state != TaskState::Unstarted,
-                );
-                if sb && !sj {
-                    continue;
-                }
-                if remaining_secs(host, j) < remaining_secs(host, jb) || (!sb && sj) {
-                    best = Some(k);
-                }
-            }
-            best
-        }
         fn plain_prio(host: &ClientHost, rsc: ProcType) -> Option<usize> {
             let mut cand = vec![NONE; host.projects.len()];
             for (k, j) in host.jobs.iter().enumerate() {
@@ -767,7 +734,7 @@ mod tests {
             }
             for rsc in [ProcType::Cpu, ProcType::Nvidia] {
                 let e = earliest_deadline_result(&h, rsc);
-                assert_eq!(e, plain_edf(&h, rsc));
+                assert_eq!(e, earliest_deadline_walk(&h, rsc));
                 let p = highest_prio_project_best_result(&h, rsc);
                 assert_eq!(p, plain_prio(&h, rsc));
                 edf_found += e.is_some() as u32;
