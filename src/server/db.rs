@@ -947,15 +947,15 @@ impl Db {
             self.transition_indexed + usize::from(tt < INT_MAX) - usize::from(was_indexed);
         if !(was_indexed && old == tt) {
             self.indexed.store(&self.workunits, id, tt);
-        }
-        if tt < INT_MAX && !(was_indexed && old == tt) {
-            self.transition_index.push(tt, id);
-            let (rows, indexed) = (&self.workunits, &self.indexed);
-            self.transition_index.compact_if_sparse(
-                self.transition_indexed,
-                |id, tt| indexed.is_current(rows, id, tt),
-                |id| indexed.prefetch(rows, id),
-            );
+            if tt < INT_MAX {
+                self.transition_index.push(tt, id);
+                let (rows, indexed) = (&self.workunits, &self.indexed);
+                self.transition_index.compact_if_sparse(
+                    self.transition_indexed,
+                    |id, tt| indexed.is_current(rows, id, tt),
+                    |id| indexed.prefetch(rows, id),
+                );
+            }
         }
         if old != tt {
             audit!(

@@ -198,8 +198,8 @@ impl<T, K: RowId> Table<T, K> {
 
     /// Starts loading row `id` into the cache (a hint; nothing if there is no such
     /// row). Unlike [`Self::get`] it never reads the row itself, which would wait for
-    /// the very load it starts. The id's index entry is read now: callers prefetch rows in id order, so
-    /// it is usually near the one read before.
+    /// the very load it starts. The id's index entry is read now: callers prefetch
+    /// rows in id order, so it is usually near the one read before.
     #[inline]
     pub(crate) fn prefetch(&self, id: K) {
         if let Some(s) = self.slot(id.raw()) {
