@@ -72,8 +72,7 @@
 
 use priority_queue::PriorityQueue;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeSet;
 
 /// A flow (one transfer). Ids are recycled through a free list, so memory follows the
 /// flows in progress, not the flows ever started.
@@ -106,28 +105,10 @@ fn from_ord_key(k: u64) -> f64 {
     }
 }
 
-/// A multiplicative hash for the `u32` keys of the heaps: the heaps only look items
-/// up (their order never depends on the hash), and SipHash would cost more than the
+/// The heaps' hasher (FxHash) for their `u32` keys: the heaps only look items up
+/// (their order never depends on the hash), and SipHash would cost more than the
 /// heap operation itself.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        let h = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-}
-
-type IdHash = BuildHasherDefault<IdHasher>;
+type IdHash = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
 /// Flows ordered by `(finish key, id)`. The key is a function of the flow's state
 /// (`capped_fin_key`, or `ord_key(a)` for a bottlenecked flow), so a flow is found and
 /// removed without an index of its own.
@@ -252,7 +233,7 @@ pub struct FlowNet {
     accesses: Vec<Access>,
     free_accesses: Vec<u32>,
     /// Access key → slot. Only looked up, never iterated.
-    access_of: HashMap<u64, u32>,
+    access_of: rustc_hash::FxHashMap<u64, u32>,
     /// Links by their next finish time.
     queue: PriorityQueue<LinkId, Reverse<(u64, LinkId)>, IdHash>,
     /// Links touched by the current change (kept to avoid an allocation per change).

@@ -20,7 +20,7 @@ use crate::server::job_log::DecidedResult;
 use crate::server::types::{AppId, ResultId};
 use crate::stats::credit::CreditFigures;
 use crate::world::{Recorder, RunOptions, World};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io;
 
 /// Per-project tallies, and the run folder's tables if the run writes one.
@@ -48,7 +48,7 @@ pub struct StatsRecorder {
     /// The transfer times of results reported with files, by (project, result id),
     /// kept until the result's row is written to `results.csv` (then removed, so
     /// the map holds only results still in a database). Empty without a run folder.
-    pub(crate) transfer_times: HashMap<(usize, ResultId), XferTimes>,
+    pub(crate) transfer_times: FxHashMap<(usize, ResultId), XferTimes>,
     /// Per project (scenario order), what its batches' final rows add up to
     /// (spec backend §1.5); empty tallies in a run without batches.
     pub batches: Vec<BatchTally>,
@@ -95,7 +95,7 @@ impl StatsRecorder {
             group_names,
             job_log: None,
             files: false,
-            transfer_times: HashMap::new(),
+            transfer_times: FxHashMap::default(),
             batches: vec![BatchTally::default(); scenario.project.len()],
         }
     }
