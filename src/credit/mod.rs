@@ -175,7 +175,7 @@ pub(crate) fn write_run_configs(
         w.write_record(["host_id", "group", "p_fpops", "p_iops"])?;
         for (id, h) in p.db.hosts.iter() {
             let group = h
-                .host_group
+                .host_group()
                 .and_then(|g| scenario.host_group.get(g as usize))
                 .map_or("(named hosts)", |g| g.name.as_str());
             w.write_record([

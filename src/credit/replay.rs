@@ -397,14 +397,12 @@ fn build(
             }
         });
         let id = p.db.hosts.next_id();
-        *dense =
-            p.db.hosts
-                .insert(HostRow {
-                    id,
-                    host_group: gi,
-                    ..Default::default()
-                })
-                .0;
+        let mut row = HostRow {
+            id,
+            ..Default::default()
+        };
+        row.set_host_group(gi);
+        *dense = p.db.hosts.insert(row).0;
     }
     let first: BTreeMap<u64, &JobRow> = rows.iter().rev().map(|r| (r.workunit_id, r)).collect();
     let template = crate::server::config::WuTemplate::default();

@@ -30,13 +30,14 @@ use crate::scenario::import::hosts::{self, HostTable};
 use crate::server::ProjectConfig;
 use crate::server::assimilator::HandlerResult;
 use crate::server::batch::BatchSpec;
-use crate::server::db::{HostRow, OutputStatus};
+use crate::server::db::{HostNames, HostRow, OutputStatus};
 use crate::server::resource::ProcType;
 use crate::server::types::*;
 use std::sync::Arc;
 
-/// A group's operating systems with cumulative weights that end at 1.
-pub type OsMix = Arc<[(Arc<str>, f64)]>;
+/// A group's operating systems, each with the group's CPU names, with cumulative
+/// weights that end at 1.
+pub type OsMix = Arc<[(Arc<HostNames>, f64)]>;
 
 /// Everything the world needs of a scenario, resolved.
 #[derive(Clone, Debug)]
@@ -581,25 +582,29 @@ fn cumulative<T>(items: impl Iterator<Item = (T, f64)>) -> Box<[(T, f64)]> {
         .collect()
 }
 
-/// The operating-system mix of a group (`None` for one name).
-fn os_mix(os: &OsName) -> Option<OsMix> {
+/// The operating-system mix of a group (`None` for one name): each system with the
+/// group's CPU names, shared by the hosts that draw it.
+fn os_mix(os: &OsName, p_vendor: &str, p_model: &str) -> Option<OsMix> {
     match os {
         OsName::One(_) => None,
-        OsName::Mix(m) => {
-            Some(cumulative(m.iter().map(|(n, w)| (Arc::<str>::from(n.as_str()), *w))).into())
-        }
+        OsName::Mix(m) => Some(
+            cumulative(
+                m.iter()
+                    .map(|(n, w)| (HostNames::shared(n, p_vendor, p_model), *w)),
+            )
+            .into(),
+        ),
     }
 }
 
 /// The name a host row starts with: the one name, or the mix's heaviest (the
 /// server replaces it with the host's own draw at first contact).
-fn os_row_name(os: &OsName) -> Arc<str> {
+fn os_row_name(os: &OsName) -> &str {
     match os {
-        OsName::One(n) => n.as_str().into(),
+        OsName::One(n) => n.as_str(),
         OsName::Mix(m) => (m.iter())
             .max_by(|a, b| a.1.total_cmp(b.1))
-            .map_or("", |(n, _)| n.as_str())
-            .into(),
+            .map_or("", |(n, _)| n.as_str()),
     }
 }
 
@@ -673,9 +678,7 @@ impl Resolver<'_> {
                 d_free: h.d_free,
                 on_frac: h.on_frac,
                 active_frac: fixed_value(&h.active_frac).unwrap_or(1.0),
-                os_name: os_row_name(&h.os_name),
-                p_vendor: h.p_vendor.as_str().into(),
-                p_model: h.p_model.as_str().into(),
+                names: HostNames::shared(os_row_name(&h.os_name), &h.p_vendor, &h.p_model),
                 ..Default::default()
             },
             userid: h.userid,
@@ -722,7 +725,7 @@ impl Resolver<'_> {
                 .map(|(n, s)| (self.project(&format!("host_group.{gi}.shares.{n}"), n), *s))
                 .collect()
         };
-        let row = HostRow {
+        let mut row = HostRow {
             p_ncpus: count_value(&g.p_ncpus) as i32,
             p_iops: g.p_iops,
             m_nbytes: g.m_nbytes,
@@ -730,12 +733,10 @@ impl Resolver<'_> {
             on_frac: g.on_frac,
             active_frac: frac_of(&g.active_frac).0,
             gpu_active_frac: g.gpu_active_frac,
-            os_name: os_row_name(&g.os_name),
-            p_vendor: g.p_vendor.as_str().into(),
-            p_model: g.p_model.as_str().into(),
-            host_group: Some(gi as u32),
+            names: HostNames::shared(os_row_name(&g.os_name), &g.p_vendor, &g.p_model),
             ..Default::default()
         };
+        row.set_host_group(Some(gi as u32));
         let start = g.start.as_ref().map(|st| self.start(gi, g, st));
         GroupPlan {
             name: g.name.clone(),
@@ -747,7 +748,7 @@ impl Resolver<'_> {
                 Count::Dist(d) => Some(d),
                 Count::Fixed(_) => None,
             },
-            os_mix: os_mix(&g.os_name),
+            os_mix: os_mix(&g.os_name, &g.p_vendor, &g.p_model),
             attached,
             p_fpops: g.p_fpops,
             arrival: g.arrival,
@@ -1070,11 +1071,11 @@ coproc = [ { type = "nvidia", probability = 0.3, count = { dist = "uniform", min
         // Systems in name order with cumulative weights; the row starts with the
         // heaviest.
         let mix = g.os_mix.as_deref().unwrap();
-        let names: Vec<&str> = mix.iter().map(|(n, _)| &**n).collect();
+        let names: Vec<&str> = mix.iter().map(|(n, _)| &*n.os_name).collect();
         assert_eq!(names, ["Darwin", "Linux", "Microsoft Windows"]);
         let cum: Vec<f64> = mix.iter().map(|&(_, c)| c).collect();
         assert_eq!(cum, [0.1, 0.2, 1.0]);
-        assert_eq!(&*g.row.os_name, "Microsoft Windows");
+        assert_eq!(&*g.row.names.os_name, "Microsoft Windows");
         let c = &g.coprocs[0];
         assert_eq!((c.count, c.probability), (2, 0.3));
         assert!(c.count_dist.is_some());

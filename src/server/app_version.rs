@@ -96,7 +96,7 @@ impl Bav {
 /// Whether `av` can run on `host` at all: its platform and its GPU.
 pub(crate) fn runs_on(av: &AppVersion, host: &HostRow) -> bool {
     if let Some(pf) = &av.platform
-        && host_platform(&host.os_name, &host.p_vendor) != Some(pf.as_str())
+        && host_platform(&host.names.os_name, &host.names.p_vendor) != Some(pf.as_str())
     {
         return false;
     }
@@ -232,11 +232,12 @@ pub(crate) fn all_quota_exceeded(p: &Project, hostid: HostId, t: ProcType, ncpus
 mod tests {
     use super::super::ProjectConfig;
     use super::super::config::{AppVersionConfig, CoprocUsage};
-    use super::super::db::{HavRow, ResultRow, WorkunitRow};
+    use super::super::db::{HavRow, HostNames, ResultRow, WorkunitRow};
     use super::super::resource::GpuType;
     use super::super::scheduler::{Reply, Request, process_request};
     use super::super::types::{Actor, ServerState};
     use super::*;
+    use std::sync::Arc;
 
     const NOW: i64 = 1000;
 
@@ -294,8 +295,7 @@ mod tests {
             active_frac: 1.0,
             gpu_active_frac: 1.0,
             coprocs,
-            os_name: "Linux".into(),
-            p_vendor: "GenuineIntel".into(),
+            names: HostNames::shared("Linux", "GenuineIntel", ""),
             ..Default::default()
         });
         id
@@ -387,7 +387,7 @@ mod tests {
         let mut p = project(vec![AppVersionConfig::default(), windows], 0);
         let h = host(&mut p, 1, 0);
         assert_eq!(get_app_version(&p, h, any(1)).map(|b| b.av), Some(1));
-        p.db.host_mut(h).os_name = "Microsoft Windows".into();
+        Arc::make_mut(&mut p.db.host_mut(h).names).os_name = "Microsoft Windows".into();
         assert_eq!(get_app_version(&p, h, any(1)).map(|b| b.av), Some(2));
         let committed = Want {
             committed: 1,

@@ -394,9 +394,38 @@ pub struct HavRow {
     pub turnaround: AverageVar,
 }
 
+/// A host's operating system and CPU names, the texts of its HOST row (spec backend
+/// §1.4) that HR and the platform check read. Hosts with the same three share one
+/// copy: a group's hosts, each entry of a group's operating-system mix, each record
+/// of a host export. Three `Arc<str>` in the row took 48 bytes a host (46 MiB at a
+/// million hosts); the shared triple takes 8.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HostNames {
+    /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
+    pub os_name: Arc<str>,
+    /// CPU vendor (e.g. "GenuineIntel"), for HR.
+    pub p_vendor: Arc<str>,
+    /// CPU model (e.g. "Intel Core2"), for fine HR.
+    pub p_model: Arc<str>,
+}
+
+impl HostNames {
+    /// The three names, shared from here on.
+    pub fn shared(os_name: &str, p_vendor: &str, p_model: &str) -> Arc<Self> {
+        Arc::new(Self {
+            os_name: os_name.into(),
+            p_vendor: p_vendor.into(),
+            p_model: p_model.into(),
+        })
+    }
+}
+
+/// `HostRow::host_group` of a host that belongs to no group (a named host).
+const NO_GROUP: u32 = u32::MAX;
+
 /// A HOST row (spec backend §1.4), with the attributes the scheduler screens on.
-/// The names are shared by every host of a group (`Arc<str>`), not copied per host.
-#[derive(Clone, Debug, Default)]
+/// The names are shared ([`HostNames`]), not copied per host.
+#[derive(Clone, Debug)]
 pub struct HostRow {
     pub id: HostId,
     pub userid: u32,
@@ -420,12 +449,8 @@ pub struct HostRow {
     pub gpu_active_frac: f64,
     /// The host's coprocessors, as its request describes them (spec backend §1.4).
     pub coprocs: Box<[super::resource::Coproc]>,
-    /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
-    pub os_name: Arc<str>,
-    /// CPU vendor (e.g. "GenuineIntel"), for HR.
-    pub p_vendor: Arc<str>,
-    /// CPU model (e.g. "Intel Core2"), for fine HR.
-    pub p_model: Arc<str>,
+    /// Operating system and CPU names, shared with the other hosts that have them.
+    pub names: Arc<HostNames>,
     /// −1 = blacklisted.
     pub max_results_day: i32,
     /// The host's day offset `U(host.id)` in [0, 1) (spec backend §2.4.1 step 5).
@@ -436,11 +461,54 @@ pub struct HostRow {
     /// Scheduler's estimate of queued work, seconds (§2.4.4 step 4).
     pub estimated_delay: f64,
     /// Simulator bookkeeping, not a BOINC column: the scenario host group the host
-    /// belongs to (`None` for a named host), for the credit figures per group.
-    pub host_group: Option<u32>,
+    /// belongs to, for the credit figures per group ([`Self::host_group`]; a `u32`
+    /// with a sentinel, where `Option<u32>` took 8 bytes).
+    pub(crate) group: u32,
+}
+
+impl Default for HostRow {
+    fn default() -> Self {
+        Self {
+            id: HostId::default(),
+            userid: 0,
+            rpc_seqno: 0,
+            rpc_time: 0,
+            total_credit: 0.0,
+            expavg_credit: 0.0,
+            expavg_time: 0,
+            avg_turnaround: 0.0,
+            p_ncpus: 0,
+            p_fpops: 0.0,
+            p_iops: 0.0,
+            m_nbytes: 0.0,
+            d_free: 0.0,
+            on_frac: 0.0,
+            active_frac: 0.0,
+            gpu_active_frac: 0.0,
+            coprocs: Box::default(),
+            names: Arc::default(),
+            max_results_day: 0,
+            day_offset: 0.0,
+            havs: Vec::new(),
+            in_progress: Vec::new(),
+            estimated_delay: 0.0,
+            group: NO_GROUP,
+        }
+    }
 }
 
 impl HostRow {
+    /// The scenario host group the host belongs to (`None` for a named host).
+    pub fn host_group(&self) -> Option<u32> {
+        (self.group != NO_GROUP).then_some(self.group)
+    }
+    /// Sets [`Self::host_group`]; `u32::MAX` is not a group index (the scenario
+    /// loader caps the number of groups far below it).
+    pub fn set_host_group(&mut self, group: Option<u32>) {
+        debug_assert!(group != Some(NO_GROUP));
+        self.group = group.unwrap_or(NO_GROUP);
+    }
+
     pub fn hav(&self, av: u32) -> Option<&HavRow> {
         self.havs.iter().find(|h| h.app_version_id == av)
     }
@@ -1466,6 +1534,9 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<Option<ResultRow>>(), 128);
         assert_eq!(std::mem::size_of::<WorkunitRow>(), 128);
         assert_eq!(std::mem::size_of::<WuResults>(), 16);
+        // One per host and project: the shared names and the group as a `u32`
+        // took it from 256 bytes.
+        assert_eq!(std::mem::size_of::<Option<HostRow>>(), 208);
     }
 
     /// A result list keeps its ids in order inline up to three and in a vector

@@ -63,7 +63,7 @@ impl DecidedResult {
             app_version_id: r.app_version_id,
             is_gpu: v.is_some_and(|v| v.is_gpu),
             host_id: r.hostid.0,
-            host_group: p.db.hosts.get(r.hostid).and_then(|h| h.host_group),
+            host_group: p.db.hosts.get(r.hostid).and_then(|h| h.host_group()),
             elapsed_time: r.elapsed_time,
             cpu_time: r.cpu_time,
             flops_estimate: r.flops_estimate,

@@ -470,11 +470,11 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     st.ncpus = host.p_ncpus.min(cfg.max_ncpus).max(1);
     let features = p.sw.scheduler_features;
     if features {
+        let n = &host.names;
         // Only the HR types the project's apps use: most use none.
         for t in 1..=2 {
             if p.apps.iter().any(|a| a.cfg.homogeneous_redundancy == t) {
-                st.hr_classes[t as usize] =
-                    hr::hr_class(t, &host.os_name, &host.p_vendor, &host.p_model);
+                st.hr_classes[t as usize] = hr::hr_class(t, &n.os_name, &n.p_vendor, &n.p_model);
             }
         }
     }
@@ -497,8 +497,8 @@ fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> 
     let mut reliable = features;
     let tat = cfg.reliable_max_avg_turnaround as f64;
     if tat != 0.0 && hav.turnaround.avg.n > 10 {
-        let os = &host.os_name;
-        let intel_mac = hr::has(os, "darwin") && hr::has(&host.p_vendor, "intel");
+        let os = &host.names.os_name;
+        let intel_mac = hr::has(os, "darwin") && hr::has(&host.names.p_vendor, "intel");
         let m = if hr::has(os, "windows") || hr::has(os, "linux") || intel_mac {
             1.0
         } else {
@@ -1303,8 +1303,7 @@ mod tests {
             d_free: 1e12,
             on_frac: 1.0,
             active_frac: 1.0,
-            os_name: "Linux".into(),
-            p_vendor: "GenuineIntel".into(),
+            names: crate::server::db::HostNames::shared("Linux", "GenuineIntel", ""),
             ..Default::default()
         });
         let mut slots = vec![None; specs.len()];

@@ -63,10 +63,9 @@ impl<R: Recorder> World<R> {
                 queue.push(host.joined, host_class, Event::Host(index));
                 hosts.push(Box::new(host));
             }
-            imported.push(g.hosts.as_ref().map(|hp| link::ImportedRows {
-                table: Arc::clone(&hp.table),
-                first: first as u32,
-                records: records.into_boxed_slice(),
+            imported.push(g.hosts.as_ref().map(|hp| {
+                let table = Arc::clone(&hp.table);
+                link::ImportedRows::new(table, first as u32, records.into_boxed_slice())
             }));
             groups.push(HostGroupRt {
                 name: g.name.clone(),

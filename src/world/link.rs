@@ -15,9 +15,10 @@ use crate::client::host::{
 use crate::engine::Time;
 use crate::engine::rng::{self, StreamKind};
 use crate::scenario::Daemon;
+use crate::scenario::import::hosts::HostTable;
 use crate::scenario::plan::OsMix;
 use crate::server::config::OutageKind;
-use crate::server::db::HostRow;
+use crate::server::db::{HostNames, HostRow};
 use crate::server::invariants::InvariantChecker;
 use crate::server::resource::N_RSC;
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
@@ -26,6 +27,8 @@ use crate::server::{
     Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator, work_generator,
 };
 use rand::RngExt;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Every project's back end, with what hears it and checks it.
 pub(crate) struct Backend<R> {
@@ -220,7 +223,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
         if hostid == HostId(0) {
             // First contact: the server creates the host record (spec backend §2.4.2).
             let g = req.group as usize;
-            let row = host_row(&self.host_rows, &self.imported, g, req.host_index);
+            let row = host_row(&self.host_rows, &mut self.imported, g, req.host_index);
             let os = self.os_mix[g].as_deref();
             let hi = req.host_index as u64;
             hostid = first_contact(p, row, self.seed, hi, pi, req.p_fpops, os);
@@ -341,6 +344,20 @@ pub(crate) struct ImportedRows {
     pub first: u32,
     /// The record of each host of the group, by slot.
     pub records: Box<[u32]>,
+    /// The names of the host rows made so far, by the export's text indices of
+    /// `(os_name, p_vendor, p_model)`: hosts with the same three share one copy.
+    pub names: HashMap<[u32; 3], Arc<HostNames>>,
+}
+
+impl ImportedRows {
+    pub(crate) fn new(table: Arc<HostTable>, first: u32, records: Box<[u32]>) -> Self {
+        Self {
+            table,
+            first,
+            records,
+            names: HashMap::new(),
+        }
+    }
 }
 
 /// The attributes of the host record a host of group `group` (world index `index`)
@@ -349,25 +366,29 @@ pub(crate) struct ImportedRows {
 /// shared, not copied).
 fn host_row(
     host_rows: &[HostRow],
-    imported: &[Option<ImportedRows>],
+    imported: &mut [Option<ImportedRows>],
     group: usize,
     index: u32,
 ) -> HostRow {
     let mut row = host_rows[group].clone();
-    {
-        if let Some(Some(im)) = imported.get(group) {
-            let k = im.records[(index - im.first) as usize];
-            let r = &im.table.records[k as usize];
-            row.p_ncpus = r.ncpus as i32;
-            row.p_iops = r.p_iops;
-            row.m_nbytes = r.m_nbytes;
-            row.d_free = r.d_free;
-            row.os_name = im.table.text(r.os_name).clone();
-            row.p_vendor = im.table.text(r.p_vendor).clone();
-            row.p_model = im.table.text(r.p_model).clone();
-        }
-        row
+    if let Some(Some(im)) = imported.get_mut(group) {
+        let k = im.records[(index - im.first) as usize];
+        let r = &im.table.records[k as usize];
+        row.p_ncpus = r.ncpus as i32;
+        row.p_iops = r.p_iops;
+        row.m_nbytes = r.m_nbytes;
+        row.d_free = r.d_free;
+        let t = &im.table;
+        let key = [r.os_name, r.p_vendor, r.p_model];
+        row.names = Arc::clone(im.names.entry(key).or_insert_with(|| {
+            Arc::new(HostNames {
+                os_name: Arc::clone(t.text(key[0])),
+                p_vendor: Arc::clone(t.text(key[1])),
+                p_model: Arc::clone(t.text(key[2])),
+            })
+        }));
     }
+    row
 }
 
 /// The host record the server creates at a simulated host's first contact (spec
@@ -384,14 +405,14 @@ pub(super) fn first_contact(
     hi: u64,
     pi: usize,
     p_fpops: f64,
-    os: Option<&[(std::sync::Arc<str>, f64)]>,
+    os: Option<&[(Arc<HostNames>, f64)]>,
 ) -> HostId {
     let day = p.cfg.pin.day_offset.unwrap_or_else(|| {
         rng::stream(seed, StreamKind::HostProject, hi << 16 | pi as u64).random()
     });
     row.p_fpops = p_fpops;
     if let Some(mix) = os.filter(|m| !m.is_empty()) {
-        row.os_name = std::sync::Arc::clone(&mix[host_os(mix, seed, hi)].0);
+        row.names = Arc::clone(&mix[host_os(mix, seed, hi)].0);
     }
     let hostid = add_host(p, row, day);
     p.db.host_mut(hostid).userid = hostid.0;
@@ -408,7 +429,7 @@ pub(super) fn add_host(p: &mut Project, mut row: HostRow, day_offset: f64) -> Ho
 
 /// The index, in a group's operating-system mix `mix` (cumulative weights), of host
 /// `hi`'s system: the first entry whose cumulative weight exceeds the host's draw.
-pub(crate) fn host_os(mix: &[(std::sync::Arc<str>, f64)], seed: u64, hi: u64) -> usize {
+pub(crate) fn host_os<T>(mix: &[(T, f64)], seed: u64, hi: u64) -> usize {
     let u: f64 = rng::stream(seed, StreamKind::HostOs, hi).random();
     mix.partition_point(|&(_, c)| c <= u).min(mix.len() - 1)
 }
@@ -416,7 +437,6 @@ pub(crate) fn host_os(mix: &[(std::sync::Arc<str>, f64)], seed: u64, hi: u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn a_hosts_system_follows_the_weights_and_its_own_stream() {

@@ -337,7 +337,7 @@ os_name = "Microsoft Windows"
             "Microsoft Windows"
         };
         assert_eq!(
-            &*f.projects[0].db.host(id).os_name,
+            &*f.projects[0].db.host(id).names.os_name,
             want,
             "host {}",
             h.index

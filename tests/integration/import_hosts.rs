@@ -210,3 +210,35 @@ fn importer_keys_are_checked() {
     ));
     has(&m, &["`host_group.0`", "missing field `count`"]);
 }
+
+/// The server's host rows of a host export's hosts carry their records' operating
+/// system and CPU names, and hosts with the same three names share one copy of them.
+#[test]
+fn imported_host_rows_share_their_records_names() {
+    let path = root().join("scenarios/project-hosts.toml");
+    let loaded = boinc_sim::scenario::load::load(&path, &[], None).unwrap();
+    let opts = boinc_sim::world::RunOptions::default();
+    let f = boinc_sim::stats::recorder::StatsRecorder::world(&loaded, &opts, None)
+        .run()
+        .unwrap();
+    let t =
+        boinc_sim::scenario::import::hosts::read(&root().join("scenarios/hosts/host-sample.xml"))
+            .unwrap();
+    let in_export: std::collections::BTreeSet<[String; 3]> = (t.records.iter())
+        .map(|r| [r.os_name, r.p_vendor, r.p_model].map(|k| t.text(k).to_string()))
+        .collect();
+    let mut triples = std::collections::BTreeSet::new();
+    let mut copies = std::collections::BTreeSet::new();
+    for (_, h) in f.projects[0].db.hosts.iter() {
+        let n = &h.names;
+        let triple = [&n.os_name, &n.p_vendor, &n.p_model].map(|s| s.to_string());
+        assert!(in_export.contains(&triple), "{triple:?} is no record's");
+        triples.insert(triple);
+        copies.insert(std::sync::Arc::as_ptr(n));
+    }
+    assert!(triples.len() > 1, "{triples:?}");
+    // Two groups read the export (its plain and its gzip copy): at most one copy of
+    // each triple per group.
+    assert!(copies.len() <= 2 * triples.len(), "{} copies", copies.len());
+    assert!(copies.len() >= triples.len());
+}

@@ -79,12 +79,20 @@ fn a_mixed_group_draws_each_host_by_its_weights() {
     let rows: Vec<_> =
         p.db.hosts
             .iter()
-            .map(|(_, h)| h.os_name.to_string())
+            .map(|(_, h)| h.names.os_name.to_string())
             .collect();
     assert!(rows.len() >= 590, "{}", rows.len());
     let win = rows.iter().filter(|o| *o == "Microsoft Windows").count() as f64;
     assert!((win / rows.len() as f64 - 0.8).abs() < 0.05, "{win}");
     assert!(rows.iter().any(|o| o == "Darwin") && rows.iter().any(|o| o == "Linux"));
+    // Hosts that drew the same system share one copy of their names: one per entry
+    // of the mix, not one per host.
+    let copies: std::collections::BTreeSet<*const _> =
+        p.db.hosts
+            .iter()
+            .map(|(_, h)| std::sync::Arc::as_ptr(&h.names))
+            .collect();
+    assert_eq!(copies.len(), 3, "{} copies", copies.len());
     // The same scenario and seed give the same hosts.
     let g = common::run_text(&scenario(MIXED), "mixed.toml", &RunOptions::CHECKED);
     let key = |f: &boinc_sim::world::Finished<_>| -> Vec<(u8, u32, usize)> {
