@@ -147,7 +147,7 @@ impl Project {
         what: db::Prefetch,
         mut visit: impl FnMut(&mut Project, WuId) -> bool,
     ) {
-        let lag = 3 * db::WALK_AHEAD;
+        let lag = what.lag();
         for t in 0..list.len() + lag {
             self.db.prefetch_walk_step(list, t, what);
             if let Some(&w) = t.checked_sub(lag).and_then(|k| list.get(k))

@@ -68,7 +68,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     let mut list = std::mem::take(&mut p.scratch);
     list.clear();
     list.extend(p.db.need_validate.iter());
-    p.walk(&list, Prefetch::RESULTS_AND_HOSTS, |p, wuid| {
+    p.walk(&list, Prefetch::RESULTS_HOSTS_HAVS, |p, wuid| {
         handle_wu(p, now, wuid);
         true
     });
