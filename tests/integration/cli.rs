@@ -88,8 +88,8 @@ fn run_small(dir: &Path, name: &str) -> PathBuf {
 fn same_scenario_and_seed_give_byte_identical_outputs() {
     let tmp = tempfile::tempdir().unwrap();
     let a = run_small_with(tmp.path(), "a", &["--check-invariants", "--audit"]);
-    // The second run without huge pages (src/hugepages.rs): where memory comes from
-    // must not change what is computed.
+    // The second run without huge pages and glibc's default mmap threshold
+    // (src/hugepages.rs): where memory comes from must not change what is computed.
     let b = run_small_env(
         tmp.path(),
         "b",
