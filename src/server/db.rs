@@ -399,7 +399,7 @@ pub struct HavRow {
 /// copy: a group's hosts, each entry of a group's operating-system mix, each record
 /// of a host export. Three `Arc<str>` in the row took 48 bytes a host (46 MiB at a
 /// million hosts); the shared triple takes 8.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HostNames {
     /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
     pub os_name: Arc<str>,
@@ -420,12 +420,9 @@ impl HostNames {
     }
 }
 
-/// `HostRow::host_group` of a host that belongs to no group (a named host).
-const NO_GROUP: u32 = u32::MAX;
-
 /// A HOST row (spec backend §1.4), with the attributes the scheduler screens on.
 /// The names are shared ([`HostNames`]), not copied per host.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct HostRow {
     pub id: HostId,
     pub userid: u32,
@@ -461,52 +458,21 @@ pub struct HostRow {
     /// Scheduler's estimate of queued work, seconds (§2.4.4 step 4).
     pub estimated_delay: f64,
     /// Simulator bookkeeping, not a BOINC column: the scenario host group the host
-    /// belongs to, for the credit figures per group ([`Self::host_group`]; a `u32`
-    /// with a sentinel, where `Option<u32>` took 8 bytes).
+    /// belongs to, for the credit figures per group ([`Self::host_group`]): its
+    /// index + 1, 0 for none (a named host), as BOINC's ids keep 0 for none. A
+    /// plain `u32`, where `Option<u32>` took 8 bytes.
     pub(crate) group: u32,
-}
-
-impl Default for HostRow {
-    fn default() -> Self {
-        Self {
-            id: HostId::default(),
-            userid: 0,
-            rpc_seqno: 0,
-            rpc_time: 0,
-            total_credit: 0.0,
-            expavg_credit: 0.0,
-            expavg_time: 0,
-            avg_turnaround: 0.0,
-            p_ncpus: 0,
-            p_fpops: 0.0,
-            p_iops: 0.0,
-            m_nbytes: 0.0,
-            d_free: 0.0,
-            on_frac: 0.0,
-            active_frac: 0.0,
-            gpu_active_frac: 0.0,
-            coprocs: Box::default(),
-            names: Arc::default(),
-            max_results_day: 0,
-            day_offset: 0.0,
-            havs: Vec::new(),
-            in_progress: Vec::new(),
-            estimated_delay: 0.0,
-            group: NO_GROUP,
-        }
-    }
 }
 
 impl HostRow {
     /// The scenario host group the host belongs to (`None` for a named host).
     pub fn host_group(&self) -> Option<u32> {
-        (self.group != NO_GROUP).then_some(self.group)
+        self.group.checked_sub(1)
     }
-    /// Sets [`Self::host_group`]; `u32::MAX` is not a group index (the scenario
-    /// loader caps the number of groups far below it).
+    /// Sets [`Self::host_group`] (a group index is far below `u32::MAX`: each group
+    /// is a table of the scenario file).
     pub fn set_host_group(&mut self, group: Option<u32>) {
-        debug_assert!(group != Some(NO_GROUP));
-        self.group = group.unwrap_or(NO_GROUP);
+        self.group = group.map_or(0, |g| g + 1);
     }
 
     pub fn hav(&self, av: u32) -> Option<&HavRow> {
