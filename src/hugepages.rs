@@ -30,8 +30,9 @@
 //! size of each mapped block freed, up to 32 MiB, so once large blocks had been
 //! freed (the event queue's buckets shrink and regrow all run long), blocks of
 //! megabytes came from the heap, where a freed one stays resident and the next
-//! larger one goes elsewhere. At a million hosts (`bench-1m`) that fragmentation was about 80 MiB
-//! of the peak (docs/performance.md, "Memory per entity"). With the threshold
+//! larger one goes elsewhere. At a million hosts (`bench-1m`) that fragmentation
+//! was about 80 MiB of the peak (docs/performance.md, "Under 4 GiB at a million
+//! hosts"). With the threshold
 //! fixed, blocks of 2 MiB or more are mapped on their own (advised for huge pages
 //! like the heap), grow and shrink in place, and go back to the system when
 //! freed; the tables' chunks (1 to 1.7 MB) and everything smaller stay in the heap.

@@ -623,8 +623,9 @@ impl Prefetch {
         havs: true,
     };
 
-    /// Entries between a workunit's first prefetch and its visit: `WALK_AHEAD` per
-    /// stage, and one more after the last.
+    /// Entries between a workunit's first prefetch and its visit: `WALK_AHEAD` for
+    /// each of the stages workunit, results and hosts (whether or not the hosts are
+    /// loaded), and one more for the HAV stage.
     pub(crate) fn lag(self) -> usize {
         WALK_AHEAD * if self.havs { 4 } else { 3 }
     }
@@ -758,9 +759,10 @@ impl Db {
     /// visits entry `t − what.lag()` after it): prefetches the workunit row of
     /// entry `t`, the results of entry `t − WALK_AHEAD` and, if `what` says so, their
     /// hosts for entry `t − 2·WALK_AHEAD` and those hosts' first app version row for
-    /// entry `t − 3·WALK_AHEAD`. Each stage reads only rows the stage before loaded. With millions of rows alive every first touch misses the cache;
-    /// this overlaps the misses of several workunits instead of taking them one after
-    /// another (docs/performance.md). A hint only: it changes no value.
+    /// entry `t − 3·WALK_AHEAD`. Each stage reads only rows the stage before loaded.
+    /// With millions of rows alive every first touch misses the cache; this overlaps
+    /// the misses of several workunits instead of taking them one after another
+    /// (docs/performance.md). A hint only: it changes no value.
     pub(crate) fn prefetch_walk_step(&self, list: &[WuId], t: usize, what: Prefetch) {
         let get = |back: usize| t.checked_sub(back).and_then(|k| list.get(k));
         if let Some(&w) = list.get(t) {
@@ -1466,7 +1468,8 @@ impl Indexed {
         let s = rows.slot_of(id).expect("workunit exists") as usize;
         if s >= self.tt.len() {
             // In steps of the table's slab chunk: the slab never shrinks either.
-            self.tt.resize((s + 1).next_multiple_of(8192), Self::NOT);
+            self.tt
+                .resize((s + 1).next_multiple_of(super::table::CHUNK), Self::NOT);
         }
         self.tt[s] = if tt < INT_MAX {
             let t = i32::try_from(tt).expect("transition_time fits BOINC's int");

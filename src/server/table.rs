@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 /// Ids per index page.
 const PAGE: u32 = 1024;
 /// Rows per slab chunk.
-const CHUNK: usize = 8192;
+pub(crate) const CHUNK: usize = 8192;
 /// Slot value of an id without a row.
 const NONE: u32 = u32::MAX;
 

@@ -367,9 +367,9 @@ impl<R: Recorder> World<R> {
     /// each stage reading only what the stage before loaded: the third next event's
     /// client host, the second's jobs and projects, for the next one the server rows
     /// its RPC will touch ([`Backend::prefetch_rows_of`]), and for the `current` one
-    /// the lists those rows point to ([`Backend::prefetch_host_lists_of`]). With many hosts the
-    /// first touch of each is a cache miss (docs/performance.md); in stages, no
-    /// prefetch waits for one. A hint only: it changes no result.
+    /// the lists those rows point to ([`Backend::prefetch_host_lists_of`]). With many
+    /// hosts the first touch of each is a cache miss (docs/performance.md); in
+    /// stages, no prefetch waits for one. A hint only: it changes no result.
     fn prefetch_ahead(&mut self, current: Event) {
         if let Event::Host(j) = current
             && let Some(h) = self.hosts.get(j as usize)
