@@ -34,7 +34,7 @@ use std::collections::{BinaryHeap, VecDeque};
 /// How many entries the queue takes out of the radix heap ahead of time, so that
 /// [`EventQueue::peek_ahead`] can name the next events (the world prefetches their
 /// hosts in stages, docs/performance.md).
-const LOOKAHEAD: usize = 4;
+const LOOKAHEAD: usize = 5;
 
 /// Every this many pops the radix heap's buckets give back their spare capacity.
 /// Entries move down through the buckets as time advances, and a bucket's vector

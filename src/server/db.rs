@@ -623,11 +623,25 @@ impl Prefetch {
         havs: true,
     };
 
-    /// Entries between a workunit's first prefetch and its visit: `WALK_AHEAD` for
-    /// each of the stages workunit, results and hosts (whether or not the hosts are
-    /// loaded), and one more for the HAV stage.
+    /// Stages of the walk, each `WALK_AHEAD` entries after the one before: the
+    /// workunit's index entry, then its row; its results' index entries, then their
+    /// rows; the hosts' index entries, then their rows; the HAV rows. Each stage reads
+    /// only what the stage before loaded.
+    fn stages(self) -> usize {
+        if self.havs {
+            7
+        } else if self.hosts {
+            6
+        } else if self.results {
+            4
+        } else {
+            2
+        }
+    }
+
+    /// Entries between a workunit's first prefetch and its visit.
     pub(crate) fn lag(self) -> usize {
-        WALK_AHEAD * if self.havs { 4 } else { 3 }
+        WALK_AHEAD * self.stages()
     }
 }
 
@@ -734,6 +748,11 @@ impl Db {
         }
     }
 
+    /// The rows of a workunit's results that exist.
+    fn result_rows<'a>(&'a self, wu: &'a WorkunitRow) -> impl Iterator<Item = &'a ResultRow> {
+        wu.results.iter().filter_map(|&r| self.results.get(r))
+    }
+
     pub fn wu(&self, id: WuId) -> &WorkunitRow {
         self.workunits.get(id).expect("workunit exists")
     }
@@ -756,36 +775,49 @@ impl Db {
     // ----- prefetch -------------------------------------------------------------
 
     /// Step `t` of a daemon's walk over its work list `list` ([`super::Project::walk`]
-    /// visits entry `t − what.lag()` after it): prefetches the workunit row of
-    /// entry `t`, the results of entry `t − WALK_AHEAD` and, if `what` says so, their
-    /// hosts for entry `t − 2·WALK_AHEAD` and those hosts' first app version row for
-    /// entry `t − 3·WALK_AHEAD`. Each stage reads only rows the stage before loaded.
-    /// With millions of rows alive every first touch misses the cache; this overlaps
-    /// the misses of several workunits instead of taking them one after another
-    /// (docs/performance.md). A hint only: it changes no value.
+    /// visits entry `t − what.lag()` after it): stage `k` of [`Prefetch::stages`]
+    /// works on entry `t − k·WALK_AHEAD`. A row is reached through its table's index
+    /// entry, and with millions of rows alive both miss the cache: reading the index
+    /// entry to prefetch the row stalled on the entry (8.7 % of `bench-1m`, where a
+    /// pass visits workunits scattered over the whole table), so the entry is
+    /// prefetched one stage before the row. With the misses of several workunits
+    /// overlapped instead of taken one after another (docs/performance.md). A hint
+    /// only: it changes no value.
     pub(crate) fn prefetch_walk_step(&self, list: &[WuId], t: usize, what: Prefetch) {
-        let get = |back: usize| t.checked_sub(back).and_then(|k| list.get(k));
-        if let Some(&w) = list.get(t) {
+        let id = |stage: usize| {
+            t.checked_sub(stage * WALK_AHEAD)
+                .and_then(|k| list.get(k))
+                .copied()
+        };
+        let wu = |stage: usize| id(stage).and_then(|w| self.workunits.get(w));
+        if let Some(w) = id(0) {
+            self.workunits.prefetch_index(w);
+        }
+        if let Some(w) = id(1) {
             self.workunits.prefetch(w);
         }
-        if what.results
-            && let Some(wu) = get(WALK_AHEAD).and_then(|&w| self.workunits.get(w))
-        {
-            for &r in &wu.results {
-                self.results.prefetch(r);
-            }
+        if !what.results {
+            return;
         }
-        if what.hosts
-            && let Some(wu) = get(2 * WALK_AHEAD).and_then(|&w| self.workunits.get(w))
-        {
-            for r in wu.results.iter().filter_map(|&r| self.results.get(r)) {
-                self.hosts.prefetch(r.hostid);
-            }
+        if let Some(wu) = wu(2) {
+            wu.results.iter().for_each(|&r| self.results.prefetch_index(r));
+        }
+        if let Some(wu) = wu(3) {
+            wu.results.iter().for_each(|&r| self.results.prefetch(r));
+        }
+        if !what.hosts {
+            return;
+        }
+        if let Some(wu) = wu(4) {
+            self.result_rows(wu).for_each(|r| self.hosts.prefetch_index(r.hostid));
+        }
+        if let Some(wu) = wu(5) {
+            self.result_rows(wu).for_each(|r| self.hosts.prefetch(r.hostid));
         }
         if what.havs
-            && let Some(wu) = get(3 * WALK_AHEAD).and_then(|&w| self.workunits.get(w))
+            && let Some(wu) = wu(6)
         {
-            for r in wu.results.iter().filter_map(|&r| self.results.get(r)) {
+            for r in self.result_rows(wu) {
                 if let Some(hav) = self.hosts.get(r.hostid).and_then(|h| h.havs.first()) {
                     crate::base::prefetch::prefetch(hav);
                 }
@@ -847,8 +879,10 @@ impl Db {
     }
 
     /// Deletes a workunit and its results (db_purge, spec backend §2.8). Returns the
-    /// rows so that they can still be written to the outputs.
-    pub(crate) fn purge_workunit(&mut self, wuid: WuId) -> (WorkunitRow, Vec<ResultRow>) {
+    /// workunit's row and appends its results' to `rows`, so that they can still be
+    /// written to the outputs (one list for a whole pass: no allocation per
+    /// workunit).
+    pub(crate) fn purge_workunit(&mut self, wuid: WuId, rows: &mut Vec<ResultRow>) -> WorkunitRow {
         let wu = self.workunits.remove(wuid).expect("workunit exists");
         self.workunits_live -= 1;
         // Its index entry, if any, is stale now that the row is gone (the entry's
@@ -861,7 +895,6 @@ impl Db {
         self.fd_ready_wus.remove(wuid);
         self.fd_error_wus.remove(wuid);
         self.purge_ready.remove(wuid);
-        let mut rows = Vec::with_capacity(wu.results.len());
         for &rid in &wu.results {
             let r = self.results.remove(rid).expect("result exists");
             self.result_state_counts[r.server_state.code() as usize] -= 1;
@@ -888,7 +921,7 @@ impl Db {
             1,
             0
         );
-        (wu, rows)
+        wu
     }
 
     /// Adds an IN_PROGRESS result to its host's list, keeping it sorted.
@@ -1679,7 +1712,7 @@ mod indexed_tests {
                         let id = pick(&mut rng, &live);
                         live.retain(|&w| w != id);
                         exact.remove(&id);
-                        db.purge_workunit(id);
+                        db.purge_workunit(id, &mut Vec::new());
                     }
                     _ => {
                         now += rng.random_range(0..120);

@@ -230,8 +230,9 @@ impl<T, K: RowId> Table<T, K> {
 
     /// Starts loading row `id` into the cache (a hint; nothing if there is no such
     /// row). Unlike [`Self::get`] it never reads the row itself, which would wait for
-    /// the very load it starts. The id's index entry is read now: callers prefetch
-    /// rows in id order, so it is usually near the one read before.
+    /// the very load it starts. It reads the id's index entry, which misses the cache
+    /// too when the ids are scattered: callers that can, prefetch the entry a stage
+    /// earlier with [`Self::prefetch_index`].
     #[inline]
     pub(crate) fn prefetch(&self, id: K) {
         if let Some(s) = self.slot(id.raw()) {
@@ -239,6 +240,25 @@ impl<T, K: RowId> Table<T, K> {
             if let Some(row) = self.chunks[s / CHUNK].get(s % CHUNK) {
                 crate::base::prefetch::prefetch(row);
             }
+        }
+    }
+
+    /// Starts loading the index entry that says where row `id` lives, so that a
+    /// later [`Self::prefetch`] or [`Self::get`] does not wait for it. Entries of a
+    /// dense page only: a sparse page's rows are old and rarely read.
+    #[inline]
+    pub(crate) fn prefetch_index(&self, id: K) {
+        let id = id.raw();
+        let page = (id / PAGE)
+            .checked_sub(self.first_page)
+            .and_then(|i| self.pages.get(i as usize));
+        if let Some(Page {
+            slots: Slots::Dense(s),
+            ..
+        }) = page
+            && let Some(entry) = s.get((id % PAGE) as usize)
+        {
+            crate::base::prefetch::prefetch(entry);
         }
     }
 

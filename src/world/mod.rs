@@ -20,7 +20,7 @@ mod script;
 pub use error::RunError;
 pub use recorder::Recorder;
 
-use crate::base::prefetch::prefetch_bytes;
+use crate::base::prefetch::{prefetch, prefetch_bytes};
 use crate::client::host::{ClientHost, GroupCtx};
 use crate::client::scripted::ScriptedHost;
 use crate::engine::{EventQueue, Time};
@@ -364,32 +364,43 @@ impl<R: Recorder> World<R> {
     }
 
     /// Brings the hosts of the next events into the cache in stages, one event apart,
-    /// each stage reading only what the stage before loaded: the third next event's
-    /// client host, the second's jobs and projects, for the next one the server rows
-    /// its RPC will touch ([`Backend::prefetch_rows_of`]), and for the `current` one
-    /// the lists those rows point to ([`Backend::prefetch_host_lists_of`]). With many
-    /// hosts the first touch of each is a cache miss (docs/performance.md); in
-    /// stages, no prefetch waits for one. A hint only: it changes no result.
+    /// each stage reading only what the stage before loaded: for the fifth next event
+    /// the entry of the host list that points to its client host, for the fourth
+    /// the client host, the third's jobs and projects, for the second the index
+    /// entries of the server rows its RPC will touch and for the next one those rows
+    /// ([`Backend::prefetch_rows_of`]), and for the `current` one the lists those
+    /// rows point to ([`Backend::prefetch_host_lists_of`]). With many hosts the first
+    /// touch of each is a cache miss (docs/performance.md); in stages, no prefetch
+    /// waits for one. A hint only: it changes no result.
     fn prefetch_ahead(&mut self, current: Event) {
         if let Event::Host(j) = current
             && let Some(h) = self.hosts.get(j as usize)
         {
             self.backend.prefetch_host_lists_of(h);
         }
-        let mut ahead = [None; 3];
+        let mut ahead = [None; 5];
         for (slot, ev) in ahead.iter_mut().zip(self.queue.peek_ahead()) {
             if let Event::Host(j) = *ev {
-                *slot = self.hosts.get(j as usize);
+                *slot = Some(j as usize);
             }
         }
-        if let Some(h) = ahead[2] {
+        let host = |k: usize| ahead[k].and_then(|j| self.hosts.get(j));
+        if let Some(j) = ahead[4]
+            && let Some(entry) = self.hosts.get(j)
+        {
+            prefetch(entry);
+        }
+        if let Some(h) = host(3) {
             prefetch_bytes(&**h as *const ClientHost, std::mem::size_of::<ClientHost>());
         }
-        if let Some(h) = ahead[1] {
+        if let Some(h) = host(2) {
             prefetch_jobs_and_projects(h);
         }
-        if let Some(h) = ahead[0] {
-            self.backend.prefetch_rows_of(h);
+        if let Some(h) = host(1) {
+            self.backend.prefetch_rows_of(h, true);
+        }
+        if let Some(h) = host(0) {
+            self.backend.prefetch_rows_of(h, false);
         }
     }
 
