@@ -15,6 +15,7 @@
 use super::credit::{self, Average, COBBLESTONE_SCALE, PfcMode};
 use super::db::HavRow;
 use crate::engine::Time;
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
 /// How often the feeder runs `update_av_scales` (BOINC's master feeder: every 10
@@ -281,7 +282,7 @@ impl CreditNew {
     /// APPROX and WU-estimate ones (a single NORMAL counted twice), or the anchor if
     /// none; in credits.
     pub(crate) fn assign_credit_set(pfcs: &[(PfcMode, f64)], anchor: f64) -> f64 {
-        let normal: Vec<f64> = pfcs
+        let normal: SmallVec<[f64; 8]> = pfcs
             .iter()
             .filter(|(m, _)| *m == PfcMode::Normal)
             .map(|(_, v)| *v)
@@ -289,7 +290,7 @@ impl CreditNew {
         let x = if normal.len() >= 2 {
             credit::pegged_average(&normal, anchor)
         } else {
-            let mut approx: Vec<f64> = pfcs
+            let mut approx: SmallVec<[f64; 8]> = pfcs
                 .iter()
                 .filter(|(m, _)| matches!(m, PfcMode::Approx | PfcMode::WuEstimate))
                 .map(|(_, v)| *v)

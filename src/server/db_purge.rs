@@ -31,13 +31,14 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         }
     }
     p.walk(&list, Prefetch::RESULTS, |p, wuid| {
-        let rows = p.db.purge_workunit(wuid);
+        let first = p.purged_results.len();
+        let wu = p.db.purge_workunit(wuid, &mut p.purged_results);
         // A deleted result must not stay in the feeder's cache: the scheduler would
         // find its slot pointing at nothing (BOINC's feeder re-reads and drops it).
-        for r in rows.1.iter().filter(|r| r.in_cache) {
+        for r in p.purged_results[first..].iter().filter(|r| r.in_cache) {
             p.feeder.forget(r.id);
         }
-        p.purged.push(rows);
+        p.purged.push((wu, p.purged_results.len() - first));
         true
     });
     let n = list.len();

@@ -26,7 +26,7 @@ const BLOCK_IDS: u32 = (BLOCK_WORDS * 64) as u32;
 #[derive(Clone, Debug)]
 struct Block {
     count: u32,
-    bits: Box<[u64; BLOCK_WORDS]>,
+    bits: Bits,
 }
 
 /// A set of ids in ascending order, with O(1) insert, remove and length.
@@ -38,8 +38,19 @@ pub struct IdSet<K> {
     /// The block number of `blocks[0]`.
     base: u32,
     len: usize,
+    /// Bits of freed blocks (all zero), kept for the next blocks to be made: a list
+    /// holds a few ids per block, so its blocks empty and fill again all the time,
+    /// and making each anew was two of the three allocations per workunit of
+    /// `bench-1m` (docs/performance.md). At most [`SPARE`].
+    spare: Vec<Bits>,
     _ids: PhantomData<K>,
 }
+
+/// Freed blocks a set keeps for reuse (4 KiB).
+const SPARE: usize = 8;
+
+/// One block's bits.
+type Bits = Box<[u64; BLOCK_WORDS]>;
 
 impl<K> Default for IdSet<K> {
     fn default() -> Self {
@@ -47,6 +58,7 @@ impl<K> Default for IdSet<K> {
             blocks: VecDeque::new(),
             base: 0,
             len: 0,
+            spare: Vec::new(),
             _ids: PhantomData,
         }
     }
@@ -99,9 +111,10 @@ impl<K: RowId> IdSet<K> {
                 0
             }
         };
+        let spare = &mut self.spare;
         let b = self.blocks[i].get_or_insert_with(|| Block {
             count: 0,
-            bits: Box::new([0; BLOCK_WORDS]),
+            bits: spare.pop().unwrap_or_else(|| Box::new([0; BLOCK_WORDS])),
         });
         if b.bits[word] & bit != 0 {
             return false;
@@ -127,7 +140,13 @@ impl<K: RowId> IdSet<K> {
         b.count -= 1;
         self.len -= 1;
         if b.count == 0 {
-            self.blocks[i] = None;
+            // Every bit is clear again: the bits can serve the next block.
+            if let Some(b) = self.blocks[i].take()
+                && self.spare.len() < SPARE
+            {
+                debug_assert!(b.bits.iter().all(|&w| w == 0));
+                self.spare.push(b.bits);
+            }
             // Keep the window's ends on blocks that hold ids.
             while let Some(None) = self.blocks.front() {
                 self.blocks.pop_front();
@@ -225,8 +244,10 @@ mod tests {
     #[test]
     fn behaves_as_an_ordered_set() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+        // One set for every round: the blocks a round frees (kept as spares) serve
+        // the next rounds' blocks, which must start empty.
+        let mut ours = IdSet::<u32>::default();
         for round in 0..200 {
-            let mut ours = IdSet::<u32>::default();
             let mut theirs = BTreeSet::new();
             let spread = [70, 5_000, 100_000, u32::MAX][round % 4];
             let start = rng.random_range(0..=u32::MAX - spread);
@@ -249,6 +270,7 @@ mod tests {
             }
             assert!(ours.is_empty());
             assert!(ours.blocks.is_empty(), "an empty set holds no block");
+            assert!((1..=SPARE).contains(&ours.spare.len()));
             assert_eq!(ours.iter().next(), None);
         }
     }

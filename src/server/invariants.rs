@@ -1172,7 +1172,7 @@ mod tests {
         // With db_purge on, the finished WU should have been purged (rule 19).
         p.cfg.daemons.db_purge = 300;
         assert_eq!(rule(check_quiescent(&p, now())), 19);
-        p.db.purge_workunit(wuid);
+        p.db.purge_workunit(wuid, &mut Vec::new());
         step(&mut c, &mut p, Actor::DbPurge).unwrap();
         c.check_all(&p, 600).unwrap();
         check_quiescent(&p, now()).unwrap();

@@ -123,8 +123,11 @@ pub struct Project {
     /// Draws of the assimilation handler's answers (its own stream, so that enabling
     /// them changes no other draw).
     pub assimilator_rng: SimRng,
-    /// Rows removed by db_purge, waiting to be written to the outputs.
-    pub purged: Vec<(WorkunitRow, Vec<ResultRow>)>,
+    /// Rows removed by db_purge, waiting to be written to the outputs: each
+    /// workunit with the number of its results, which follow one another in
+    /// `purged_results` in the same order.
+    pub purged: Vec<(WorkunitRow, usize)>,
+    pub purged_results: Vec<ResultRow>,
     /// Set when a pass found an unrecoverable error (a DEFER-less fatal handler
     /// return, spec backend §2.6); fails the run.
     pub fatal: Option<String>,
@@ -196,6 +199,7 @@ impl Project {
             rng: stream(seed, StreamKind::Project, index as u64),
             assimilator_rng: stream(seed, StreamKind::Assimilator, index as u64),
             purged: Vec::new(),
+            purged_results: Vec::new(),
             fatal: None,
             scratch: Vec::new(),
             scratch_results: Vec::new(),

@@ -16,8 +16,18 @@ use super::db::{OutputStatus, Prefetch, ResultRow};
 use super::job_log::DecidedResult;
 use super::types::*;
 use crate::engine::{INT_MAX, Time};
+use smallvec::SmallVec;
 
 const ACTOR: Actor = Actor::Validator;
+
+/// Results of one workunit a validation handles at a time without allocating: a
+/// validation runs once per workunit, millions of times in a large run, and each of
+/// its lists is at most `max_total_results` long (a handful).
+const SET: usize = 8;
+/// A list of a workunit's results (viable, good, valid).
+type Ids = SmallVec<[ResultId; SET]>;
+/// The `(mode, PFC)` of each valid result of a set (spec backend §6.2).
+pub(crate) type Pfcs = SmallVec<[(PfcMode, f64); SET]>;
 
 /// Delay of the `DELAYED` transition action (+6 h, spec backend §2.5).
 pub(crate) const DELAYED_SECS: Time = 21_600;
@@ -87,7 +97,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     }
     // credit sees the app version scales of the feeder's 600-s schedule (§6.2).
     p.credit.av_scales_if_due(now);
-    let before: smallvec::SmallVec<[(ResultId, ValidateState); 4]> =
+    let before: SmallVec<[(ResultId, ValidateState); 4]> =
         p.db.wu(wuid)
             .results
             .iter()
@@ -177,7 +187,7 @@ fn check_against_canonical(
                 p.db.set_validate_state(ACTOR, rid, ValidateState::Valid);
                 is_valid(p, now, rid);
                 // Statistics only; the credit is the canonical result's.
-                let mut modes = Vec::new();
+                let mut modes = Pfcs::new();
                 credit_new_pfc(p, rid, &mut modes);
                 grant(p, now, rid, can_credit);
             }
@@ -199,7 +209,7 @@ fn check_against_canonical(
 fn check_for_consensus(p: &mut Project, now: Time, wuid: WuId, mut action: TtAction) -> TtAction {
     let wu = p.db.wu(wuid);
     let min_quorum = wu.min_quorum;
-    let viable: Vec<ResultId> = wu
+    let viable: Ids = wu
         .results
         .iter()
         .copied()
@@ -295,7 +305,7 @@ fn check_set(
 ) -> (ResultId, bool) {
     let min_valid = min_quorum / 2 + 1;
     let mut retry = false;
-    let mut good: Vec<ResultId> = Vec::with_capacity(viable.len());
+    let mut good = Ids::new();
     let v = &p.app_of(wuid).cfg.validator;
     let (max_claimed, classic) = (v.max_claimed_credit, v.credit == CreditScheme::Classic);
     let (cmp, tol) = (v.comparison, v.tolerance);
@@ -341,7 +351,7 @@ fn check_set(
 /// Credit of a newly validated set (spec backend §6), capped at
 /// `max_granted_credit`.
 fn set_credit(p: &mut Project, wuid: WuId, viable: &[ResultId]) -> f64 {
-    let valid: Vec<ResultId> = viable
+    let valid: Ids = viable
         .iter()
         .copied()
         .filter(|&r| p.db.result(r).validate_state == ValidateState::Valid)
@@ -350,14 +360,14 @@ fn set_credit(p: &mut Project, wuid: WuId, viable: &[ResultId]) -> f64 {
     let max_granted = v.max_granted_credit;
     let credit = match v.credit {
         CreditScheme::Classic => {
-            let claims: Vec<f64> = valid
+            let claims: SmallVec<[f64; SET]> = valid
                 .iter()
                 .map(|&r| p.db.result(r).claimed_credit)
                 .collect();
             credit::median_mean_credit(&claims)
         }
         CreditScheme::CreditNew => {
-            let mut modes = Vec::with_capacity(valid.len());
+            let mut modes = Pfcs::new();
             for &r in &valid {
                 credit_new_pfc(p, r, &mut modes);
             }
@@ -376,7 +386,7 @@ fn anchor(p: &Project, wuid: WuId) -> f64 {
 /// credit_new `get_pfc` for one VALID result (spec backend §6.2 steps 1–5) through
 /// the engine ([`CreditNew::get_pfc`]), with its version's scale and the host scale
 /// of its HAV. Pushes `(mode, pfc)`.
-fn credit_new_pfc(p: &mut Project, rid: ResultId, out: &mut Vec<(PfcMode, f64)>) {
+fn credit_new_pfc(p: &mut Project, rid: ResultId, out: &mut Pfcs) {
     let r = p.db.result(rid);
     let (hostid, av, wuid) = (r.hostid, r.app_version_id, r.workunitid);
     let wu = p.db.wu(wuid);
