@@ -53,6 +53,9 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     }
     let mut filled = 0;
     let mut cursor = p.db.feedable.iter().next().copied();
+    for (k, key) in p.db.feedable.iter().take(2 * FEED_AHEAD).enumerate() {
+        prefetch_candidate(p, key, k < FEED_AHEAD);
+    }
     let mut from = 0;
     while let Some(slot) = p.feeder.next_fillable(from) {
         from = slot + 1;
@@ -61,11 +64,14 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         // Find the next eligible UNSENT result.
         let mut chosen = None;
         while let Some(key) = cursor {
-            cursor =
-                p.db.feedable
-                    .range((Bound::Excluded(key), Bound::Unbounded))
-                    .next()
-                    .copied();
+            let mut after = p.db.feedable.range((Bound::Excluded(key), Bound::Unbounded));
+            cursor = after.next().copied();
+            if let Some(k) = after.nth(FEED_AHEAD - 2) {
+                prefetch_candidate(p, k, true);
+            }
+            if let Some(k) = after.nth(FEED_AHEAD - 1) {
+                prefetch_candidate(p, k, false);
+            }
             let (wuid, rid) = (key.wuid(), key.rid());
             let wu = p.db.wu(wuid);
             // BOINC also skips a result already in a slot (a "collision"); cached
@@ -89,6 +95,26 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         filled += 1;
     }
     filled
+}
+
+/// How many of the feeder's candidates ahead of the one it reads it loads their
+/// workunit and result rows; their tables' index entries are loaded twice as far
+/// ahead. A pass reads the rows of hundreds of UNSENT results made minutes earlier,
+/// each a cache miss in a large run (`Db::wu` and `Db::result_mut` under the
+/// feeder were 2.3 % of `bench-1m`).
+const FEED_AHEAD: usize = 4;
+
+/// Starts loading the rows of the feeder's candidate `key` (`rows`), or the index
+/// entries that say where they are. A hint only: a candidate the pass no longer
+/// reaches is loaded for nothing.
+fn prefetch_candidate(p: &Project, key: &super::db::FeedKey, rows: bool) {
+    if rows {
+        p.db.workunits.prefetch(key.wuid());
+        p.db.results.prefetch(key.rid());
+    } else {
+        p.db.workunits.prefetch_index(key.wuid());
+        p.db.results.prefetch_index(key.rid());
+    }
 }
 
 /// The feeder pass as it was written before the cache had indexes: a walk over every

@@ -179,6 +179,13 @@ impl<T, K: RowId> Table<T, K> {
                 Slot::Free(next) => self.free = next,
                 Slot::Row(_) => unreachable!("a free slot holds a row"),
             }
+            // The next insert reads the next free slot, freed long ago (db_purge
+            // frees rows by the thousand): start loading it now, so that the read
+            // does not wait (it was 3 % of `bench-1m`). A hint only.
+            if self.free != NONE {
+                let f = self.free as usize;
+                crate::base::prefetch::prefetch(&self.chunks[f / CHUNK][f % CHUNK]);
+            }
             s
         } else {
             if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
