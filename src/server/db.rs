@@ -800,7 +800,9 @@ impl Db {
             return;
         }
         if let Some(wu) = wu(2) {
-            wu.results.iter().for_each(|&r| self.results.prefetch_index(r));
+            wu.results
+                .iter()
+                .for_each(|&r| self.results.prefetch_index(r));
         }
         if let Some(wu) = wu(3) {
             wu.results.iter().for_each(|&r| self.results.prefetch(r));
@@ -809,10 +811,12 @@ impl Db {
             return;
         }
         if let Some(wu) = wu(4) {
-            self.result_rows(wu).for_each(|r| self.hosts.prefetch_index(r.hostid));
+            self.result_rows(wu)
+                .for_each(|r| self.hosts.prefetch_index(r.hostid));
         }
         if let Some(wu) = wu(5) {
-            self.result_rows(wu).for_each(|r| self.hosts.prefetch(r.hostid));
+            self.result_rows(wu)
+                .for_each(|r| self.hosts.prefetch(r.hostid));
         }
         if what.havs
             && let Some(wu) = wu(6)

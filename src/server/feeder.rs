@@ -64,7 +64,9 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         // Find the next eligible UNSENT result.
         let mut chosen = None;
         while let Some(key) = cursor {
-            let mut after = p.db.feedable.range((Bound::Excluded(key), Bound::Unbounded));
+            let mut after =
+                p.db.feedable
+                    .range((Bound::Excluded(key), Bound::Unbounded));
             cursor = after.next().copied();
             if let Some(k) = after.nth(FEED_AHEAD - 2) {
                 prefetch_candidate(p, k, true);
