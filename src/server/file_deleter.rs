@@ -61,7 +61,8 @@ pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
     if retry_errors {
         results.extend(p.db.fd_error_results.iter());
     }
-    for &rid in &results {
+    for (i, &rid) in results.iter().enumerate() {
+        p.db.results.prefetch_list_step(&results, i);
         let s = outcome(p);
         p.db.set_result_file_delete_state(ACTOR, rid, s);
     }
@@ -74,7 +75,8 @@ pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
     if retry_errors {
         list.extend(p.db.fd_error_wus.iter());
     }
-    for &wuid in &list {
+    for (i, &wuid) in list.iter().enumerate() {
+        p.db.workunits.prefetch_list_step(&list, i);
         let s = outcome(p);
         p.db.set_wu_file_delete_state(ACTOR, wuid, s, now);
     }

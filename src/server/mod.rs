@@ -277,3 +277,54 @@ pub(crate) fn lookup_result(p: &Project, name: &str) -> types::ResultId {
         .find(|&r| p.db.result(r).suffix == suffix)
         .unwrap_or(ResultId(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::db::{Prefetch, ResultRow};
+    use super::invariants::test_rows;
+    use super::types::*;
+    use super::*;
+
+    /// A daemon's walk visits its list in order, each entry once, whatever its
+    /// prefetch stages and however the list's length compares with their lag, and
+    /// stops at the first entry its visitor declines; entries naming no row (purged
+    /// since the list was made) are visited too (spec backend §2.2–§2.8 walk their
+    /// lists in id order).
+    #[test]
+    fn a_walk_visits_its_list_in_order_and_stops_when_told() {
+        let mut p = Project::new(0, "main", ProjectConfig::default(), 1, false);
+        let mut ids = Vec::new();
+        for k in 0..40 {
+            let w =
+                p.db.insert_workunit(Actor::WorkGenerator, test_rows::workunit());
+            if k % 3 == 0 {
+                let r = ResultRow::new(w, 0, 0, 0, 0, ServerState::Unsent);
+                p.db.insert_result(Actor::Transitioner, r);
+            }
+            ids.push(w);
+        }
+        ids.push(WuId(1_000_000));
+        let whats = [
+            Prefetch::default(),
+            Prefetch::RESULTS,
+            Prefetch::RESULTS_HOSTS_HAVS,
+        ];
+        for what in whats {
+            for len in [0, 1, 5, what.lag(), what.lag() + 1, ids.len()] {
+                let list = &ids[..len];
+                let mut seen = Vec::new();
+                p.walk(list, what, |_, w| {
+                    seen.push(w);
+                    true
+                });
+                assert_eq!(seen, list, "{what:?}, {len} entries");
+                let mut seen = Vec::new();
+                p.walk(list, what, |_, w| {
+                    seen.push(w);
+                    seen.len() < 3
+                });
+                assert_eq!(seen, list[..len.min(3)], "{what:?}, stop after 3");
+            }
+        }
+    }
+}
