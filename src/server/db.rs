@@ -780,9 +780,9 @@ impl Db {
     /// entry, and with millions of rows alive both miss the cache: reading the index
     /// entry to prefetch the row stalled on the entry (8.7 % of `bench-1m`, where a
     /// pass visits workunits scattered over the whole table), so the entry is
-    /// prefetched one stage before the row. With the misses of several workunits
-    /// overlapped instead of taken one after another (docs/performance.md). A hint
-    /// only: it changes no value.
+    /// prefetched one stage before the row. The misses of several workunits overlap
+    /// instead of following one another (docs/performance.md). A hint only: it
+    /// changes no value.
     pub(crate) fn prefetch_walk_step(&self, list: &[WuId], t: usize, what: Prefetch) {
         let id = |stage: usize| {
             t.checked_sub(stage * WALK_AHEAD)

@@ -99,9 +99,9 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     filled
 }
 
-/// How many of the feeder's candidates ahead of the one it reads it loads their
-/// workunit and result rows; their tables' index entries are loaded twice as far
-/// ahead. A pass reads the rows of hundreds of UNSENT results made minutes earlier,
+/// How far ahead of the candidate it reads the feeder loads a candidate's workunit
+/// and result rows; it loads their tables' index entries twice as far ahead. A
+/// pass reads the rows of hundreds of UNSENT results made minutes earlier,
 /// each a cache miss in a large run (`Db::wu` and `Db::result_mut` under the
 /// feeder were 2.3 % of `bench-1m`).
 const FEED_AHEAD: usize = 4;
