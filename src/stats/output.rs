@@ -506,200 +506,19 @@ impl Table {
 enum Batch {
     /// Rows to append to file `file`, whole.
     Rows { file: usize, bytes: Vec<u8> },
-    /// Rows of `workunits.csv` and `results.csv`, for the thread to format.
-    Records(Vec<Record>),
-    /// A project's name, which records name by its index (sent before them).
-    Project(String),
-    /// `results.csv`'s header, with the transfer columns or not (sent before its
-    /// first row).
-    ResultsHeader { files: bool },
     /// Every row is handed over: end the files (the gzip trailer) and sync them.
     Close,
 }
 
-/// A row of `workunits.csv` or `results.csv` on its way to the writer thread, which
-/// formats it. The two tables are 1.27 of the 1.3 GB `bench-100k` writes, and
-/// formatting them took about 2 s of the simulation's own thread, which would then
-/// wait for it on a run of 24 s; copying a row into a batch costs a fraction of that,
-/// and the formatting moves to the writer's core.
-enum Record {
-    Workunit {
-        /// The project's index among the names sent ([`Batch::Project`]).
-        project: u16,
-        purged: bool,
-        row: WorkunitRow,
-    },
-    Result {
-        project: u16,
-        purged: bool,
-        x: Option<XferTimes>,
-        row: ResultRow,
-    },
-}
-
-/// Appends one row to `results.csv`'s table ([`RunOutput::write_result`]); `files`:
-/// the table has the transfer columns.
-fn format_result(
-    t: &mut Table,
-    files: bool,
-    project: &str,
-    r: &ResultRow,
-    purged: bool,
-    x: Option<&XferTimes>,
-) {
-    t.str(project);
-    t.int(r.id.0 as i64);
-    t.result_name(r.workunitid, r.suffix);
-    t.int(r.workunitid.0 as i64);
-    t.int(r.hostid.0 as i64);
-    t.int(r.server_state.code());
-    t.int(r.outcome.code());
-    t.int(r.validate_state.code());
-    t.int(r.file_delete_state.code());
-    t.int(r.client_state as i64);
-    t.int(r.exit_status as i64);
-    t.int(r.priority as i64);
-    t.time_or_never(r.sent_time.into());
-    t.time_or_never(r.received_time.into());
-    if r.sent_time == 0 {
-        t.empty();
-    } else {
-        t.int(r.report_deadline);
-    }
-    t.float(r.cpu_time);
-    t.float(r.elapsed_time);
-    t.float(r.flops_estimate);
-    t.float(r.claimed_credit);
-    t.float(r.granted_credit);
-    t.bool(purged);
-    t.truth(r.output_correct);
-    if r.app_version_id == 0 {
-        t.empty();
-    } else {
-        t.int(r.app_version_id as i64);
-    }
-    if files {
-        match x {
-            Some(x) => {
-                t.opt_time(x.download_start);
-                t.opt_time(x.download_end);
-                t.opt_time(x.upload_start);
-                t.opt_time(x.upload_end);
-                t.float(x.wait());
-                t.float(x.download_bytes);
-                t.float(x.upload_bytes);
-            }
-            None => {
-                for _ in RESULT_FILE_COLUMNS {
-                    t.empty();
-                }
-            }
-        }
-    }
-    t.end_row();
-}
-
-/// Records per batch handed to the writer thread (about a mebibyte).
-const RECORDS_PER_BATCH: usize = 4096;
-
-/// The writer thread's tables: it formats the records into them, in the order the
-/// run sent them, so the bytes are what the run's thread would have formatted.
-struct Formatter {
-    workunits: Table,
-    results: Table,
-    /// `results.csv` has the transfer columns ([`RESULT_FILE_COLUMNS`]).
-    result_files: bool,
-    projects: Vec<String>,
-}
-
-impl Formatter {
-    fn new() -> Self {
-        let mut workunits = Table::new(0);
-        workunits.header(&[WORKUNIT_COLUMNS]);
-        Self {
-            workunits,
-            results: Table::new(1),
-            result_files: false,
-            projects: Vec::new(),
-        }
-    }
-
-    /// Formats one record into its table; returns the table.
-    fn format(&mut self, record: &Record) -> &mut Table {
-        match record {
-            Record::Workunit {
-                project,
-                purged,
-                row,
-            } => {
-                let name = &self.projects[*project as usize];
-                format_workunit(&mut self.workunits, name, row, *purged);
-                &mut self.workunits
-            }
-            Record::Result {
-                project,
-                purged,
-                x,
-                row,
-            } => {
-                let name = &self.projects[*project as usize];
-                let files = self.result_files;
-                format_result(&mut self.results, files, name, row, *purged, x.as_ref());
-                &mut self.results
-            }
-        }
-    }
-}
-
-/// Appends one row to `workunits.csv`'s table ([`RunOutput::write_workunit`]).
-fn format_workunit(t: &mut Table, project: &str, wu: &WorkunitRow, purged: bool) {
-    t.str(project);
-    t.int(wu.id.0 as i64);
-    t.wu_name(wu.id);
-    t.int(wu.appid as i64);
-    t.int(wu.create_time.into());
-    t.int(wu.priority as i64);
-    t.int(wu.limits.delay_bound);
-    t.float(wu.rsc_fpops_est);
-    t.float(wu.true_fpops);
-    t.int(wu.min_quorum as i64);
-    t.int(wu.target_nresults as i64);
-    t.int(wu.limits.max_error_results as i64);
-    t.int(wu.limits.max_total_results as i64);
-    t.int(wu.limits.max_success_results as i64);
-    t.bool(wu.need_validate);
-    t.int(wu.canonical_resultid.0 as i64);
-    t.float(wu.canonical_credit);
-    if Time::from(wu.transition_time) >= INT_MAX {
-        t.empty();
-    } else {
-        t.int(wu.transition_time.into());
-    }
-    t.int(wu.error_mask as i64);
-    t.int(wu.assimilate_state.code());
-    t.int(wu.file_delete_state.code());
-    t.int(wu.hr_class as i64);
-    t.int(wu.results.len() as i64);
-    t.time_or_never(wu.canonical_found_time.into());
-    t.time_or_never(wu.assimilated_time.into());
-    t.int(wu.assimilate_count as i64);
-    t.time_or_never(wu.files_deleted_time.into());
-    t.bool(purged);
-    t.truth(wu.canonical_correct);
-    t.end_row();
-}
-
 /// The thread that owns a run's table files and writes them while the run goes on,
 /// so that the disk (and the gzip encoder of a compressed audit trail) works on the
-/// other core. It gets batches over a bounded channel: the rows of `workunits.csv`
-/// and `results.csv` as records, which it formats itself ([`Formatter`]), and the
-/// audit trail's as formatted bytes. One channel keeps the order, so the bytes are
-/// the same whatever the threads' timing; emptied buffers come back for reuse.
+/// other core. It gets whole batches of formatted rows over a bounded channel, in
+/// order per file, so the bytes are the same whatever the threads' timing; emptied
+/// buffers come back for reuse.
 struct Writer {
     /// `None` once the thread is told to stop.
     batches: Option<SyncSender<Batch>>,
     spare: Receiver<Vec<u8>>,
-    spare_records: Receiver<Vec<Record>>,
     /// `None` once joined.
     thread: Option<JoinHandle<io::Result<()>>>,
     /// The thread was joined after it closed every file without an error.
@@ -710,14 +529,12 @@ impl Writer {
     fn spawn(sinks: Vec<Sink>) -> io::Result<Self> {
         let (batches, received) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
         let (give_back, spare) = mpsc::channel();
-        let (give_back_records, spare_records) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("output writer".into())
-            .spawn(move || write_batches(sinks, received, give_back, give_back_records))?;
+            .spawn(move || write_batches(sinks, received, give_back))?;
         Ok(Self {
             batches: Some(batches),
             spare,
-            spare_records,
             thread: Some(thread),
             closed: false,
         })
@@ -732,30 +549,13 @@ impl Writer {
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + ROW_SLACK));
         let bytes = std::mem::replace(&mut table.buf, empty);
-        self.post(Batch::Rows {
-            file: table.file,
-            bytes,
-        })
-    }
-
-    /// Hands the records to the thread, leaving `records` empty (a buffer the thread
-    /// gave back, if any).
-    fn send_records(&mut self, records: &mut Vec<Record>) -> io::Result<()> {
-        let empty = self
-            .spare_records
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(RECORDS_PER_BATCH));
-        let batch = std::mem::replace(records, empty);
-        self.post(Batch::Records(batch))
-    }
-
-    /// Sends one message to the thread. A write the thread failed is reported here,
-    /// as the error it met.
-    fn post(&mut self, batch: Batch) -> io::Result<()> {
         let Some(batches) = &self.batches else {
             return Err(writer_stopped());
         };
-        match batches.send(batch) {
+        match batches.send(Batch::Rows {
+            file: table.file,
+            bytes,
+        }) {
             Ok(()) => Ok(()),
             // The thread ended, which it does before the end only on an error.
             Err(_) => Err(self.stop(false).err().unwrap_or_else(writer_stopped)),
@@ -803,55 +603,29 @@ fn writer_stopped() -> io::Error {
     io::Error::other("the output writer has stopped (the tables were ended, or a write failed)")
 }
 
-/// The writer thread: formats the records of `workunits.csv` and `results.csv`
-/// ([`Formatter`]), appends each batch to its file, gives the emptied buffers back,
-/// and on [`Batch::Close`] closes the files. It stops at the first error, which the
-/// run gets at its next batch or when it stops the thread.
+/// The writer thread: appends each batch to its file, gives the emptied buffer
+/// back, and on [`Batch::Close`] closes the files. It stops at the first error, which
+/// the run gets at its next batch or when it stops the thread.
 fn write_batches(
     mut sinks: Vec<Sink>,
     batches: Receiver<Batch>,
     give_back: mpsc::Sender<Vec<u8>>,
-    give_back_records: mpsc::Sender<Vec<Record>>,
 ) -> io::Result<()> {
     let mut unsynced = vec![0; sinks.len()];
-    let mut put = |sinks: &mut Vec<Sink>, file: usize, bytes: &[u8]| -> io::Result<()> {
-        sinks[file].write_rows(bytes)?;
-        unsynced[file] += bytes.len();
-        if unsynced[file] >= SYNC_BYTES {
-            unsynced[file] = 0;
-            sinks[file].sync_written()?;
-        }
-        Ok(())
-    };
-    let mut tables = Formatter::new();
     for batch in batches {
         match batch {
             Batch::Rows { file, mut bytes } => {
-                put(&mut sinks, file, &bytes)?;
+                sinks[file].write_rows(&bytes)?;
+                unsynced[file] += bytes.len();
+                if unsynced[file] >= SYNC_BYTES {
+                    unsynced[file] = 0;
+                    sinks[file].sync_written()?;
+                }
                 bytes.clear();
                 // The run may be gone already; the buffer is then simply freed.
                 let _ = give_back.send(bytes);
             }
-            Batch::Records(mut records) => {
-                for record in records.drain(..) {
-                    let t = tables.format(&record);
-                    if t.full() {
-                        put(&mut sinks, t.file, &t.buf)?;
-                        t.buf.clear();
-                    }
-                }
-                let _ = give_back_records.send(records);
-            }
-            Batch::Project(name) => tables.projects.push(name),
-            Batch::ResultsHeader { files } => {
-                tables.result_files = files;
-                let files: &[&str] = if files { RESULT_FILE_COLUMNS } else { &[] };
-                tables.results.header(&[RESULT_COLUMNS, files]);
-            }
             Batch::Close => {
-                for t in [&mut tables.workunits, &mut tables.results] {
-                    put(&mut sinks, t.file, &t.buf)?;
-                }
                 for sink in sinks {
                     sink.close()?;
                 }
@@ -920,11 +694,8 @@ pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()
 pub struct RunOutput {
     final_dir: PathBuf,
     tmp_dir: PathBuf,
-    /// Rows of `workunits.csv` and `results.csv` not yet handed to the writer thread,
-    /// which formats them.
-    records: Vec<Record>,
-    /// The projects' names sent to the writer thread, in the order of their indexes.
-    projects: Vec<String>,
+    workunits: Table,
+    results: Table,
     /// `None` when the transitions table is off.
     transitions: Option<Table>,
     /// Owns the files and writes the tables' batches (`None` only while the files
@@ -961,8 +732,8 @@ impl RunOutput {
         let mut out = RunOutput {
             final_dir: final_dir.to_path_buf(),
             tmp_dir,
-            records: Vec::with_capacity(RECORDS_PER_BATCH),
-            projects: Vec::new(),
+            workunits: Table::new(0),
+            results: Table::new(1),
             transitions: transitions.then(|| Table::new(2)),
             writer: None,
             result_files: false,
@@ -975,6 +746,7 @@ impl RunOutput {
             Sink::create(&out.tmp_dir.join(WORKUNITS_CSV), false)?,
             Sink::create(&out.tmp_dir.join(RESULTS_CSV), false)?,
         ];
+        out.workunits.header(&[WORKUNIT_COLUMNS]);
         if let Some(t) = &mut out.transitions {
             let gzip = audit == AuditTrail::Gzip;
             let name = if gzip {
@@ -997,45 +769,18 @@ impl RunOutput {
         }
     }
 
-    /// Has the writer thread write `results.csv`'s header if it is not written yet.
-    fn results_header(&mut self) -> io::Result<()> {
+    /// Writes `results.csv`'s header if it is not written yet.
+    fn results_header(&mut self) {
         if self.results_header {
-            return Ok(());
+            return;
         }
         self.results_header = true;
-        let files = self.result_files;
-        self.writer_mut()?.post(Batch::ResultsHeader { files })
-    }
-
-    fn writer_mut(&mut self) -> io::Result<&mut Writer> {
-        self.writer.as_mut().ok_or_else(writer_stopped)
-    }
-
-    /// The index the writer thread knows `project` by, sending the name the first
-    /// time. A run has a few projects, so a look along the list costs less than a
-    /// hash.
-    fn project_index(&mut self, project: &str) -> io::Result<u16> {
-        if let Some(k) = self.projects.iter().position(|p| p == project) {
-            return Ok(k as u16);
-        }
-        let k = u16::try_from(self.projects.len())
-            .map_err(|_| io::Error::other("more than 65,536 projects"))?;
-        self.projects.push(project.to_string());
-        self.writer_mut()?
-            .post(Batch::Project(project.to_string()))?;
-        Ok(k)
-    }
-
-    /// Hands the records to the writer thread once they fill a batch.
-    fn hand_over_records_if_full(&mut self) -> io::Result<()> {
-        if self.records.len() < RECORDS_PER_BATCH {
-            return Ok(());
-        }
-        let records = &mut self.records;
-        match &mut self.writer {
-            Some(w) => w.send_records(records),
-            None => Err(writer_stopped()),
-        }
+        let files: &[&str] = if self.result_files {
+            RESULT_FILE_COLUMNS
+        } else {
+            &[]
+        };
+        self.results.header(&[RESULT_COLUMNS, files]);
     }
 
     /// Hands `table`'s rows to the writer thread once they fill a batch.
@@ -1074,13 +819,42 @@ impl RunOutput {
         wu: &WorkunitRow,
         purged: bool,
     ) -> io::Result<()> {
-        let project = self.project_index(project)?;
-        self.records.push(Record::Workunit {
-            project,
-            purged,
-            row: wu.clone(),
-        });
-        self.hand_over_records_if_full()
+        let t = &mut self.workunits;
+        t.str(project);
+        t.int(wu.id.0 as i64);
+        t.wu_name(wu.id);
+        t.int(wu.appid as i64);
+        t.int(wu.create_time.into());
+        t.int(wu.priority as i64);
+        t.int(wu.limits.delay_bound);
+        t.float(wu.rsc_fpops_est);
+        t.float(wu.true_fpops);
+        t.int(wu.min_quorum as i64);
+        t.int(wu.target_nresults as i64);
+        t.int(wu.limits.max_error_results as i64);
+        t.int(wu.limits.max_total_results as i64);
+        t.int(wu.limits.max_success_results as i64);
+        t.bool(wu.need_validate);
+        t.int(wu.canonical_resultid.0 as i64);
+        t.float(wu.canonical_credit);
+        if Time::from(wu.transition_time) >= INT_MAX {
+            t.empty();
+        } else {
+            t.int(wu.transition_time.into());
+        }
+        t.int(wu.error_mask as i64);
+        t.int(wu.assimilate_state.code());
+        t.int(wu.file_delete_state.code());
+        t.int(wu.hr_class as i64);
+        t.int(wu.results.len() as i64);
+        t.time_or_never(wu.canonical_found_time.into());
+        t.time_or_never(wu.assimilated_time.into());
+        t.int(wu.assimilate_count as i64);
+        t.time_or_never(wu.files_deleted_time.into());
+        t.bool(purged);
+        t.truth(wu.canonical_correct);
+        t.end_row();
+        Self::hand_over_if_full(&mut self.writer, t)
     }
 
     /// Appends one row to `results.csv` (see [`Self::write_workunit`] for `purged`).
@@ -1093,15 +867,60 @@ impl RunOutput {
         purged: bool,
         x: Option<&XferTimes>,
     ) -> io::Result<()> {
-        self.results_header()?;
-        let project = self.project_index(project)?;
-        self.records.push(Record::Result {
-            project,
-            purged,
-            x: x.cloned(),
-            row: r.clone(),
-        });
-        self.hand_over_records_if_full()
+        self.results_header();
+        let files = self.result_files;
+        let t = &mut self.results;
+        t.str(project);
+        t.int(r.id.0 as i64);
+        t.result_name(r.workunitid, r.suffix);
+        t.int(r.workunitid.0 as i64);
+        t.int(r.hostid.0 as i64);
+        t.int(r.server_state.code());
+        t.int(r.outcome.code());
+        t.int(r.validate_state.code());
+        t.int(r.file_delete_state.code());
+        t.int(r.client_state as i64);
+        t.int(r.exit_status as i64);
+        t.int(r.priority as i64);
+        t.time_or_never(r.sent_time.into());
+        t.time_or_never(r.received_time.into());
+        if r.sent_time == 0 {
+            t.empty();
+        } else {
+            t.int(r.report_deadline);
+        }
+        t.float(r.cpu_time);
+        t.float(r.elapsed_time);
+        t.float(r.flops_estimate);
+        t.float(r.claimed_credit);
+        t.float(r.granted_credit);
+        t.bool(purged);
+        t.truth(r.output_correct);
+        if r.app_version_id == 0 {
+            t.empty();
+        } else {
+            t.int(r.app_version_id as i64);
+        }
+        if files {
+            match x {
+                Some(x) => {
+                    t.opt_time(x.download_start);
+                    t.opt_time(x.download_end);
+                    t.opt_time(x.upload_start);
+                    t.opt_time(x.upload_end);
+                    t.float(x.wait());
+                    t.float(x.download_bytes);
+                    t.float(x.upload_bytes);
+                }
+                None => {
+                    for _ in RESULT_FILE_COLUMNS {
+                        t.empty();
+                    }
+                }
+            }
+        }
+        t.end_row();
+        Self::hand_over_if_full(&mut self.writer, t)
     }
 
     /// Appends the audit rows of one step at `time` to `transitions.csv`; does
@@ -1155,15 +974,15 @@ impl RunOutput {
     /// run's other files; [`Self::finish`] waits for it. A row written after this is
     /// an error, at the latest in `finish`.
     pub fn end_tables(&mut self) -> io::Result<()> {
-        self.results_header()?;
+        self.results_header();
         let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
-        if !self.records.is_empty() {
-            writer.send_records(&mut self.records)?;
-        }
-        if let Some(table) = self.transitions.as_mut()
-            && !table.buf.is_empty()
+        for table in [&mut self.workunits, &mut self.results]
+            .into_iter()
+            .chain(self.transitions.as_mut())
         {
-            writer.send(table)?;
+            if !table.buf.is_empty() {
+                writer.send(table)?;
+            }
         }
         writer.close();
         Ok(())
@@ -1578,15 +1397,8 @@ mod tests {
         let late = tmp.path().join("late");
         let mut out = RunOutput::create(&late, false).unwrap();
         out.end_tables().unwrap();
-        // The late row fails at once (its project's name cannot reach the writer
-        // thread), or at the latest in `finish`.
-        let err = match out.write_workunit("main", &wu, false) {
-            Err(e) => {
-                drop(out);
-                e
-            }
-            Ok(()) => out.finish(&serde_json::Value::Null).unwrap_err(),
-        };
+        out.write_workunit("main", &wu, false).unwrap();
+        let err = out.finish(&serde_json::Value::Null).unwrap_err();
         assert_eq!(
             err.to_string(),
             "the output writer has stopped (the tables were ended, or a write failed)"
@@ -1795,7 +1607,7 @@ mod tests {
     fn a_write_error_on_the_writer_thread_comes_back_as_the_error() {
         let full = full_sink;
         // A full batch goes to the file at once and fails there.
-        let mut w = Writer::spawn(vec![full(), full()]).unwrap();
+        let mut w = Writer::spawn(vec![full()]).unwrap();
         let mut t = Table::new(0);
         let err = (0..100)
             .find_map(|_| {
@@ -1810,7 +1622,7 @@ mod tests {
             "the output writer has stopped (the tables were ended, or a write failed)"
         );
         // A small batch waits in the file's buffer: the error comes at the close.
-        let mut w = Writer::spawn(vec![full(), full()]).unwrap();
+        let mut w = Writer::spawn(vec![full()]).unwrap();
         t.buf.clear();
         t.buf.extend_from_slice(b"a,b\n");
         w.send(&mut t).unwrap();
