@@ -8,6 +8,7 @@
 //! before sending it, so a stale slot is harmless.
 
 use super::Project;
+use super::table::{LIST_AHEAD, Load};
 use super::types::*;
 use crate::engine::Time;
 use std::ops::Bound;
@@ -53,8 +54,17 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     }
     let mut filled = 0;
     let mut cursor = p.db.feedable.iter().next().copied();
-    for (k, key) in p.db.feedable.iter().take(2 * FEED_AHEAD).enumerate() {
-        prefetch_candidate(p, key, k < FEED_AHEAD);
+    // A pass reads the rows of hundreds of UNSENT results made minutes earlier, each
+    // a cache miss in a large run (`Db::wu` and `Db::result_mut` under the feeder
+    // were 2.3 % of `bench-1m`): the candidates ahead are loaded, their rows
+    // `LIST_AHEAD` ahead and their index entries twice as far.
+    for (k, key) in p.db.feedable.iter().take(2 * LIST_AHEAD).enumerate() {
+        let load = if k < LIST_AHEAD {
+            Load::Row
+        } else {
+            Load::Index
+        };
+        prefetch_candidate(p, key, load);
     }
     let mut from = 0;
     while let Some(slot) = p.feeder.next_fillable(from) {
@@ -68,11 +78,11 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
                 p.db.feedable
                     .range((Bound::Excluded(key), Bound::Unbounded));
             cursor = after.next().copied();
-            if let Some(k) = after.nth(FEED_AHEAD - 2) {
-                prefetch_candidate(p, k, true);
+            if let Some(k) = after.nth(LIST_AHEAD - 2) {
+                prefetch_candidate(p, k, Load::Row);
             }
-            if let Some(k) = after.nth(FEED_AHEAD - 1) {
-                prefetch_candidate(p, k, false);
+            if let Some(k) = after.nth(LIST_AHEAD - 1) {
+                prefetch_candidate(p, k, Load::Index);
             }
             let (wuid, rid) = (key.wuid(), key.rid());
             let wu = p.db.wu(wuid);
@@ -99,24 +109,12 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     filled
 }
 
-/// How far ahead of the candidate it reads the feeder loads a candidate's workunit
-/// and result rows; it loads their tables' index entries twice as far ahead. A
-/// pass reads the rows of hundreds of UNSENT results made minutes earlier,
-/// each a cache miss in a large run (`Db::wu` and `Db::result_mut` under the
-/// feeder were 2.3 % of `bench-1m`).
-const FEED_AHEAD: usize = 4;
-
-/// Starts loading the rows of the feeder's candidate `key` (`rows`), or the index
-/// entries that say where they are. A hint only: a candidate the pass no longer
-/// reaches is loaded for nothing.
-fn prefetch_candidate(p: &Project, key: &super::db::FeedKey, rows: bool) {
-    if rows {
-        p.db.workunits.prefetch(key.wuid());
-        p.db.results.prefetch(key.rid());
-    } else {
-        p.db.workunits.prefetch_index(key.wuid());
-        p.db.results.prefetch_index(key.rid());
-    }
+/// Starts loading the workunit and result rows of the feeder's candidate `key`, or
+/// the index entries that say where they are. A hint only: a candidate the pass no
+/// longer reaches is loaded for nothing.
+fn prefetch_candidate(p: &Project, key: &super::db::FeedKey, load: Load) {
+    p.db.workunits.prefetch_as(key.wuid(), load);
+    p.db.results.prefetch_as(key.rid(), load);
 }
 
 /// The feeder pass as it was written before the cache had indexes: a walk over every

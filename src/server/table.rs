@@ -28,9 +28,17 @@ use std::collections::VecDeque;
 const PAGE: u32 = 1024;
 /// Rows per slab chunk.
 pub(crate) const CHUNK: usize = 8192;
-/// How far ahead of a loop over a list of rows [`Table::prefetch_list_step`] loads
-/// them (their index entries twice as far).
-const LIST_AHEAD: usize = 4;
+/// How far ahead of a loop over a list of rows [`Table::prefetch_list_step`] (and
+/// the feeder, over its ordered set) loads them; their index entries twice as far.
+pub(crate) const LIST_AHEAD: usize = 4;
+
+/// What a prefetch of row `id` loads ([`Table::prefetch_as`]): the index entry that
+/// says where the row is, or the row itself, its entry loaded a stage earlier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Load {
+    Index,
+    Row,
+}
 /// Slot value of an id without a row.
 const NONE: u32 = u32::MAX;
 
@@ -250,6 +258,16 @@ impl<T, K: RowId> Table<T, K> {
             if let Some(row) = self.chunks[s / CHUNK].get(s % CHUNK) {
                 crate::base::prefetch::prefetch(row);
             }
+        }
+    }
+
+    /// [`Self::prefetch_index`] or [`Self::prefetch`], as `load` says: for a stage
+    /// of prefetching that may load either.
+    #[inline]
+    pub(crate) fn prefetch_as(&self, id: K, load: Load) {
+        match load {
+            Load::Index => self.prefetch_index(id),
+            Load::Row => self.prefetch(id),
         }
     }
 

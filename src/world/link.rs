@@ -22,6 +22,7 @@ use crate::server::db::{HostNames, HostRow};
 use crate::server::invariants::InvariantChecker;
 use crate::server::resource::N_RSC;
 use crate::server::scheduler::{self, Reply, ReportedJob, Request};
+use crate::server::table::Load;
 use crate::server::types::*;
 use crate::server::{
     Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator, work_generator,
@@ -65,17 +66,13 @@ impl<R: Recorder> Backend<R> {
     /// are done (to report) or running (they may finish then). Called one event
     /// ahead (`World::prefetch_ahead`), so that the cache misses of the RPC that
     /// usually follows overlap the current event (docs/performance.md). With
-    /// `index`, it loads instead the tables' index entries that say where those rows
-    /// are, one event earlier still: reading an entry to find its row waited for the
+    /// [`Load::Index`], it loads instead the tables' index entries that say where
+    /// those rows are, one event earlier still: reading an entry to find its row waited for the
     /// entry (at a million hosts every entry misses the cache). A hint only.
-    pub(super) fn prefetch_rows_of(&self, h: &ClientHost, index: bool) {
+    pub(super) fn prefetch_rows_of(&self, h: &ClientHost, load: Load) {
         for ps in &h.projects {
             if let Some(p) = self.projects.get(ps.project as usize) {
-                if index {
-                    p.db.hosts.prefetch_index(ps.hostid);
-                } else {
-                    p.db.hosts.prefetch(ps.hostid);
-                }
+                p.db.hosts.prefetch_as(ps.hostid, load);
             }
         }
         let busy = |j: &&ClientJob| matches!(j.state, TaskState::Done | TaskState::Running);
@@ -84,13 +81,8 @@ impl<R: Recorder> Backend<R> {
                 continue;
             };
             if let Some(p) = self.projects.get(ps.project as usize) {
-                if index {
-                    p.db.results.prefetch_index(j.result_id);
-                    p.db.workunits.prefetch_index(j.workunit_id);
-                } else {
-                    p.db.results.prefetch(j.result_id);
-                    p.db.workunits.prefetch(j.workunit_id);
-                }
+                p.db.results.prefetch_as(j.result_id, load);
+                p.db.workunits.prefetch_as(j.workunit_id, load);
             }
         }
     }

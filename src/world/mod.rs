@@ -27,6 +27,7 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::Daemon;
 use crate::scenario::plan::{EventPlan, ExpectPlan, daemon_index};
 use crate::server::Project;
+use crate::server::table::Load;
 use crate::server::types::*;
 use link::Backend;
 use std::sync::Arc;
@@ -397,10 +398,10 @@ impl<R: Recorder> World<R> {
             prefetch_jobs_and_projects(h);
         }
         if let Some(h) = host(1) {
-            self.backend.prefetch_rows_of(h, true);
+            self.backend.prefetch_rows_of(h, Load::Index);
         }
         if let Some(h) = host(0) {
-            self.backend.prefetch_rows_of(h, false);
+            self.backend.prefetch_rows_of(h, Load::Row);
         }
     }
 
