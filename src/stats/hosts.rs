@@ -8,6 +8,7 @@
 use crate::client::host::ClientHost;
 use crate::client::merit::{Figures, ProjectFigures, figures};
 use crate::server::types::HostId;
+use crate::stats::output::{CsvFile, Table};
 use crate::world::{Finished, HostGroupRt};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -55,7 +56,6 @@ pub(crate) fn credit<R>(f: &Finished<R>, pi: usize, hostid: u32) -> f64 {
 /// Writes `hosts.csv`: one row per host, its figures of merit and, per project, its
 /// share, CPU time, credit, jobs and deadlines (columns in `docs/outputs.md`).
 pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
-    let mut w = csv::Writer::from_path(dir.join(HOSTS_CSV))?;
     let names: Vec<&str> = f.projects.iter().map(|p| p.name.as_str()).collect();
     let mut header: Vec<String> = [
         "host",
@@ -114,72 +114,70 @@ pub fn write_hosts_csv<R>(dir: &Path, f: &Finished<R>) -> io::Result<()> {
     if classes {
         header.push("avail_class".to_string());
     }
-    w.write_record(&header)?;
-    let mut row: Vec<String> = Vec::with_capacity(header.len());
+    let mut w = CsvFile::create(&dir.join(HOSTS_CSV), &header)?;
     for h in &f.hosts {
         let g = &f.groups[h.group as usize];
         let fig = host_figures(h, g);
-        row.clear();
         let rpcs: u64 = h.projects.iter().map(|p| u64::from(p.nrpcs)).sum();
         let failed: u64 = h.projects.iter().map(|p| u64::from(p.nrpc_failed)).sum();
         let jobs: u64 = h.projects.iter().map(|p| u64::from(p.njobs)).sum();
-        row.extend([
-            h.index.to_string(),
-            g.name.clone(),
-            policy_name(g).to_string(),
-            h.ncpus.to_string(),
-            float(h.p_fpops),
-            h.joined.to_string(),
-            if h.gone {
-                h.leave_at.to_string()
-            } else {
-                String::new()
-            },
-            float(h.merit.active_time),
-            float(h.merit.available_time),
-            float(h.merit.flops_total),
-            float(h.merit.flops_used),
-            float(fig.wasted_frac),
-            float(fig.idle_frac),
-            float(fig.share_violation),
-            float(fig.monotony),
-            float(fig.rpcs_per_job),
-            rpcs.to_string(),
-            failed.to_string(),
-            jobs.to_string(),
-            h.merit.detaches.to_string(),
-        ]);
+        let row = w.row();
+        row.int(h.index as i64);
+        row.str(&g.name);
+        row.str(policy_name(g));
+        row.int(i64::from(h.ncpus));
+        row.float(h.p_fpops);
+        row.int(h.joined);
+        if h.gone {
+            row.int(h.leave_at);
+        } else {
+            row.empty();
+        }
+        for v in [
+            h.merit.active_time,
+            h.merit.available_time,
+            h.merit.flops_total,
+            h.merit.flops_used,
+            fig.wasted_frac,
+            fig.idle_frac,
+            fig.share_violation,
+            fig.monotony,
+            fig.rpcs_per_job,
+        ] {
+            row.float(v);
+        }
+        for v in [rpcs, failed, jobs, h.merit.detaches] {
+            row.int(v as i64);
+        }
         for pi in 0..names.len() {
             match h.projects.iter().find(|p| p.project as usize == pi) {
-                Some(p) => row.extend([
-                    float(p.resource_share),
-                    float(p.cpu_time),
-                    float(credit(f, pi, p.hostid.0)),
-                    p.njobs.to_string(),
-                    p.met_deadline.to_string(),
-                    p.missed_deadline.to_string(),
-                ]),
-                None => row.extend(std::iter::repeat_n(String::new(), 6)),
+                Some(p) => {
+                    row.float(p.resource_share);
+                    row.float(p.cpu_time);
+                    row.float(credit(f, pi, p.hostid.0));
+                    for v in [p.njobs, p.met_deadline, p.missed_deadline] {
+                        row.int(i64::from(v));
+                    }
+                }
+                None => (0..6).for_each(|_| row.empty()),
             }
         }
         for pi in 0..names.len() {
-            row.push(
-                h.projects
-                    .iter()
-                    .find(|p| p.project as usize == pi)
-                    .map_or(String::new(), |p| float(p.gpu_time)),
-            );
+            match h.projects.iter().find(|p| p.project as usize == pi) {
+                Some(p) => row.float(p.gpu_time),
+                None => row.empty(),
+            }
         }
         if background {
-            background_cells(h, names.len(), &mut row);
+            background_cells(h, names.len(), row);
         }
         if classes {
             let class = g.ctx.avail.class_name(h.avail.class());
-            row.push(class.unwrap_or_default().to_string());
+            row.str(class.unwrap_or_default());
         }
-        w.write_record(&row)?;
+        w.end_row()?;
     }
-    w.flush()
+    w.finish()
 }
 
 /// The columns of the host's background projects, after the GPU times.
@@ -203,32 +201,27 @@ pub(crate) fn has_background<R>(f: &Finished<R>) -> bool {
 /// got (`cpu_time_s` over that of all its projects, background ones included) and
 /// the fraction its share entitles it to (its share over all its projects' shares);
 /// empty where the host is not attached or has nothing to divide.
-fn background_cells(h: &ClientHost, nprojects: usize, row: &mut Vec<String>) {
+fn background_cells(h: &ClientHost, nprojects: usize, row: &mut Table) {
     let bg = || h.projects.iter().filter(|p| p.is_background());
-    row.extend([
-        bg().count().to_string(),
-        float(bg().map(|p| p.resource_share).sum()),
-        float(bg().map(|p| p.cpu_time).sum()),
-        bg().map(|p| u64::from(p.njobs)).sum::<u64>().to_string(),
-        bg().map(|p| u64::from(p.nrpcs)).sum::<u64>().to_string(),
-    ]);
+    row.int(bg().count() as i64);
+    row.float(bg().map(|p| p.resource_share).sum());
+    row.float(bg().map(|p| p.cpu_time).sum());
+    row.int(bg().map(|p| i64::from(p.njobs)).sum());
+    row.int(bg().map(|p| i64::from(p.nrpcs)).sum());
     let cpu: f64 = h.projects.iter().map(|p| p.cpu_time).sum();
     let rs: f64 = h.projects.iter().map(|p| p.resource_share).sum();
     for pi in 0..nprojects {
         match h.projects.iter().find(|p| p.project as usize == pi) {
             Some(p) => {
-                row.push(if cpu > 0.0 {
-                    float(p.cpu_time / cpu)
-                } else {
-                    String::new()
-                });
-                row.push(if rs > 0.0 {
-                    float(p.resource_share / rs)
-                } else {
-                    String::new()
-                });
+                for (part, whole) in [(p.cpu_time, cpu), (p.resource_share, rs)] {
+                    if whole > 0.0 {
+                        row.float(part / whole);
+                    } else {
+                        row.empty();
+                    }
+                }
             }
-            None => row.extend([String::new(), String::new()]),
+            None => (0..2).for_each(|_| row.empty()),
         }
     }
 }
@@ -238,12 +231,6 @@ fn policy_name(g: &HostGroupRt) -> &'static str {
         crate::client::config::Policy::SeedDebt => "seed_debt",
         crate::client::config::Policy::ModernRec => "modern_rec",
     }
-}
-
-/// Floats in shortest round-trip form with a decimal point or exponent (`{:?}`),
-/// as in every other table, so each column reads as floats (docs/outputs.md).
-fn float(x: f64) -> String {
-    format!("{x:?}")
 }
 
 /// Per-project totals over all hosts.

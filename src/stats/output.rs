@@ -146,22 +146,54 @@ const ROW_SLACK: usize = 1 << 14;
 const BATCHES_IN_FLIGHT: usize = 4;
 
 /// Appends the digits of `v`, as `{v}` prints them (the `itoa` crate's digits).
-/// Most fields are a one-digit code or a short number: those are pushed byte by
-/// byte, which costs less than the call to `memcpy` a copy of variable length is.
+/// Most fields are a one-digit code, pushed as one byte; the rest are ids and times
+/// of five to ten digits, copied by [`push_short`].
 fn push_int(buf: &mut Vec<u8>, v: i64) {
     if (0..10).contains(&v) {
         buf.push(b'0' + v as u8);
         return;
     }
     let mut digits = itoa::Buffer::new();
-    let text = digits.format(v).as_bytes();
-    if text.len() <= 4 {
-        for &d in text {
-            buf.push(d);
-        }
-    } else {
+    push_short(buf, digits.format(v).as_bytes());
+}
+
+/// The longest text [`push_short`] copies without a call to `memcpy`.
+const SHORT: usize = 32;
+
+/// Appends `text` as `extend_from_slice` does, but without its call to `memcpy` when
+/// `text` is at most [`SHORT`] bytes long: room for [`SHORT`] bytes is added in one
+/// fixed-size store, `text` copied as two overlapping fixed-size halves, and the rest
+/// cut off. Every field of a row is such a text (ids, times, names, floats' digits),
+/// and in `results.csv` the calls to `memcpy`, a dozen per row, had cost as much as
+/// formatting the digits (docs/performance.md, "Writing the tables").
+fn push_short(buf: &mut Vec<u8>, text: &[u8]) {
+    let n = text.len();
+    if n > SHORT {
         buf.extend_from_slice(text);
+        return;
     }
+    let start = buf.len();
+    buf.extend_from_slice(&[0; SHORT]);
+    let to = &mut buf[start..start + n];
+    // Each arm's two copies have a fixed length, and overlap when `n` is below twice
+    // that length: together they cover all of `text`.
+    match n {
+        16.. => overlapping_halves::<16>(to, text),
+        8..16 => overlapping_halves::<8>(to, text),
+        4..8 => overlapping_halves::<4>(to, text),
+        2..4 => overlapping_halves::<2>(to, text),
+        1 => to[0] = text[0],
+        _ => {}
+    }
+    buf.truncate(start + n);
+}
+
+/// Copies `from` into `to` (same length, from `K` to `2 * K` bytes) as its first and
+/// its last `K` bytes.
+fn overlapping_halves<const K: usize>(to: &mut [u8], from: &[u8]) {
+    let n = from.len();
+    to[..K].copy_from_slice(&from[..K]);
+    to[n - K..].copy_from_slice(&from[n - K..]);
 }
 
 /// Appends `v` exactly as `{v:?}` prints it (shortest round-trip digits, a `.0` on
@@ -193,7 +225,7 @@ fn push_float(buf: &mut Vec<u8>, v: f64) {
             let mut r = ryu::Buffer::new();
             let text = r.format_finite(v);
             if ryu_digits_are_std(v, text) {
-                buf.extend_from_slice(text.as_bytes());
+                push_short(buf, text.as_bytes());
                 return;
             }
         }
@@ -241,7 +273,7 @@ fn ryu_digits_are_std(v: f64, text: &str) -> bool {
 fn push_str_field(buf: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     if !b.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
-        buf.extend_from_slice(b);
+        push_short(buf, b);
         return;
     }
     buf.push(b'"');
@@ -341,7 +373,7 @@ impl Sink {
 /// bytes (no csv writer, no allocation per row). Every field is followed by a `,`,
 /// and [`Self::end_row`] turns the row's last one into the `\n`: the bytes are the
 /// csv crate's, with `,` separators and `\n` line ends.
-struct Table {
+pub(crate) struct Table {
     /// The file's index among the writer thread's files.
     file: usize,
     buf: Vec<u8>,
@@ -409,12 +441,12 @@ impl Table {
         }
     }
 
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         push_str_field(&mut self.buf, s);
         self.buf.push(b',');
     }
 
-    fn int(&mut self, v: i64) {
+    pub(crate) fn int(&mut self, v: i64) {
         push_int(&mut self.buf, v);
         self.buf.push(b',');
     }
@@ -429,7 +461,7 @@ impl Table {
     ///
     /// The text is the same as [`push_float`]'s; a value equal (bit for bit) to the
     /// one above it in its column reuses that one's text ([`FloatMemo`]).
-    fn float(&mut self, v: f64) {
+    pub(crate) fn float(&mut self, v: f64) {
         let k = self.float_col;
         self.float_col += 1;
         if k == self.floats.len() {
@@ -461,7 +493,7 @@ impl Table {
         }
     }
 
-    fn empty(&mut self) {
+    pub(crate) fn empty(&mut self) {
         self.buf.push(b',');
     }
 
@@ -499,6 +531,52 @@ impl Table {
             }
             _ => self.buf.extend_from_slice(b"\"\"\n"),
         }
+    }
+}
+
+/// A CSV file written whole at the end of a run (`hosts.csv`), formatted as the
+/// run's tables are ([`Table`]): the same bytes the csv crate writes, without a
+/// `String` per field. At a million hosts `hosts.csv` is 190 MB, written after the
+/// simulation, so on the run's own thread and with nothing to overlap: the csv
+/// writer and a `format!` per float had taken 0.4 s per 100,000 hosts.
+pub(crate) struct CsvFile {
+    rows: Table,
+    file: File,
+}
+
+impl CsvFile {
+    /// Creates `path` with the header row `columns`.
+    pub(crate) fn create<S: AsRef<str>>(path: &Path, columns: &[S]) -> io::Result<Self> {
+        let mut out = Self {
+            rows: Table::new(0),
+            file: File::create(path)?,
+        };
+        for name in columns {
+            out.rows.str(name.as_ref());
+        }
+        out.end_row()?;
+        Ok(out)
+    }
+
+    /// The row being written: its fields go in order through [`Table`]'s methods.
+    pub(crate) fn row(&mut self) -> &mut Table {
+        &mut self.rows
+    }
+
+    /// Ends the row, and writes the rows so far once they fill a batch.
+    pub(crate) fn end_row(&mut self) -> io::Result<()> {
+        self.rows.end_row();
+        if self.rows.full() {
+            self.file.write_all(&self.rows.buf)?;
+            self.rows.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes the last rows.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        self.file.write_all(&self.rows.buf)?;
+        self.file.flush()
     }
 }
 
@@ -1370,6 +1448,21 @@ mod tests {
         let mut buf = b"x".to_vec();
         push_int(&mut buf, -42);
         assert_eq!(buf, b"x-42", "appended, the surplus cut");
+    }
+
+    /// Every length, below, at and above [`SHORT`], each byte distinct so that a
+    /// half copied to the wrong place shows: the same bytes as `extend_from_slice`,
+    /// after what the buffer held, and nothing after them.
+    #[test]
+    fn a_short_copy_appends_exactly_the_text() {
+        let text: Vec<u8> = (1..=2 * SHORT as u8 + 3).collect();
+        for n in 0..=text.len() {
+            let mut buf = b"ab".to_vec();
+            push_short(&mut buf, &text[..n]);
+            let mut want = b"ab".to_vec();
+            want.extend_from_slice(&text[..n]);
+            assert_eq!(buf, want, "{n} bytes");
+        }
     }
 
     /// Ending the tables early (the run is over) hands every row to the thread; the
