@@ -164,8 +164,8 @@ const SHORT: usize = 32;
 /// `text` is at most [`SHORT`] bytes long: room for [`SHORT`] bytes is added in one
 /// fixed-size store, `text` copied as two overlapping fixed-size halves, and the rest
 /// cut off. Every field of a row is such a text (ids, times, names, floats' digits),
-/// and in `results.csv` the calls to `memcpy`, a dozen per row, had cost as much as
-/// formatting the digits (docs/performance.md, "Writing the tables").
+/// and on `bench-100k` the calls to `memcpy`, a dozen per row, had been about 30 %
+/// of the run's time spent writing rows (docs/performance.md, "Writing the outputs").
 fn push_short(buf: &mut Vec<u8>, text: &[u8]) {
     let n = text.len();
     if n > SHORT {
@@ -536,9 +536,10 @@ impl Table {
 
 /// A CSV file written whole at the end of a run (`hosts.csv`), formatted as the
 /// run's tables are ([`Table`]): the same bytes the csv crate writes, without a
-/// `String` per field. At a million hosts `hosts.csv` is 190 MB, written after the
-/// simulation, so on the run's own thread and with nothing to overlap: the csv
-/// writer and a `format!` per float had taken 0.4 s per 100,000 hosts.
+/// `String` per field. `hosts.csv` is written after the simulation, on the run's own
+/// thread and with nothing to overlap, and grows with the hosts (19 MB at
+/// `bench-100k`'s 100,000): the csv writer and a `format!` per float had taken
+/// 0.4 s of it there (docs/performance.md, "Writing the outputs").
 pub(crate) struct CsvFile {
     rows: Table,
     file: File,
