@@ -424,10 +424,10 @@ impl Table {
         self.buf.len() >= BATCH_BYTES
     }
 
-    /// Writes the header row: the columns of `parts`, in order.
-    fn header(&mut self, parts: &[&[&str]]) {
-        for name in parts.iter().flat_map(|p| p.iter()) {
-            self.str(name);
+    /// Writes the header row: the names of `columns`, in order.
+    fn header<S: AsRef<str>>(&mut self, columns: impl IntoIterator<Item = S>) {
+        for name in columns {
+            self.str(name.as_ref());
         }
         self.end_row();
     }
@@ -548,15 +548,12 @@ pub(crate) struct CsvFile {
 impl CsvFile {
     /// Creates `path` with the header row `columns`.
     pub(crate) fn create<S: AsRef<str>>(path: &Path, columns: &[S]) -> io::Result<Self> {
-        let mut out = Self {
-            rows: Table::new(0),
+        let mut rows = Table::new(0);
+        rows.header(columns);
+        Ok(Self {
+            rows,
             file: File::create(path)?,
-        };
-        for name in columns {
-            out.rows.str(name.as_ref());
-        }
-        out.end_row()?;
-        Ok(out)
+        })
     }
 
     /// The row being written: its fields go in order through [`Table`]'s methods.
@@ -576,8 +573,7 @@ impl CsvFile {
 
     /// Writes the last rows.
     pub(crate) fn finish(mut self) -> io::Result<()> {
-        self.file.write_all(&self.rows.buf)?;
-        self.file.flush()
+        self.file.write_all(&self.rows.buf)
     }
 }
 
@@ -825,7 +821,7 @@ impl RunOutput {
             Sink::create(&out.tmp_dir.join(WORKUNITS_CSV), false)?,
             Sink::create(&out.tmp_dir.join(RESULTS_CSV), false)?,
         ];
-        out.workunits.header(&[WORKUNIT_COLUMNS]);
+        out.workunits.header(WORKUNIT_COLUMNS);
         if let Some(t) = &mut out.transitions {
             let gzip = audit == AuditTrail::Gzip;
             let name = if gzip {
@@ -834,7 +830,7 @@ impl RunOutput {
                 TRANSITIONS_CSV
             };
             sinks.push(Sink::create(&out.tmp_dir.join(name), gzip)?);
-            t.header(&[TRANSITION_COLUMNS]);
+            t.header(TRANSITION_COLUMNS);
         }
         out.writer = Some(Writer::spawn(sinks)?);
         Ok(out)
@@ -859,7 +855,7 @@ impl RunOutput {
         } else {
             &[]
         };
-        self.results.header(&[RESULT_COLUMNS, files]);
+        self.results.header(RESULT_COLUMNS.iter().chain(files));
     }
 
     /// Hands `table`'s rows to the writer thread once they fill a batch.

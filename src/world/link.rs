@@ -67,8 +67,9 @@ impl<R: Recorder> Backend<R> {
     /// ahead (`World::prefetch_ahead`), so that the cache misses of the RPC that
     /// usually follows overlap the current event (docs/performance.md). With
     /// [`Load::Index`], it loads instead the tables' index entries that say where
-    /// those rows are, one event earlier still: reading an entry to find its row waited for the
-    /// entry (at a million hosts every entry misses the cache). A hint only.
+    /// those rows are, one event earlier still: reading an entry to find its row
+    /// waited for the entry (at a million hosts every entry misses the cache). A hint
+    /// only.
     pub(super) fn prefetch_rows_of(&self, h: &ClientHost, load: Load) {
         for ps in &h.projects {
             if let Some(p) = self.projects.get(ps.project as usize) {
