@@ -12,6 +12,8 @@
 //!   one only when the run succeeded. The columns are documented in `docs/outputs.md`.
 //! * [`outdir`] keeps outputs from destroying what the user did not make: which
 //!   folders may be replaced, stale temporary folders, cleanup on SIGINT/SIGTERM.
+//! * [`writeback`] gets the run's tables onto the disk as they grow, without the
+//!   writer thread waiting for each step.
 //! * [`tally`] tallies each project's figures from the final rows; [`summary`]
 //!   writes them into `summary.json` with the headline figures.
 //! * [`headline`] derives each project's headline figures from those tallies:
@@ -35,7 +37,8 @@
 //!
 //! Inside stats the imports point one way as well (`tests/integration/layering.rs`): [`window`]
 //! ← [`metrics`] ← [`drift`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
-//! [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to its left.
+//! [`writeback`] ← [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to
+//! its left.
 
 pub mod apps;
 pub mod batches;
@@ -53,3 +56,4 @@ pub mod science;
 pub mod summary;
 pub mod tally;
 pub mod window;
+pub mod writeback;

@@ -15,23 +15,29 @@
 //!
 //! The tables are the largest files of a run (`docs/outputs.md`, "How much disk a run
 //! takes"), so writing them must cost little beside the simulation
-//! (`docs/performance.md`). Rows are formatted straight into a byte buffer per table,
-//! with no csv writer and no allocation per row, in exactly the bytes the csv crate
-//! wrote before; each mebibyte of rows goes whole over a bounded channel to a writer
-//! thread that owns the files (and the gzip encoder of a compressed audit trail) and
-//! writes them on the other core. The thread is joined, and its first error returned,
-//! before the folder is moved into place.
+//! (`docs/performance.md`). A writer thread owns the files (and the gzip encoder of a
+//! compressed audit trail) and works on the other core. The run's thread copies the
+//! columns of each final workunit and result into a batch of records, which the
+//! writer thread formats ([`records`]); the audit trail's rows it formats itself.
+//! Rows are formatted straight into a byte buffer per table, with no csv writer and
+//! no allocation per row, in exactly the bytes the csv crate wrote before, and go to
+//! the file a mebibyte at a time. The thread is joined, and its first error
+//! returned, before the folder is moved into place.
 
 use super::outdir;
+use super::writeback::Writeback;
 use crate::client::files::XferTimes;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
 use crate::server::db::{ResultRow, Transition, WorkunitRow};
 use crate::server::types::WuId;
+use records::{Formatter, Records, WorkunitLine};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
+
+mod records;
 
 /// File name of the workunit table.
 pub(crate) const WORKUNITS_CSV: &str = "workunits.csv";
@@ -144,6 +150,12 @@ const ROW_SLACK: usize = 1 << 14;
 /// Batches queued for the writer thread at most: when the disk falls behind, the run
 /// waits for it instead of piling rows up in memory.
 const BATCHES_IN_FLIGHT: usize = 4;
+
+/// The writer thread's files, by index: the two tables it formats itself, then the
+/// audit trail when it is on.
+const WORKUNITS_FILE: usize = 0;
+const RESULTS_FILE: usize = 1;
+const TRANSITIONS_FILE: usize = 2;
 
 /// Appends the digits of `v`, as `{v}` prints them (the `itoa` crate's digits).
 /// Most fields are a one-digit code, pushed as one byte; the rest are ids and times
@@ -343,11 +355,11 @@ impl Sink {
         Ok(())
     }
 
-    /// Syncs what has reached the file so far (not what waits in a buffer).
-    fn sync_written(&self) -> io::Result<()> {
+    /// The file the bytes go to.
+    fn file(&self) -> &File {
         match self {
-            Sink::Plain(w) => w.get_ref().sync_data(),
-            Sink::Gzip { encoder, .. } => encoder.get_ref().get_ref().sync_data(),
+            Sink::Plain(w) => w.get_ref(),
+            Sink::Gzip { encoder, .. } => encoder.get_ref().get_ref(),
         }
     }
 
@@ -581,19 +593,29 @@ impl CsvFile {
 enum Batch {
     /// Rows to append to file `file`, whole.
     Rows { file: usize, bytes: Vec<u8> },
+    /// Rows of `workunits.csv` and `results.csv`, for the thread to format.
+    Records(Records),
+    /// The name of the project records give as `index` (sent before them).
+    Project { index: u16, name: String },
+    /// `results.csv`'s header, with the transfer columns or not (sent before its
+    /// first row).
+    ResultsHeader { files: bool },
     /// Every row is handed over: end the files (the gzip trailer) and sync them.
     Close,
 }
 
 /// The thread that owns a run's table files and writes them while the run goes on,
-/// so that the disk (and the gzip encoder of a compressed audit trail) works on the
-/// other core. It gets whole batches of formatted rows over a bounded channel, in
-/// order per file, so the bytes are the same whatever the threads' timing; emptied
-/// buffers come back for reuse.
+/// so that the formatting of the two large tables, the disk, and the gzip encoder of
+/// a compressed audit trail work on the other core. It gets batches over a bounded
+/// channel: the rows of `workunits.csv` and `results.csv` as records, which it
+/// formats itself ([`records`]), and the audit trail's as formatted bytes. One
+/// channel keeps the order, so the bytes are the same whatever the threads' timing;
+/// emptied buffers come back for reuse.
 struct Writer {
     /// `None` once the thread is told to stop.
     batches: Option<SyncSender<Batch>>,
     spare: Receiver<Vec<u8>>,
+    spare_records: Receiver<Records>,
     /// `None` once joined.
     thread: Option<JoinHandle<io::Result<()>>>,
     /// The thread was joined after it closed every file without an error.
@@ -604,12 +626,14 @@ impl Writer {
     fn spawn(sinks: Vec<Sink>) -> io::Result<Self> {
         let (batches, received) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
         let (give_back, spare) = mpsc::channel();
+        let (give_back_records, spare_records) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("output writer".into())
-            .spawn(move || write_batches(sinks, received, give_back))?;
+            .spawn(move || write_batches(sinks, received, give_back, give_back_records))?;
         Ok(Self {
             batches: Some(batches),
             spare,
+            spare_records,
             thread: Some(thread),
             closed: false,
         })
@@ -624,13 +648,30 @@ impl Writer {
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + ROW_SLACK));
         let bytes = std::mem::replace(&mut table.buf, empty);
+        self.post(Batch::Rows {
+            file: table.file,
+            bytes,
+        })
+    }
+
+    /// Hands the records to the thread, leaving `records` empty (a batch the thread
+    /// gave back, if any).
+    fn send_records(&mut self, records: &mut Records) -> io::Result<()> {
+        let empty = self
+            .spare_records
+            .try_recv()
+            .unwrap_or_else(|_| Records::new());
+        let batch = std::mem::replace(records, empty);
+        self.post(Batch::Records(batch))
+    }
+
+    /// Sends one message to the thread. A write the thread failed is reported here,
+    /// as the error it met.
+    fn post(&mut self, batch: Batch) -> io::Result<()> {
         let Some(batches) = &self.batches else {
             return Err(writer_stopped());
         };
-        match batches.send(Batch::Rows {
-            file: table.file,
-            bytes,
-        }) {
+        match batches.send(batch) {
             Ok(()) => Ok(()),
             // The thread ended, which it does before the end only on an error.
             Err(_) => Err(self.stop(false).err().unwrap_or_else(writer_stopped)),
@@ -666,11 +707,10 @@ impl Writer {
     }
 }
 
-/// The writer thread syncs a file to disk after each this many bytes written to it,
-/// so that the disk writes go on during the run and the sync before the folder is
-/// moved into place finds little left to write (the run's own thread would wait for
-/// it). A sync this size takes a fraction of the time the run takes to fill the
-/// batches queued behind it.
+/// The writer thread starts a file's writeback to disk after each this many bytes
+/// written to it ([`Writeback`]), so that the disk writes go on during the run and
+/// the sync before the folder is moved into place finds little left to write (the
+/// run's own thread would wait for it).
 const SYNC_BYTES: usize = 8 << 20;
 
 /// The error of a write after the writer thread has already stopped.
@@ -678,30 +718,69 @@ fn writer_stopped() -> io::Error {
     io::Error::other("the output writer has stopped (the tables were ended, or a write failed)")
 }
 
-/// The writer thread: appends each batch to its file, gives the emptied buffer
-/// back, and on [`Batch::Close`] closes the files. It stops at the first error, which
-/// the run gets at its next batch or when it stops the thread.
+/// The writer thread's files, and how much of each is not yet on its way to the
+/// disk.
+struct Files {
+    sinks: Vec<Sink>,
+    unsynced: Vec<usize>,
+    writeback: Vec<Writeback>,
+}
+
+impl Files {
+    /// Appends `bytes` to file `file`, and starts its writeback every
+    /// [`SYNC_BYTES`].
+    fn put(&mut self, file: usize, bytes: &[u8]) -> io::Result<()> {
+        self.sinks[file].write_rows(bytes)?;
+        self.unsynced[file] += bytes.len();
+        if self.unsynced[file] >= SYNC_BYTES {
+            self.unsynced[file] = 0;
+            self.writeback[file].advance(self.sinks[file].file())?;
+        }
+        Ok(())
+    }
+
+    /// Writes out `table`'s rows and empties it.
+    fn put_table(&mut self, table: &mut Table) -> io::Result<()> {
+        self.put(table.file, &table.buf)?;
+        table.buf.clear();
+        Ok(())
+    }
+}
+
+/// The writer thread: formats the records of `workunits.csv` and `results.csv`
+/// ([`Formatter`]), appends each batch to its file, gives the emptied buffers back,
+/// and on [`Batch::Close`] closes the files. It stops at the first error, which the
+/// run gets at its next batch or when it stops the thread.
 fn write_batches(
-    mut sinks: Vec<Sink>,
+    sinks: Vec<Sink>,
     batches: Receiver<Batch>,
     give_back: mpsc::Sender<Vec<u8>>,
+    give_back_records: mpsc::Sender<Records>,
 ) -> io::Result<()> {
-    let mut unsynced = vec![0; sinks.len()];
+    let mut files = Files {
+        unsynced: vec![0; sinks.len()],
+        writeback: sinks.iter().map(|_| Writeback::default()).collect(),
+        sinks,
+    };
+    let mut tables = Formatter::new(WORKUNITS_FILE, RESULTS_FILE);
     for batch in batches {
         match batch {
             Batch::Rows { file, mut bytes } => {
-                sinks[file].write_rows(&bytes)?;
-                unsynced[file] += bytes.len();
-                if unsynced[file] >= SYNC_BYTES {
-                    unsynced[file] = 0;
-                    sinks[file].sync_written()?;
-                }
+                files.put(file, &bytes)?;
                 bytes.clear();
                 // The run may be gone already; the buffer is then simply freed.
                 let _ = give_back.send(bytes);
             }
+            Batch::Records(mut records) => {
+                tables.format(&mut records, |t| files.put_table(t))?;
+                let _ = give_back_records.send(records);
+            }
+            Batch::Project { index, name } => tables.add_project(index, name),
+            Batch::ResultsHeader { files } => tables.results_header(files),
             Batch::Close => {
-                for sink in sinks {
+                files.put_table(&mut tables.workunits)?;
+                files.put_table(&mut tables.results)?;
+                for sink in files.sinks {
                     sink.close()?;
                 }
                 return Ok(());
@@ -769,8 +848,12 @@ pub(crate) fn move_into_place(tmp_dir: &Path, final_dir: &Path) -> io::Result<()
 pub struct RunOutput {
     final_dir: PathBuf,
     tmp_dir: PathBuf,
-    workunits: Table,
-    results: Table,
+    /// Rows of `workunits.csv` and `results.csv` not yet handed to the writer thread,
+    /// which formats them ([`records`]).
+    records: Records,
+    /// The indexes of the projects (as the world numbers them) whose names the
+    /// writer thread has.
+    named: Vec<bool>,
     /// `None` when the transitions table is off.
     transitions: Option<Table>,
     /// Owns the files and writes the tables' batches (`None` only while the files
@@ -807,9 +890,9 @@ impl RunOutput {
         let mut out = RunOutput {
             final_dir: final_dir.to_path_buf(),
             tmp_dir,
-            workunits: Table::new(0),
-            results: Table::new(1),
-            transitions: transitions.then(|| Table::new(2)),
+            records: Records::new(),
+            named: Vec::new(),
+            transitions: transitions.then(|| Table::new(TRANSITIONS_FILE)),
             writer: None,
             result_files: false,
             results_header: false,
@@ -821,7 +904,6 @@ impl RunOutput {
             Sink::create(&out.tmp_dir.join(WORKUNITS_CSV), false)?,
             Sink::create(&out.tmp_dir.join(RESULTS_CSV), false)?,
         ];
-        out.workunits.header(WORKUNIT_COLUMNS);
         if let Some(t) = &mut out.transitions {
             let gzip = audit == AuditTrail::Gzip;
             let name = if gzip {
@@ -844,18 +926,45 @@ impl RunOutput {
         }
     }
 
-    /// Writes `results.csv`'s header if it is not written yet.
-    fn results_header(&mut self) {
+    /// Has the writer thread write `results.csv`'s header if it is not written yet.
+    fn results_header(&mut self) -> io::Result<()> {
         if self.results_header {
-            return;
+            return Ok(());
         }
         self.results_header = true;
-        let files: &[&str] = if self.result_files {
-            RESULT_FILE_COLUMNS
-        } else {
-            &[]
-        };
-        self.results.header(RESULT_COLUMNS.iter().chain(files));
+        let files = self.result_files;
+        self.writer_mut()?.post(Batch::ResultsHeader { files })
+    }
+
+    fn writer_mut(&mut self) -> io::Result<&mut Writer> {
+        self.writer.as_mut().ok_or_else(writer_stopped)
+    }
+
+    /// Project `pi`'s index in the records, its name sent to the writer thread the
+    /// first time.
+    fn project_index(&mut self, pi: usize, project: &str) -> io::Result<u16> {
+        if self.named.get(pi) == Some(&true) {
+            return Ok(pi as u16);
+        }
+        let index = u16::try_from(pi).map_err(|_| io::Error::other("more than 65,536 projects"))?;
+        let name = project.to_string();
+        self.writer_mut()?.post(Batch::Project { index, name })?;
+        if self.named.len() <= pi {
+            self.named.resize(pi + 1, false);
+        }
+        self.named[pi] = true;
+        Ok(index)
+    }
+
+    /// Hands the records to the writer thread once they fill a batch.
+    fn hand_over_records_if_full(&mut self) -> io::Result<()> {
+        if !self.records.full() {
+            return Ok(());
+        }
+        match &mut self.writer {
+            Some(w) => w.send_records(&mut self.records),
+            None => Err(writer_stopped()),
+        }
     }
 
     /// Hands `table`'s rows to the writer thread once they fill a batch.
@@ -886,50 +995,21 @@ impl RunOutput {
         &self.final_dir
     }
 
-    /// Appends one row to `workunits.csv`. `purged` says whether db_purge deleted the
-    /// row (it is written then, with its last state) or it was still live at the end.
+    /// Appends one row to `workunits.csv`, of project `pi` (the world's index) named
+    /// `project`. `purged` says whether db_purge deleted the row (it is written then,
+    /// with its last state) or it was still live at the end. The row's columns are
+    /// copied into the batch of records; the writer thread formats them.
     pub(crate) fn write_workunit(
         &mut self,
+        pi: usize,
         project: &str,
         wu: &WorkunitRow,
         purged: bool,
     ) -> io::Result<()> {
-        let t = &mut self.workunits;
-        t.str(project);
-        t.int(wu.id.0 as i64);
-        t.wu_name(wu.id);
-        t.int(wu.appid as i64);
-        t.int(wu.create_time.into());
-        t.int(wu.priority as i64);
-        t.int(wu.limits.delay_bound);
-        t.float(wu.rsc_fpops_est);
-        t.float(wu.true_fpops);
-        t.int(wu.min_quorum as i64);
-        t.int(wu.target_nresults as i64);
-        t.int(wu.limits.max_error_results as i64);
-        t.int(wu.limits.max_total_results as i64);
-        t.int(wu.limits.max_success_results as i64);
-        t.bool(wu.need_validate);
-        t.int(wu.canonical_resultid.0 as i64);
-        t.float(wu.canonical_credit);
-        if Time::from(wu.transition_time) >= INT_MAX {
-            t.empty();
-        } else {
-            t.int(wu.transition_time.into());
-        }
-        t.int(wu.error_mask as i64);
-        t.int(wu.assimilate_state.code());
-        t.int(wu.file_delete_state.code());
-        t.int(wu.hr_class as i64);
-        t.int(wu.results.len() as i64);
-        t.time_or_never(wu.canonical_found_time.into());
-        t.time_or_never(wu.assimilated_time.into());
-        t.int(wu.assimilate_count as i64);
-        t.time_or_never(wu.files_deleted_time.into());
-        t.bool(purged);
-        t.truth(wu.canonical_correct);
-        t.end_row();
-        Self::hand_over_if_full(&mut self.writer, t)
+        let project = self.project_index(pi, project)?;
+        self.records
+            .push_workunit(WorkunitLine::of(project, wu, purged));
+        self.hand_over_records_if_full()
     }
 
     /// Appends one row to `results.csv` (see [`Self::write_workunit`] for `purged`).
@@ -937,65 +1017,16 @@ impl RunOutput {
     /// them (none: the transfer columns are empty).
     pub(crate) fn write_result(
         &mut self,
+        pi: usize,
         project: &str,
         r: &ResultRow,
         purged: bool,
         x: Option<&XferTimes>,
     ) -> io::Result<()> {
-        self.results_header();
-        let files = self.result_files;
-        let t = &mut self.results;
-        t.str(project);
-        t.int(r.id.0 as i64);
-        t.result_name(r.workunitid, r.suffix);
-        t.int(r.workunitid.0 as i64);
-        t.int(r.hostid.0 as i64);
-        t.int(r.server_state.code());
-        t.int(r.outcome.code());
-        t.int(r.validate_state.code());
-        t.int(r.file_delete_state.code());
-        t.int(r.client_state as i64);
-        t.int(r.exit_status as i64);
-        t.int(r.priority as i64);
-        t.time_or_never(r.sent_time.into());
-        t.time_or_never(r.received_time.into());
-        if r.sent_time == 0 {
-            t.empty();
-        } else {
-            t.int(r.report_deadline);
-        }
-        t.float(r.cpu_time);
-        t.float(r.elapsed_time);
-        t.float(r.flops_estimate);
-        t.float(r.claimed_credit);
-        t.float(r.granted_credit);
-        t.bool(purged);
-        t.truth(r.output_correct);
-        if r.app_version_id == 0 {
-            t.empty();
-        } else {
-            t.int(r.app_version_id as i64);
-        }
-        if files {
-            match x {
-                Some(x) => {
-                    t.opt_time(x.download_start);
-                    t.opt_time(x.download_end);
-                    t.opt_time(x.upload_start);
-                    t.opt_time(x.upload_end);
-                    t.float(x.wait());
-                    t.float(x.download_bytes);
-                    t.float(x.upload_bytes);
-                }
-                None => {
-                    for _ in RESULT_FILE_COLUMNS {
-                        t.empty();
-                    }
-                }
-            }
-        }
-        t.end_row();
-        Self::hand_over_if_full(&mut self.writer, t)
+        self.results_header()?;
+        let project = self.project_index(pi, project)?;
+        self.records.push_result(project, r, purged, x);
+        self.hand_over_records_if_full()
     }
 
     /// Appends the audit rows of one step at `time` to `transitions.csv`; does
@@ -1049,15 +1080,15 @@ impl RunOutput {
     /// run's other files; [`Self::finish`] waits for it. A row written after this is
     /// an error, at the latest in `finish`.
     pub fn end_tables(&mut self) -> io::Result<()> {
-        self.results_header();
+        self.results_header()?;
         let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
-        for table in [&mut self.workunits, &mut self.results]
-            .into_iter()
-            .chain(self.transitions.as_mut())
+        if !self.records.is_empty() {
+            writer.send_records(&mut self.records)?;
+        }
+        if let Some(table) = self.transitions.as_mut()
+            && !table.buf.is_empty()
         {
-            if !table.buf.is_empty() {
-                writer.send(table)?;
-            }
+            writer.send(table)?;
         }
         writer.close();
         Ok(())
@@ -1103,6 +1134,7 @@ impl Drop for RunOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::INT_MAX;
     use crate::server::db::{Entity, Field};
     use crate::server::invariants::test_rows;
     use crate::server::types::*;
@@ -1153,8 +1185,8 @@ mod tests {
         r.output_correct = Some(true);
         r.app_version_id = 2;
         wu.true_fpops = 7.2e12;
-        out.write_workunit("main", &wu, true).unwrap();
-        out.write_result("main", &r, false, None).unwrap();
+        out.write_workunit(0, "main", &wu, true).unwrap();
+        out.write_result(0, "main", &r, false, None).unwrap();
         let time = 502;
         let t = Transition {
             actor: Actor::Validator,
@@ -1225,15 +1257,15 @@ mod tests {
             download_bytes: 5e6,
             upload_bytes: 250_000.0,
         };
-        out.write_result("main", &r, false, Some(&x)).unwrap();
+        out.write_result(0, "main", &r, false, Some(&x)).unwrap();
         let half = XferTimes {
             download_end: None,
             upload_start: None,
             upload_end: None,
             ..x
         };
-        out.write_result("main", &r, false, Some(&half)).unwrap();
-        out.write_result("main", &r, true, None).unwrap();
+        out.write_result(0, "main", &r, false, Some(&half)).unwrap();
+        out.write_result(0, "main", &r, true, None).unwrap();
         out.finish(&serde_json::Value::Null).unwrap();
         let rs = lines(&dir.join(RESULTS_CSV));
         assert_eq!(
@@ -1270,9 +1302,9 @@ mod tests {
         let dir = tmp.path().join("late");
         let mut out = RunOutput::create(&dir, false).unwrap();
         let (_, r) = sample_rows();
-        out.write_result("main", &r, false, None).unwrap();
+        out.write_result(0, "main", &r, false, None).unwrap();
         out.enable_files();
-        out.write_result("main", &r, false, Some(&XferTimes::default()))
+        out.write_result(0, "main", &r, false, Some(&XferTimes::default()))
             .unwrap();
         out.finish(&serde_json::Value::Null).unwrap();
         let rs = lines(&dir.join(RESULTS_CSV));
@@ -1286,7 +1318,7 @@ mod tests {
         let dir = tmp.path().join("run");
         let mut out = RunOutput::create(&dir, false).unwrap();
         let r = test_rows::result(WuId(1), 2);
-        out.write_result("p", &r, true, None).unwrap();
+        out.write_result(0, "p", &r, true, None).unwrap();
         // A no-op when the table is off.
         let time = 0;
         let t = Transition {
@@ -1316,7 +1348,7 @@ mod tests {
         let dir = tmp.path().join("run");
         let mut out = RunOutput::create(&dir, true).unwrap();
         let (wu, _) = sample_rows();
-        out.write_workunit("main", &wu, false).unwrap();
+        out.write_workunit(0, "main", &wu, false).unwrap();
         assert!(out.dir().is_dir());
         drop(out);
         assert!(entries(tmp.path()).is_empty());
@@ -1471,8 +1503,8 @@ mod tests {
         let dir = tmp.path().join("run");
         let mut out = RunOutput::create(&dir, true).unwrap();
         let (wu, r) = sample_rows();
-        out.write_workunit("main", &wu, false).unwrap();
-        out.write_result("main", &r, false, None).unwrap();
+        out.write_workunit(0, "main", &wu, false).unwrap();
+        out.write_result(0, "main", &r, false, None).unwrap();
         out.end_tables().unwrap();
         out.end_tables().unwrap();
         // Complete in the temporary folder once waited for, as the charts read them.
@@ -1484,15 +1516,22 @@ mod tests {
         assert_eq!(lines(&dir.join(RESULTS_CSV)).len(), 2);
         assert_eq!(lines(&dir.join(TRANSITIONS_CSV)).len(), 1);
 
+        // A late row of a project the writer thread knows waits in its batch and
+        // fails in `finish`; one of a new project fails at once (its name cannot
+        // reach the thread).
+        let stopped = "the output writer has stopped (the tables were ended, or a write failed)";
         let late = tmp.path().join("late");
         let mut out = RunOutput::create(&late, false).unwrap();
+        out.write_result(0, "main", &r, false, None).unwrap();
         out.end_tables().unwrap();
-        out.write_workunit("main", &wu, false).unwrap();
+        out.write_workunit(0, "main", &wu, false).unwrap();
         let err = out.finish(&serde_json::Value::Null).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "the output writer has stopped (the tables were ended, or a write failed)"
-        );
+        assert_eq!(err.to_string(), stopped);
+        let mut out = RunOutput::create(&late, false).unwrap();
+        out.end_tables().unwrap();
+        let err = out.write_workunit(0, "main", &wu, false).unwrap_err();
+        assert_eq!(err.to_string(), stopped);
+        drop(out);
         assert_eq!(entries(tmp.path()), ["run"]);
     }
 
@@ -1697,7 +1736,7 @@ mod tests {
     fn a_write_error_on_the_writer_thread_comes_back_as_the_error() {
         let full = full_sink;
         // A full batch goes to the file at once and fails there.
-        let mut w = Writer::spawn(vec![full()]).unwrap();
+        let mut w = Writer::spawn(vec![full(), full()]).unwrap();
         let mut t = Table::new(0);
         let err = (0..100)
             .find_map(|_| {
@@ -1712,7 +1751,7 @@ mod tests {
             "the output writer has stopped (the tables were ended, or a write failed)"
         );
         // A small batch waits in the file's buffer: the error comes at the close.
-        let mut w = Writer::spawn(vec![full()]).unwrap();
+        let mut w = Writer::spawn(vec![full(), full()]).unwrap();
         t.buf.clear();
         t.buf.extend_from_slice(b"a,b\n");
         w.send(&mut t).unwrap();
@@ -1731,7 +1770,7 @@ mod tests {
         out.writer.replace(failing).unwrap().stop(false).unwrap();
         let (wu, _) = sample_rows();
         let err = (0..100_000)
-            .find_map(|_| out.write_workunit("main", &wu, false).err())
+            .find_map(|_| out.write_workunit(0, "main", &wu, false).err())
             .expect("the error comes back");
         assert_eq!(err.raw_os_error(), Some(28), "{err}");
         assert!(out.finish(&serde_json::Value::Null).is_err());

@@ -185,7 +185,7 @@ impl Recorder for StatsRecorder {
             t.add_workunit(wu, purged);
         }
         match &mut self.output {
-            Some(out) => out.write_workunit(project, wu, purged),
+            Some(out) => out.write_workunit(pi, project, wu, purged),
             None => Ok(()),
         }
     }
@@ -221,7 +221,7 @@ impl Recorder for StatsRecorder {
                 } else {
                     None
                 };
-                out.write_result(project, r, purged, x.as_ref())
+                out.write_result(pi, project, r, purged, x.as_ref())
             }
             None => Ok(()),
         }

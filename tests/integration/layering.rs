@@ -223,9 +223,9 @@ fn the_client_host_names_no_policy() {
 
 /// Inside stats, data flows one way too: what a row counts for in the measured
 /// window, the time series, the tallies, the recorder that feeds them, the headline
-/// figures and `summary.json`; and the safety of output folders, the run folder's
-/// writer and the manifest. A module never names one after it in its chain, so none
-/// of them can form a cycle again.
+/// figures and `summary.json`; and the files' writeback, the safety of output
+/// folders, the run folder's writer and the manifest. A module never names one after
+/// it in its chain, so none of them can form a cycle again.
 #[test]
 fn stats_modules_form_no_cycle() {
     let chains: [(&[&str], &str); 2] = [
@@ -237,9 +237,10 @@ fn stats_modules_form_no_cycle() {
              recorder → headline → summary: pass the data in, or move what both need down",
         ),
         (
-            &["outdir", "output", "manifest"],
-            "outdir (which folders may be replaced, temporary folders) serves the run \
-             folder's writer, output, and both serve the manifest, never the reverse",
+            &["writeback", "outdir", "output", "manifest"],
+            "writeback (getting a growing file onto the disk) and outdir (which folders \
+             may be replaced, temporary folders) serve the run folder's writer, output, \
+             and all serve the manifest, never the reverse",
         ),
     ];
     for (chain, why) in chains {
