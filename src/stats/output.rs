@@ -936,6 +936,7 @@ impl RunOutput {
         self.writer_mut()?.post(Batch::ResultsHeader { files })
     }
 
+    /// The writer thread, or the error of a write after it was stopped.
     fn writer_mut(&mut self) -> io::Result<&mut Writer> {
         self.writer.as_mut().ok_or_else(writer_stopped)
     }
@@ -1168,6 +1169,52 @@ mod tests {
         (r.hostid, r.sent_time, r.received_time, r.report_deadline) = (HostId(2), 10, 500, 1010);
         (r.cpu_time, r.elapsed_time, r.granted_credit) = (480.5, 490.0, 100.0);
         (wu, r)
+    }
+
+    /// Rows of two projects, interleaved, over many batches of records and of bytes,
+    /// with their floats varying: every row reaches its file once, in the order
+    /// written, under its own project's name, with the text formatting it in place
+    /// gives (records are formatted on the writer thread).
+    #[test]
+    fn rows_over_many_batches_keep_their_order_and_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut out = RunOutput::create(&dir, false).unwrap();
+        let (mut wu, mut r) = sample_rows();
+        let n = 3 * records::RECORDS_PER_BATCH + 17;
+        let (mut want_wus, mut want_results) = (Table::new(0), Table::new(1));
+        want_wus.header(WORKUNIT_COLUMNS);
+        want_results.header(RESULT_COLUMNS);
+        for k in 0..n {
+            let (pi, name) = if k % 3 == 0 { (1, "b") } else { (0, "a") };
+            wu.id = WuId(k as u32 + 1);
+            wu.rsc_fpops_est = (k / 5) as f64 * 0.1;
+            r.id = ResultId(k as u32 + 1);
+            r.cpu_time = (k % 7) as f64 / 3.0;
+            out.write_workunit(pi, name, &wu, k % 2 == 0).unwrap();
+            out.write_result(pi, name, &r, false, None).unwrap();
+            records::WorkunitLine::of(0, &wu, k % 2 == 0).format(&mut want_wus, name);
+            records::format_result(&mut want_results, name, &r, false, false, None);
+        }
+        out.finish(&serde_json::Value::Null).unwrap();
+        let read = |f: &str| fs::read(dir.join(f)).unwrap();
+        assert!(read(WORKUNITS_CSV) == want_wus.buf, "workunits.csv");
+        assert!(read(RESULTS_CSV) == want_results.buf, "results.csv");
+        let ids: Vec<String> = lines(&dir.join(RESULTS_CSV))
+            .iter()
+            .skip(1)
+            .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(","))
+            .collect();
+        assert_eq!(ids.len(), n);
+        assert_eq!(ids[0], "b,1");
+        assert_eq!(ids[n - 1], format!("a,{n}"));
+    }
+
+    /// The sizes a batch of records is planned with ([`records::RECORDS_PER_BATCH`]).
+    #[test]
+    fn a_record_is_a_copy_of_a_few_cache_lines() {
+        assert_eq!(size_of::<records::ResultLine>(), 192);
+        assert_eq!(size_of::<records::WorkunitLine>(), 112);
     }
 
     #[test]

@@ -15,9 +15,9 @@ use crate::engine::{DbTime, INT_MAX, Time};
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::{AssimilateState, FileDeleteState, ResultId, WuId};
 
-/// Records per batch: with [`ResultLine`]'s 192 bytes, at most three quarters of a
-/// mebibyte, the size of a batch of formatted rows
-/// ([`BATCH_BYTES`](super::BATCH_BYTES)).
+/// Rows of each table per batch at most: 768 KiB of results ([`ResultLine`], 192
+/// bytes) and 448 KiB of workunits ([`WorkunitLine`], 112 bytes), about a batch of
+/// formatted rows ([`BATCH_BYTES`](super::BATCH_BYTES)) per table.
 pub(super) const RECORDS_PER_BATCH: usize = 4096;
 
 /// The columns of a `workunits.csv` row (spec backend §1.2), copied from its
@@ -91,7 +91,7 @@ impl WorkunitLine {
     }
 
     /// Appends the row to `workunits.csv`'s table, in [`WORKUNIT_COLUMNS`]' order.
-    fn format(&self, t: &mut Table, project: &str) {
+    pub(super) fn format(&self, t: &mut Table, project: &str) {
         t.str(project);
         t.int(self.id.0 as i64);
         t.wu_name(self.id);
@@ -142,7 +142,7 @@ pub(super) struct ResultLine {
 
 /// Appends `r`'s row to `results.csv`'s table, in [`RESULT_COLUMNS`]' order, then,
 /// in a run with files (`files`), [`RESULT_FILE_COLUMNS`]: empty when `x` is none.
-fn format_result(
+pub(super) fn format_result(
     t: &mut Table,
     project: &str,
     r: &ResultRow,
