@@ -718,33 +718,41 @@ fn writer_stopped() -> io::Error {
     io::Error::other("the output writer has stopped (the tables were ended, or a write failed)")
 }
 
-/// The writer thread's files, and how much of each is not yet on its way to the
-/// disk.
-struct Files {
-    sinks: Vec<Sink>,
-    unsynced: Vec<usize>,
-    writeback: Vec<Writeback>,
+/// One of the writer thread's files, and how much of it is not yet on its way to
+/// the disk.
+struct OutFile {
+    sink: Sink,
+    /// Bytes written since its writeback was last started.
+    unsynced: usize,
+    writeback: Writeback,
 }
 
-impl Files {
-    /// Appends `bytes` to file `file`, and starts its writeback every
-    /// [`SYNC_BYTES`].
-    fn put(&mut self, file: usize, bytes: &[u8]) -> io::Result<()> {
-        self.sinks[file].write_rows(bytes)?;
-        self.unsynced[file] += bytes.len();
-        if self.unsynced[file] >= SYNC_BYTES {
-            self.unsynced[file] = 0;
-            self.writeback[file].advance(self.sinks[file].file())?;
+impl OutFile {
+    fn new(sink: Sink) -> Self {
+        Self {
+            sink,
+            unsynced: 0,
+            writeback: Writeback::default(),
+        }
+    }
+
+    /// Appends `bytes`, and starts the file's writeback every [`SYNC_BYTES`].
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.sink.write_rows(bytes)?;
+        self.unsynced += bytes.len();
+        if self.unsynced >= SYNC_BYTES {
+            self.unsynced = 0;
+            self.writeback.advance(self.sink.file())?;
         }
         Ok(())
     }
+}
 
-    /// Writes out `table`'s rows and empties it.
-    fn put_table(&mut self, table: &mut Table) -> io::Result<()> {
-        self.put(table.file, &table.buf)?;
-        table.buf.clear();
-        Ok(())
-    }
+/// Writes out `table`'s rows to its file among `files`, and empties it.
+fn put_table(files: &mut [OutFile], table: &mut Table) -> io::Result<()> {
+    files[table.file].put(&table.buf)?;
+    table.buf.clear();
+    Ok(())
 }
 
 /// The writer thread: formats the records of `workunits.csv` and `results.csv`
@@ -757,31 +765,27 @@ fn write_batches(
     give_back: mpsc::Sender<Vec<u8>>,
     give_back_records: mpsc::Sender<Records>,
 ) -> io::Result<()> {
-    let mut files = Files {
-        unsynced: vec![0; sinks.len()],
-        writeback: sinks.iter().map(|_| Writeback::default()).collect(),
-        sinks,
-    };
+    let mut out: Vec<OutFile> = sinks.into_iter().map(OutFile::new).collect();
     let mut tables = Formatter::new(WORKUNITS_FILE, RESULTS_FILE);
     for batch in batches {
         match batch {
             Batch::Rows { file, mut bytes } => {
-                files.put(file, &bytes)?;
+                out[file].put(&bytes)?;
                 bytes.clear();
                 // The run may be gone already; the buffer is then simply freed.
                 let _ = give_back.send(bytes);
             }
             Batch::Records(mut records) => {
-                tables.format(&mut records, |t| files.put_table(t))?;
+                tables.format(&mut records, |t| put_table(&mut out, t))?;
                 let _ = give_back_records.send(records);
             }
             Batch::Project { index, name } => tables.add_project(index, name),
             Batch::ResultsHeader { files } => tables.results_header(files),
             Batch::Close => {
-                files.put_table(&mut tables.workunits)?;
-                files.put_table(&mut tables.results)?;
-                for sink in files.sinks {
-                    sink.close()?;
+                put_table(&mut out, &mut tables.workunits)?;
+                put_table(&mut out, &mut tables.results)?;
+                for f in out {
+                    f.sink.close()?;
                 }
                 return Ok(());
             }
