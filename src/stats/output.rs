@@ -718,6 +718,12 @@ fn writer_stopped() -> io::Error {
     io::Error::other("the output writer has stopped (the tables were ended, or a write failed)")
 }
 
+/// The run's writer thread, or the error a write gets when there is none
+/// ([`RunOutput`]'s is `None` only while its files are being opened).
+fn running(writer: &mut Option<Writer>) -> io::Result<&mut Writer> {
+    writer.as_mut().ok_or_else(writer_stopped)
+}
+
 /// One of the writer thread's files, and how much of it is not yet on its way to
 /// the disk.
 struct OutFile {
@@ -937,12 +943,7 @@ impl RunOutput {
         }
         self.results_header = true;
         let files = self.result_files;
-        self.writer_mut()?.post(Batch::ResultsHeader { files })
-    }
-
-    /// The writer thread, or the error of a write after it was stopped.
-    fn writer_mut(&mut self) -> io::Result<&mut Writer> {
-        self.writer.as_mut().ok_or_else(writer_stopped)
+        running(&mut self.writer)?.post(Batch::ResultsHeader { files })
     }
 
     /// Project `pi`'s index in the records, its name sent to the writer thread the
@@ -953,7 +954,7 @@ impl RunOutput {
         }
         let index = u16::try_from(pi).map_err(|_| io::Error::other("more than 65,536 projects"))?;
         let name = project.to_string();
-        self.writer_mut()?.post(Batch::Project { index, name })?;
+        running(&mut self.writer)?.post(Batch::Project { index, name })?;
         if self.named.len() <= pi {
             self.named.resize(pi + 1, false);
         }
@@ -966,10 +967,7 @@ impl RunOutput {
         if !self.records.full() {
             return Ok(());
         }
-        match &mut self.writer {
-            Some(w) => w.send_records(&mut self.records),
-            None => Err(writer_stopped()),
-        }
+        running(&mut self.writer)?.send_records(&mut self.records)
     }
 
     /// Hands `table`'s rows to the writer thread once they fill a batch.
@@ -977,10 +975,7 @@ impl RunOutput {
         if !table.full() {
             return Ok(());
         }
-        match writer {
-            Some(w) => w.send(table),
-            None => Err(writer_stopped()),
-        }
+        running(writer)?.send(table)
     }
 
     /// Whether `transitions.csv` is written (callers may skip collecting the audit
@@ -1086,7 +1081,7 @@ impl RunOutput {
     /// an error, at the latest in `finish`.
     pub fn end_tables(&mut self) -> io::Result<()> {
         self.results_header()?;
-        let writer = self.writer.as_mut().ok_or_else(writer_stopped)?;
+        let writer = running(&mut self.writer)?;
         if !self.records.is_empty() {
             writer.send_records(&mut self.records)?;
         }
@@ -1104,7 +1099,7 @@ impl RunOutput {
     /// (the charts of `run --plot`). Returns the first error the thread met.
     pub fn wait_tables(&mut self) -> io::Result<()> {
         self.end_tables()?;
-        self.writer.as_mut().ok_or_else(writer_stopped)?.stop(true)
+        running(&mut self.writer)?.stop(true)
     }
 
     /// Gives up: closes the files and deletes the temporary folder (a failed run).
