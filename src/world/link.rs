@@ -31,6 +31,10 @@ use rand::RngExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// How many of a host's jobs, from the front of its queue, [`Backend::prefetch_rows_of`]
+/// looks at.
+const PREFETCH_JOBS: usize = 16;
+
 /// Every project's back end, with what hears it and checks it.
 pub(crate) struct Backend<R> {
     pub projects: Vec<Project>,
@@ -70,6 +74,11 @@ impl<R: Recorder> Backend<R> {
     /// those rows are, one event earlier still: reading an entry to find its row
     /// waited for the entry (at a million hosts every entry misses the cache). A hint
     /// only.
+    ///
+    /// Only the first [`PREFETCH_JOBS`] jobs are looked at: the client runs and
+    /// reports its oldest jobs first, so those are at the front of its queue, and a
+    /// volunteer with a buffer of days holds hundreds of jobs whose walk, twice per
+    /// event, cost more than the misses it hid.
     pub(super) fn prefetch_rows_of(&self, h: &ClientHost, load: Load) {
         for ps in &h.projects {
             if let Some(p) = self.projects.get(ps.project as usize) {
@@ -77,7 +86,7 @@ impl<R: Recorder> Backend<R> {
             }
         }
         let busy = |j: &&ClientJob| matches!(j.state, TaskState::Done | TaskState::Running);
-        for j in h.jobs.iter().filter(busy) {
+        for j in h.jobs.iter().take(PREFETCH_JOBS).filter(busy) {
             let Some(ps) = h.projects.get(j.project as usize) else {
                 continue;
             };

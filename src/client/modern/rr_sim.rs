@@ -145,14 +145,6 @@ impl RrCache {
     }
 }
 
-/// Next unfinished job of project `q` and type `rsc` at or after index `from`.
-fn next_job_of(host: &ClientHost, q: usize, from: usize, rsc: ProcType) -> u32 {
-    host.jobs[from.min(host.jobs.len())..]
-        .iter()
-        .position(|j| j.project as usize == q && j.unfinished() && host.usage(j).proc_type == rsc)
-        .map_or(NONE, |i| (from + i) as u32)
-}
-
 /// The project whose next pending job (`next[q]`, `NONE`: none) a pick step of the
 /// simulation activates: the highest `sched_priority` of `rec_temp = rec +
 /// act_units[q]·inc`, ties to the earlier project; with `pointer_order`, upstream's
@@ -244,6 +236,14 @@ pub(crate) fn rr_simulation(
     // index them several times per step.
     let mut next_buf: SmallBuf<u32, 16> = SmallBuf::filled(np, NONE);
     let next = &mut *next_buf;
+    // Per job of the type, the project's next unfinished job of the type after it
+    // (`NONE`: none): a project's pending jobs in FIFO order, linked in this one walk
+    // instead of searched for at every activation (with several projects each search
+    // walked past the others' jobs).
+    let mut link_buf: SmallBuf<u32, 128> = SmallBuf::filled(host.jobs.len(), NONE);
+    let link = &mut *link_buf;
+    let mut last_buf: SmallBuf<u32, 16> = SmallBuf::filled(np, NONE);
+    let last = &mut *last_buf;
     for (k, j) in host.jobs.iter_mut().enumerate() {
         let u = &host.app_versions[j.app_version as usize];
         if u.proc_type != rsc {
@@ -264,8 +264,12 @@ pub(crate) fn rr_simulation(
         }
         if next[q] == NONE {
             next[q] = k as u32;
+        } else {
+            link[last[q] as usize] = k as u32;
         }
+        last[q] = k as u32;
     }
+    let link = &*link;
     // project_priority_init(false): participants have a runnable job. Each pick
     // raises its project's `rec_temp` by the job's share of the host's peak FLOPS
     // (`adjust_rec_sched`, §2.4 step 4), whatever resource is simulated.
@@ -277,8 +281,11 @@ pub(crate) fn rr_simulation(
     // Per project, the peak units of its active jobs: `rec_temp = rec + units · inc`.
     let mut act_units_buf: SmallBuf<f64, 16> = SmallBuf::filled(np, 0.0);
     let act_units = &mut *act_units_buf;
-    // Active jobs: (job index, rrsim_flops_left), in activation order.
-    let mut active: SmallBuf<(u32, f64), 64> = SmallBuf::new();
+    // Active jobs in activation order: their indices, and apart from them their
+    // `rrsim_flops_left`, which every step searches and decreases: a plain array of
+    // numbers, which those two loops read without striding over the indices.
+    let mut active: SmallBuf<u32, 64> = SmallBuf::new();
+    let mut left: SmallBuf<f64, 64> = SmallBuf::new();
     let mut busy: SmallBuf<f64, 64> = SmallBuf::filled(n, 0.0);
 
     let pick = |host: &ClientHost, next: &[u32], act_units: &[f64]| {
@@ -290,23 +297,22 @@ pub(crate) fn rr_simulation(
                     q: usize,
                     next: &mut [u32],
                     act_units: &mut [f64],
-                    active: &mut SmallBuf<(u32, f64), 64>,
+                    active: &mut SmallBuf<u32, 64>,
+                    left: &mut SmallBuf<f64, 64>,
                     nused: &mut f64| {
         let k = next[q] as usize;
-        active.push((
-            k as u32,
-            host.est_flops_left(&host.jobs[k], Policy::ModernRec),
-        ));
+        active.push(k as u32);
+        left.push(host.est_flops_left(&host.jobs[k], Policy::ModernRec));
         *nused += instances(host, &host.jobs[k]);
         act_units[q] += job_peak_units(host.usage(&host.jobs[k]), &rel);
-        next[q] = next_job_of(host, q, k + 1, rsc);
+        next[q] = link[k];
     };
 
     while nused < nf {
         let Some(q) = pick(host, next, act_units) else {
             break;
         };
-        activate(host, q, next, act_units, &mut active, &mut nused);
+        activate(host, q, next, act_units, &mut active, &mut left, &mut nused);
     }
     let nidle_now = (nf - nused).max(0.0);
 
@@ -316,14 +322,14 @@ pub(crate) fn rr_simulation(
     let (mut shortfall, mut saturated_time, mut dmi) = (0.0, 0.0, 0.0);
     while !active.is_empty() {
         // The job that finishes first (first minimum in list order).
-        let act = &*active;
         let mut bi = 0;
-        for (i, a) in act.iter().enumerate() {
-            if a.1 < act[bi].1 {
-                bi = i;
+        let mut bleft = left[0];
+        for (i, &l) in left.iter().enumerate() {
+            if l < bleft {
+                (bi, bleft) = (i, l);
             }
         }
-        let (bk, bleft) = act[bi];
+        let bk = active[bi];
         let mut delta_t = bleft / rate;
         let finishes = delta_t <= 3600.0;
         if !finishes {
@@ -353,8 +359,9 @@ pub(crate) fn rr_simulation(
                 busy_time_update(&mut busy, dur, inst);
             }
         }
-        for a in active.iter_mut() {
-            a.1 = (a.1 - rate * delta_t).max(0.0);
+        let drained = rate * delta_t;
+        for l in left.iter_mut() {
+            *l = (*l - drained).max(0.0);
         }
         // update_stats with this step's sim_nused.
         let idle = nf - nused;
@@ -367,6 +374,7 @@ pub(crate) fn rr_simulation(
         sim_now += delta_t;
         if finishes {
             active.remove(bi);
+            left.remove(bi);
             let q = host.jobs[bk as usize].project as usize;
             nused -= instances(host, &host.jobs[bk as usize]);
             act_units[q] -= job_peak_units(host.usage(&host.jobs[bk as usize]), &rel);
@@ -377,13 +385,21 @@ pub(crate) fn rr_simulation(
             // job freed by a one-CPU job's end does not start on the one CPU freed,
             // or the simulation would drain the queue faster than the CPUs can.
             if next[q] != NONE && nused < nf {
-                activate(host, q, next, act_units, &mut active, &mut nused);
+                activate(host, q, next, act_units, &mut active, &mut left, &mut nused);
             }
             while nused < nf {
                 let Some(q2) = pick(host, next, act_units) else {
                     break;
                 };
-                activate(host, q2, next, act_units, &mut active, &mut nused);
+                activate(
+                    host,
+                    q2,
+                    next,
+                    act_units,
+                    &mut active,
+                    &mut left,
+                    &mut nused,
+                );
             }
         }
     }
