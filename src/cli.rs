@@ -566,7 +566,7 @@ fn build_world(
 ) -> Result<World<StatsRecorder>, CliError> {
     let opts = RunOptions {
         check_invariants: a.check_invariants,
-        no_metrics: false,
+        ..RunOptions::default()
     };
     let mut world = StatsRecorder::world(loaded, &opts, Some(output));
     if a.job_log {
@@ -843,6 +843,7 @@ fn bench(a: BenchArgs) -> Result<(), CliError> {
     let opts = RunOptions {
         check_invariants: a.check_invariants,
         no_metrics: a.no_metrics,
+        ..RunOptions::default()
     };
     let t0 = Instant::now();
     let world = StatsRecorder::world(&loaded, &opts, None);
