@@ -206,6 +206,10 @@ pub struct RunArgs {
     /// docs/credit.md).
     #[arg(long)]
     pub job_log: bool,
+    /// Run every daemon pass, idle ones included (for tests: the outputs must be
+    /// the same as when idle daemons sleep, `RunOptions::every_daemon_pass`).
+    #[arg(long, hide = true)]
+    pub every_daemon_pass: bool,
 }
 
 #[derive(Args, Debug)]
@@ -566,7 +570,8 @@ fn build_world(
 ) -> Result<World<StatsRecorder>, CliError> {
     let opts = RunOptions {
         check_invariants: a.check_invariants,
-        no_metrics: false,
+        every_daemon_pass: a.every_daemon_pass,
+        ..RunOptions::default()
     };
     let mut world = StatsRecorder::world(loaded, &opts, Some(output));
     if a.job_log {
@@ -843,6 +848,7 @@ fn bench(a: BenchArgs) -> Result<(), CliError> {
     let opts = RunOptions {
         check_invariants: a.check_invariants,
         no_metrics: a.no_metrics,
+        ..RunOptions::default()
     };
     let t0 = Instant::now();
     let world = StatsRecorder::world(&loaded, &opts, None);

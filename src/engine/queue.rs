@@ -122,6 +122,10 @@ pub struct EventQueue<E> {
 }
 
 const SEQ_BITS: u32 = 56;
+/// The lowest explicit sequence number of [`EventQueue::push_seq`] callers: above
+/// any the global counter reaches (2⁵⁵ pushes), so an event pushed with it pops after
+/// every counter-numbered event of the same `(time, class)`.
+pub const EXPLICIT_SEQ_BASE: u64 = 1 << 55;
 const SEQ_MASK: u128 = (1 << SEQ_BITS) - 1;
 /// Offset that maps signed times onto unsigned keys while preserving order.
 const TIME_BIAS: u64 = 1 << 63;
@@ -171,11 +175,26 @@ impl<E> EventQueue<E> {
     /// events at the same time). Scheduling in the past is a causality error: the event
     /// is clamped to `now`, which keeps the clock monotone.
     pub fn push(&mut self, time: Time, class: u8, event: E) {
-        let time = time.max(self.now);
         self.seq += 1;
+        self.push_key(time, class, self.seq, event);
+    }
+
+    /// Schedules `event` at `time` in tie class `class` with the explicit sequence
+    /// number `seq` instead of the next one of the global counter: among events of
+    /// equal `(time, class)` it pops in `seq` order. The world uses it for a daemon
+    /// pass woken after sleeping, so that it pops exactly where its periodic
+    /// re-push would have put it (see `World::wake_daemons`). A `seq` at or above
+    /// [`EXPLICIT_SEQ_BASE`] never meets the counter's, which stays far below. The
+    /// global counter is not advanced.
+    pub fn push_seq(&mut self, time: Time, class: u8, seq: u64, event: E) {
+        self.push_key(time, class, seq, event);
+    }
+
+    fn push_key(&mut self, time: Time, class: u8, seq: u64, event: E) {
+        let time = time.max(self.now);
         let key = (((time as u64) ^ TIME_BIAS) as u128) << 64
             | (class as u128) << SEQ_BITS
-            | (self.seq as u128 & SEQ_MASK);
+            | (seq as u128 & SEQ_MASK);
         // The radix heap accepts keys from its last popped one on (`!key <= top`).
         match self.radix.top() {
             Some(top) if !key > top.get() => self.late.push(Entry { key, event }),
@@ -373,6 +392,27 @@ mod tests {
         }
         assert_eq!(std::mem::size_of::<(RadixKey, u64)>(), 24);
         assert_eq!(std::mem::size_of::<(u128, u64)>(), 32);
+    }
+
+    /// Explicit sequence numbers order events of one `(time, class)` among
+    /// themselves, after the counter-numbered ones, also when pushed below entries
+    /// already taken out of the radix heap (to `late`), and never move the counter.
+    #[test]
+    fn explicit_sequence_numbers_order_ties() {
+        let mut q = EventQueue::new();
+        q.push(5, 1, "first-counter");
+        q.push_seq(10, 1, EXPLICIT_SEQ_BASE + 2, "x2");
+        q.push_seq(10, 1, EXPLICIT_SEQ_BASE, "x0");
+        q.push(10, 1, "counter");
+        q.push_seq(10, 0, EXPLICIT_SEQ_BASE + 9, "class0");
+        q.push(20, 0, "later");
+        assert_eq!(q.pop(), Some((5, "first-counter")));
+        // Entries up to "later" are taken out ahead; this one goes to `late`.
+        let _ = q.peek_ahead().count();
+        q.push_seq(10, 1, EXPLICIT_SEQ_BASE + 1, "x1");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["class0", "counter", "x0", "x1", "x2", "later"]);
+        assert_eq!(q.seq, 3);
     }
 
     #[test]

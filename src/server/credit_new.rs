@@ -231,6 +231,13 @@ impl CreditNew {
         v.expavg_time = t;
     }
 
+    /// When [`Self::av_scales_if_due`] next runs the update: a feeder pass must
+    /// happen then even if it has nothing else to do (docs/performance.md "Idle
+    /// daemons").
+    pub(crate) fn next_av_scales(&self) -> Time {
+        self.next_av_scales
+    }
+
     /// Runs [`Self::update_av_scales`] if it is due at `now` (every
     /// [`AV_SCALES_PERIOD`] seconds from time 0). The feeder calls it on each pass, as
     /// BOINC's master feeder does; the validator calls it too before granting, so

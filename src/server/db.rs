@@ -16,7 +16,7 @@ use super::transition_index::TransitionIndex;
 use super::types::*;
 use crate::engine::{DbTime, INT_MAX, Time, db_time};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 /// What the validator can read of a reported output (spec backend §2.5,
@@ -670,6 +670,19 @@ pub struct Db {
     pub fd_error_wus: IdSet<WuId>,
     /// db_purge list: WUs with `file_delete_state = DONE`.
     pub purge_ready: IdSet<WuId>,
+    /// Entries of `purge_ready` by the time they entered it (`files_deleted_time`,
+    /// the step's time, so in time order), for [`Self::take_purgeable`]: an entry
+    /// whose row no longer holds that time, or left the list, is stale and dropped
+    /// when it reaches the front.
+    purge_queue: VecDeque<(Time, WuId)>,
+    /// The workunits of `purge_ready` old enough to purge (db_purge's `min_age`),
+    /// as of the last [`Self::take_purgeable`]: a pass takes the first in id order
+    /// without scanning the whole list.
+    purge_eligible: BTreeSet<WuId>,
+    /// The smallest `transition_time` put in the transitioner index since the world
+    /// last asked ([`Self::take_transition_lowered`]), to wake a sleeping
+    /// transitioner in O(1) (spec backend §2.2; docs/performance.md "Idle daemons").
+    transition_lowered: Option<Time>,
     /// UNSENT results not in the job cache (`in_cache` false), in feeder order:
     /// priority descending, WU id, result id (spec backend §2.3). The feeder skips
     /// cached results anyway; leaving them out of its list spares each pass a walk
@@ -853,6 +866,7 @@ impl Db {
         if tt < INT_MAX {
             self.transition_index.push(tt, id);
             self.transition_indexed += 1;
+            self.note_transition(tt);
         }
         id
     }
@@ -899,6 +913,7 @@ impl Db {
         self.fd_ready_wus.remove(wuid);
         self.fd_error_wus.remove(wuid);
         self.purge_ready.remove(wuid);
+        self.purge_eligible.remove(&wuid);
         for &rid in &wu.results {
             let r = self.results.remove(rid).expect("result exists");
             self.result_state_counts[r.server_state.code() as usize] -= 1;
@@ -1015,6 +1030,58 @@ impl Db {
         })
     }
 
+    fn note_transition(&mut self, tt: Time) {
+        self.transition_lowered = Some(self.transition_lowered.map_or(tt, |t| t.min(tt)));
+    }
+
+    /// The smallest `transition_time` indexed since the last call, if any, and
+    /// forgets it: what a sleeping transitioner must wake for besides the time it
+    /// went to sleep with.
+    pub(crate) fn take_transition_lowered(&mut self) -> Option<Time> {
+        self.transition_lowered.take()
+    }
+
+    /// The first `limit` workunits of `purge_ready`, in ascending id, whose
+    /// `files_deleted_time` is at least `min_age` before `now` (db_purge's query,
+    /// spec backend §2.8), into `out`: exactly those the scan of the whole list
+    /// found, at the cost of the workunits that became old enough since the last
+    /// call. `now` never decreases between calls.
+    pub(crate) fn take_purgeable(
+        &mut self,
+        now: Time,
+        min_age: Time,
+        limit: usize,
+        out: &mut Vec<WuId>,
+    ) {
+        while let Some(&(t, id)) = self.purge_queue.front() {
+            if now - t < min_age {
+                break;
+            }
+            self.purge_queue.pop_front();
+            let current = self.purge_ready.contains(id)
+                && self
+                    .workunits
+                    .get(id)
+                    .is_some_and(|w| Time::from(w.files_deleted_time) == t);
+            if current {
+                self.purge_eligible.insert(id);
+            }
+        }
+        out.clear();
+        out.extend(self.purge_eligible.iter().take(limit).copied());
+    }
+
+    /// The earliest time at which [`Self::take_purgeable`] may find a workunit
+    /// with this `min_age` (`None`: none waits). May be early, never late.
+    pub(crate) fn next_purgeable(&self, min_age: Time) -> Option<Time> {
+        if !self.purge_eligible.is_empty() {
+            return Some(Time::MIN);
+        }
+        self.purge_queue
+            .front()
+            .map(|&(t, _)| t.saturating_add(min_age))
+    }
+
     /// Earliest `transition_time` in the index, if any.
     pub fn next_transition_time(&mut self) -> Option<Time> {
         let (rows, indexed) = (&self.workunits, &self.indexed);
@@ -1042,6 +1109,7 @@ impl Db {
             self.indexed.store(&self.workunits, id, tt);
             if tt < INT_MAX {
                 self.transition_index.push(tt, id);
+                self.note_transition(tt);
                 let (rows, indexed) = (&self.workunits, &self.indexed);
                 self.transition_index.compact_if_sparse(
                     self.transition_indexed,
@@ -1190,6 +1258,9 @@ impl Db {
             }
             FileDeleteState::Done => {
                 self.purge_ready.insert(id);
+                // A new `files_deleted_time`: not old enough now, whatever it was.
+                self.purge_eligible.remove(&id);
+                self.purge_queue.push_back((now, id));
             }
             FileDeleteState::Init => {}
         }
@@ -1667,6 +1738,67 @@ mod indexed_tests {
     use super::*;
     use rand::{RngExt, SeedableRng};
     use std::collections::BTreeMap;
+
+    /// db_purge's pick without a scan (`take_purgeable`) equals the old scan of the
+    /// whole `purge_ready` list (first `limit` in id order with `now −
+    /// files_deleted_time ≥ min_age`), under random inserts, deletions that end in
+    /// DONE (again, too, with a new time), other file-delete states and purges.
+    #[test]
+    fn purgeable_pick_equals_the_scan_of_purge_ready() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(33);
+        for round in 0..60 {
+            let mut db = Db::new(false);
+            let min_age: Time = [0, 1, 30, 600][round % 4];
+            let limit = [1, 3, 1000][round % 3];
+            let mut live: Vec<WuId> = Vec::new();
+            let mut now: Time = 0;
+            let mut out = Vec::new();
+            for _ in 0..600 {
+                match rng.random_range(0..10u32) {
+                    0..=2 => {
+                        let id = db.insert_workunit(Actor::WorkGenerator, test_rows::workunit());
+                        live.push(id);
+                    }
+                    3..=5 if !live.is_empty() => {
+                        let id = live[rng.random_range(0..live.len())];
+                        let s = [
+                            FileDeleteState::Done,
+                            FileDeleteState::Done,
+                            FileDeleteState::Ready,
+                            FileDeleteState::Error,
+                            FileDeleteState::Init,
+                        ][rng.random_range(0..5)];
+                        db.set_wu_file_delete_state(Actor::FileDeleter, id, s, now);
+                    }
+                    6 if !live.is_empty() => {
+                        let id = live.swap_remove(rng.random_range(0..live.len()));
+                        db.purge_workunit(id, &mut Vec::new());
+                    }
+                    7 => now += rng.random_range(0..400),
+                    _ => {
+                        let scan: Vec<WuId> = (db.purge_ready.iter())
+                            .filter(|&id| now - Time::from(db.wu(id).files_deleted_time) >= min_age)
+                            .take(limit)
+                            .collect();
+                        db.take_purgeable(now, min_age, limit, &mut out);
+                        assert_eq!(out, scan, "t={now}");
+                        // The wake time is never later than the first purgeable one.
+                        let first = (db.purge_ready.iter())
+                            .map(|id| Time::from(db.wu(id).files_deleted_time) + min_age)
+                            .min();
+                        if let Some(first) = first {
+                            assert!(db.next_purgeable(min_age).is_some_and(|t| t <= first));
+                        }
+                        // Purge what was picked, as a pass does.
+                        for &id in &out {
+                            live.retain(|&w| w != id);
+                            db.purge_workunit(id, &mut Vec::new());
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// Random inserts, moves (to `INT_MAX` too), purges (whose row slots the next
     /// inserts reuse) and transitioner snapshots: each snapshot is exactly the

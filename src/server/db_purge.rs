@@ -21,15 +21,9 @@ pub(crate) const PURGE_AGAIN_ABOVE: usize = BATCH / 2;
 pub fn pass(p: &mut Project, now: Time) -> usize {
     let min_age = p.cfg.db_purge.min_age;
     let mut list = std::mem::take(&mut p.scratch);
-    list.clear();
-    for wuid in p.db.purge_ready.iter() {
-        if list.len() >= BATCH {
-            break;
-        }
-        if now - Time::from(p.db.wu(wuid).files_deleted_time) >= min_age {
-            list.push(wuid);
-        }
-    }
+    // The first BATCH old-enough workunits in id order, as a scan of `purge_ready`
+    // finds them, without the scan (a pass used to walk the whole list).
+    p.db.take_purgeable(now, min_age, BATCH, &mut list);
     p.walk(&list, Prefetch::RESULTS, |p, wuid| {
         let first = p.purged_results.len();
         let wu = p.db.purge_workunit(wuid, &mut p.purged_results);

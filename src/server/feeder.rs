@@ -109,6 +109,24 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
     filled
 }
 
+/// The earliest time at which a feeder pass could change anything (`None`: not
+/// before a step changes the database), never later than the truth: the credit
+/// scales' update when due; at once if a slot may be fillable (after the cache reads
+/// its log of moves) while results wait to be fed, or in legacy mode (whose
+/// infeasible-queue check is not tracked). An idle pass changes nothing but the
+/// cache's sync, which the scheduler also does before reading the cache, so the
+/// world may skip it (docs/performance.md "Idle daemons").
+pub fn next_work(p: &Project, now: Time) -> Option<Time> {
+    let fill =
+        !p.db.feedable.is_empty() && (p.feeder.has_fillable() || !p.db.cache_moves.is_empty());
+    let t = p.credit.next_av_scales();
+    Some(if fill || p.sw.legacy_couldnt_send {
+        t.min(now)
+    } else {
+        t
+    })
+}
+
 /// Starts loading the workunit and result rows of the feeder's candidate `key`, or
 /// the index entries that say where they are. A hint only: a candidate the pass no
 /// longer reaches is loaded for nothing.

@@ -26,6 +26,45 @@ pub struct State {
     pub last_error_retry: Time,
 }
 
+impl State {
+    /// The state the deleter would have before a pass at `now` had it run at every
+    /// tick `0, period, 2·period, …` before it: an idle pass changes only
+    /// `last_error_retry`, which on that lattice is a pure function of time (the
+    /// retries fall on the multiples of [`retry_every`]). The world calls it
+    /// before a pass of a deleter that slept (docs/performance.md "Idle daemons").
+    pub fn fast_forward(&mut self, now: Time, period: Time) {
+        let m = retry_every(period);
+        self.last_error_retry = if now >= period {
+            (now - period).div_euclid(m) * m
+        } else {
+            0
+        };
+    }
+}
+
+/// The spacing of the error retries of a deleter run every `period` seconds:
+/// from a retry at `r`, the next is at the first tick `t` with `t − r ≥ 3600`.
+pub fn retry_every(period: Time) -> Time {
+    let period = period.max(1);
+    (ERROR_RETRY_SECS + period - 1) / period * period
+}
+
+/// The earliest time at which a pass of a deleter run every `period` seconds
+/// could delete or retry anything (`None`: not before a step changes the lists).
+/// Early rather than late.
+pub fn next_work(p: &Project, now: Time, period: Time) -> Option<Time> {
+    let db = &p.db;
+    if !db.fd_ready_results.is_empty() || !db.fd_ready_wus.is_empty() {
+        return Some(now);
+    }
+    if !db.fd_error_results.is_empty() || !db.fd_error_wus.is_empty() {
+        let m = retry_every(period);
+        // The first retry at or after `now` (a retry is never at 0).
+        return Some((now.max(0) + m - 1) / m * m).map(|t| t.max(m));
+    }
+    None
+}
+
 /// Draws whether one deletion fails.
 fn fails(p: &mut Project) -> bool {
     let prob = p.cfg.file_deleter.failure_prob;
@@ -83,4 +122,33 @@ pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
     n += list.len();
     p.scratch = list;
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast-forwarded state equals the one of a deleter that ran at every tick,
+    /// whatever the period.
+    #[test]
+    fn fast_forward_matches_every_tick() {
+        for period in [1, 5, 7, 60, 300, 599, 3599, 3600, 3601, 5000] {
+            let mut every = State::default();
+            let mut t = 0;
+            while t < 5 * 86_400 {
+                let mut ff = State::default();
+                ff.fast_forward(t, period);
+                assert_eq!(
+                    ff.last_error_retry, every.last_error_retry,
+                    "p={period} t={t}"
+                );
+                // The pass's own update (file_deleter::pass).
+                if t - every.last_error_retry >= ERROR_RETRY_SECS {
+                    every.last_error_retry = t;
+                    assert_eq!(t % retry_every(period), 0);
+                }
+                t += period;
+            }
+        }
+    }
 }

@@ -320,6 +320,13 @@ impl Cache {
         self.fillable.set(slot, new == NO_CLASS);
     }
 
+    /// Whether some slot is empty or stale (as of the last [`Self::sync`]): the
+    /// live slots are counted per score class, and classes are few.
+    pub(crate) fn has_fillable(&self) -> bool {
+        let live: usize = self.classes.iter().map(|c| c.len).sum();
+        live < self.slots.len()
+    }
+
     /// The first empty or stale slot at or after `from`, in index order: the next slot
     /// BOINC's feeder scan would free and refill (spec backend §2.3).
     pub(crate) fn next_fillable(&self, from: usize) -> Option<usize> {

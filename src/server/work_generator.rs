@@ -21,6 +21,10 @@ pub struct State {
     /// First id of the last batch created in `cushion` mode, to wait until the
     /// transitioner has handled it (the sample generator's 5 s polling).
     pub last_batch: Option<(WuId, WuId)>,
+    /// Every workunit of `last_batch` below this id is no longer pending (has
+    /// results, an error, or is gone), which never reverts: the cushion rule's
+    /// "last batch pending" test resumes here instead of rescanning the batch.
+    pub pending_from: WuId,
     /// Batches submitted in `batches` mode (spec backend §1.5).
     pub batches: u64,
     /// The app's work-generator stream: the true sizes of its workunits. A stream
@@ -42,6 +46,7 @@ impl State {
         Self {
             created: 0,
             last_batch: None,
+            pending_from: WuId(0),
             batches: 0,
             rng: stream(seed, StreamKind::WorkGenerator, id),
             limits: std::sync::Arc::new(WuLimits::of(&Default::default())),
@@ -100,7 +105,10 @@ fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
             let due = ((now - cfg.start) / interval + 1) as u64;
             due.saturating_sub(created)
         }
-        WorkGenMode::Cushion => cushion_want(p, appid, cfg.cushion as u64, cfg.count as u64),
+        WorkGenMode::Cushion => {
+            let (cushion, count) = (cfg.cushion as u64, cfg.count as u64);
+            cushion_want(p, appid, cushion, count)
+        }
         WorkGenMode::Batches => return submit_due_batches(p, appid, now, room),
     };
     let n = want.min(room);
@@ -112,9 +120,53 @@ fn pass_app(p: &mut Project, appid: AppId, now: Time) -> u64 {
         last = id;
     }
     if let Some(f) = first {
-        p.app_mut(appid).generator.last_batch = Some((f, last));
+        let g = &mut p.app_mut(appid).generator;
+        g.last_batch = Some((f, last));
+        g.pending_from = f;
     }
     n
+}
+
+/// The earliest time at which a pass of `appid`'s generator could create work,
+/// given the database as it is (`None`: not before something else changes it). May
+/// be early, never late: the world lets the generator sleep until then (spec
+/// backend §2.1; docs/performance.md "Idle daemons").
+fn next_work_app(p: &mut Project, appid: AppId, now: Time) -> Option<Time> {
+    let app = p.app(appid);
+    let cfg = &app.cfg.work_generator;
+    let cap = if cfg.max_workunits == 0 {
+        u64::MAX
+    } else {
+        cfg.max_workunits
+    };
+    let created = app.generator.created;
+    if created >= cap {
+        return None;
+    }
+    let start = cfg.start;
+    let interval = cfg.interval.max(1);
+    match cfg.mode {
+        WorkGenMode::None => None,
+        WorkGenMode::Batch => (created == 0 && cfg.count > 0).then_some(start),
+        // Due once `(t − start) / interval + 1 > created`.
+        WorkGenMode::Rate => Some(start.saturating_add((created as Time).saturating_mul(interval))),
+        WorkGenMode::Batches => {
+            let b = app.generator.batches as Time;
+            Some(start.saturating_add(b.saturating_mul(interval)))
+        }
+        WorkGenMode::Cushion => {
+            let (cushion, count) = (cfg.cushion as u64, cfg.count as u64);
+            (cushion_want(p, appid, cushion, count) > 0).then_some(start.max(now))
+        }
+    }
+}
+
+/// The earliest time at which a pass of the project's work generator could create
+/// work (see [`next_work_app`]).
+pub fn next_work(p: &mut Project, now: Time) -> Option<Time> {
+    (1..=p.apps.len() as AppId)
+        .filter_map(|appid| next_work_app(p, appid, now))
+        .min()
 }
 
 /// `batches` mode: submits every batch due by `now` (one per `interval` from
@@ -149,18 +201,11 @@ fn submit_due_batches(p: &mut Project, appid: AppId, now: Time, mut room: u64) -
 /// UNSENT (`count_unsent_results(n, app.id)`), do nothing; else create
 /// `(cushion − n) / replication` workunits — but only once the transitioner has
 /// created the previous batch's results.
-fn cushion_want(p: &Project, appid: AppId, cushion: u64, per_pass: u64) -> u64 {
-    let app = p.app(appid);
-    if let Some((first, last)) = app.generator.last_batch {
-        let pending = (first.0..=last.0).any(|id| {
-            p.db.workunits
-                .get(WuId(id))
-                .is_some_and(|w| w.results.is_empty() && w.error_mask == 0)
-        });
-        if pending {
-            return 0;
-        }
+fn cushion_want(p: &mut Project, appid: AppId, cushion: u64, per_pass: u64) -> u64 {
+    if last_batch_pending(p, appid) {
+        return 0;
     }
+    let app = p.app(appid);
     let n = p.db.unsent_of_app(appid);
     if n > cushion {
         return 0;
@@ -172,6 +217,29 @@ fn cushion_want(p: &Project, appid: AppId, cushion: u64, per_pass: u64) -> u64 {
     } else {
         want
     }
+}
+
+/// Whether a workunit of `appid`'s last batch is still pending: it exists, has no
+/// result yet and no error. A workunit that stops being pending never is again
+/// (results are only added, error bits never cleared, ids never reused), so the
+/// test resumes where it last stopped (`State::pending_from`): amortised O(1) per
+/// pass instead of a walk of the whole batch.
+fn last_batch_pending(p: &mut Project, appid: AppId) -> bool {
+    let Some((_, last)) = p.app(appid).generator.last_batch else {
+        return false;
+    };
+    let mut id = p.app(appid).generator.pending_from.0;
+    while id <= last.0 && !is_pending(p, WuId(id)) {
+        id += 1;
+    }
+    p.app_mut(appid).generator.pending_from = WuId(id);
+    id <= last.0
+}
+
+fn is_pending(p: &Project, id: WuId) -> bool {
+    p.db.workunits
+        .get(id)
+        .is_some_and(|w| w.results.is_empty() && w.error_mask == 0)
 }
 
 /// Cancels a workunit (`cancel_jobs`, spec backend §2.1): every result with
@@ -190,4 +258,50 @@ pub fn cancel(p: &mut Project, now: Time, wuid: WuId) {
     }
     p.db.set_error_mask(Actor::Cancel, wuid, mask);
     p.db.set_transition_time(Actor::Cancel, wuid, now);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::ProjectConfig;
+    use rand::{RngExt, SeedableRng};
+
+    /// The cursor's answer equals a scan of the whole last batch, while its
+    /// workunits get results, errors or are purged in random order.
+    #[test]
+    fn the_pending_cursor_agrees_with_a_scan_of_the_batch() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        for _ in 0..30 {
+            let mut p = Project::new(0, "p", ProjectConfig::default(), 7, false);
+            let n = rng.random_range(1..40u32);
+            let ids: Vec<WuId> = (0..n)
+                .map(|_| create_work(&mut p, 1, 0, Actor::WorkGenerator))
+                .collect();
+            let g = &mut p.app_mut(1).generator;
+            g.last_batch = Some((ids[0], *ids.last().unwrap()));
+            g.pending_from = ids[0];
+            loop {
+                let scan = ids.iter().any(|&id| is_pending(&p, id));
+                assert_eq!(last_batch_pending(&mut p, 1), scan);
+                if !scan {
+                    break;
+                }
+                let id = ids[rng.random_range(0..ids.len())];
+                if p.db.workunits.get(id).is_none() {
+                    continue;
+                }
+                // A made-up result id, never purged with its workunit.
+                match rng.random_range(0..3) {
+                    0 => p.db.wu_mut(id).results.push(ResultId(1)),
+                    1 => {
+                        p.db.set_error_mask(Actor::Cancel, id, error_mask::CANCELLED)
+                    }
+                    _ if p.db.wu(id).results.is_empty() => {
+                        p.db.purge_workunit(id, &mut Vec::new());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
 }

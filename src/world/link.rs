@@ -43,7 +43,12 @@ pub(crate) struct Backend<R> {
     pub counters: RunCounters,
     /// One checker per project under `--check-invariants`.
     pub(super) checkers: Option<Vec<InvariantChecker>>,
-    fd_state: Vec<file_deleter::State>,
+    pub(super) fd_state: Vec<file_deleter::State>,
+    /// Projects a step changed since the world last woke their daemons, when idle
+    /// daemons sleep (`world::daemons`), and which are in it.
+    pub(super) stepped: Vec<u16>,
+    pub(super) is_stepped: Vec<bool>,
+    track_steps: bool,
     /// Attributes of the host rows each group's hosts get at first contact, by group.
     host_rows: Vec<HostRow>,
     /// Per group, its operating-system mix (cumulative weights), when it has one.
@@ -130,6 +135,9 @@ impl<R: Recorder> Backend<R> {
             checkers: check_invariants
                 .then(|| (0..n).map(|_| InvariantChecker::default()).collect()),
             fd_state: vec![file_deleter::State::default(); n],
+            stepped: Vec::with_capacity(n),
+            is_stepped: vec![false; n],
+            track_steps: false,
             projects,
             recorder,
             counters: RunCounters::default(),
@@ -142,6 +150,11 @@ impl<R: Recorder> Backend<R> {
             other: Vec::new(),
             net: None,
         }
+    }
+
+    /// Whether steps note their project for the world's wake of sleeping daemons.
+    pub(super) fn track_steps(&mut self, on: bool) {
+        self.track_steps = on;
     }
 
     /// One pass of a daemon of a project, followed by output and invariant checks.
@@ -187,6 +200,10 @@ impl<R: Recorder> Backend<R> {
         pi: usize,
         actor: Option<Actor>,
     ) -> Result<(), RunError> {
+        if self.track_steps && !self.is_stepped[pi] {
+            self.is_stepped[pi] = true;
+            self.stepped.push(pi as u16);
+        }
         let p = &mut self.projects[pi];
         if let Some(f) = p.fatal.take() {
             return Err(RunError::Fatal(f));

@@ -9,6 +9,7 @@
 //! outcome and gauge sample to a [`Recorder`], which [`crate::stats`] implements.
 
 mod build;
+mod daemons;
 mod error;
 mod expect;
 mod expect_reply;
@@ -42,8 +43,13 @@ pub(super) const CLASS_END: u8 = 255;
 /// Everything that can happen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A periodic daemon pass; it reschedules itself.
-    DaemonPass { project: u16, daemon: Daemon },
+    /// A periodic daemon pass; it schedules the next (`daemons`). `generation` tells a
+    /// pass replaced by an earlier wake, which pops as no event.
+    DaemonPass {
+        project: u16,
+        daemon: Daemon,
+        generation: u32,
+    },
     /// Scripted event number `i` of the scenario.
     Script(u32),
     /// Simulated host `i` wakes up: its one pending event (spec client §7; see
@@ -71,6 +77,10 @@ pub struct RunOptions {
     /// Collect no time series, gauges or histograms (`bench --no-metrics`), to
     /// measure what they cost; the tallies of `summary.json` are kept.
     pub no_metrics: bool,
+    /// Run every daemon pass, idle ones included, instead of letting idle daemons
+    /// sleep (`world::daemons`). The outputs are the same either way; tests set
+    /// it to check that.
+    pub every_daemon_pass: bool,
 }
 
 impl RunOptions {
@@ -78,6 +88,7 @@ impl RunOptions {
     pub const CHECKED: Self = Self {
         check_invariants: true,
         no_metrics: false,
+        every_daemon_pass: false,
     };
 }
 
@@ -132,6 +143,8 @@ pub struct World<R> {
     /// starting jobs' sends) has been handed to the recorder, at time 0.
     started: bool,
     expect_failures: Vec<String>,
+    /// Each daemon's lattice of passes, and whether idle passes are skipped.
+    clocks: daemons::Clocks,
 }
 
 /// A host group at run time: what its hosts share.
@@ -178,6 +191,7 @@ impl<R: Recorder> World<R> {
     /// draws a bar, [`crate::progress`]).
     pub fn run_with(mut self, progress: &mut dyn FnMut(Progress)) -> Result<Finished<R>, RunError> {
         self.run_until_with(self.end, progress)?;
+        self.count_skipped_to_end();
         progress(Progress {
             now: self.end,
             end: self.end,
@@ -252,6 +266,9 @@ impl<R: Recorder> World<R> {
             if ev == Event::End {
                 break;
             }
+            if self.pass_is_stale(ev) {
+                continue; // a daemon's earlier wake replaced it: no event
+            }
             if let Some(net) = &self.backend.net {
                 // Every transfer that ended by now is delivered before anything else
                 // happens at now: nothing may start, stop or sample a transfer
@@ -266,10 +283,13 @@ impl<R: Recorder> World<R> {
                     continue;
                 }
             }
+            let before = self.backend.counters.events;
             self.backend.counters.events += 1;
             self.prefetch_ahead(ev);
             self.dispatch(now, ev)?;
-            if self.backend.counters.events & (PROGRESS_EVERY - 1) == 0 {
+            // Skipped daemon passes count as events, so the counter may jump past a
+            // multiple of PROGRESS_EVERY.
+            if before / PROGRESS_EVERY != self.backend.counters.events / PROGRESS_EVERY {
                 progress(Progress {
                     now,
                     end: self.end,
@@ -282,11 +302,13 @@ impl<R: Recorder> World<R> {
 
     fn dispatch(&mut self, now: Time, ev: Event) -> Result<(), RunError> {
         match ev {
-            Event::DaemonPass { project, daemon } => {
-                self.backend.run_daemon(now, project as usize, daemon)?;
-                let period = period_of(&self.backend.projects[project as usize], daemon);
-                let class = self.tie_class[daemon_index(daemon)];
-                self.queue.push(now + period, class, ev);
+            Event::DaemonPass {
+                project, daemon, ..
+            } => {
+                let pi = project as usize;
+                self.before_pass(now, pi, daemon);
+                self.backend.run_daemon(now, pi, daemon)?;
+                self.after_pass(now, pi, daemon);
             }
             Event::Script(i) => self.run_script(now, i as usize)?,
             Event::Host(i) => self.host_event(now, i as usize)?,
@@ -361,6 +383,15 @@ impl<R: Recorder> World<R> {
             Event::DataServerDown(pi) => self.data_server_down(now, pi as usize)?,
             Event::End => {}
         }
+        let class = match ev {
+            Event::DaemonPass { daemon, .. } => self.tie_class[daemon_index(daemon)],
+            Event::Script(i) => self.events[i as usize].class,
+            Event::Host(_) | Event::Net | Event::DataServerDown(_) => self.tie_class[0],
+            Event::Expect(_) => CLASS_EXPECT,
+            Event::Sample(_) => CLASS_SAMPLE,
+            Event::End => CLASS_END,
+        };
+        self.wake_daemons(now, class);
         Ok(())
     }
 
@@ -573,10 +604,11 @@ impl<R: Recorder> World<R> {
     }
 }
 
-fn period_of(p: &Project, d: Daemon) -> Time {
+/// A daemon's period as configured (0: it never runs; the scheduler has none).
+fn configured_period(p: &Project, d: Daemon) -> Time {
     let x = &p.cfg.daemons;
     match d {
-        Daemon::Scheduler => 1,
+        Daemon::Scheduler => 0,
         Daemon::Transitioner => x.transitioner,
         Daemon::Validator => x.validator,
         Daemon::Assimilator => x.assimilator,
@@ -585,7 +617,6 @@ fn period_of(p: &Project, d: Daemon) -> Time {
         Daemon::Feeder => x.feeder,
         Daemon::WorkGenerator => x.work_generator,
     }
-    .max(1)
 }
 
 /// Prefetches the jobs and projects of host `h` (their first 24 cache lines each):

@@ -30,6 +30,7 @@ mod credit;
 mod drift;
 mod fuzz;
 mod gpu_client;
+mod idle_daemons;
 mod import_hosts;
 mod last_request;
 mod layering;
