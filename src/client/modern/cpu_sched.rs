@@ -168,6 +168,81 @@ fn earliest_deadline_walk(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     best
 }
 
+/// The CPU jobs [`earliest_deadline_walk`] may pick, listed once per
+/// `make_run_list` instead of found among every job at every EDF pick: a volunteer
+/// with a buffer of days holds hundreds of jobs, and while its RR simulation
+/// projects misses it lists up to twice its CPUs by EDF.
+///
+/// The list holds, in job order, what the walk reads of each runnable, unscheduled
+/// CPU job: its deadline, whether it has started, its project. While the EDF pass
+/// runs, only its own picks become scheduled (they leave the list, which keeps its
+/// order) and the projects' misses left go down (read at each pick). So a pick
+/// visits the same jobs in the same order and compares them the same way as the
+/// walk.
+struct EdfCpu {
+    jobs: SmallBuf<EdfEntry, 64>,
+}
+
+#[derive(Clone, Copy)]
+struct EdfEntry {
+    deadline: crate::engine::Time,
+    job: u32,
+    project: u16,
+    started: bool,
+}
+
+impl EdfCpu {
+    fn new(host: &ClientHost) -> Self {
+        let mut jobs = SmallBuf::new();
+        for (k, j) in host.jobs.iter().enumerate() {
+            if j.runnable() && !j.scheduled() && host.usage(j).proc_type == ProcType::Cpu {
+                jobs.push(EdfEntry {
+                    deadline: j.report_deadline,
+                    job: k as u32,
+                    project: j.project,
+                    started: j.state != TaskState::Unstarted,
+                });
+            }
+        }
+        EdfCpu { jobs }
+    }
+
+    /// `earliest_deadline_result(CPU)`: [`earliest_deadline_walk`]'s comparisons over
+    /// the listed jobs of projects with misses left; the pick leaves the list.
+    fn pick(&mut self, host: &ClientHost) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, e) in self.jobs.iter().enumerate() {
+            if host.projects[e.project as usize].deadlines_missed_copy == 0 {
+                continue;
+            }
+            let Some(b) = best else {
+                best = Some(i);
+                continue;
+            };
+            let eb = &self.jobs[b];
+            if e.deadline < eb.deadline {
+                best = Some(i);
+                continue;
+            }
+            if e.deadline > eb.deadline {
+                continue;
+            }
+            let (sb, sj) = (eb.started, e.started);
+            if sb && !sj {
+                continue;
+            }
+            let (j, jb) = (&host.jobs[e.job as usize], &host.jobs[eb.job as usize]);
+            if remaining_secs(host, j) < remaining_secs(host, jb) || (!sb && sj) {
+                best = Some(i);
+            }
+        }
+        let i = best?;
+        let k = self.jobs[i].job as usize;
+        self.jobs.remove(i);
+        Some(k)
+    }
+}
+
 /// Preference of `assign_results_to_projects` within a project: a running task, then
 /// a preempted one with a process, then one without, then a job never started; the
 /// first in arrival order within a class (upstream: the order tasks were created).
@@ -380,8 +455,14 @@ fn make_run_list(
     // single-thread jobs stopped the scan at the CPUs).
     let cpus_full = |(st, mt): (f64, f64)| st >= 2.0 * n || mt >= 2.0 * n;
     if !cfg.cpu_sched_rr_only {
+        let mut edf: Option<EdfCpu> = None;
         while !cpus_full(used) {
-            let Some(k) = earliest_deadline_result(host, ProcType::Cpu) else {
+            // No CPU job may when no project has misses left (the usual case):
+            // nothing to list.
+            if host.projects.iter().all(|p| p.deadlines_missed_copy == 0) {
+                break;
+            }
+            let Some(k) = edf.get_or_insert_with(|| EdfCpu::new(host)).pick(host) else {
                 break;
             };
             add(host, k, true, &ctx, &mut used);
@@ -799,7 +880,7 @@ mod tests {
             give_gpus(&mut h, 1, 1e12);
             for p in &mut h.projects {
                 p.sched_priority = [-1.0, -0.5, -2.0][rng.random_range(0..3usize)];
-                p.deadlines_missed_copy = if rng.random_bool(0.3) { 1 } else { 0 };
+                p.deadlines_missed_copy = rng.random_range(0..4);
             }
             for _ in 0..rng.random_range(0..30usize) {
                 let q = rng.random_range(0..np) as u16;
@@ -823,6 +904,20 @@ mod tests {
                     j.flops_left *= 0.5;
                     j.cpu_time = 100.0;
                 }
+            }
+            // The listed EDF candidates pick what the walk picks, pick after pick,
+            // as the EDF pass schedules them and uses up their projects' misses.
+            let mut edf = EdfCpu::new(&h);
+            loop {
+                let expected = earliest_deadline_result(&h, ProcType::Cpu);
+                assert_eq!(edf.pick(&h), expected);
+                let Some(k) = expected else { break };
+                h.jobs[k].set_scheduled(true);
+                let q = h.jobs[k].project as usize;
+                h.projects[q].deadlines_missed_copy -= 1;
+            }
+            for p in &mut h.projects {
+                p.deadlines_missed_copy = if rng.random_bool(0.3) { 1 } else { 0 };
             }
             for rsc in [ProcType::Cpu, ProcType::Nvidia] {
                 let e = earliest_deadline_result(&h, rsc);
