@@ -184,8 +184,10 @@ impl<R: Recorder> World<R> {
         self.run_with(&mut |_| {})
     }
 
-    /// [`Self::run`], telling `progress` where the run is every [`PROGRESS_EVERY`]
-    /// events and once more when the last event is done. The observer only reads a
+    /// [`Self::run`], telling `progress` where the run is each time the event
+    /// counter passes a multiple of [`PROGRESS_EVERY`] (skipped idle daemon passes
+    /// count as events, so it may pass several at once) and once more when the last
+    /// event is done. The observer only reads a
     /// [`Progress`] copy, so the run and its outputs are the same with or without
     /// one; the event loop knows nothing of how progress is shown (the command line
     /// draws a bar, [`crate::progress`]).
@@ -247,9 +249,10 @@ impl<R: Recorder> World<R> {
         self.run_until_with(t, &mut |_| {})
     }
 
-    /// [`Self::run_until`] with a progress observer, called after every
-    /// [`PROGRESS_EVERY`]-th event: the per-event cost is one mask of the event
-    /// counter, so a run with an observer is as fast as one without.
+    /// [`Self::run_until`] with a progress observer, called after each event that
+    /// takes the counter past a multiple of [`PROGRESS_EVERY`]: the per-event cost
+    /// is one division of the counter, so a run with an observer is as fast as one
+    /// without.
     fn run_until_with(
         &mut self,
         t: Time,

@@ -80,10 +80,25 @@ fn an_observed_run_writes_the_same_folder_and_is_told_every_progress_every_event
     write_folder(&loaded, f);
 
     assert!(events > 4 * PROGRESS_EVERY, "{events} events: too few");
-    assert_eq!(calls.len() as u64, events / PROGRESS_EVERY + 1);
+    // The observer hears of each event that takes the counter past a multiple of
+    // PROGRESS_EVERY. Skipped idle daemon passes count as events (docs/performance.md,
+    // "Idle daemons"), so the counter may jump over several multiples at once: one
+    // call for the jump, at least one call per four multiples on this run.
     let end = loaded.file.simulation.duration.get();
-    for (i, p) in calls[..calls.len() - 1].iter().enumerate() {
-        assert_eq!(p.events, (i as u64 + 1) * PROGRESS_EVERY);
+    let inner = &calls[..calls.len() - 1];
+    assert!(
+        inner.len() as u64 >= events / PROGRESS_EVERY / 4,
+        "{} calls",
+        inner.len()
+    );
+    assert!(inner.len() as u64 <= events / PROGRESS_EVERY);
+    let mut passed = 0;
+    for p in inner {
+        assert!(
+            p.events / PROGRESS_EVERY > passed,
+            "{p:?} after {passed} multiples"
+        );
+        passed = p.events / PROGRESS_EVERY;
         assert_eq!(p.end, end);
     }
     assert!(calls.windows(2).all(|w| w[0].now <= w[1].now));
