@@ -56,6 +56,15 @@ pub(super) const PERIODIC: [Daemon; 7] = [
     Daemon::WorkGenerator,
 ];
 
+/// The longest a daemon sleeps without a pass: a wake further ahead is a pass at
+/// this horizon, which finds nothing (exact, as every idle pass) and sleeps again.
+/// A pass moved earlier by a new wake stays in the queue until its time, as a stale
+/// entry; a transitioner woken by every RPC and going back to sleep until the next
+/// deadline days ahead left one such entry per pass, and the queue's buckets held
+/// 10 MB at a 500-host run of `volunteers.toml`. With the horizon a stale entry
+/// lives an hour at most, and the horizon costs 24 passes a day per daemon.
+const MAX_SLEEP: Time = 3600;
+
 /// One daemon of one project: its lattice and where it stands on it.
 #[derive(Clone, Debug)]
 pub(super) struct Clock {
@@ -141,7 +150,7 @@ fn next_work<R: Recorder>(
         Daemon::WorkGenerator => work_generator::next_work(p, now),
         Daemon::Scheduler => None,
     }
-    .map(|t| t.max(now))
+    .map(|t| t.clamp(now, now.saturating_add(MAX_SLEEP)))
 }
 
 impl<R: Recorder> World<R> {

@@ -257,9 +257,8 @@ fn rank(state: TaskState) -> u8 {
 
 /// `assign_results_to_projects` + `highest_prio_project_best_result` for the jobs
 /// of processor type `rsc` (for a GPU type, `first_coproc_result`: project
-/// priority, then started jobs, then arrival), as one walk over the jobs. The
-/// reference [`Candidates`] is tested against.
-#[cfg(test)]
+/// priority, then started jobs, then arrival), as one walk over the jobs: what
+/// [`Candidates`] picks, and cheaper than sorting them on a host with few jobs.
 fn highest_prio_project_best_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     const NO_RANK: u8 = u8::MAX;
     let mut cand: SmallBuf<(u32, u8), 16> = SmallBuf::filled(host.projects.len(), (NONE, NO_RANK));
@@ -306,10 +305,24 @@ impl Candidates {
     /// Ranks a job can have ([`rank`]).
     const RANKS: usize = 4;
 
+    /// Up to this many jobs on the host, a pick walks them
+    /// ([`highest_prio_project_best_result`]) instead of sorting them first: a
+    /// one- or two-CPU host lists two to four jobs, and a sort of its few jobs cost
+    /// more than the walks it spared.
+    const WALK_UP_TO: usize = 32;
+
     /// The candidates of type `rsc` among `host`'s jobs now: a counting sort by
     /// (project, rank), stable, so arrival order is kept within each rank.
     fn new(host: &ClientHost, rsc: ProcType) -> Self {
         let np = host.projects.len();
+        if host.jobs.len() <= Self::WALK_UP_TO {
+            return Candidates {
+                rsc,
+                order: SmallBuf::new(),
+                start: SmallBuf::new(),
+                cursor: SmallBuf::new(),
+            };
+        }
         let eligible =
             |j: &ClientJob| j.runnable() && !j.scheduled() && host.usage(j).proc_type == rsc;
         let mut counts: SmallBuf<u32, 64> = SmallBuf::filled(np * Self::RANKS + 1, 0);
@@ -357,11 +370,9 @@ impl Candidates {
     /// `highest_prio_project_best_result` of the type: the first project of the
     /// highest `sched_priority` that has a candidate, and its candidate.
     fn pick(&mut self, host: &ClientHost) -> Option<usize> {
-        debug_assert!(
-            host.projects.len() + 1 == self.start.len(),
-            "{:?}",
-            self.rsc
-        );
+        if self.start.is_empty() {
+            return highest_prio_project_best_result(host, self.rsc);
+        }
         let mut best: Option<(u32, f64)> = None;
         for (q, p) in host.projects.iter().enumerate() {
             let higher = best.is_none_or(|(_, b)| p.sched_priority > b);
@@ -882,7 +893,7 @@ mod tests {
                 p.sched_priority = [-1.0, -0.5, -2.0][rng.random_range(0..3usize)];
                 p.deadlines_missed_copy = rng.random_range(0..4);
             }
-            for _ in 0..rng.random_range(0..30usize) {
+            for _ in 0..rng.random_range(0..80usize) {
                 let q = rng.random_range(0..np) as u16;
                 let deadline = [10_000, 20_000][rng.random_range(0..2usize)];
                 if rng.random_bool(0.2) {
