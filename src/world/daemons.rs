@@ -45,16 +45,11 @@ use crate::scenario::Daemon;
 use crate::scenario::plan::daemon_index;
 use crate::server::{feeder, file_deleter, work_generator};
 
-/// The daemons with periodic passes, in build order.
-pub(super) const PERIODIC: [Daemon; 7] = [
-    Daemon::Transitioner,
-    Daemon::Validator,
-    Daemon::Assimilator,
-    Daemon::FileDeleter,
-    Daemon::DbPurge,
-    Daemon::Feeder,
-    Daemon::WorkGenerator,
-];
+/// The daemons with periodic passes, in build order: all but the scheduler, which
+/// answers RPCs instead.
+fn periodic() -> impl Iterator<Item = Daemon> {
+    Daemon::ALL.into_iter().filter(|&d| d != Daemon::Scheduler)
+}
 
 /// The longest a daemon sleeps without a pass: a wake further ahead is a pass at
 /// this horizon, which finds nothing (exact, as every idle pass) and sleeps again.
@@ -165,7 +160,7 @@ impl<R: Recorder> World<R> {
                     .into_iter()
                     .find(|&d| daemon_index(d) == k)
                     .expect("eight daemons");
-                let period = if PERIODIC.contains(&d) {
+                let period = if d != Daemon::Scheduler {
                     super::configured_period(p, d)
                 } else {
                     0
@@ -278,7 +273,7 @@ impl<R: Recorder> World<R> {
         for &pi in &dirty {
             let pi = pi as usize;
             self.backend.is_stepped[pi] = false;
-            for d in PERIODIC {
+            for d in periodic() {
                 let c = self.clocks.get(pi, d);
                 let (period, dclass, at) = (c.period, c.class, c.at);
                 // Pending at the next possible tick already: nothing can be earlier.

@@ -142,26 +142,8 @@ fn earliest_deadline_walk(host: &ClientHost, rsc: ProcType) -> Option<usize> {
         if !may {
             continue;
         }
-        let Some(b) = best else {
-            best = Some(k);
-            continue;
-        };
-        let jb = &host.jobs[b];
-        if j.report_deadline < jb.report_deadline {
-            best = Some(k);
-            continue;
-        }
-        if j.report_deadline > jb.report_deadline {
-            continue;
-        }
-        let (sb, sj) = (
-            jb.state != TaskState::Unstarted,
-            j.state != TaskState::Unstarted,
-        );
-        if sb && !sj {
-            continue;
-        }
-        if remaining_secs(host, j) < remaining_secs(host, jb) || (!sb && sj) {
+        if best.is_none_or(|b| edf_before(host, EdfEntry::of(j, k), EdfEntry::of(&host.jobs[b], b)))
+        {
             best = Some(k);
         }
     }
@@ -191,17 +173,38 @@ struct EdfEntry {
     started: bool,
 }
 
+impl EdfEntry {
+    fn of(j: &ClientJob, k: usize) -> Self {
+        EdfEntry {
+            deadline: j.report_deadline,
+            job: k as u32,
+            project: j.project,
+            started: j.state != TaskState::Unstarted,
+        }
+    }
+}
+
+/// The order of `earliest_deadline_result`: whether job `j` goes before `b`, the
+/// best so far: an earlier deadline; at the same deadline never an unstarted job
+/// before a started one, and otherwise less time left (a tie keeps `b`, the earlier
+/// in job order).
+fn edf_before(host: &ClientHost, j: EdfEntry, b: EdfEntry) -> bool {
+    if j.deadline != b.deadline {
+        return j.deadline < b.deadline;
+    }
+    if b.started && !j.started {
+        return false;
+    }
+    let left = |e: EdfEntry| remaining_secs(host, &host.jobs[e.job as usize]);
+    left(j) < left(b) || (!b.started && j.started)
+}
+
 impl EdfCpu {
     fn new(host: &ClientHost) -> Self {
         let mut jobs = SmallBuf::new();
         for (k, j) in host.jobs.iter().enumerate() {
             if j.runnable() && !j.scheduled() && host.usage(j).proc_type == ProcType::Cpu {
-                jobs.push(EdfEntry {
-                    deadline: j.report_deadline,
-                    job: k as u32,
-                    project: j.project,
-                    started: j.state != TaskState::Unstarted,
-                });
+                jobs.push(EdfEntry::of(j, k));
             }
         }
         EdfCpu { jobs }
@@ -215,24 +218,7 @@ impl EdfCpu {
             if host.projects[e.project as usize].deadlines_missed_copy == 0 {
                 continue;
             }
-            let Some(b) = best else {
-                best = Some(i);
-                continue;
-            };
-            let eb = &self.jobs[b];
-            if e.deadline < eb.deadline {
-                best = Some(i);
-                continue;
-            }
-            if e.deadline > eb.deadline {
-                continue;
-            }
-            let (sb, sj) = (eb.started, e.started);
-            if sb && !sj {
-                continue;
-            }
-            let (j, jb) = (&host.jobs[e.job as usize], &host.jobs[eb.job as usize]);
-            if remaining_secs(host, j) < remaining_secs(host, jb) || (!sb && sj) {
+            if best.is_none_or(|b| edf_before(host, *e, self.jobs[b])) {
                 best = Some(i);
             }
         }
