@@ -76,17 +76,9 @@ impl<R: Recorder> World<R> {
 
         // Periodic daemon passes start at time 0.
         for (pi, p) in projects.iter().enumerate() {
-            let d = &p.cfg.daemons;
-            for (daemon, period) in [
-                (Daemon::Transitioner, d.transitioner),
-                (Daemon::Validator, d.validator),
-                (Daemon::Assimilator, d.assimilator),
-                (Daemon::FileDeleter, d.file_deleter),
-                (Daemon::DbPurge, d.db_purge),
-                (Daemon::Feeder, d.feeder),
-                (Daemon::WorkGenerator, d.work_generator),
-            ] {
-                if period > 0 {
+            // In `Daemon::ALL`'s order, which the scheduler (period 0) leads.
+            for daemon in Daemon::ALL {
+                if super::configured_period(p, daemon) > 0 {
                     let project = pi as u16;
                     let ev = Event::DaemonPass {
                         project,

@@ -266,7 +266,7 @@ impl<R: Recorder> World<R> {
     /// step changed that has no pass pending before the first tick at which it could
     /// have work gets one then.
     pub(super) fn wake_daemons(&mut self, now: Time, class: u8) {
-        if !self.clocks.on {
+        if !self.clocks.on || self.backend.stepped.is_empty() {
             return;
         }
         let mut dirty = std::mem::take(&mut self.backend.stepped);
