@@ -1,5 +1,5 @@
 //! `population = …` in a host group: the shipped population and population files,
-//! merged key by key under the group's own keys, with errors located in the
+//! under the group's own keys (a value replaces a value, sections merge key by key), with errors located in the
 //! population file (docs/population.md).
 
 use super::common::*;
@@ -60,6 +60,93 @@ fn group_keys_win_and_tables_merge_key_by_key() {
     let d2 = folder("error_prob = 0.3\n");
     let l2 = load(&d2.path().join("s.toml"), &[], None).unwrap();
     assert_ne!(l.hash, l2.hash);
+}
+
+/// A group's distribution replaces the population's whole: a `choice` given where
+/// the shipped population has a lognormal `{ dist, mu, sigma, upper }` is not merged
+/// with it (which `check` refused: "unknown field `mu`, expected `values` or
+/// `weights`"). The same holds for a value inside a section
+/// (`availability.vacation`), while the sections themselves still merge.
+#[test]
+fn a_value_replaces_the_populations_value_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s.toml");
+    std::fs::write(
+        &s,
+        r#"
+[project.main.workunit]
+delay_bound = "3d"
+[[host_group]]
+count = 10
+population = "volunteers"
+wrong_result_prob = { dist = "choice", values = [0.0, 0.1], weights = [0.98, 0.02] }
+[host_group.availability]
+vacation = { every = { dist = "uniform", min = "300d", max = "400d" }, length = "7d" }
+[host_group.prefs]
+max_ncpus_pct = 50
+"#,
+    )
+    .unwrap();
+    let o = run(&["check", s.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let l = load(&s, &[], None).unwrap();
+    let g = &l.file.host_group[0];
+    // The same line in a group without a population gives the same distribution.
+    let alone = d.path().join("alone.toml");
+    std::fs::write(
+        &alone,
+        "[project.main.workunit]\ndelay_bound = \"3d\"\n[[host_group]]\ncount = 10\n\
+         wrong_result_prob = { dist = \"choice\", values = [0.0, 0.1], weights = [0.98, 0.02] }\n\
+         error_prob = { dist = \"uniform\", min = 0, max = 0.01 }\n",
+    )
+    .unwrap();
+    let alone = load(&alone, &[], None).unwrap();
+    let alone = &alone.file.host_group[0];
+    assert_eq!(
+        g.wrong_result_prob, alone.wrong_result_prob,
+        "the group's choice, not merged with the population's lognormal"
+    );
+    let merged = l.source_text.as_str();
+    let doc: toml::Table = toml::from_str(merged).unwrap();
+    let g = &doc["host_group"].as_array().unwrap()[0];
+    let av = g["availability"].as_table().unwrap();
+    let every = av["vacation"]["every"].as_table().unwrap();
+    assert_eq!(
+        every.keys().collect::<Vec<_>>(),
+        ["dist", "max", "min"],
+        "a value inside a section is replaced whole: no `mean` from the population's exponential"
+    );
+    assert!(av.contains_key("class"), "the section still merges");
+    let prefs = g["prefs"].as_table().unwrap();
+    assert_eq!(prefs["max_ncpus_pct"].as_integer(), Some(50));
+    assert!(
+        prefs.contains_key("work_buf_min_days"),
+        "the population fills the rest of the section"
+    );
+    // A --set of the whole distribution replaces it too.
+    let l = load(
+        &s,
+        &["host_group.0.error_prob={ dist = \"uniform\", min = 0, max = 0.01 }".into()],
+        None,
+    )
+    .unwrap();
+    assert_eq!(l.file.host_group[0].error_prob, alone.error_prob);
+    // A part of a distribution is not completed from the population's: the error
+    // says the value replaces the population's whole.
+    let o = run(&[
+        "check",
+        s.to_str().unwrap(),
+        "--set",
+        "host_group.0.error_prob.mu=-5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    has(
+        &text(&o.stderr),
+        &[
+            "missing field `dist`",
+            "`host_group.0.error_prob` replaces the population's value whole",
+        ],
+    );
 }
 
 #[test]

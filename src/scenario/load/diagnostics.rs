@@ -256,14 +256,19 @@ impl Ctx<'_> {
         if let Some(d) = self.in_population(&path, &message) {
             return ScenarioError::Invalid(Box::new(d));
         }
-        if let Some(arg) = self.blame(&path) {
-            return ScenarioError::Invalid(Box::new(self.set_diagnostic(arg, key, message)));
+        let mut d = if let Some(arg) = self.blame(&path) {
+            self.set_diagnostic(arg, key, message)
+        } else {
+            let offset = self
+                .orig_doc
+                .as_ref()
+                .and_then(|o| position_in_original(doc.as_item(), o.as_item(), &path, span.start));
+            self.located(offset, Some(key), message)
+        };
+        if d.note.is_none() {
+            d.note = self.replaced_note(&path);
         }
-        let offset = self
-            .orig_doc
-            .as_ref()
-            .and_then(|o| position_in_original(doc.as_item(), o.as_item(), &path, span.start));
-        ScenarioError::Invalid(Box::new(self.located(offset, Some(key), message)))
+        ScenarioError::Invalid(Box::new(d))
     }
 
     /// A [`Problem`] from [`validate`], located by its key path.
@@ -272,14 +277,19 @@ impl Ctx<'_> {
         if let Some(d) = self.in_population(&segs, &p.message) {
             return d;
         }
-        if let Some(arg) = self.blame(&segs) {
-            return self.set_diagnostic(arg, p.path.clone(), p.message.clone());
+        let mut d = if let Some(arg) = self.blame(&segs) {
+            self.set_diagnostic(arg, p.path.clone(), p.message.clone())
+        } else {
+            let offset = self
+                .orig_doc
+                .as_ref()
+                .map(|d| locate(d.as_item(), &segs).map_or(0, |r| r.start));
+            self.located(offset, Some(p.path.clone()), p.message.clone())
+        };
+        if d.note.is_none() {
+            d.note = self.replaced_note(&segs);
         }
-        let offset = self
-            .orig_doc
-            .as_ref()
-            .map(|d| locate(d.as_item(), &segs).map_or(0, |r| r.start));
-        self.located(offset, Some(p.path.clone()), p.message.clone())
+        d
     }
 }
 

@@ -5,7 +5,10 @@
 //! A population file holds host-group keys (speeds, cores, availability, error rates,
 //! preferences, other projects), never how many hosts there are or which projects
 //! they attach to. Loading copies its keys into the group **before** the scenario is
-//! deserialised, key by key: a key the group sets itself wins, and tables merge, so
+//! deserialised, key by key: a key the group sets itself wins. A value replaces a
+//! value whole, a distribution's inline table included (a group's `{ dist = "choice",
+//! … }` is not merged with the population's `{ dist = "lognormal", mu, … }`); only
+//! the group's sections ([`SECTIONS`]) merge key by key, so
 //! `--set host_group.0.prefs.work_buf_min_days=2` turns one knob of a population and
 //! keeps the rest. The merged text is the run's `scenario.toml`, so a run folder
 //! stays self-contained and a population edited later changes the scenario hash.
@@ -32,6 +35,12 @@ const BUILT_IN: &[(&str, &str, &str)] = &[(
 /// scenario's.
 const SCENARIO_ONLY: [&str; 5] = ["count", "project", "shares", "name", "population"];
 
+/// The host group's sections: tables of keys, which merge with the population's
+/// table of the same name key by key (one level: a key inside a section is a value,
+/// replaced whole). Every other key is a value, and a group's value replaces the
+/// population's whole, whatever its form (docs/population.md).
+pub(crate) const SECTIONS: [&str; 5] = ["availability", "background", "prefs", "network", "start"];
+
 /// The names of the shipped populations, for messages and docs.
 pub(crate) fn built_in_names() -> Vec<&'static str> {
     BUILT_IN.iter().map(|(n, _, _)| *n).collect()
@@ -45,22 +54,48 @@ pub(super) struct Inlined {
     origin: String,
     text: String,
     doc: toml_edit::Document<String>,
-    /// Key paths, relative to the group, that the population wrote.
+    /// What the merge did, by key path relative to the group.
+    trail: Trail,
+}
+
+/// Key paths, relative to the group, that the merge copied from the population
+/// (`wrote`) or left to the group's own value, the population's replaced whole
+/// (`replaced`).
+#[derive(Default)]
+struct Trail {
     wrote: Vec<Vec<String>>,
+    replaced: Vec<Vec<String>>,
 }
 
 impl Inlined {
     /// The population's key path of scenario key path `segs`, if the population
     /// wrote it (or a table above it).
     fn owns<'a>(&self, segs: &'a [String]) -> Option<&'a [String]> {
-        let rest = match segs {
-            [h, i, rest @ ..] if h == "host_group" && *i == self.group.to_string() => rest,
-            _ => return None,
-        };
-        self.wrote
+        let rest = self.in_group(segs)?;
+        self.trail
+            .wrote
             .iter()
             .any(|w| rest.starts_with(w))
             .then_some(rest)
+    }
+
+    /// Key path `segs` relative to this population's group, if it is in the group.
+    fn in_group<'a>(&self, segs: &'a [String]) -> Option<&'a [String]> {
+        match segs {
+            [h, i, rest @ ..] if h == "host_group" && *i == self.group.to_string() => Some(rest),
+            _ => None,
+        }
+    }
+
+    /// The population's key that the group's value at `segs` (or above it) replaced
+    /// whole, if any.
+    fn replaced(&self, segs: &[String]) -> Option<String> {
+        let rest = self.in_group(segs)?;
+        self.trail
+            .replaced
+            .iter()
+            .find(|r| rest.starts_with(r))
+            .map(|r| r.join("."))
     }
 
     /// Where key path `rest` of the population is, as a `(line, column)` and the
@@ -89,6 +124,19 @@ impl Ctx<'_> {
                 p.group, p.origin
             ));
             Some(d)
+        })
+    }
+
+    /// A note for a problem at scenario key path `segs` when the group's value there
+    /// replaced a population's value whole: a distribution given in part (`--set
+    /// host_group.0.error_prob.mu=-5`) is not completed from the population's.
+    pub(super) fn replaced_note(&self, segs: &[String]) -> Option<String> {
+        self.populations.iter().find_map(|p| {
+            let key = p.replaced(segs)?;
+            Some(format!(
+                "(`host_group.{}.{key}` replaces the population's value whole, file {}: give the whole value)",
+                p.group, p.origin
+            ))
         })
     }
 }
@@ -127,10 +175,10 @@ pub(super) fn inline(
         };
         let (shown, text) = read(&name, base).map_err(bad)?;
         let doc = parse(&shown, &text)?;
-        let mut wrote = Vec::new();
+        let mut trail = Trail::default();
         // Copied items must not keep spans into the population's text: despanned.
         let pop = doc.clone().into_mut();
-        merge(group, pop.as_table(), &mut Vec::new(), &mut wrote);
+        merge(group, pop.as_table(), &mut Vec::new(), &mut trail);
         group.remove("population");
         // The merged group says where its keys came from.
         group.decor_mut().set_prefix(format!(
@@ -141,7 +189,7 @@ pub(super) fn inline(
             origin: shown,
             doc,
             text,
-            wrote,
+            trail,
         });
     }
     Ok(done)
@@ -207,66 +255,57 @@ fn parse(origin: &str, text: &str) -> Result<toml_edit::Document<String>, Scenar
     Ok(doc)
 }
 
-/// Copies into `group` every key of `pop` the group does not set, merging tables
-/// key by key. `at` is the path of the tables being merged; each copied key's path is
-/// pushed to `wrote`.
-fn merge(
-    group: &mut Table,
-    pop: &dyn TableLike,
-    at: &mut Vec<String>,
-    wrote: &mut Vec<Vec<String>>,
-) {
+/// Copies into `group` every key of `pop` the group does not set. At the group's top
+/// level (`at` empty) a section ([`SECTIONS`]) that both give merges key by key; any
+/// other key the group gives replaces the population's whole. `at` is the path of the
+/// section being merged; each key's path goes to `trail`.
+fn merge(group: &mut Table, pop: &dyn TableLike, at: &mut Vec<String>, trail: &mut Trail) {
+    let top = at.is_empty();
     for (k, item) in pop.iter() {
         at.push(k.to_owned());
         match group.get_mut(k) {
-            Some(mine) => merge_item(mine, item, at, wrote),
+            Some(mine) if top && SECTIONS.contains(&k) => merge_section(mine, item, at, trail),
+            Some(_) => trail.replaced.push(at.clone()), // a value replaces a value
             None => {
                 let mut item = item.clone();
                 unplace(&mut item);
                 group.insert(k, item);
-                wrote.push(at.clone());
+                trail.wrote.push(at.clone());
             }
         }
         at.pop();
     }
 }
 
-/// Like [`merge`] into an inline table, which holds values only: a table of the
-/// population becomes an inline table there.
+/// Like [`merge`] into a section the group wrote as an inline table, which holds
+/// values only.
 fn merge_inline(
     group: &mut InlineTable,
     pop: &dyn TableLike,
     at: &mut Vec<String>,
-    wrote: &mut Vec<Vec<String>>,
+    trail: &mut Trail,
 ) {
     for (k, item) in pop.iter() {
         at.push(k.to_owned());
-        match group.get_mut(k) {
-            Some(mine) => {
-                if let (Value::InlineTable(mine), Some(theirs)) = (mine, item.as_table_like()) {
-                    merge_inline(mine, theirs, at, wrote);
-                }
-            }
-            None => {
-                if let Ok(v) = item.clone().into_value() {
-                    group.insert(k, v);
-                    wrote.push(at.clone());
-                }
-            }
+        if group.get(k).is_some() {
+            trail.replaced.push(at.clone());
+        } else if let Ok(v) = item.clone().into_value() {
+            group.insert(k, v);
+            trail.wrote.push(at.clone());
         }
         at.pop();
     }
 }
 
-/// Merges the population's `theirs` into the group's `mine` when both are tables;
-/// otherwise the group's value stands.
-fn merge_item(mine: &mut Item, theirs: &Item, at: &mut Vec<String>, wrote: &mut Vec<Vec<String>>) {
+/// Merges the population's section `theirs` into the group's `mine` when both are
+/// tables; otherwise the group's value stands.
+fn merge_section(mine: &mut Item, theirs: &Item, at: &mut Vec<String>, trail: &mut Trail) {
     let Some(theirs) = theirs.as_table_like() else {
         return;
     };
     match mine {
-        Item::Table(t) => merge(t, theirs, at, wrote),
-        Item::Value(Value::InlineTable(t)) => merge_inline(t, theirs, at, wrote),
+        Item::Table(t) => merge(t, theirs, at, trail),
+        Item::Value(Value::InlineTable(t)) => merge_inline(t, theirs, at, trail),
         _ => {}
     }
 }
