@@ -319,3 +319,85 @@ population = "volunteers"
         );
     }
 }
+
+/// The shipped population gives every host a home link (docs/population.md, "Home
+/// links"): the medians of the table, as lognormal distributions of bytes/s.
+#[test]
+fn the_shipped_population_has_home_links() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s.toml");
+    std::fs::write(
+        &s,
+        "[project.main.workunit]\ndelay_bound = \"3d\"\n[[host_group]]\ncount = 10\npopulation = \"volunteers\"\n",
+    )
+    .unwrap();
+    let l = load(&s, &[], None).unwrap();
+    let net = l.file.host_group[0]
+        .network
+        .as_ref()
+        .expect("a [network] section");
+    let median = |d: &Option<boinc_sim::base::dist::Dist>| {
+        let text = format!("{d:?}");
+        let mu: f64 = text
+            .split("mu: ")
+            .nth(1)
+            .and_then(|r| r.split(',').next())
+            .and_then(|m| m.trim().parse().ok())
+            .unwrap_or_else(|| panic!("a lognormal: {text}"));
+        mu.exp() * 8.0 / 1e6
+    };
+    assert!((median(&net.download) - 93.99).abs() < 0.01, "{net:?}");
+    assert!((median(&net.upload) - 48.36).abs() < 0.01, "{net:?}");
+}
+
+/// A run without files does not use the hosts' links: the same outputs whatever
+/// they are ("Scenarios without files are unaffected", docs/population.md).
+#[test]
+fn links_do_not_change_a_run_without_files() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s.toml");
+    std::fs::write(
+        &s,
+        r#"
+[simulation]
+seed = 5
+duration = "4d"
+[client]
+policy = "modern_rec"
+[project.main.workunit]
+delay_bound = "3d"
+rsc_fpops_est = 1.8e13
+rsc_fpops_bound = 1.8e14
+[[host_group]]
+count = 40
+population = "volunteers"
+"#,
+    )
+    .unwrap();
+    let mut outs = Vec::new();
+    for (i, set) in [None, Some("host_group.0.network.download=1000")]
+        .into_iter()
+        .enumerate()
+    {
+        let out = d.path().join(format!("out{i}"));
+        let mut args = vec![
+            "run",
+            s.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ];
+        if let Some(set) = set {
+            args.extend(["--set", set]);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        outs.push(out);
+    }
+    for f in ["results.csv", "hosts.csv", "summary.csv"] {
+        let a = std::fs::read(outs[0].join(f)).unwrap();
+        let b = std::fs::read(outs[1].join(f)).unwrap();
+        assert!(a.len() > 100, "{f} has rows");
+        assert_eq!(a, b, "{f} differs with another download link");
+    }
+}
