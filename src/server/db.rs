@@ -462,9 +462,19 @@ pub struct HostRow {
     /// index + 1, 0 for none (a named host), as BOINC's ids keep 0 for none. A
     /// plain `u32`, where `Option<u32>` took 8 bytes.
     pub(crate) group: u32,
+    /// Simulator bookkeeping, not a BOINC column: the simulated host this row is,
+    /// its world index + 1 (`hosts.csv`'s `host`), 0 for none (a row a test or a
+    /// named host made), so that `results.csv` can name it ([`Self::world_host`]).
+    pub(crate) host: u32,
 }
 
 impl HostRow {
+    /// The world's index of the simulated host this row is (`hosts.csv`'s `host`):
+    /// a host has one row, and one `hostid`, per project it attached to.
+    pub fn world_host(&self) -> Option<u32> {
+        self.host.checked_sub(1)
+    }
+
     /// The scenario host group the host belongs to (`None` for a named host).
     pub fn host_group(&self) -> Option<u32> {
         self.group.checked_sub(1)
@@ -1632,8 +1642,9 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<WorkunitRow>(), 128);
         assert_eq!(std::mem::size_of::<WuResults>(), 16);
         // One per host and project: the shared names and the group as a `u32`
-        // took it from 256 bytes.
-        assert_eq!(std::mem::size_of::<Option<HostRow>>(), 208);
+        // took it from 256 bytes; the world's host index (for `results.csv`'s
+        // `host`) added 8.
+        assert_eq!(std::mem::size_of::<Option<HostRow>>(), 216);
     }
 
     /// A result list keeps its ids in order inline up to three and in a vector

@@ -102,6 +102,7 @@ pub(crate) const RESULT_COLUMNS: &[&str] = &[
     "name",
     "workunitid",
     "hostid",
+    "host",
     "server_state",
     "outcome",
     "validate_state",
@@ -1015,17 +1016,20 @@ impl RunOutput {
     /// Appends one row to `results.csv` (see [`Self::write_workunit`] for `purged`).
     /// In a run with files, `x` is when its files moved, if it was reported with
     /// them (none: the transfer columns are empty).
+    /// `host` is the world's index of the host the result was sent to (`hosts.csv`'s
+    /// `host`), none when it was never sent.
     pub(crate) fn write_result(
         &mut self,
         pi: usize,
         project: &str,
+        host: Option<u32>,
         r: &ResultRow,
         purged: bool,
         x: Option<&XferTimes>,
     ) -> io::Result<()> {
         self.results_header()?;
         let project = self.project_index(pi, project)?;
-        self.records.push_result(project, r, purged, x);
+        self.records.push_result(project, host, r, purged, x);
         self.hand_over_records_if_full()
     }
 
@@ -1191,9 +1195,9 @@ mod tests {
             r.id = ResultId(k as u32 + 1);
             r.cpu_time = (k % 7) as f64 / 3.0;
             out.write_workunit(pi, name, &wu, k % 2 == 0).unwrap();
-            out.write_result(pi, name, &r, false, None).unwrap();
+            out.write_result(pi, name, None, &r, false, None).unwrap();
             records::WorkunitLine::of(0, &wu, k % 2 == 0).format(&mut want_wus, name);
-            records::format_result(&mut want_results, name, &r, false, false, None);
+            records::format_result(&mut want_results, name, None, &r, false, false, None);
         }
         out.finish(&serde_json::Value::Null).unwrap();
         let read = |f: &str| fs::read(dir.join(f)).unwrap();
@@ -1232,7 +1236,7 @@ mod tests {
         r.app_version_id = 2;
         wu.true_fpops = 7.2e12;
         out.write_workunit(0, "main", &wu, true).unwrap();
-        out.write_result(0, "main", &r, false, None).unwrap();
+        out.write_result(0, "main", None, &r, false, None).unwrap();
         let time = 502;
         let t = Transition {
             actor: Actor::Validator,
@@ -1268,7 +1272,7 @@ mod tests {
         assert_eq!(rs[0], RESULT_COLUMNS.join(","));
         assert_eq!(
             rs[1],
-            "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0,1,2"
+            "main,3,wu1_0,1,2,,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0,0,1,2"
         );
         let ts = lines(&dir.join(TRANSITIONS_CSV));
         assert_eq!(
@@ -1303,15 +1307,17 @@ mod tests {
             download_bytes: 5e6,
             upload_bytes: 250_000.0,
         };
-        out.write_result(0, "main", &r, false, Some(&x)).unwrap();
+        out.write_result(0, "main", None, &r, false, Some(&x))
+            .unwrap();
         let half = XferTimes {
             download_end: None,
             upload_start: None,
             upload_end: None,
             ..x
         };
-        out.write_result(0, "main", &r, false, Some(&half)).unwrap();
-        out.write_result(0, "main", &r, true, None).unwrap();
+        out.write_result(0, "main", None, &r, false, Some(&half))
+            .unwrap();
+        out.write_result(0, "main", None, &r, true, None).unwrap();
         out.finish(&serde_json::Value::Null).unwrap();
         let rs = lines(&dir.join(RESULTS_CSV));
         assert_eq!(
@@ -1322,7 +1328,7 @@ mod tests {
                 RESULT_COLUMNS.join(",")
             )
         );
-        let row = "main,3,wu1_0,1,2,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0";
+        let row = "main,3,wu1_0,1,2,,5,1,1,0,0,0,0,10,500,1010,480.5,490.0,0.0,0.0,100.0";
         assert_eq!(
             rs[1],
             format!("{row},0,,,0,40,420,460,100.0,5000000.0,250000.0")
@@ -1348,9 +1354,9 @@ mod tests {
         let dir = tmp.path().join("late");
         let mut out = RunOutput::create(&dir, false).unwrap();
         let (_, r) = sample_rows();
-        out.write_result(0, "main", &r, false, None).unwrap();
+        out.write_result(0, "main", None, &r, false, None).unwrap();
         out.enable_files();
-        out.write_result(0, "main", &r, false, Some(&XferTimes::default()))
+        out.write_result(0, "main", None, &r, false, Some(&XferTimes::default()))
             .unwrap();
         out.finish(&serde_json::Value::Null).unwrap();
         let rs = lines(&dir.join(RESULTS_CSV));
@@ -1364,7 +1370,7 @@ mod tests {
         let dir = tmp.path().join("run");
         let mut out = RunOutput::create(&dir, false).unwrap();
         let r = test_rows::result(WuId(1), 2);
-        out.write_result(0, "p", &r, true, None).unwrap();
+        out.write_result(0, "p", None, &r, true, None).unwrap();
         // A no-op when the table is off.
         let time = 0;
         let t = Transition {
@@ -1383,7 +1389,7 @@ mod tests {
         );
         assert_eq!(
             lines(&dir.join(RESULTS_CSV))[1],
-            "p,0,wu1_2,1,0,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1,,"
+            "p,0,wu1_2,1,0,,2,0,0,0,0,0,0,,,,0.0,0.0,0.0,0.0,0.0,1,,"
         );
         assert_eq!(lines(&dir.join(WORKUNITS_CSV)).len(), 1);
     }
@@ -1550,7 +1556,7 @@ mod tests {
         let mut out = RunOutput::create(&dir, true).unwrap();
         let (wu, r) = sample_rows();
         out.write_workunit(0, "main", &wu, false).unwrap();
-        out.write_result(0, "main", &r, false, None).unwrap();
+        out.write_result(0, "main", None, &r, false, None).unwrap();
         out.end_tables().unwrap();
         out.end_tables().unwrap();
         // Complete in the temporary folder once waited for, as the charts read them.
@@ -1568,7 +1574,7 @@ mod tests {
         let stopped = "the output writer has stopped (the tables were ended, or a write failed)";
         let late = tmp.path().join("late");
         let mut out = RunOutput::create(&late, false).unwrap();
-        out.write_result(0, "main", &r, false, None).unwrap();
+        out.write_result(0, "main", None, &r, false, None).unwrap();
         out.end_tables().unwrap();
         out.write_workunit(0, "main", &wu, false).unwrap();
         let err = out.finish(&serde_json::Value::Null).unwrap_err();

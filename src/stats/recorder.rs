@@ -206,6 +206,7 @@ impl Recorder for StatsRecorder {
         project: &str,
         app: AppId,
         batch: u32,
+        host: Option<u32>,
         r: &ResultRow,
         purged: bool,
     ) -> io::Result<()> {
@@ -221,7 +222,7 @@ impl Recorder for StatsRecorder {
                 } else {
                     None
                 };
-                out.write_result(pi, project, r, purged, x.as_ref())
+                out.write_result(pi, project, host, r, purged, x.as_ref())
             }
             None => Ok(()),
         }

@@ -221,7 +221,8 @@ impl<R: Recorder> Backend<R> {
         for (wu, n) in p.purged.drain(..) {
             rec.workunit(pi, &p.name, &wu, true)?;
             for r in results.by_ref().take(n) {
-                rec.result(pi, &p.name, wu.appid, wu.batch, r, true)?;
+                let host = p.db.hosts.get(r.hostid).and_then(HostRow::world_host);
+                rec.result(pi, &p.name, wu.appid, wu.batch, host, r, true)?;
             }
         }
         p.purged_results.clear();
@@ -444,6 +445,7 @@ pub(super) fn first_contact(
         rng::stream(seed, StreamKind::HostProject, hi << 16 | pi as u64).random()
     });
     row.p_fpops = p_fpops;
+    row.host = hi as u32 + 1;
     if let Some(mix) = os.filter(|m| !m.is_empty()) {
         row.names = Arc::clone(&mix[host_os(mix, seed, hi)].0);
     }

@@ -224,7 +224,8 @@ impl<R: Recorder> World<R> {
             }
             for (_, r) in p.db.results.iter() {
                 let wu = p.db.wu(r.workunitid);
-                (b.recorder).result(pi, &p.name, wu.appid, wu.batch, r, false)?;
+                let host = p.db.hosts.get(r.hostid).and_then(|h| h.world_host());
+                (b.recorder).result(pi, &p.name, wu.appid, wu.batch, host, r, false)?;
             }
         }
         // Close every host's accounting at the end of the run.

@@ -57,13 +57,16 @@ pub trait Recorder {
     /// A result row is final, as [`Self::workunit`]; a purged workunit's results
     /// follow it. `app` and `batch` are its workunit's app and batch (a RESULT row
     /// names only its workunit, and a result never sent has no app version), for
-    /// figures per app and per batch.
+    /// figures per app and per batch; `host` is the world's index of the host
+    /// its `hostid` row is (`None`: never sent, or a host that is not simulated).
+    #[allow(clippy::too_many_arguments)]
     fn result(
         &mut self,
         pi: usize,
         project: &str,
         app: AppId,
         batch: u32,
+        host: Option<u32>,
         r: &ResultRow,
         purged: bool,
     ) -> io::Result<()>;

@@ -134,6 +134,7 @@ def main(run_dir):
         expect_kind(df, extra, ["credit", "true_flops", "credit_per_gflop"], "f")
         if int(df["results"].sum()) != len(valid):
             fail(f"{extra}: {df['results'].sum()} results, expected {len(valid)}")
+    check_join(res, hosts, projects)
     for df, name in [(wu, "workunits.csv"), (res, "results.csv"), (ts, "timeseries.csv")]:
         if not pd.api.types.is_string_dtype(df["project"]):
             fail(f"{name}: project column is {df['project'].dtype}, expected text")
@@ -177,6 +178,30 @@ def main(run_dir):
         f"check_outputs: ok ({len(wu)} workunits, {len(res)} results, {len(hosts)} hosts, "
         f"{len(ts)} series rows, {len(hist)} histogram rows)"
     )
+
+
+def check_join(res, hosts, projects):
+    """results.csv joins hosts.csv on `host` (docs/outputs.md, "Joining results to
+    hosts"): every result sent has the world index of a host in hosts.csv, each
+    (project, hostid) is one host, and per host and project the results sent there
+    are the jobs hosts.csv says it received."""
+    sent = res[res["hostid"] > 0]
+    if sent["host"].isna().any():
+        fail("results.csv: a result sent (hostid > 0) has no host")
+    if res.loc[res["hostid"] == 0, "host"].notna().any():
+        fail("results.csv: a result never sent has a host")
+    expect_kind(sent.astype({"host": "int64"}), "results.csv", ["host"], "i")
+    joined = sent.merge(hosts, on="host", how="left", validate="many_to_one", indicator=True)
+    if (joined["_merge"] != "both").any():
+        fail("results.csv: a host index that hosts.csv does not have")
+    if sent.groupby(["project", "hostid"])["host"].nunique().max() != 1:
+        fail("results.csv: one (project, hostid) names two hosts")
+    for name in projects:
+        col = f"{name}_jobs_received"
+        got = joined[joined["project"] == name].groupby("host").size()
+        got = got.reindex(hosts["host"], fill_value=0).to_numpy()
+        if (got != hosts[col].to_numpy()).any():
+            fail(f"results.csv sent per host of {name} differ from hosts.csv {col}")
 
 
 def check_science(summary, wu, res, ts, summ):

@@ -136,6 +136,8 @@ pub(super) struct ResultLine {
     row: ResultRow,
     /// The project's index in the world, which the writer thread knows the name of.
     project: u16,
+    /// The world's index of the host it was sent to.
+    host: Option<u32>,
     purged: bool,
     xfer: bool,
 }
@@ -145,6 +147,7 @@ pub(super) struct ResultLine {
 pub(super) fn format_result(
     t: &mut Table,
     project: &str,
+    host: Option<u32>,
     r: &ResultRow,
     purged: bool,
     files: bool,
@@ -155,6 +158,10 @@ pub(super) fn format_result(
     t.result_name(r.workunitid, r.suffix);
     t.int(r.workunitid.0 as i64);
     t.int(r.hostid.0 as i64);
+    match host {
+        Some(h) => t.int(h as i64),
+        None => t.empty(),
+    }
     t.int(r.server_state.code());
     t.int(r.outcome.code());
     t.int(r.validate_state.code());
@@ -229,6 +236,7 @@ impl Records {
     pub(super) fn push_result(
         &mut self,
         project: u16,
+        host: Option<u32>,
         r: &ResultRow,
         purged: bool,
         x: Option<&XferTimes>,
@@ -236,6 +244,7 @@ impl Records {
         self.results.push(ResultLine {
             row: r.clone(),
             project,
+            host,
             purged,
             xfer: x.is_some(),
         });
@@ -317,7 +326,15 @@ impl Formatter {
             let x = if line.xfer { xfers.next() } else { None };
             let project = &self.projects[line.project as usize];
             let t = &mut self.results;
-            format_result(t, project, &line.row, line.purged, self.result_files, x);
+            format_result(
+                t,
+                project,
+                line.host,
+                &line.row,
+                line.purged,
+                self.result_files,
+                x,
+            );
             if t.full() {
                 put(t)?;
             }
