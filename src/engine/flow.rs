@@ -186,6 +186,10 @@ struct Link {
     t: f64,
     /// Bytes carried up to `t`.
     delivered: f64,
+    /// Seconds up to `t` during which the load was at least [`BUSY_SHARE`] of a
+    /// finite capacity: how long the link was saturated, exactly, where a bucket's
+    /// average would spread a peak over the bucket.
+    busy: f64,
     /// The largest flow size seen (for rebasing `v`).
     max_size: f64,
 }
@@ -223,6 +227,11 @@ impl Link {
         self.sum_capped + b
     }
 }
+
+/// The share of its capacity at which a link counts as saturated in
+/// [`FlowNet::busy_time`] (docs/outputs.md, `link_busy_down_frac`): 95 %, so that
+/// the rounding of `C − Σ caps` never hides a saturated link.
+pub const BUSY_SHARE: f64 = 0.95;
 
 /// The flows in progress on a set of links, with their max-min fair rates.
 #[derive(Clone, Debug, Default)]
@@ -267,6 +276,7 @@ impl FlowNet {
             v: 0.0,
             t: 0.0,
             delivered: 0.0,
+            busy: 0.0,
             max_size: 0.0,
         });
         id
@@ -466,6 +476,18 @@ impl FlowNet {
         l.delivered + l.finite_load() * (now - l.t).max(0.0)
     }
 
+    /// Seconds up to `now` during which the link carried at least [`BUSY_SHARE`] of
+    /// its capacity (0 for an unlimited link).
+    pub fn busy_time(&self, link: LinkId, now: f64) -> f64 {
+        let l = &self.links[link as usize];
+        let rest = if l.finite_load() >= BUSY_SHARE * l.capacity {
+            (now - l.t).max(0.0)
+        } else {
+            0.0
+        };
+        l.busy + rest
+    }
+
     /// Current load (Σ rates) of a link.
     pub fn load(&self, link: LinkId) -> f64 {
         let l = &self.links[link as usize];
@@ -600,7 +622,11 @@ impl FlowNet {
             return;
         }
         let dt = t - l.t;
-        l.delivered += l.finite_load() * dt;
+        let load = l.finite_load();
+        l.delivered += load * dt;
+        if load >= BUSY_SHARE * l.capacity {
+            l.busy += dt;
+        }
         if l.n_bott() > 0 && l.level.is_finite() {
             l.v += l.level * dt;
         }
@@ -929,6 +955,8 @@ mod tests {
         assert_seq(&got, &[(b, 200.0 / 9.0), (c, 200.0 / 9.0), (a, 100.0)]);
         assert_eq!(net.next_finish(), None);
         assert!(near(net.delivered(l, 1000.0), 3000.0));
+        // Saturated until B and C finish; A alone then uses 10 % of the link.
+        assert!(near(net.busy_time(l, 1000.0), 200.0 / 9.0));
     }
 
     /// The same with B of 500 bytes: B finishes at 500/45 = 100/9 s; then C re-shares to

@@ -72,6 +72,26 @@ pub fn rates(samples: &[(i64, f64)], window: i64, end: i64, per_s: f64) -> Vec<(
         .collect()
 }
 
+/// Per window of `window` seconds over `[0, end)`, the largest bucket value in it
+/// (its middle, the value; NaN for a window without a bucket): the peak that a
+/// window's mean would spread over the window.
+pub(crate) fn window_max(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<(f64, f64)> {
+    let spans = window_spans(window, end);
+    let mut max = vec![f64::NAN; spans.len()];
+    for &(t, v) in samples {
+        if let Some(m) =
+            max.get_mut(((t.max(0) / window.max(1)) as usize).min(spans.len().saturating_sub(1)))
+        {
+            *m = if m.is_nan() { v } else { m.max(v) };
+        }
+    }
+    spans
+        .into_iter()
+        .zip(max)
+        .map(|((x, _), m)| (x, m))
+        .collect()
+}
+
 /// Per window, `num / den` (e.g. mean backoff = total backoff seconds / backoffs
 /// started), or NaN where `den` is 0: a gap in the line, not a misleading zero.
 pub(crate) fn ratios(
@@ -447,6 +467,17 @@ mod tests {
         // Never narrower than, and always a multiple of, the original bins.
         assert_eq!(nice_duration_width(600.0, 80.0, 60.0), 60.0);
         assert_eq!(nice_duration_width(86400.0, 80.0, 7.0), 1799.0);
+    }
+
+    #[test]
+    fn window_max_keeps_a_one_bucket_peak() {
+        // Hourly buckets, windows of 3 hours: a 100 % hour among idle ones.
+        let s = [(0, 0.1), (3600, 1.0), (7200, 0.0), (10_800, 0.2)];
+        let m = window_max(&s, 3 * 3600, 4 * 3600);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0], (5400.0, 1.0));
+        assert_eq!(m[1].1, 0.2);
+        assert!((rates(&s, 3 * 3600, 4 * 3600, 3600.0)[0].1 - 1.1 / 3.0).abs() < 1e-12);
     }
 
     #[test]

@@ -432,6 +432,30 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "Data server: upload link used",
         "%",
     ),
+    (
+        "link_busy_down_frac",
+        "File transfers",
+        "Data server: time the download link was at least 95 % used",
+        "%",
+    ),
+    (
+        "link_busy_up_frac",
+        "File transfers",
+        "Data server: time the upload link was at least 95 % used",
+        "%",
+    ),
+    (
+        "link_util_down_p90",
+        "File transfers",
+        "Data server: download link used, p90 of the buckets",
+        "%",
+    ),
+    (
+        "link_util_up_p90",
+        "File transfers",
+        "Data server: upload link used, p90 of the buckets",
+        "%",
+    ),
     ("batches_submitted", "Batches", "Batches submitted", ""),
     (
         "batches_completed",

@@ -520,15 +520,7 @@ pub fn network(d: &RunData) -> Figure {
         ("link_util_down", "Download link of the data server in use"),
         ("link_util_up", "Upload link of the data server in use"),
     ] {
-        // The mean of the buckets' shares over each window, in percent.
-        let mut p = rate_panel(d, metric, title, "% of capacity", fine, d.interval_s as f64);
-        for l in &mut p.layers {
-            if let Layer::Line { points, .. } = l {
-                for pt in points.iter_mut() {
-                    pt.1 *= 100.0;
-                }
-            }
-        }
+        let mut p = link_use_panel(d, metric, title, fine);
         if !p.has_data() {
             p.no_data = format!(
                 "no data: no `{metric}` in timeseries.csv (the link is unlimited, or the run has no files)"
@@ -566,7 +558,7 @@ pub fn network(d: &RunData) -> Figure {
         "network",
         "File transfers: data-server traffic, link use and transfer times",
         &format!(
-            "What files cost the project's data server and its hosts. Top: bytes the data              server carried per day, to hosts (input files) and from hosts (output files), one              colour per project. {} Middle: the share of the data server's link those bytes              used, averaged over {} (no line for an unlimited link); a line at 100 % is a              saturated link, where every transfer slows down. Bottom: the cumulative              distribution of the time a reported result spent downloading its inputs (from              its arrival on the host to runnable) and uploading its output (from the end of              computing to its output on the server). From timeseries.csv `bytes_down`,              `bytes_up`, `link_util_down`, `link_util_up` and histograms.csv              `result_download_s`, `result_upload_s`.",
+            "What files cost the project's data server and its hosts. Top: bytes the data              server carried per day, to hosts (input files) and from hosts (output files), one              colour per project. {} Middle: the share of the data server's link those bytes              used in each bucket of timeseries.csv (in a run of more than {MAX_SAMPLES} buckets,              the mean over {} and, dashed, the highest bucket in it; no line for an unlimited              link); a point at 100 % is a saturated link, where every transfer slows down. Bottom: the cumulative              distribution of the time a reported result spent downloading its inputs (from              its arrival on the host to runnable) and uploading its output (from the end of              computing to its output on the server). From timeseries.csv `bytes_down`,              `bytes_up`, `link_util_down`, `link_util_up` and histograms.csv              `result_download_s`, `result_upload_s`.",
             per_day_note(w),
             window_words(fine)
         ),
@@ -574,6 +566,57 @@ pub fn network(d: &RunData) -> Figure {
     );
     f.columns = 2;
     f
+}
+
+/// A data-server link's use, in percent, per bucket of `timeseries.csv`: every bucket
+/// as it is while the run has at most [`MAX_SAMPLES`] of them (a saturated hour is a
+/// point at 100 %), else the mean over windows of `window` seconds with, dashed, the
+/// highest bucket of each window, so that averaging never hides a saturated link.
+fn link_use_panel(d: &RunData, metric: &str, title: &str, window: i64) -> Panel {
+    let mut p = time_panel(d, title, "% of capacity");
+    p.no_data = missing(&[metric]);
+    let interval = d.interval_s.max(1);
+    let raw = ((d.duration_s + interval - 1) / interval) as usize <= MAX_SAMPLES;
+    let pct = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, v)| (x, v * 100.0)).collect();
+    for (i, project) in d.projects.iter().enumerate() {
+        let Some(s) = d.series(project, metric) else {
+            continue;
+        };
+        if raw {
+            let pts = s
+                .iter()
+                .map(|&(t, v)| ((t + interval / 2) as f64, v))
+                .collect();
+            p.layers.push(line(
+                format!("{}, each bucket", project_label(project)),
+                color(i),
+                on_axis(d, pct(pts)),
+            ));
+        } else {
+            let mean = calc::rates(s, window, d.duration_s, interval as f64);
+            p.layers.push(line(
+                format!(
+                    "{}, mean per {}",
+                    project_label(project),
+                    window_words(window)
+                ),
+                color(i),
+                on_axis(d, pct(mean)),
+            ));
+            p.layers.push(Layer::Line {
+                label: format!(
+                    "{}, highest bucket per {}",
+                    project_label(project),
+                    window_words(window)
+                ),
+                color: color(i),
+                points: on_axis(d, pct(calc::window_max(s, window, d.duration_s))),
+                dashed: true,
+                markers: false,
+            });
+        }
+    }
+    p
 }
 
 /// The transfer-time histograms of a run with files: download, then upload.

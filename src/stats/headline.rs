@@ -190,7 +190,7 @@ pub const PROJECT_ONLY: [&str; 11] = [
 /// client §8), per project only (not in `summary_apps.csv`): the transfer times of
 /// the results reported with files, as the turnaround's, and the traffic of the
 /// project's data server.
-pub const TRANSFER_COLUMNS: [&str; 13] = [
+pub const TRANSFER_COLUMNS: [&str; 17] = [
     "results_with_files",
     "download_time_mean_s",
     "download_time_p50_s",
@@ -204,6 +204,10 @@ pub const TRANSFER_COLUMNS: [&str; 13] = [
     "bytes_up",
     "link_util_down_frac",
     "link_util_up_frac",
+    "link_busy_down_frac",
+    "link_busy_up_frac",
+    "link_util_down_p90",
+    "link_util_up_p90",
 ];
 
 /// The [`TRANSFER_COLUMNS`] of project `pi`, named and in order.
@@ -212,6 +216,7 @@ pub fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static 
     let x = m.transfers.as_deref();
     let hist = |i: usize| x.map(|x| &x.hists[i]);
     let totals = |i: usize| x.and_then(|x| x.totals(i, m.interval));
+    let saturation = |i: usize| x.and_then(|x| x.saturation(i, m.interval));
     let values: [Option<f64>; TRANSFER_COLUMNS.len()] = [
         x.map(|x| x.results as f64), // results_with_files
         x.and_then(|x| x.mean(0)),   // download_time_mean_s
@@ -226,6 +231,10 @@ pub fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static 
         totals(1).map(|t| t.0),      // bytes_up
         totals(0).and_then(|t| t.1), // link_util_down_frac
         totals(1).and_then(|t| t.1), // link_util_up_frac
+        saturation(0).map(|s| s.0),  // link_busy_down_frac
+        saturation(1).map(|s| s.0),  // link_busy_up_frac
+        saturation(0).map(|s| s.1),  // link_util_down_p90
+        saturation(1).map(|s| s.1),  // link_util_up_p90
     ];
     TRANSFER_COLUMNS.into_iter().zip(values).collect()
 }
@@ -535,8 +544,8 @@ mod tests {
             r.files_enabled();
             r.result_transfers(0, ResultId(1), &x);
             let cap = [1000.0, f64::INFINITY];
-            r.data_server(0, 0, 0.0, 0.0, cap);
-            r.data_server(0, 1, 1.8e6, 0.0, cap);
+            r.data_server(0, 0, [0.0; 2], [0.0; 2], cap);
+            r.data_server(0, 1, [1.8e6, 0.0], [900.0, 0.0], cap);
         });
         assert!(f.recorder.files);
         assert!(f.recorder.transfer_times.is_empty(), "written, then let go");
@@ -574,6 +583,10 @@ mod tests {
                 Some(0.0),   // bytes_up
                 Some(0.5),   // link_util_down_frac: 1.8e6 / (1000 B/s × 3600 s)
                 None,        // link_util_up_frac: unlimited
+                Some(0.25),  // link_busy_down_frac: 900 s saturated of 3600
+                None,        // link_busy_up_frac
+                Some(0.5),   // link_util_down_p90: the one bucket's
+                None,        // link_util_up_p90
             ]
         );
     }

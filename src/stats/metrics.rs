@@ -194,6 +194,9 @@ pub(crate) const TRANSFER_HISTOGRAMS: [&str; 2] = ["result_download_s", "result_
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ServerSample {
     pub bytes: [f64; 2],
+    /// Cumulative seconds each link carried at least 95 % of its capacity
+    /// (`engine::flow::FlowNet::busy_time`).
+    pub busy: [f64; 2],
     pub cap: [f64; 2],
 }
 
@@ -288,6 +291,27 @@ impl Transfers {
         }
         let util = (capacity.is_finite() && capacity > 0.0).then(|| bytes / capacity);
         Some((bytes, util))
+    }
+
+    /// Over the buckets [`Self::totals`] covers, how saturated the link in direction
+    /// `i` was, where the average hides it: the share of their time the link carried
+    /// at least 95 % of its capacity (exact, from the flow model's busy seconds), and
+    /// the 90th percentile of the buckets' utilisations (nearest rank, as
+    /// `timeseries.csv`'s `link_util_*`). `None` without a closed bucket or when the
+    /// link was unlimited in any of them.
+    pub(crate) fn saturation(&self, i: usize, interval: Time) -> Option<(f64, f64)> {
+        let last = self.server.iter().rposition(Option::is_some)?;
+        if last == 0 {
+            return None;
+        }
+        let mut utils = Vec::with_capacity(last);
+        for k in 0..last {
+            utils.push(self.bucket_util(k, i, interval, Time::MAX)?);
+        }
+        utils.sort_by(f64::total_cmp);
+        let p90 = utils[(0.9 * last as f64).ceil() as usize - 1];
+        let busy = self.server[last]?.busy[i] / (last as Time * interval) as f64;
+        Some((busy, p90))
     }
 }
 
@@ -407,12 +431,12 @@ impl ProjectMetrics {
 
     /// The data server's cumulative bytes `[down, up]` and capacities at the start
     /// of bucket `k` (after every event of that second).
-    pub(crate) fn data_server(&mut self, k: usize, bytes: [f64; 2], cap: [f64; 2]) {
+    pub(crate) fn data_server(&mut self, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
         if let Some(t) = &mut self.transfers {
             if t.server.len() <= k {
                 t.server.resize(k + 1, None);
             }
-            t.server[k] = Some(ServerSample { bytes, cap });
+            t.server[k] = Some(ServerSample { bytes, busy, cap });
         }
     }
 
@@ -649,7 +673,7 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            m.data_server(k, bytes, cap);
+            m.data_server(k, bytes, [0.0; 2], cap);
         }
     }
 
@@ -725,6 +749,15 @@ mod tests {
             Some((30_600.0, Some(30_600.0 / 108_000.0)))
         );
         assert_eq!(x.totals(1, 3600), Some((500.0, None)));
+        // Saturation: the buckets' utilisations are 18000/36000 (the bytes at 0
+        // itself count in the first), 9000/36000 and 3600/36000, the 90th percentile
+        // by nearest rank the largest of three; with
+        // the busy seconds of the last sample, 2 h of 3 h at 95 % or more.
+        let mut busy = x.clone();
+        busy.server[3].as_mut().unwrap().busy = [7200.0, 0.0];
+        assert_eq!(busy.saturation(0, 3600), Some((2.0 / 3.0, 0.5)));
+        assert_eq!(busy.saturation(1, 3600), None, "an unlimited link");
+        assert_eq!(cut.saturation(0, 3600).map(|s| s.1), Some(0.5));
     }
 
     fn lines(path: &Path) -> Vec<String> {

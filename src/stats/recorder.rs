@@ -255,8 +255,8 @@ impl Recorder for StatsRecorder {
         }
     }
 
-    fn data_server(&mut self, pi: usize, k: usize, down: f64, up: f64, cap: [f64; 2]) {
+    fn data_server(&mut self, pi: usize, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
         self.enable_files();
-        self.tallies[pi].metrics.data_server(k, [down, up], cap);
+        self.tallies[pi].metrics.data_server(k, bytes, busy, cap);
     }
 }

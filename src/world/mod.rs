@@ -367,15 +367,15 @@ impl<R: Recorder> World<R> {
                     // files carries nothing and has no limit).
                     if let Some(net) = &b.net {
                         let t = now as f64;
-                        let (down, up, cap) = match net.servers.get(pi) {
+                        let (bytes, busy, cap) = match net.servers.get(pi) {
                             Some(Some((s, l))) => (
-                                net.flows.delivered(l[0], t),
-                                net.flows.delivered(l[1], t),
+                                l.map(|l| net.flows.delivered(l, t)),
+                                l.map(|l| net.flows.busy_time(l, t)),
                                 [s.download, s.upload],
                             ),
-                            _ => (0.0, 0.0, [f64::INFINITY; 2]),
+                            _ => ([0.0; 2], [0.0; 2], [f64::INFINITY; 2]),
                         };
-                        b.recorder.data_server(pi, k as usize, down, up, cap);
+                        b.recorder.data_server(pi, k as usize, bytes, busy, cap);
                     }
                 }
                 let next = (k as Time + 1) * self.sample_interval;

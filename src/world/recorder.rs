@@ -97,11 +97,12 @@ pub trait Recorder {
     }
 
     /// Bucket `k` of the time series, in a run with files: the bytes project `pi`'s
-    /// data server has carried since the start of the run in each direction
-    /// (cumulative; `down` is server to hosts) up to the bucket's start, and its
-    /// link's capacities, bytes/s (`f64::INFINITY`: unlimited; spec client §8.5).
+    /// data server has carried since the start of the run in each direction `[down,
+    /// up]` (cumulative; down is server to hosts) up to the bucket's start, the
+    /// seconds each link was saturated (at least 95 % used) over the same time, and
+    /// the links' capacities, bytes/s (`f64::INFINITY`: unlimited; spec client §8.5).
     /// Called right after [`Self::sample`] of the same bucket.
-    fn data_server(&mut self, pi: usize, k: usize, down: f64, up: f64, cap: [f64; 2]) {
-        let _ = (pi, k, down, up, cap);
+    fn data_server(&mut self, pi: usize, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
+        let _ = (pi, k, bytes, busy, cap);
     }
 }
