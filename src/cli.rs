@@ -112,7 +112,8 @@ pub struct CreditArgs {
     after_help = "Writes into --out (default output/sweeps/<name>/): design.json, \
 runs/ (one record per run, kept for resuming), sweep.csv, sweep-summary.csv, best.json (with \
 an [objective]) and plots/. A sweep started again skips the runs it finished. \
-See docs/sweep.md and docs/cluster.md."
+--racing spends fewer runs: see \"Racing\" in docs/sweep.md. See docs/sweep.md and \
+docs/cluster.md."
 )]
 pub struct SweepArgs {
     /// Sweep file (TOML).
@@ -136,6 +137,15 @@ pub struct SweepArgs {
     /// With --emit-slurm: CPUs per array task, passed on as --jobs.
     #[arg(long, requires = "emit_slurm", default_value_t = 1)]
     pub cpus_per_task: usize,
+    /// Race: replication 0 of every point, then further replications, round by
+    /// round, only of the points that could still be the best feasible one (needs
+    /// an [objective]; not with --shard or --emit-slurm).
+    #[arg(long)]
+    pub racing: bool,
+    /// With --racing: run at most N runs; the race stops before a round that would
+    /// exceed it.
+    #[arg(long, value_name = "N", requires = "racing")]
+    pub budget: Option<usize>,
     /// Do not draw the sweep's charts.
     #[arg(long)]
     pub no_plots: bool,
@@ -886,15 +896,20 @@ fn bench(a: BenchArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The sweep's tables and charts once every run is there; prints the best point.
+/// The sweep's tables and charts once every run is there (for a race, every run
+/// the race ran); prints the best point.
 fn sweep_tables(
     dir: &Path,
     plan: &crate::sweep::Plan,
     records: &crate::sweep::Records,
+    race: Option<&crate::sweep::racing::Race>,
     plots: bool,
     quiet: bool,
 ) -> Result<(), SweepError> {
-    let choice = crate::sweep::finish(dir, plan, records)?;
+    let choice = match race {
+        Some(r) => crate::sweep::finish_racing(dir, plan, r)?,
+        None => crate::sweep::finish(dir, plan, records)?,
+    };
     let drawn = if plots {
         crate::sweep::plots(dir, plan, &choice)?
     } else {
@@ -902,13 +917,19 @@ fn sweep_tables(
     };
     let charts = drawn.names.len();
     if !quiet {
+        let design = match race {
+            Some(_) => format!(", up to {} replications each (racing)", plan.replications),
+            None => format!(" x {} replications", plan.replications),
+        };
         eprintln!(
-            "{}: {} points x {} replications; sweep.csv, sweep-summary.csv and {charts} charts in {}",
+            "{}: {} points{design}; sweep.csv, sweep-summary.csv and {charts} charts in {}",
             plan.name,
             plan.points.len(),
-            plan.replications,
             dir.display()
         );
+        if let Some(r) = race {
+            eprintln!("{}", crate::sweep::racing::summary(r));
+        }
         if plan.goal.is_some() {
             eprintln!("{}", crate::sweep::verdict(plan, &choice));
         }
@@ -923,8 +944,38 @@ fn sweep_tables(
 }
 
 fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    if a.racing && (a.shard.is_some() || a.emit_slurm.is_some()) {
+        return Err(SweepError::Input(
+            "--racing does not run as Slurm shards (--shard, --emit-slurm): a race chooses \
+             each round's runs from the results of the round before, which a job array \
+             fixed in advance cannot; race on one machine, or run the full design on the \
+             cluster (docs/sweep.md, \"Racing\")"
+                .into(),
+        )
+        .into());
+    }
     let s = crate::sweep::spec::read(&a.sweep)?;
-    let planned = crate::sweep::plan(&s)?;
+    let mut planned = crate::sweep::plan(&s)?;
+    if a.racing {
+        if planned.plan.goal.is_none() {
+            return Err(SweepError::Input(format!(
+                "{}: --racing needs an [objective]: a race drops the points that cannot be \
+                 the best feasible one, and without an objective no point is better than \
+                 another",
+                a.sweep.display()
+            ))
+            .into());
+        }
+        let first = planned.plan.points.len();
+        if let Some(b) = a.budget.filter(|&b| b < first) {
+            return Err(SweepError::Input(format!(
+                "--budget {b} is less than the {first} runs of the race's first round \
+                 (replication 0 of every point)"
+            ))
+            .into());
+        }
+        planned.plan.racing = true;
+    }
     let plan = &planned.plan;
     if !a.quiet {
         for w in &plan.warnings {
@@ -966,13 +1017,16 @@ fn run_sweep(a: &SweepArgs, planned: &crate::sweep::Planned) -> Result<(), Sweep
         .clone()
         .unwrap_or_else(|| Path::new("output").join("sweeps").join(&plan.name));
     sweep::claim_dir(&dir, plan)?;
+    let jobs = a.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    if plan.racing {
+        return run_race(a, planned, &dir, jobs);
+    }
     let runs_dir = match a.shard {
         Some(sh) => dir.join(sh.dir_name()).join(sweep::RUNS_DIR),
         None => dir.join(sweep::RUNS_DIR),
     };
-    let jobs = a.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
     let bar = crate::progress::SweepProgress::stderr(!a.quiet);
     let report = |done: usize, total: usize| {
         if let Some(b) = &bar {
@@ -1005,18 +1059,83 @@ fn run_sweep(a: &SweepArgs, planned: &crate::sweep::Planned) -> Result<(), Sweep
         }
         None => {
             let records = sweep::existing(plan, &runs_dir);
-            sweep_tables(&dir, plan, &records, !a.no_plots, a.quiet)
+            sweep_tables(&dir, plan, &records, None, !a.no_plots, a.quiet)
         }
     }
 }
 
+/// `sweep --racing`: runs the race's rounds (or what is missing of them) into
+/// `dir`, then writes its tables.
+fn run_race(
+    a: &SweepArgs,
+    planned: &crate::sweep::Planned,
+    dir: &Path,
+    jobs: usize,
+) -> Result<(), SweepError> {
+    use crate::sweep;
+    let n = planned.plan.points.len();
+    let round = |k: u32, alive: usize, runs: usize| -> Box<dyn Fn(usize, usize) + Sync> {
+        if !a.quiet {
+            let found = match alive - runs {
+                0 => String::new(),
+                f => format!(", {f} found done"),
+            };
+            eprintln!(
+                "racing round {k}: {alive} of {n} points alive, replication {k} ({runs} run{}{found})",
+                if runs == 1 { "" } else { "s" }
+            );
+        }
+        let bar = crate::progress::SweepProgress::stderr(!a.quiet);
+        Box::new(move |done, total| {
+            if let Some(b) = &bar {
+                b.update(done, total);
+            }
+        })
+    };
+    let raced = sweep::race(planned, dir, jobs, a.budget, &round)?;
+    let skipped = raced.race.runs.saturating_sub(raced.ran);
+    if !a.quiet && skipped > 0 {
+        eprintln!(
+            "resumed: {skipped} runs of the race were already done in {} and were skipped; {} \
+             run now",
+            dir.join(sweep::RUNS_DIR).display(),
+            raced.ran
+        );
+    }
+    let race = &raced.race;
+    sweep_tables(
+        dir,
+        &planned.plan,
+        &race.records,
+        Some(race),
+        !a.no_plots,
+        a.quiet,
+    )
+}
+
 fn sweep_merge(a: SweepMergeArgs) -> Result<(), CliError> {
     let plan = crate::sweep::read_plan(&a.dir)?;
+    if plan.racing {
+        return Err(SweepError::Input(format!(
+            "{} holds a racing sweep, which does not run as shards: finish it with \
+             `boinc-sim sweep SWEEP --racing --out {}`",
+            a.dir.display(),
+            a.dir.display()
+        ))
+        .into());
+    }
     let (records, nshards) = crate::sweep::gather(&a.dir, &plan)?;
     if !a.quiet {
         eprintln!("{} run records from {nshards} shard folders", records.len());
     }
-    Ok(sweep_tables(&a.dir, &plan, &records, !a.no_plots, a.quiet)?)
+    Ok(sweep_tables(
+        &a.dir,
+        &plan,
+        &records,
+        None,
+        !a.no_plots,
+        a.quiet,
+    )?)
 }
 
 #[cfg(test)]

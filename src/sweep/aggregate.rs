@@ -6,7 +6,7 @@
 //! A local sweep and `sweep-merge` both read the run records back from their files
 //! and call [`write_all`], so the two give byte-identical tables.
 
-use super::spec::Goal;
+use super::spec::{Constraint, Goal};
 use super::{Plan, Records};
 use crate::base::units::parse_duration;
 use crate::plot::sweep::{Kind, classify};
@@ -120,24 +120,39 @@ pub(crate) fn point_stats(plan: &Plan, runs: &Records) -> Vec<Vec<Stats>> {
 /// metric without a mean is not met). Feasibility is judged on the means only; see
 /// [`uncertain`] for the points where the intervals cannot tell.
 pub(crate) fn feasible(plan: &Plan, st: &[Vec<Stats>], goal: &Goal, p: usize) -> bool {
-    goal.constraints.iter().all(|c| {
-        metric_index(plan, &c.metric)
-            .and_then(|i| st[p][i].mean)
-            .is_some_and(|v| c.op.holds(v, c.bound))
-    })
+    goal.constraints
+        .iter()
+        .all(|c| meets(c, constrained(plan, st, c, p)))
 }
 
 /// Whether some constraint's limit lies inside point `p`'s 95% interval of that
 /// metric: more replications could move the point across the limit either way.
 pub(crate) fn uncertain(plan: &Plan, st: &[Vec<Stats>], goal: &Goal, p: usize) -> bool {
-    goal.constraints.iter().any(|c| {
-        metric_index(plan, &c.metric)
-            .and_then(|i| st[p][i].ci95)
-            .is_some_and(|(lo, hi)| lo <= c.bound && c.bound <= hi)
-    })
+    goal.constraints
+        .iter()
+        .any(|c| limit_inside(c, constrained(plan, st, c, p)))
 }
 
-fn metric_index(plan: &Plan, m: &str) -> Option<usize> {
+/// Point `p`'s statistics of the metric constraint `c` is on (none if the metric is
+/// not one of the sweep's).
+pub(crate) fn constrained(plan: &Plan, st: &[Vec<Stats>], c: &Constraint, p: usize) -> Stats {
+    metric_index(plan, &c.metric).map_or_else(Stats::default, |i| st[p][i])
+}
+
+/// Whether a mean meets constraint `c` (no mean does not): the rule of
+/// [`feasible`], one constraint at a time.
+pub(crate) fn meets(c: &Constraint, s: Stats) -> bool {
+    s.mean.is_some_and(|v| c.op.holds(v, c.bound))
+}
+
+/// Whether `c`'s limit lies inside the 95% interval `s` (no interval: it cannot
+/// be told): the rule of [`uncertain`], one constraint at a time.
+pub(crate) fn limit_inside(c: &Constraint, s: Stats) -> bool {
+    s.ci95
+        .is_some_and(|(lo, hi)| lo <= c.bound && c.bound <= hi)
+}
+
+pub(crate) fn metric_index(plan: &Plan, m: &str) -> Option<usize> {
     plan.metrics.iter().position(|x| x == m)
 }
 
@@ -240,7 +255,7 @@ pub struct Choice {
 }
 
 /// Each point's value of `metric` in each replication (`None`: none).
-fn per_replication(plan: &Plan, runs: &Records, metric: &str) -> Vec<Vec<Option<f64>>> {
+pub(crate) fn per_replication(plan: &Plan, runs: &Records, metric: &str) -> Vec<Vec<Option<f64>>> {
     (0..plan.points.len())
         .map(|p| {
             (0..plan.replications)
@@ -339,9 +354,26 @@ fn param_cells(plan: &Plan, durations: &[bool], p: usize) -> Vec<String> {
     out
 }
 
+/// A mean and its 95% interval as `best.json` writes them.
+pub(crate) fn interval(s: Stats) -> serde_json::Value {
+    serde_json::json!({
+        "mean": s.mean,
+        "ci95_low": s.ci95.map(|c| c.0),
+        "ci95_high": s.ci95.map(|c| c.1),
+    })
+}
+
 /// Writes `sweep.csv`, `sweep-summary.csv` and, with an objective, `best.json` into
-/// `dir`. Returns the objective's verdict (empty without an objective).
-pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> {
+/// `dir`. Returns the objective's verdict (empty without an objective). A racing
+/// sweep passes its race, which `best.json` records in its `racing` section
+/// ([`super::racing::json`]); the verdict itself is the same function of the runs
+/// either way.
+pub(crate) fn write_all(
+    dir: &Path,
+    plan: &Plan,
+    runs: &Records,
+    racing: Option<&super::racing::Race>,
+) -> io::Result<Choice> {
     let mut rows = Vec::with_capacity(runs.len() + 1);
     let durations = duration_params(plan);
     let mut header = vec![
@@ -396,13 +428,6 @@ pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> 
     };
     let choice = choose(plan, runs, &st, goal);
     let g = metric_index(plan, &goal.metric);
-    let interval = |s: Stats| {
-        serde_json::json!({
-            "mean": s.mean,
-            "ci95_low": s.ci95.map(|c| c.0),
-            "ci95_high": s.ci95.map(|c| c.1),
-        })
-    };
     let parameters = |p: usize| -> serde_json::Map<String, serde_json::Value> {
         plan.params
             .iter()
@@ -436,7 +461,7 @@ pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> 
             o
         })
         .collect();
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "objective": {
             if goal.maximize { "maximize" } else { "minimize" }: goal.metric,
             "subject_to": goal
@@ -457,6 +482,9 @@ pub fn write_all(dir: &Path, plan: &Plan, runs: &Records) -> io::Result<Choice> 
             .chain(super::drift_warnings(plan, runs))
             .collect::<Vec<_>>(),
     });
+    if let Some(race) = racing {
+        doc["racing"] = super::racing::json(race, plan, &choice);
+    }
     let mut text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
     text.push('\n');
     write_atomic(&dir.join(BEST_JSON), text.as_bytes())?;
@@ -554,6 +582,7 @@ mod tests {
             goal: Some(goal),
             warnings: Vec::new(),
             cases: Vec::new(),
+            racing: false,
         }
     }
 
@@ -613,7 +642,7 @@ mod tests {
         assert_eq!(c.objective_of_best.unwrap().mean, Some(20.0));
         // best.json says so, and the tables have the duration's seconds.
         let dir = tempfile::tempdir().unwrap();
-        write_all(dir.path(), &p, &runs).unwrap();
+        write_all(dir.path(), &p, &runs, None).unwrap();
         let best: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.path().join(BEST_JSON)).unwrap()).unwrap();
         assert_eq!(best["best"]["point"], 0);

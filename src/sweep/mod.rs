@@ -11,6 +11,9 @@
 //!   is killed and started again skips what it has ([`existing`]).
 //! * [`aggregate`] turns the records into `sweep.csv`, `sweep-summary.csv` and
 //!   `best.json`; [`finish`] writes them only when every run is there.
+//! * [`racing`] (`--racing`) runs replication 0 of every point, then further
+//!   replications, round by round, only of the points that could still be the
+//!   best feasible one; [`finish_racing`] writes the tables of the runs it ran.
 //! * [`slurm`] writes the job-array script; a shard (`--shard I/N`) runs the points
 //!   `p` with `p mod N = I` into `shard-I-of-N/runs/`, and [`merge`] gathers them.
 //!
@@ -20,6 +23,7 @@
 
 pub(crate) mod aggregate;
 pub mod design;
+pub(crate) mod racing;
 pub mod slurm;
 pub mod spec;
 
@@ -94,6 +98,12 @@ pub struct Plan {
     /// name; without, the field is absent from `design.json`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cases: Vec<PlanCase>,
+    /// Whether the sweep races (`--racing`, [`racing`]): its folder holds the runs
+    /// the race chose, not the full design, so a sweep of the other kind must not
+    /// resume in it. Absent from `design.json` when false, so a full sweep's file
+    /// reads as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub racing: bool,
 }
 
 /// A case of the plan: its name and its keys as `--set` arguments, in key order.
@@ -197,6 +207,7 @@ pub fn plan(s: &spec::Sweep) -> Result<Planned, SweepError> {
         goal: s.goal.clone(),
         warnings: Vec::new(),
         cases,
+        racing: false,
     };
     let files: Vec<&ScenarioFile> = scenarios.iter().map(|l| &l.file).collect();
     let warnings = censoring(&plan, &files);
@@ -446,6 +457,30 @@ pub(crate) fn claim_dir(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
         if old == text {
             return Ok(());
         }
+        // The same sweep, raced in one folder and not in the other: say so.
+        let kind = serde_json::from_str::<Plan>(&old).ok().filter(|o| {
+            o.racing != plan.racing
+                && *o
+                    == Plan {
+                        racing: o.racing,
+                        ..plan.clone()
+                    }
+        });
+        if let Some(o) = kind {
+            return Err(SweepError::Input(if o.racing {
+                format!(
+                    "{} holds a racing sweep of this file ({PLAN_JSON}: \"racing\": true): \
+                     add --racing to resume it, or choose another --out",
+                    dir.display()
+                )
+            } else {
+                format!(
+                    "{} holds this sweep's full design, not a race: --racing needs a folder \
+                     of its own; choose another --out",
+                    dir.display()
+                )
+            }));
+        }
         return Err(SweepError::Input(format!(
             "{} holds the runs of a different sweep (its {PLAN_JSON} differs: another sweep \
              file, scenario or design); choose another --out or delete that folder",
@@ -485,8 +520,29 @@ pub(crate) fn execute(
         .count()
         * plan.replications as usize;
     let skipped = owned - todo.len();
+    run_list(planned, runs_dir, &todo, jobs, skipped, owned, progress)?;
+    Ok(Executed {
+        skipped,
+        ran: todo.len(),
+    })
+}
+
+/// Runs the runs `todo` on `jobs` threads, writing each record into `runs_dir` as
+/// soon as it is done. `progress` is called with (done, total), `done` counting
+/// from `skipped`. Stops starting new runs after the first failure and reports the
+/// first failure in `todo`'s order.
+pub(crate) fn run_list(
+    planned: &Planned,
+    runs_dir: &Path,
+    todo: &[(usize, u32)],
+    jobs: usize,
+    skipped: usize,
+    total: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(), SweepError> {
+    std::fs::create_dir_all(runs_dir).map_err(|e| io_failed("create", runs_dir, e))?;
     let done = Mutex::new(skipped);
-    progress(skipped, owned);
+    progress(skipped, total);
     let failed = AtomicBool::new(false);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
@@ -503,7 +559,7 @@ pub(crate) fn execute(
                     failed.store(true, Ordering::Relaxed);
                 } else if let Ok(mut d) = done.lock() {
                     *d += 1;
-                    progress(*d, owned);
+                    progress(*d, total);
                 }
                 r
             })
@@ -511,10 +567,63 @@ pub(crate) fn execute(
     });
     // The first failure in run order, so the message does not depend on timing.
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
-    Ok(Executed {
-        skipped,
-        ran: todo.len(),
-    })
+    Ok(())
+}
+
+/// What [`race`] did: the finished race, and the runs of it this process ran (the
+/// others were found done in the folder).
+pub(crate) struct Raced {
+    pub race: racing::Race,
+    pub ran: usize,
+}
+
+/// Runs a racing sweep in `dir` (`--racing`, [`racing`]): replays the race from the
+/// records in `dir/runs/`, runs the missing runs of the first round that has some,
+/// on `jobs` threads, and again, until the race is over. `round` is called before
+/// each round that runs (round, live points, runs to run) and returns the progress
+/// callback of that round's runs.
+pub(crate) fn race<'a>(
+    planned: &Planned,
+    dir: &Path,
+    jobs: usize,
+    budget: Option<usize>,
+    round: &dyn Fn(u32, usize, usize) -> Box<dyn Fn(usize, usize) + Sync + 'a>,
+) -> Result<Raced, SweepError> {
+    let plan = &planned.plan;
+    let goal = plan.goal.as_ref().ok_or_else(|| {
+        SweepError::Input("--racing needs an [objective] in the sweep file".into())
+    })?;
+    let runs_dir = dir.join(RUNS_DIR);
+    let mut ran = 0;
+    let mut last: Option<Vec<(usize, u32)>> = None;
+    loop {
+        match racing::next(plan, goal, &existing(plan, &runs_dir), budget) {
+            racing::Next::Done(race) => return Ok(Raced { race, ran }),
+            racing::Next::Run {
+                round: k,
+                alive,
+                runs,
+            } => {
+                // A run that left no readable record would be asked for forever.
+                if last.as_ref() == Some(&runs) {
+                    return Err(SweepError::Failed(format!(
+                        "round {k} of the race ran, but {} has no record of point {} \
+                         replication {}",
+                        runs_dir.display(),
+                        runs[0].0,
+                        runs[0].1
+                    )));
+                }
+                if ran == 0 {
+                    remove_tables(dir)?;
+                }
+                let progress = round(k, alive, runs.len());
+                run_list(planned, &runs_dir, &runs, jobs, 0, runs.len(), &*progress)?;
+                ran += runs.len();
+                last = Some(runs);
+            }
+        }
+    }
 }
 
 /// One run: the point's scenario with the run's seed, no output folder; its
@@ -617,7 +726,41 @@ pub(crate) fn check_complete(plan: &Plan, records: &Records) -> Result<(), Sweep
 /// `dir`. Returns the objective's verdict (empty without an objective).
 pub fn finish(dir: &Path, plan: &Plan, records: &Records) -> Result<aggregate::Choice, SweepError> {
     check_complete(plan, records)?;
-    aggregate::write_all(dir, plan, records).map_err(|e| io_failed("write the tables in", dir, e))
+    aggregate::write_all(dir, plan, records, None)
+        .map_err(|e| io_failed("write the tables in", dir, e))
+}
+
+/// Writes the tables (and, through `plots`, the charts) of a finished race into
+/// `dir`, from the runs the race ran; `best.json` gets its `racing` section.
+/// Returns the objective's verdict.
+pub(crate) fn finish_racing(
+    dir: &Path,
+    plan: &Plan,
+    race: &racing::Race,
+) -> Result<aggregate::Choice, SweepError> {
+    aggregate::write_all(dir, plan, &race.records, Some(race))
+        .map_err(|e| io_failed("write the tables in", dir, e))
+}
+
+/// Removes the tables of `dir` before a race runs more runs in it: a race resumed
+/// with a larger `--budget` must not leave the smaller budget's tables beside runs
+/// they do not describe if it is stopped, since a folder with its tables looks
+/// complete.
+pub(crate) fn remove_tables(dir: &Path) -> Result<(), SweepError> {
+    for f in [
+        aggregate::SWEEP_CSV,
+        aggregate::SUMMARY_CSV,
+        aggregate::BEST_JSON,
+    ] {
+        let path = dir.join(f);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_failed("remove", &path, e));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Reads `DIR/design.json`, the plan every run record of the folder belongs to.
@@ -833,6 +976,7 @@ mod tests {
                     set: vec!["project.main.workunit.min_quorum=2".into()],
                 },
             ],
+            racing: false,
         };
         let choice = aggregate::Choice {
             best: Some(1),
@@ -877,6 +1021,7 @@ mod tests {
             goal: None,
             warnings: Vec::new(),
             cases: Vec::new(),
+            racing: false,
         };
         let mut records = Records::new();
         for (p, drifting) in [(0, [true, true, false]), (1, [false, true, false])] {

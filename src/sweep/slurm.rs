@@ -124,6 +124,7 @@ mod tests {
             goal: None,
             warnings: Vec::new(),
             cases: Vec::new(),
+            racing: false,
         };
         let t = script(
             &plan,

@@ -48,6 +48,7 @@ mod slurm;
 mod spec_examples;
 mod sweep;
 mod sweep_cases;
+mod sweep_racing;
 mod transfer_outputs;
 mod true_size;
 mod volunteer_patterns;
