@@ -35,6 +35,7 @@ table.summary th[scope=row] { text-align: left; font-weight: normal; font-family
 table.summary tr:nth-child(even) { background: #f7f9fc; }
 table.summary tr.group th { text-align: left; font-family: inherit; font-weight: bold; background: #e8eef7; }
 table.summary th .unit { color: #666; }
+table.summary th .window { color: #666; font-weight: normal; }
 figure.chart { margin: 24px 0; padding: 8px; border: 1px solid #e3e3e3; border-radius: 4px; }
 figure.chart svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { max-width: 1000px; margin: 8px auto 0; }
@@ -249,24 +250,30 @@ fn summary_table(d: &RunData, out: &mut String) {
             esc(group)
         );
         for (name, cells) in rows {
+            // Every figure's label names the window it covers (docs/outputs.md).
+            let window = summary_groups::window(&name).words();
             match summary_groups::describe(&name).1 {
                 Some((readable, unit)) if !unit.is_empty() => {
                     let _ = write!(
                         out,
-                        "<tr><th scope=\"row\" title=\"{}\">{} <span class=\"unit\">({})</span></th>",
+                        "<tr><th scope=\"row\" title=\"{}\">{} <span class=\"window\">· {}</span> <span class=\"unit\">({})</span></th>",
                         esc(&name),
                         esc(readable),
+                        window,
                         esc(unit)
                     );
                 }
                 Some((readable, _)) => {
                     let _ = write!(
                         out,
-                        "<tr><th scope=\"row\" title=\"{}\">{}</th>",
+                        "<tr><th scope=\"row\" title=\"{}\">{} <span class=\"window\">· {}</span></th>",
                         esc(&name),
-                        esc(readable)
+                        esc(readable),
+                        window
                     );
                 }
+                // A figure of summary.json this table does not know: its
+                // name only (docs/outputs.md gives its window).
                 None => {
                     let _ = write!(out, "<tr><th scope=\"row\">{}</th>", esc(&name));
                 }
@@ -474,11 +481,15 @@ mod tests {
             throughput.is_some() && waste.is_some() && throughput < waste,
             "{h}"
         );
+        // Each label names the window its figure covers (docs/outputs.md).
         assert!(h.contains(
             "<th scope=\"row\" title=\"error_frac\">Client errors: share of results \
-             <span class=\"unit\">(%)</span></th>"
+             <span class=\"window\">· measured window</span> <span class=\"unit\">(%)</span></th>"
         ));
-        assert!(h.contains("<th scope=\"row\" title=\"results_reported\">Results reported</th>"));
+        assert!(h.contains(
+            "<th scope=\"row\" title=\"results_reported\">Results reported \
+             <span class=\"window\">· whole run</span></th>"
+        ));
         assert!(h.contains("<td title=\"0.05\">5 %</td>"));
         assert!(h.contains("seed: <code>7</code>"));
         assert!(
@@ -490,6 +501,37 @@ mod tests {
         assert!(h.contains("<svg width=\"10\" height=\"10\"><text>x</text></svg>\n<figcaption>"));
         // Nothing fetched from elsewhere.
         assert!(!h.contains("src=\"http") && !h.contains("href=\"http"));
+    }
+
+    /// Every row label of the summary table names a window, and the one
+    /// docs/outputs.md gives for its column.
+    #[test]
+    fn every_summary_label_names_its_window() {
+        use crate::stats::{batches::BATCH_COLUMNS, headline};
+        let columns: Vec<String> = std::iter::once("project")
+            .chain(headline::COLUMNS)
+            .chain(headline::TRANSFER_COLUMNS)
+            .chain(BATCH_COLUMNS)
+            .map(String::from)
+            .collect();
+        let mut row = vec!["p".to_string()];
+        row.resize(columns.len(), "1".into());
+        let d = RunData {
+            summary: Some(SummaryTable {
+                columns: columns.clone(),
+                rows: vec![row],
+            }),
+            ..RunData::default()
+        };
+        let h = html(&d, &[]);
+        for c in &columns[1..] {
+            let start = h
+                .find(&format!("<th scope=\"row\" title=\"{c}\">"))
+                .unwrap_or_else(|| panic!("no row for {c}"));
+            let label = &h[start..start + h[start..].find("</th>").unwrap()];
+            let words = summary_groups::window(c).words();
+            assert!(label.contains(&format!("· {words}</span>")), "{c}: {label}");
+        }
     }
 
     #[test]

@@ -46,13 +46,13 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
     (
         "workunits_assimilated_valid",
         "Throughput",
-        "Workunits assimilated as valid work (whole run)",
+        "Workunits assimilated as valid work",
         "",
     ),
     (
         "workunits_assimilated_error",
         "Throughput",
-        "Workunits assimilated in error (whole run)",
+        "Workunits assimilated in error",
         "",
     ),
     (
@@ -101,30 +101,15 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "Results left out: deadline after the end",
         "",
     ),
-    (
-        "results_deadline_met",
-        "Deadlines",
-        "Reported in time (whole run)",
-        "",
-    ),
-    (
-        "results_deadline_missed",
-        "Deadlines",
-        "Reported late (whole run)",
-        "",
-    ),
+    ("results_deadline_met", "Deadlines", "Reported in time", ""),
+    ("results_deadline_missed", "Deadlines", "Reported late", ""),
     (
         "deadline_miss_frac",
         "Deadlines",
         "Late share of reported results only",
         "%",
     ),
-    (
-        "results_no_reply",
-        "Deadlines",
-        "Timed out, NO_REPLY (whole run)",
-        "",
-    ),
+    ("results_no_reply", "Deadlines", "Timed out, NO_REPLY", ""),
     (
         "no_reply_frac",
         "Deadlines",
@@ -303,25 +288,25 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
     (
         "wrong_canonical_frac",
         "Science error",
-        "Wrong canonical results: share of canonical (whole run)",
+        "Wrong canonical results: share of canonical",
         "%",
     ),
     (
         "workunits_wrong_canonical",
         "Science error",
-        "Workunits whose canonical result is wrong (whole run)",
+        "Workunits whose canonical result is wrong",
         "",
     ),
     (
         "results_wrong_valid",
         "Science error",
-        "Wrong results judged VALID (whole run)",
+        "Wrong results judged VALID",
         "",
     ),
     (
         "results_correct_invalid",
         "Science error",
-        "Correct results judged INVALID (whole run)",
+        "Correct results judged INVALID",
         "",
     ),
     (
@@ -507,6 +492,92 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The time a `summary.csv` figure covers (docs/outputs.md, "The measured window"):
+/// every label of the report names it, so that a count over the whole run is never
+/// read as the measured window's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// From `[output] warmup` to the end: every rate, fraction and percentile.
+    Measured,
+    /// The whole run: the plain counts and totals, the hosts' figures, the transfer
+    /// figures.
+    WholeRun,
+    /// Not a figure over time: a setting of the scenario.
+    Setting,
+}
+
+impl Window {
+    /// The words a label ends with, and docs/outputs.md's table gives.
+    pub fn words(self) -> &'static str {
+        match self {
+            Window::Measured => "measured window",
+            Window::WholeRun => "whole run",
+            Window::Setting => "setting",
+        }
+    }
+}
+
+/// The columns of `summary.csv` that are settings, not figures.
+const SETTINGS: [&str; 3] = ["delay_bound_s", "min_quorum", "target_nresults"];
+
+/// The `summary.csv` columns that stay whole-run (docs/outputs.md, after "These stay
+/// whole-run"): every other figure covers the measured window.
+const WHOLE_RUN: [&str; 42] = [
+    "workunits_created",
+    "workunits_assimilated_valid",
+    "workunits_assimilated_error",
+    "results_created",
+    "results_sent",
+    "results_reported",
+    "results_deadline_met",
+    "results_deadline_missed",
+    "results_no_reply",
+    "results_too_late",
+    "cpu_time_reported_s",
+    "cpu_time_wasted_s",
+    "flops_useful_flops",
+    "flops_wasted_flops",
+    "credit_granted_credit",
+    "credit_claimed_valid_credit",
+    "scheduler_requests",
+    "client_rpcs_failed",
+    "client_backoffs",
+    "hosts_attached",
+    "credit_per_host_mean_credit",
+    "credit_per_host_p50_credit",
+    "credit_per_host_p90_credit",
+    "credit_per_host_gini",
+    "hosts_idle_frac",
+    "results_with_files",
+    "download_time_mean_s",
+    "download_time_p50_s",
+    "download_time_p90_s",
+    "download_time_p99_s",
+    "upload_time_mean_s",
+    "upload_time_p50_s",
+    "upload_time_p90_s",
+    "upload_time_p99_s",
+    "bytes_down",
+    "bytes_up",
+    "link_util_down_frac",
+    "link_util_up_frac",
+    "link_busy_down_frac",
+    "link_busy_up_frac",
+    "link_util_down_p90",
+    "link_util_up_p90",
+];
+
+/// The time column `column` of `summary.csv` covers.
+pub fn window(column: &str) -> Window {
+    if SETTINGS.contains(&column) {
+        Window::Setting
+    } else if WHOLE_RUN.contains(&column) {
+        Window::WholeRun
+    } else {
+        Window::Measured
+    }
+}
+
 /// The group, readable name and unit of a column; unknown columns go to "Other"
 /// under their own name.
 pub fn describe(column: &str) -> (&'static str, Option<(&'static str, &'static str)>) {
@@ -559,6 +630,82 @@ mod tests {
         cols.sort();
         cols.dedup();
         assert_eq!(cols.len(), FIGURES.len(), "a column listed twice");
+    }
+
+    /// The windows here are docs/outputs.md's: its table of each figure's window
+    /// lists every `summary.csv` column once, with [`window`]'s answer; the figures
+    /// its table of the measured window names are measured, and the counts its
+    /// "These stay whole-run" names are whole-run.
+    #[test]
+    fn windows_are_the_documented_ones() {
+        let doc = include_str!("../../docs/outputs.md");
+        let ticked = |text: &str| -> Vec<String> {
+            text.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut listed = std::collections::BTreeMap::new();
+        for w in [Window::Measured, Window::WholeRun, Window::Setting] {
+            let line = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| {} | `", w.words())))
+                .unwrap_or_else(|| panic!("no row for {:?}", w));
+            for c in ticked(line) {
+                assert_eq!(window(&c), w, "{c}: docs say {}", w.words());
+                assert!(listed.insert(c.clone(), w).is_none(), "{c} listed twice");
+            }
+        }
+        let all = crate::stats::headline::COLUMNS
+            .into_iter()
+            .chain(crate::stats::headline::TRANSFER_COLUMNS)
+            .chain(crate::stats::batches::BATCH_COLUMNS);
+        for c in all {
+            assert!(listed.contains_key(c), "{c} has no documented window");
+        }
+        // The prose: the measured window's table, and the whole-run counts.
+        let section = &doc[doc.find("### The measured window").unwrap()..];
+        let section = &section[..section.find("**The window of each figure**").unwrap()];
+        let (measured, whole) = section.split_at(section.find("These stay **whole-run**").unwrap());
+        let matches = |pattern: &str| -> Vec<&str> {
+            let prefix = pattern.trim_end_matches('*');
+            listed
+                .keys()
+                .map(String::as_str)
+                .filter(|c| {
+                    if pattern.contains('*') {
+                        c.starts_with(prefix.split('*').next().unwrap())
+                    } else {
+                        *c == pattern
+                    }
+                })
+                .collect()
+        };
+        for l in measured.lines().filter(|l| l.starts_with("| `")) {
+            let first = l.split('|').nth(1).unwrap();
+            for p in ticked(first).iter().filter(|p| !p.starts_with('…')) {
+                let cs = matches(p);
+                assert!(!cs.is_empty(), "{p} matches no column");
+                for c in cs {
+                    assert_eq!(
+                        window(c),
+                        Window::Measured,
+                        "{c} is in the measured window's table"
+                    );
+                }
+            }
+        }
+        let whole = &whole[..whole.find("`credit_neutrality_ratio` counts").unwrap()];
+        for p in ticked(whole) {
+            for c in matches(&p) {
+                assert_eq!(
+                    window(c),
+                    Window::WholeRun,
+                    "{c} stays whole-run in the docs"
+                );
+            }
+        }
     }
 
     #[test]
