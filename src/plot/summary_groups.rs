@@ -521,8 +521,9 @@ impl Window {
 const SETTINGS: [&str; 3] = ["delay_bound_s", "min_quorum", "target_nresults"];
 
 /// The `summary.csv` columns that stay whole-run (docs/outputs.md, after "These stay
-/// whole-run"): every other figure covers the measured window.
-const WHOLE_RUN: [&str; 42] = [
+/// whole-run"), with the transfer figures (`stats::headline::TRANSFER_COLUMNS`):
+/// every other figure covers the measured window.
+const WHOLE_RUN: [&str; 25] = [
     "workunits_created",
     "workunits_assimilated_valid",
     "workunits_assimilated_error",
@@ -548,30 +549,15 @@ const WHOLE_RUN: [&str; 42] = [
     "credit_per_host_p90_credit",
     "credit_per_host_gini",
     "hosts_idle_frac",
-    "results_with_files",
-    "download_time_mean_s",
-    "download_time_p50_s",
-    "download_time_p90_s",
-    "download_time_p99_s",
-    "upload_time_mean_s",
-    "upload_time_p50_s",
-    "upload_time_p90_s",
-    "upload_time_p99_s",
-    "bytes_down",
-    "bytes_up",
-    "link_util_down_frac",
-    "link_util_up_frac",
-    "link_busy_down_frac",
-    "link_busy_up_frac",
-    "link_util_down_p90",
-    "link_util_up_p90",
 ];
 
 /// The time column `column` of `summary.csv` covers.
 pub fn window(column: &str) -> Window {
     if SETTINGS.contains(&column) {
         Window::Setting
-    } else if WHOLE_RUN.contains(&column) {
+    } else if WHOLE_RUN.contains(&column)
+        || crate::stats::headline::TRANSFER_COLUMNS.contains(&column)
+    {
         Window::WholeRun
     } else {
         Window::Measured
