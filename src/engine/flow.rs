@@ -217,6 +217,12 @@ impl Link {
         }
     }
 
+    /// Whether the link carries at least [`BUSY_SHARE`] of its capacity now (never
+    /// for an unlimited link).
+    fn saturated(&self) -> bool {
+        self.finite_load() >= BUSY_SHARE * self.capacity
+    }
+
     /// Σ of the finite rates.
     fn finite_load(&self) -> f64 {
         let b = if self.n_bott() > 0 && self.level.is_finite() {
@@ -480,7 +486,7 @@ impl FlowNet {
     /// its capacity (0 for an unlimited link).
     pub fn busy_time(&self, link: LinkId, now: f64) -> f64 {
         let l = &self.links[link as usize];
-        let rest = if l.finite_load() >= BUSY_SHARE * l.capacity {
+        let rest = if l.saturated() {
             (now - l.t).max(0.0)
         } else {
             0.0
@@ -622,9 +628,8 @@ impl FlowNet {
             return;
         }
         let dt = t - l.t;
-        let load = l.finite_load();
-        l.delivered += load * dt;
-        if load >= BUSY_SHARE * l.capacity {
+        l.delivered += l.finite_load() * dt;
+        if l.saturated() {
             l.busy += dt;
         }
         if l.n_bott() > 0 && l.level.is_finite() {

@@ -776,6 +776,13 @@ impl Db {
         wu.results.iter().filter_map(|&r| self.results.get(r))
     }
 
+    /// The world's index of the simulated host whose row is `hostid`
+    /// ([`HostRow::world_host`]): none for 0 (never sent) or a row no simulated host
+    /// made.
+    pub fn world_host(&self, hostid: HostId) -> Option<u32> {
+        self.hosts.get(hostid).and_then(HostRow::world_host)
+    }
+
     pub fn wu(&self, id: WuId) -> &WorkunitRow {
         self.workunits.get(id).expect("workunit exists")
     }

@@ -6,7 +6,7 @@
 //! from the hosts, so it costs nothing in the event loop. The columns, their units and
 //! their exact definitions are documented in `docs/outputs.md` (`summary.csv`).
 
-use super::metrics::{self, Hist, ProjectMetrics};
+use super::metrics::{self, Hist, ProjectMetrics, rank_quantile};
 use super::recorder::StatsRecorder;
 use super::tally::Tally;
 use crate::server::config::WuTemplate;
@@ -126,15 +126,6 @@ pub(crate) fn gini(values: &[f64]) -> Option<f64> {
         .map(|(i, v)| (2.0 * (i as f64 + 1.0) - n - 1.0) * v)
         .sum();
     Some((weighted / (n * total)).max(0.0))
-}
-
-/// Nearest-rank `q`-quantile of values sorted ascending.
-fn rank_quantile(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let k = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[k - 1])
 }
 
 /// What the hosts attached to one project did for it.

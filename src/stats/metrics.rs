@@ -309,10 +309,20 @@ impl Transfers {
             utils.push(self.bucket_util(k, i, interval, Time::MAX)?);
         }
         utils.sort_by(f64::total_cmp);
-        let p90 = utils[(0.9 * last as f64).ceil() as usize - 1];
+        let p90 = rank_quantile(&utils, 0.9)?;
         let busy = self.server[last]?.busy[i] / (last as Time * interval) as f64;
         Some((busy, p90))
     }
+}
+
+/// Nearest-rank `q`-quantile of values sorted ascending (the headline figures'
+/// percentiles of values, as `credit_per_host_p90_credit` and `link_util_*_p90`).
+pub(crate) fn rank_quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let k = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[k - 1])
 }
 
 /// Per-project series and histograms.

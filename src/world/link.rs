@@ -221,7 +221,7 @@ impl<R: Recorder> Backend<R> {
         for (wu, n) in p.purged.drain(..) {
             rec.workunit(pi, &p.name, &wu, true)?;
             for r in results.by_ref().take(n) {
-                let host = p.db.hosts.get(r.hostid).and_then(HostRow::world_host);
+                let host = p.db.world_host(r.hostid);
                 rec.result(pi, &p.name, wu.appid, wu.batch, host, r, true)?;
             }
         }

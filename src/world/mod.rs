@@ -224,7 +224,7 @@ impl<R: Recorder> World<R> {
             }
             for (_, r) in p.db.results.iter() {
                 let wu = p.db.wu(r.workunitid);
-                let host = p.db.hosts.get(r.hostid).and_then(|h| h.world_host());
+                let host = p.db.world_host(r.hostid);
                 (b.recorder).result(pi, &p.name, wu.appid, wu.batch, host, r, false)?;
             }
         }
