@@ -9,6 +9,7 @@
 //! came from one. serde's Rust type names are put in words here (`in_words`). Where
 //! a key is in the text is the business of `super::spans`.
 
+use super::provenance::Inlined;
 use super::spans::{locate, path_at, position_in_original, walk};
 use crate::scenario::validate::Problem;
 use std::fmt;
@@ -143,7 +144,7 @@ pub(super) struct Ctx<'a> {
     pub(super) orig_doc: Option<toml_edit::Document<String>>,
     /// Populations copied into host groups: an error at a key one of them wrote is
     /// located in the population's file (`super::population`).
-    pub(super) populations: Vec<super::population::Inlined>,
+    pub(super) populations: Vec<Inlined>,
 }
 
 impl<'a> Ctx<'a> {
@@ -360,6 +361,38 @@ pub(super) fn snippet(text: &str, line: usize, column: usize) -> String {
         w = w,
         c = column
     )
+}
+
+impl Ctx<'_> {
+    /// The diagnostic of `message` at scenario key path `segs` when a population
+    /// wrote that key: located in the population file.
+    pub(super) fn in_population(&self, segs: &[String], message: &str) -> Option<Diagnostic> {
+        self.populations.iter().find_map(|p| {
+            let rest = p.owns(segs)?;
+            let mut d = Ctx::of_file(&p.origin, &p.text, Some(p.doc.clone())).problem(&Problem {
+                path: rest.join("."),
+                message: message.to_owned(),
+            });
+            d.note = Some(format!(
+                "(in the population of `host_group.{}`, file {})",
+                p.group, p.origin
+            ));
+            Some(d)
+        })
+    }
+
+    /// A note for a problem at scenario key path `segs` when the group's value there
+    /// replaced a population's value whole: a distribution given in part (`--set
+    /// host_group.0.error_prob.mu=-5`) is not completed from the population's.
+    pub(super) fn replaced_note(&self, segs: &[String]) -> Option<String> {
+        self.populations.iter().find_map(|p| {
+            let key = p.replaced(segs)?;
+            Some(format!(
+                "(`host_group.{}.{key}` replaces the population's value whole, file {}: give the whole value)",
+                p.group, p.origin
+            ))
+        })
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod diagnostics;
 mod imports;
 mod overrides;
 mod population;
+mod provenance;
 mod spans;
 
 pub use diagnostics::{Diagnostic, ScenarioError};

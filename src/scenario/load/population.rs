@@ -15,9 +15,10 @@
 //!
 //! A mistake in a population is reported in the population file, at its line and
 //! column, even when the scenario's validation finds it after the merge
-//! (`Inlined::owns`).
+//! (`super::provenance::Inlined::owns`).
 
 use super::diagnostics::{Ctx, ScenarioError, first_line};
+use super::provenance::{Inlined, Trail};
 use super::spans::{locate, path_at};
 use crate::scenario::validate::Problem;
 use std::path::Path;
@@ -44,101 +45,6 @@ pub(crate) const SECTIONS: [&str; 5] = ["availability", "background", "prefs", "
 /// The names of the shipped populations, for messages and docs.
 pub(crate) fn built_in_names() -> Vec<&'static str> {
     BUILT_IN.iter().map(|(n, _, _)| *n).collect()
-}
-
-/// A population copied into host group `group`: where it came from and which keys
-/// it gave, so that an error at one of them is reported in the population file.
-pub(super) struct Inlined {
-    group: usize,
-    /// The population file as named in messages.
-    origin: String,
-    text: String,
-    doc: toml_edit::Document<String>,
-    /// What the merge did, by key path relative to the group.
-    trail: Trail,
-}
-
-/// Key paths, relative to the group, that the merge copied from the population
-/// (`wrote`) or left to the group's own value, the population's replaced whole
-/// (`replaced`).
-#[derive(Default)]
-struct Trail {
-    wrote: Vec<Vec<String>>,
-    replaced: Vec<Vec<String>>,
-}
-
-impl Inlined {
-    /// The population's key path of scenario key path `segs`, if the population
-    /// wrote it (or a table above it).
-    fn owns<'a>(&self, segs: &'a [String]) -> Option<&'a [String]> {
-        let rest = self.in_group(segs)?;
-        self.trail
-            .wrote
-            .iter()
-            .any(|w| rest.starts_with(w))
-            .then_some(rest)
-    }
-
-    /// Key path `segs` relative to this population's group, if it is in the group.
-    fn in_group<'a>(&self, segs: &'a [String]) -> Option<&'a [String]> {
-        match segs {
-            [h, i, rest @ ..] if h == "host_group" && *i == self.group.to_string() => Some(rest),
-            _ => None,
-        }
-    }
-
-    /// The population's key that the group's value at `segs` (or above it) replaced
-    /// whole, if any.
-    fn replaced(&self, segs: &[String]) -> Option<String> {
-        let rest = self.in_group(segs)?;
-        self.trail
-            .replaced
-            .iter()
-            .find(|r| rest.starts_with(r))
-            .map(|r| r.join("."))
-    }
-
-    /// Where key path `rest` of the population is, as a `(line, column)` and the
-    /// context the diagnostic is written with.
-    fn ctx(&self) -> Ctx<'_> {
-        Ctx::of_file(&self.origin, &self.text, Some(self.doc.clone()))
-    }
-}
-
-impl Ctx<'_> {
-    /// The diagnostic of `message` at scenario key path `segs` when a population
-    /// wrote that key: located in the population file.
-    pub(super) fn in_population(
-        &self,
-        segs: &[String],
-        message: &str,
-    ) -> Option<super::Diagnostic> {
-        self.populations.iter().find_map(|p| {
-            let rest = p.owns(segs)?;
-            let mut d = p.ctx().problem(&Problem {
-                path: rest.join("."),
-                message: message.to_owned(),
-            });
-            d.note = Some(format!(
-                "(in the population of `host_group.{}`, file {})",
-                p.group, p.origin
-            ));
-            Some(d)
-        })
-    }
-
-    /// A note for a problem at scenario key path `segs` when the group's value there
-    /// replaced a population's value whole: a distribution given in part (`--set
-    /// host_group.0.error_prob.mu=-5`) is not completed from the population's.
-    pub(super) fn replaced_note(&self, segs: &[String]) -> Option<String> {
-        self.populations.iter().find_map(|p| {
-            let key = p.replaced(segs)?;
-            Some(format!(
-                "(`host_group.{}.{key}` replaces the population's value whole, file {}: give the whole value)",
-                p.group, p.origin
-            ))
-        })
-    }
 }
 
 /// Copies every host group's population into it, in `doc` (the scenario after its
