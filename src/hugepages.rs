@@ -4,8 +4,8 @@
 //! With many hosts nearly every event starts with a cache miss on its host, its jobs
 //! and its server rows, scattered over gigabytes; with 4-KiB pages most of those
 //! misses also miss the TLB and walk the page tables. Backing the heap with 2-MiB
-//! pages removes most of the walks: bench-100k with the modern client ran 13 %
-//! faster on this project's 2-core machine, with the same peak memory.
+//! pages removes most of the walks, for the same peak memory (docs/performance.md,
+//! "Measurements behind the code").
 //!
 //! Where the kernel gives huge pages only to memory that asks for them
 //! (`transparent_hugepage=madvise`, the common default), glibc's allocator asks
@@ -21,18 +21,14 @@
 //! `--help`, `compare`, `plot`, `sweep-merge`) are short and gain nothing from a
 //! second start. `credit`, which replays a job log without simulating, is left out
 //! too: it fills its memory and reads it about once, so the system time spent
-//! faulting in huge pages outweighed the TLB misses saved (a quickstart run's
-//! 300,000-row log: 0.35 s of system time without them, 0.8 s with them, the same
-//! user time).
+//! faulting in huge pages outweighs the TLB misses saved.
 //!
 //! The same re-execution fixes glibc's mmap threshold at 2 MiB, a huge page
 //! (`glibc.malloc.mmap_threshold`). By default glibc raises the threshold to the
 //! size of each mapped block freed, up to 32 MiB, so once large blocks had been
 //! freed (the event queue's buckets shrink and regrow all run long), blocks of
 //! megabytes came from the heap, where a freed one stays resident and the next
-//! larger one goes elsewhere. At a million hosts (`bench-1m`) that fragmentation
-//! was about 80 MiB of the peak (docs/performance.md, "Under 4 GiB at a million
-//! hosts"). With the threshold
+//! larger one goes elsewhere: fragmentation that raised the peak. With the threshold
 //! fixed, blocks of 2 MiB or more are mapped on their own (advised for huge pages
 //! like the heap), grow and shrink in place, and go back to the system when
 //! freed; the tables' chunks (1 to 1.7 MB) and everything smaller stay in the heap.

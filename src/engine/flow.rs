@@ -48,9 +48,8 @@
 //! `(key, flow)`. A flow's finish key is a function of its own state (finish time, or
 //! virtual finish), so a flow that is stopped or changes class is found and removed
 //! in `O(log n)` without an index of its own. A keyed binary heap (`priority-queue`)
-//! was measured against this on the hold workload of the benchmark below and lost:
-//! as fast at 1,000 flows, 1.27× slower at 10,000 and 1.16× at 100,000
-//! (docs/performance.md).
+//! was measured against this and was no faster (docs/performance.md, "Measurements
+//! behind the code").
 //! `L = (C − Σ caps of capped flows) / n_bottlenecked`. After a change, flows move
 //! across while the largest capped cap exceeds `L` or the smallest bottlenecked cap is
 //! below `L` (both moves raise `L`, so a flow moves at most twice and the loop ends;

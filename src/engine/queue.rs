@@ -13,11 +13,8 @@
 //! The store is a radix heap (`radix-heap`), which exploits what a discrete-event
 //! queue guarantees: keys never go below the last one popped, so an entry is filed
 //! by the highest bit in which it differs from that key, and popping sorts only the
-//! smallest bucket. Measured on a 2-core machine with a hold workload (each pop
-//! followed by one push at now plus an exponential delay, ties broken by a sequence
-//! number), it does about 10 million events per second at 100,000 and 1,000,000
-//! pending events, against 5 and 0.9 million for a binary heap; a profile of a
-//! 100,000-host run had 15 % of the time in the binary heap's `pop`.
+//! smallest bucket. It is several times faster than a binary heap at the sizes a run
+//! reaches (docs/performance.md, "Measurements behind the code": the event queue).
 //!
 //! One case breaks monotony: an event pushed below an entry already taken out of the
 //! radix heap (at the current time in a *lower* tie class than the event being
@@ -38,9 +35,9 @@ const LOOKAHEAD: usize = 5;
 
 /// Every this many pops the radix heap's buckets give back their spare capacity.
 /// Entries move down through the buckets as time advances, and a bucket's vector
-/// keeps the capacity of the most it ever held, so the buckets together held
-/// several times the live entries (86 MB of capacity at `bench-1m`'s peak with a
-/// period of 2²⁰ pops). Shrinking moves no entry within a bucket, so the order of
+/// keeps the capacity of the most it ever held, so the buckets together would hold
+/// several times the live entries (docs/performance.md, "Measurements behind the
+/// code"). Shrinking moves no entry within a bucket, so the order of
 /// events is unchanged; it reallocates the 129 buckets once per this many events,
 /// in place where the allocator can.
 const SHRINK_EVERY: u64 = 1 << 16;
@@ -79,9 +76,9 @@ impl<E> Ord for Entry<E> {
 }
 
 /// A packed key as two `u64` halves: a `u128` is 16-byte aligned, so a radix heap
-/// entry `(u128, Event)` took 32 bytes for 24 of data; as two halves it takes 24.
-/// The event queue's buckets held 31 MB at a tenth of `bench-1m` (docs/performance.md
-/// "Memory per entity"). It orders, and files into radix buckets, exactly as the
+/// entry `(u128, Event)` took 32 bytes for 24 of data; as two halves it takes 24,
+/// and the queue is one of a large run's big structures (docs/performance.md,
+/// "Measurements behind the code"). It orders, and files into radix buckets, exactly as the
 /// `u128` does (high half first, then low), so the order of events is unchanged.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct RadixKey {

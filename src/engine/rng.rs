@@ -5,8 +5,8 @@
 //! seed by SplitMix64, so adding a host leaves every other host's stream unchanged, and
 //! the thread count or event interleaving can never change a draw.
 //!
-//! The generator is `Pcg64Mcg`: 16 bytes of state (cheap enough for a million hosts)
-//! and a fixed, documented algorithm, unlike `StdRng`, which rand may change between
+//! The generator is `Pcg64Mcg`: 16 bytes of state, small enough for a stream per
+//! host, and a fixed, documented algorithm, unlike `StdRng`, which rand may change between
 //! releases. A golden-value test pins the first draws.
 
 use rand::SeedableRng;

@@ -455,7 +455,6 @@ mod tests {
 
     #[test]
     fn a_record_is_small() {
-        // A million records in about 112 MB.
         assert_eq!(std::mem::size_of::<HostRecord>(), 112);
     }
 
