@@ -618,7 +618,13 @@ fn write_run_files(
         .map(|t| &t.metrics)
         .collect();
     stats::metrics::write(dir, &names, &metrics, end)?;
-    stats::batches::write(dir, finished, loaded.file.output.interval.get(), end)?;
+    stats::batches::write(
+        dir,
+        &finished.projects,
+        &finished.recorder.batches,
+        loaded.file.output.interval.get(),
+        end,
+    )?;
     let credit: Vec<_> = names
         .iter()
         .zip(&finished.recorder.credit)
@@ -761,8 +767,11 @@ fn designer_lines(
     // Batch completion, in a run with batches (docs/outputs.md, "Batches"), with a
     // warning under it when batches of the window had not finished.
     let mut unfinished = 0;
-    if crate::stats::batches::has_batches(finished) {
-        let figs = crate::stats::batches::project_figures(finished, pi);
+    if crate::stats::batches::has_batches(&finished.projects) {
+        let figs = crate::stats::batches::project_figures(
+            &finished.projects[pi],
+            &finished.recorder.batches[pi],
+        );
         let bv = crate::stats::batches::batch_values(&figs, t.window);
         let get = |c: &str| bv.iter().find(|v| v.0 == c).and_then(|v| v.1);
         // The counts of the window's batches, as `summary.csv` has them.

@@ -5,18 +5,18 @@
 //! its submission: to 50, 90, 99 and 100 % of its workunits assimilated with a
 //! valid canonical result (the science in hand), with what the tail cost: results
 //! sent again and CPU time wasted. They are tallied from each final row, as the
-//! other figures are ([`super::recorder`]), and read with the server's BATCH rows
+//! other figures are (the recorder keeps a [`BatchTally`] per project; this module
+//! names no recorder, which names it), and read with the server's BATCH rows
 //! at the end: `batches.csv`, `batch_progress.csv` and the batch columns of
 //! `summary.csv` ([`BATCH_COLUMNS`]). A run without batches writes none of them.
 
 use super::metrics::{Usefulness, usefulness};
-use super::recorder::StatsRecorder;
 use super::window::{Window, is_reported, is_valid_work};
 use crate::engine::Time;
+use crate::server::Project;
 use crate::server::batch::BatchRow;
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::AssimilateState;
-use crate::world::Finished;
 use std::io;
 use std::path::Path;
 
@@ -162,35 +162,40 @@ fn time_to(sorted: &[Time], njobs: u32, pct: u32) -> Option<Time> {
 
 /// Whether the run submitted any batch (then it writes the batch files and
 /// columns).
-pub fn has_batches(f: &Finished<StatsRecorder>) -> bool {
-    f.projects.iter().any(|p| !p.db.batches.rows.is_empty())
+pub fn has_batches(projects: &[Project]) -> bool {
+    projects.iter().any(|p| !p.db.batches.rows.is_empty())
 }
 
 /// Whether a drift of `figure` in project `pi` means what the drift warning says
 /// (docs/outputs.md, "Drift warnings"): a project that submits batches gets its
 /// work when the scientist submits it, so its throughput follows the submissions,
 /// not a steady state, and is not tested.
-pub fn drift_applies(f: &Finished<StatsRecorder>, pi: usize, figure: &str) -> bool {
-    figure != "workunits_valid_per_day" || f.projects[pi].db.batches.rows.is_empty()
+pub fn drift_applies(p: &Project, figure: &str) -> bool {
+    figure != "workunits_valid_per_day" || p.db.batches.rows.is_empty()
 }
 
-/// The figures of every batch of project `pi`, in id order.
-pub fn project_figures(f: &Finished<StatsRecorder>, pi: usize) -> Vec<BatchFigures> {
-    let p = &f.projects[pi];
+/// The figures of every batch of project `p`, in id order, from its tally.
+pub fn project_figures(p: &Project, tally: &BatchTally) -> Vec<BatchFigures> {
     let names: Vec<&str> = p.apps.iter().map(|a| a.cfg.name.as_str()).collect();
-    f.recorder.batches[pi].figures(&p.db.batches.rows, &names)
+    tally.figures(&p.db.batches.rows, &names)
 }
 
 /// Writes `batches.csv` and `batch_progress.csv` of a run with batches; nothing
 /// otherwise.
-pub fn write(dir: &Path, f: &Finished<StatsRecorder>, interval: Time, end: Time) -> io::Result<()> {
-    if !has_batches(f) {
+pub fn write(
+    dir: &Path,
+    projects: &[Project],
+    tallies: &[BatchTally],
+    interval: Time,
+    end: Time,
+) -> io::Result<()> {
+    if !has_batches(projects) {
         return Ok(());
     }
-    let figs: Vec<Vec<BatchFigures>> = (0..f.projects.len())
-        .map(|pi| project_figures(f, pi))
+    let figs: Vec<Vec<BatchFigures>> = (projects.iter().zip(tallies))
+        .map(|(p, t)| project_figures(p, t))
         .collect();
-    let projects: Vec<(&str, &[BatchFigures])> = (f.projects.iter())
+    let projects: Vec<(&str, &[BatchFigures])> = (projects.iter())
         .zip(&figs)
         .map(|(p, v)| (p.name.as_str(), &v[..]))
         .collect();

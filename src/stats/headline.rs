@@ -238,8 +238,8 @@ fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline
     if f.recorder.files {
         values.extend(transfer_values(f, pi));
     }
-    if super::batches::has_batches(f) {
-        let figs = super::batches::project_figures(f, pi);
+    if super::batches::has_batches(&f.projects) {
+        let figs = super::batches::project_figures(&f.projects[pi], &f.recorder.batches[pi]);
         values.extend(super::batches::batch_values(
             &figs,
             f.recorder.tallies[pi].window,

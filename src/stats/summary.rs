@@ -44,7 +44,7 @@ pub(crate) fn drift_warnings(f: &Finished<StatsRecorder>) -> Vec<(usize, &'stati
     for (pi, (p, t)) in f.projects.iter().zip(&f.recorder.tallies).enumerate() {
         let who = format!("project {}", p.name);
         for (figure, msg) in t.drift_warnings(&who) {
-            if super::batches::drift_applies(f, pi, figure) {
+            if super::batches::drift_applies(&f.projects[pi], figure) {
                 out.push((pi, figure, msg));
             }
         }

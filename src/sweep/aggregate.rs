@@ -9,49 +9,13 @@
 use super::spec::{Constraint, Goal};
 use super::{Plan, Records};
 use crate::base::units::parse_duration;
+pub(crate) use crate::plot::sweep::columns::{self, SUMMARY_CSV, SWEEP_CSV};
 use crate::plot::sweep::{Kind, classify};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::io;
 use std::path::Path;
 
-pub(crate) const SWEEP_CSV: &str = "sweep.csv";
-pub(crate) const SUMMARY_CSV: &str = "sweep-summary.csv";
 pub(crate) const BEST_JSON: &str = "best.json";
-
-/// The column names of `sweep.csv` and `sweep-summary.csv` (docs/sweep.md, "Output
-/// folder"): written here and read back by the sweep charts (`plot::sweep`), which
-/// name them through these constants so that the writer and the reader cannot
-/// drift apart. Parameters and metrics are named by their own keys.
-pub mod columns {
-    /// The point's number, 0-based in design order (both tables).
-    pub(crate) const POINT: &str = "point";
-    /// The point's case (`[[case]]`), by name: the first parameter column of a
-    /// sweep with cases (both tables, `design.json`, `best.json`).
-    pub const CASE: &str = "case";
-    /// The replication's number within its point (`sweep.csv`).
-    pub(crate) const REPLICATION: &str = "replication";
-    /// The run's seed (`sweep.csv`).
-    pub(crate) const SEED: &str = "seed";
-    /// The number of runs of the point (`sweep-summary.csv`).
-    pub(crate) const N: &str = "n";
-    /// The statistics of each metric over a point's runs, in column order
-    /// (`sweep-summary.csv`, `<metric>_<stat>`).
-    pub(crate) const MEAN: &str = "mean";
-    pub(crate) const SD: &str = "sd";
-    pub(crate) const CI95_LOW: &str = "ci95_low";
-    pub(crate) const CI95_HIGH: &str = "ci95_high";
-    pub(crate) const STATS: [&str; 4] = [MEAN, SD, CI95_LOW, CI95_HIGH];
-
-    /// The column of statistic `stat` of `metric`: `<metric>_<stat>`.
-    pub(crate) fn stat(metric: &str, stat: &str) -> String {
-        format!("{metric}_{stat}")
-    }
-
-    /// The numeric column in seconds beside a duration parameter `key`: `<key>_s`.
-    pub fn seconds(key: &str) -> String {
-        format!("{key}_s")
-    }
-}
 
 fn float(x: f64) -> String {
     format!("{x:?}")
@@ -365,14 +329,14 @@ pub(crate) fn interval(s: Stats) -> serde_json::Value {
 
 /// Writes `sweep.csv`, `sweep-summary.csv` and, with an objective, `best.json` into
 /// `dir`. Returns the objective's verdict (empty without an objective). A racing
-/// sweep passes its race, which `best.json` records in its `racing` section
-/// ([`super::racing::json`]); the verdict itself is the same function of the runs
-/// either way.
+/// sweep passes how to make `best.json`'s `racing` section from the verdict (its
+/// race's account, `racing::json`): the verdict itself is the same function of the
+/// runs either way, and the tables know nothing of how the runs were chosen.
 pub(crate) fn write_all(
     dir: &Path,
     plan: &Plan,
     runs: &Records,
-    racing: Option<&super::racing::Race>,
+    racing: Option<&dyn Fn(&Choice) -> serde_json::Value>,
 ) -> io::Result<Choice> {
     let mut rows = Vec::with_capacity(runs.len() + 1);
     let durations = duration_params(plan);
@@ -482,8 +446,8 @@ pub(crate) fn write_all(
             .chain(super::drift_warnings(plan, runs))
             .collect::<Vec<_>>(),
     });
-    if let Some(race) = racing {
-        doc["racing"] = super::racing::json(race, plan, &choice);
+    if let Some(section) = racing {
+        doc["racing"] = section(&choice);
     }
     let mut text = serde_json::to_string_pretty(&doc).map_err(io::Error::other)?;
     text.push('\n');

@@ -679,7 +679,7 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
         .thirds
         .drifts()
         .iter()
-        .filter(|d| crate::stats::batches::drift_applies(&finished, pi, d.figure))
+        .filter(|d| crate::stats::batches::drift_applies(&finished.projects[pi], d.figure))
         .map(|d| d.figure.to_string())
         .collect(),
     };
@@ -694,10 +694,10 @@ fn batch_values(
     pi: usize,
 ) -> Vec<(&'static str, Option<f64>)> {
     use crate::stats::batches;
-    if !batches::has_batches(f) {
+    if !batches::has_batches(&f.projects) {
         return Vec::new();
     }
-    let figs = batches::project_figures(f, pi);
+    let figs = batches::project_figures(&f.projects[pi], &f.recorder.batches[pi]);
     batches::batch_values(&figs, f.recorder.tallies[pi].window)
 }
 
@@ -738,8 +738,13 @@ pub(crate) fn finish_racing(
     plan: &Plan,
     race: &racing::Race,
 ) -> Result<aggregate::Choice, SweepError> {
-    aggregate::write_all(dir, plan, &race.records, Some(race))
-        .map_err(|e| io_failed("write the tables in", dir, e))
+    aggregate::write_all(
+        dir,
+        plan,
+        &race.records,
+        Some(&|choice: &aggregate::Choice| racing::json(race, plan, choice)),
+    )
+    .map_err(|e| io_failed("write the tables in", dir, e))
 }
 
 /// Removes the tables of `dir` before a race runs more runs in it: a race resumed

@@ -369,7 +369,7 @@ proptest! {
             prop_assert_eq!(b.state == BatchState::Complete, complete);
             prop_assert_eq!(b.completion_time != 0, complete);
         }
-        let figs = boinc_sim::stats::batches::project_figures(&f, 0);
+        let figs = boinc_sim::stats::batches::project_figures(&f.projects[0], &f.recorder.batches[0]);
         for fig in &figs {
             let known: Vec<i64> = fig.time_to.iter().flatten().copied().collect();
             prop_assert!(known.windows(2).all(|w| w[0] <= w[1]), "{:?}", fig.time_to);

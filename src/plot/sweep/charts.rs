@@ -6,12 +6,12 @@
 //! ([`Marks`]: the best point, the points within the noise, the feasible ones). The
 //! lines and cells come from `super::series`.
 
+use super::columns::{self, SUMMARY_CSV};
 use super::load::Point;
 use super::series::{Grouping, Kind, MAX_PANELS, NotDrawn, Param, Series, fix_hint, mean};
 use super::{DAY, HOUR, Sweep};
 use crate::plot::figure::{ColorScale, Figure, Layer, Panel, Tile, color};
 use crate::plot::{file_safe, format};
-use crate::sweep::aggregate::{SUMMARY_CSV, columns};
 use std::collections::BTreeMap;
 
 /// How a metric is shown, from its unit suffix (`docs/outputs.md` conventions).

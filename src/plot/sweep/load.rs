@@ -1,12 +1,12 @@
 //! Reading `sweep-summary.csv` (docs/sweep.md, "Output folder"): one [`Point`] per
 //! row with the mean and 95% confidence interval of each metric, and the swept
 //! parameters' values, into a [`Sweep`]. The column names are the writer's
-//! (`sweep::aggregate::columns`), never spelled again here. Bad input names the
+//! (`columns`), never spelled again here. Bad input names the
 //! file and line: a missing file or column, a value that is not a number, no points.
 
+use super::columns;
 use super::{Marks, Param, Sweep, short_names};
 use crate::plot::PlotError;
-use crate::sweep::aggregate::columns;
 use std::path::Path;
 
 /// A metric at one point: mean and 95% confidence interval over the replications;

@@ -15,13 +15,14 @@
 //! categorical, in first-appearance order.
 //!
 //! One responsibility per file: `load` reads `sweep-summary.csv` into a [`Sweep`]
-//! (its columns named by `sweep::aggregate::columns`, the writer's own names);
+//! (its columns named by `columns`, shared with the writer, `sweep::aggregate`);
 //! `series` classifies the parameters' values and builds the lines and grids the
 //! charts show from the points; `charts` draws them: units, titles, captions, the
 //! objective's marks, and the figures. This module holds the [`Sweep`] they share
 //! and [`write_sweep_plots`], the entry point.
 
 mod charts;
+pub mod columns;
 mod load;
 mod series;
 #[cfg(test)]

@@ -6,11 +6,11 @@
 //! swept values), and whether two parameters form a grid of heatmap cells
 //! ([`Sweep::is_grid_by`]). No drawing here: that is `super::charts`.
 
+use super::columns;
 use super::load::{Point, Stat};
 use super::{DAY, HOUR, Sweep};
 use crate::base::units::parse_duration;
 use crate::plot::format;
-use crate::sweep::aggregate::columns;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// At most this many lines (combinations of the other parameters' values) on one

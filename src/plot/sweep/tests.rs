@@ -4,10 +4,10 @@
 //! across `load`, `series` and `charts`, so they are kept together here.
 
 use super::charts::metric_title;
+use super::columns;
 use super::*;
 use crate::plot::PlotError;
 use crate::plot::figure::Layer;
-use crate::sweep::aggregate::columns;
 use std::collections::BTreeMap;
 use std::fs;
 
