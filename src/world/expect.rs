@@ -89,65 +89,42 @@ impl<V> Check<V> {
         }
     }
 
-    /// Compares the key, if given, with `view`; pushes the mismatch.
+    /// Compares the key, if given, with `view`; pushes the mismatch. The row is
+    /// read only for a key the entry gives.
     fn run(&self, ex: &Expect, view: &V, errs: &mut Vec<String>) {
         let what = self.name;
-        match self.cmp {
-            Cmp::Int(want, got) => {
-                if let Some(w) = want(ex) {
-                    let got = got(view);
-                    if w != got {
-                        errs.push(format!("{what} = {got}, expected {w}"));
-                    }
-                }
-            }
-            Cmp::Credit(want, got) => {
-                if let Some(w) = want(ex) {
-                    let got = got(view);
-                    if (w - got).abs() > CREDIT_EPS * w.abs().max(1.0) {
-                        errs.push(format!("{what} = {got}, expected {w}"));
-                    }
-                }
-            }
-            Cmp::Float(want, got) => {
-                if let Some(w) = want(ex) {
-                    let got = got(view);
-                    let tol = ex.tolerance.unwrap_or(DEFAULT_TOLERANCE);
-                    if (w - got).abs() > tol || got.is_nan() {
-                        errs.push(format!("{what} = {got}, expected {w} (tolerance {tol})"));
-                    }
-                }
-            }
-            Cmp::Flag(want, got) => {
-                if let Some(w) = want(ex) {
-                    let got = got(view);
-                    if w != got {
-                        errs.push(format!("{what} = {got}, expected {w}"));
-                    }
-                }
-            }
-            Cmp::Text(want, got) => {
-                if let Some(w) = want(ex) {
-                    let got = got(view);
-                    if got != w {
-                        errs.push(format!("{what} = {got}, expected {w}"));
-                    }
-                }
-            }
-            Cmp::Quoted(want, got) => {
-                if let Some(w) = want(ex) {
-                    let got = got(view);
-                    if got != w {
-                        errs.push(format!("{what} = \"{got}\", expected \"{w}\""));
-                    }
-                }
-            }
+        let differs = |got: &dyn std::fmt::Display, w: &dyn std::fmt::Display| {
+            format!("{what} = {got}, expected {w}")
+        };
+        let mismatch = match self.cmp {
+            Cmp::Int(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| differs(&g, &w))),
+            Cmp::Credit(want, got) => want(ex).map(|w| (w, got(view))).and_then(|(w, g)| {
+                ((w - g).abs() > CREDIT_EPS * w.abs().max(1.0)).then(|| differs(&g, &w))
+            }),
+            Cmp::Float(want, got) => want(ex).map(|w| (w, got(view))).and_then(|(w, g)| {
+                let tol = ex.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+                ((w - g).abs() > tol || g.is_nan())
+                    .then(|| format!("{what} = {g}, expected {w} (tolerance {tol})"))
+            }),
+            Cmp::Flag(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| differs(&g, &w))),
+            Cmp::Text(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| differs(&g, &w))),
+            Cmp::Quoted(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| format!("{what} = \"{g}\", expected \"{w}\""))),
             Cmp::Nested(given, check) => {
                 if given(ex) {
                     check(ex, view, errs);
                 }
+                None
             }
-        }
+        };
+        errs.extend(mismatch);
     }
 }
 
@@ -611,5 +588,91 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A view for the comparison rules alone.
+    struct Toy {
+        n: i64,
+        x: f64,
+        b: bool,
+        s: &'static str,
+    }
+
+    const TOY: &[Check<Toy>] = &[
+        check!(Int server_state, |t| t.n),
+        check!(Credit granted_credit, |t| t.x),
+        check!(Float rec, |t| t.x),
+        check!(Flag download_stalled, |t| t.b),
+        check!(Text state, |t| t.s.to_string()),
+        check!(Quoted running, |t| t.s.to_string()),
+    ];
+
+    fn mismatches(ex: &Expect, toy: &Toy) -> Vec<String> {
+        let mut errs = Vec::new();
+        run_all(TOY, ex, toy, &mut errs);
+        errs
+    }
+
+    /// Each rule reads `key = got, expected want`, in table order; a float shows
+    /// its tolerance, a list is quoted so that an empty one shows.
+    #[test]
+    fn a_mismatch_names_the_key_the_value_and_the_wanted_value() {
+        let ex = Expect {
+            server_state: Some(2),
+            granted_credit: Some(1.0),
+            rec: Some(1.0),
+            download_stalled: Some(true),
+            state: Some("5/1/1/2".into()),
+            running: Some("a".into()),
+            ..Expect::default()
+        };
+        let toy = Toy {
+            n: 5,
+            x: 1.5,
+            b: false,
+            s: "",
+        };
+        assert_eq!(
+            mismatches(&ex, &toy),
+            [
+                "server_state = 5, expected 2",
+                "granted_credit = 1.5, expected 1",
+                "rec = 1.5, expected 1 (tolerance 0.000001)",
+                "download_stalled = false, expected true",
+                "state = , expected 5/1/1/2",
+                "running = \"\", expected \"a\"",
+            ]
+        );
+        assert!(TOY.iter().all(|c| c.given(&ex)));
+    }
+
+    /// Server floats compare relative to the wanted value, client floats within the
+    /// entry's absolute tolerance, where NaN never matches; a key not given is not
+    /// compared.
+    #[test]
+    fn floats_compare_within_their_tolerance() {
+        let toy = |x| Toy {
+            n: 0,
+            x,
+            b: false,
+            s: "",
+        };
+        let credit = Expect {
+            granted_credit: Some(1e9),
+            ..Expect::default()
+        };
+        assert!(mismatches(&credit, &toy(1e9 + 100.0)).is_empty());
+        assert_eq!(mismatches(&credit, &toy(1e9 + 2000.0)).len(), 1);
+        let rec = Expect {
+            rec: Some(1.0),
+            tolerance: Some(0.1),
+            ..Expect::default()
+        };
+        assert!(mismatches(&rec, &toy(1.05)).is_empty());
+        assert_eq!(
+            mismatches(&rec, &toy(f64::NAN)),
+            ["rec = NaN, expected 1 (tolerance 0.1)"]
+        );
+        assert!(mismatches(&Expect::default(), &toy(f64::NAN)).is_empty());
     }
 }
