@@ -227,7 +227,7 @@ impl Checker<'_> {
                 format!("`{c}` is not a result name; expected `wu<id>_<suffix>` or \"none\""),
             );
         }
-        // `scenario::expect` shows a named host by name and any other by its id.
+        // `world::expect` shows a named host by name and any other by its id.
         if let Some(h) = &x.hostid
             && !all_digits(h)
             && self.find_host(h).is_none()
@@ -244,7 +244,7 @@ impl Checker<'_> {
     fn state_shorthand(&mut self, path: &str, s: &str) {
         const FORM: &str =
             "expected \"server_state/outcome/validate_state/file_delete_state\", e.g. \"5/1/1/2\"";
-        // `scenario::expect` compares the text itself, so no spaces or signs.
+        // `world::expect` compares the text itself, so no spaces or signs.
         let nums: Option<Vec<i64>> = s
             .split('/')
             .map(|p| all_digits(p).then(|| p.parse::<i64>().ok()).flatten())
