@@ -2,31 +2,381 @@
 //! states the exact states BOINC would be in (spec backend §4 worked examples) so
 //! that a run verifies itself. The world runs the checks, since they read the
 //! projects' databases and the hosts' client state.
+//!
+//! Each kind of row has one table of checks: a key of the entry, how to read the
+//! same value from the row, and how the two compare. A verifier finds the row, then
+//! runs its table; a key the entry does not give costs nothing. The schema lists the
+//! keys and the kind of row each belongs to (`Expect::FIELDS`); a test here checks
+//! that every key of a row has exactly one check in that row's tables.
 
-use crate::client::host::{execution, run_for};
+use crate::client::availability::AvailSpec;
+use crate::client::config::ClientConfig;
+use crate::client::host::{ClientHost, ClientJob, ProjectState, TimeStats, execution, run_for};
+use crate::client::merit::IdleRun;
 use crate::client::scripted::ScriptedHost;
+use crate::engine::Time;
 use crate::scenario::schema::Expect;
-use crate::server::db::result_name;
+use crate::server::batch::BatchRow;
+use crate::server::db::{HavRow, HostRow, ResultRow, WorkunitRow, result_name};
 use crate::server::resource::CPU;
-use crate::server::types::{HostId, ResultId, WuId};
+use crate::server::types::{ResultId, WuId};
 use crate::server::{Project, lookup_result};
 
-/// Tolerance of credit comparisons.
+/// Relative tolerance of the server's float fields (credit, a batch's fraction done).
 const CREDIT_EPS: f64 = 1e-6;
 
-fn cmp_i(errs: &mut Vec<String>, what: &str, want: Option<i64>, got: i64) {
-    if let Some(w) = want
-        && w != got
-    {
-        errs.push(format!("{what} = {got}, expected {w}"));
+/// Absolute tolerance of the client's float fields when the entry gives none.
+const DEFAULT_TOLERANCE: f64 = 1e-6;
+
+/// How one key compares: the wanted value as the entry gives it, the same value read
+/// from a view `V` of the row, and the rule. A mismatch reads `key = got, expected
+/// want`.
+enum Cmp<V> {
+    /// Integers (BOINC codes, counts, times), exactly.
+    Int(fn(&Expect) -> Option<i64>, fn(&V) -> i64),
+    /// Server floats, within [`CREDIT_EPS`] relative to the wanted value.
+    Credit(fn(&Expect) -> Option<f64>, fn(&V) -> f64),
+    /// Client floats, within the entry's absolute `tolerance`; NaN never matches.
+    Float(fn(&Expect) -> Option<f64>, fn(&V) -> f64),
+    /// Flags, exactly.
+    Flag(fn(&Expect) -> Option<bool>, fn(&V) -> bool),
+    /// A name or shorthand, exactly, shown as is.
+    Text(fn(&Expect) -> Option<&str>, fn(&V) -> String),
+    /// A comma-separated list, exactly, shown quoted so that an empty one shows.
+    Quoted(fn(&Expect) -> Option<&str>, fn(&V) -> String),
+    /// A nested table (`reply`): whether it is given, and its own check, which
+    /// pushes one message per mismatch.
+    Nested(fn(&Expect) -> bool, fn(&Expect, &V, &mut Vec<String>)),
+}
+
+/// One row of a table: a key of `[[expect]]` and how it compares.
+struct Check<V> {
+    name: &'static str,
+    cmp: Cmp<V>,
+}
+
+/// A table row for key `$field`, written once: `check!(Int field, |view| got)`.
+macro_rules! check {
+    (Text $field:ident, $got:expr) => {
+        Check {
+            name: stringify!($field),
+            cmp: Cmp::Text(|x| x.$field.as_deref(), $got),
+        }
+    };
+    (Quoted $field:ident, $got:expr) => {
+        Check {
+            name: stringify!($field),
+            cmp: Cmp::Quoted(|x| x.$field.as_deref(), $got),
+        }
+    };
+    ($cmp:ident $field:ident, $got:expr) => {
+        Check {
+            name: stringify!($field),
+            cmp: Cmp::$cmp(|x| x.$field, $got),
+        }
+    };
+}
+
+impl<V> Check<V> {
+    /// Whether the entry gives this key.
+    fn given(&self, ex: &Expect) -> bool {
+        match self.cmp {
+            Cmp::Int(want, _) => want(ex).is_some(),
+            Cmp::Credit(want, _) | Cmp::Float(want, _) => want(ex).is_some(),
+            Cmp::Flag(want, _) => want(ex).is_some(),
+            Cmp::Text(want, _) | Cmp::Quoted(want, _) => want(ex).is_some(),
+            Cmp::Nested(given, _) => given(ex),
+        }
+    }
+
+    /// Compares the key, if given, with `view`; pushes the mismatch. The row is
+    /// read only for a key the entry gives.
+    fn run(&self, ex: &Expect, view: &V, errs: &mut Vec<String>) {
+        let what = self.name;
+        let differs = |got: &dyn std::fmt::Display, w: &dyn std::fmt::Display| {
+            format!("{what} = {got}, expected {w}")
+        };
+        let mismatch = match self.cmp {
+            Cmp::Int(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| differs(&g, &w))),
+            Cmp::Credit(want, got) => want(ex).map(|w| (w, got(view))).and_then(|(w, g)| {
+                ((w - g).abs() > CREDIT_EPS * w.abs().max(1.0)).then(|| differs(&g, &w))
+            }),
+            Cmp::Float(want, got) => want(ex).map(|w| (w, got(view))).and_then(|(w, g)| {
+                let tol = ex.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+                ((w - g).abs() > tol || g.is_nan())
+                    .then(|| format!("{what} = {g}, expected {w} (tolerance {tol})"))
+            }),
+            Cmp::Flag(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| differs(&g, &w))),
+            Cmp::Text(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| differs(&g, &w))),
+            Cmp::Quoted(want, got) => want(ex)
+                .map(|w| (w, got(view)))
+                .and_then(|(w, g)| (w != g).then(|| format!("{what} = \"{g}\", expected \"{w}\""))),
+            Cmp::Nested(given, check) => {
+                if given(ex) {
+                    check(ex, view, errs);
+                }
+                None
+            }
+        };
+        errs.extend(mismatch);
     }
 }
 
-fn cmp_f(errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64) {
-    if let Some(w) = want
-        && (w - got).abs() > CREDIT_EPS * w.abs().max(1.0)
-    {
-        errs.push(format!("{what} = {got}, expected {w}"));
+/// Runs every check of `table` against `view`, in table order.
+fn run_all<V>(table: &[Check<V>], ex: &Expect, view: &V, errs: &mut Vec<String>) {
+    for c in table {
+        c.run(ex, view, errs);
+    }
+}
+
+/// Whether the entry gives any key of `table`.
+fn any_given<V>(table: &[Check<V>], ex: &Expect) -> bool {
+    table.iter().any(|c| c.given(ex))
+}
+
+/// A result row (spec backend §1.1), with what names its host.
+struct ResultView<'a> {
+    p: &'a Project,
+    r: &'a ResultRow,
+    named: &'a [ScriptedHost],
+}
+
+impl<'a> ResultView<'a> {
+    const CHECKS: &'a [Check<Self>] = &[
+        check!(Text state, |v| {
+            let r = v.r;
+            format!(
+                "{}/{}/{}/{}",
+                r.server_state.code(),
+                r.outcome.code(),
+                r.validate_state.code(),
+                r.file_delete_state.code()
+            )
+        }),
+        check!(Int server_state, |v| v.r.server_state.code()),
+        check!(Int outcome, |v| v.r.outcome.code()),
+        check!(Int validate_state, |v| v.r.validate_state.code()),
+        check!(Int file_delete_state, |v| v.r.file_delete_state.code()),
+        check!(Int sent_time, |v| v.r.sent_time.into()),
+        check!(Int received_time, |v| v.r.received_time.into()),
+        check!(Int report_deadline, |v| v.r.report_deadline),
+        check!(Int priority, |v| v.r.priority as i64),
+        check!(Credit granted_credit, |v| v.r.granted_credit),
+        check!(Text hostid, |v| v.host_name()),
+    ];
+
+    /// The result's host as the scenario names it: a named host by its name, any
+    /// other by its id.
+    fn host_name(&self) -> String {
+        let id = self.r.hostid;
+        (self.named.iter())
+            .find(|h| h.hostid == id && self.p.index == h.project as usize)
+            .map_or(id.0.to_string(), |h| h.name.clone())
+    }
+}
+
+/// A workunit row (spec backend §1.1).
+struct WorkunitView<'a> {
+    p: &'a Project,
+    w: &'a WorkunitRow,
+}
+
+impl<'a> WorkunitView<'a> {
+    const CHECKS: &'a [Check<Self>] = &[
+        check!(Int need_validate, |v| v.w.need_validate as i64),
+        check!(Int transition_time, |v| v.w.transition_time.into()),
+        check!(Int error_mask, |v| v.w.error_mask as i64),
+        check!(Int assimilate_state, |v| v.w.assimilate_state.code()),
+        check!(Int file_delete_state, |v| v.w.file_delete_state.code()),
+        check!(Int target_nresults, |v| v.w.target_nresults as i64),
+        check!(Int min_quorum, |v| v.w.min_quorum as i64),
+        check!(Int hr_class, |v| v.w.hr_class as i64),
+        check!(Int nresults, |v| v.w.results.len() as i64),
+        check!(Int assimilate_count, |v| v.w.assimilate_count as i64),
+        check!(Text canonical, |v| v.canonical()),
+    ];
+
+    /// The canonical result's name, `none` before there is one, or its id once the
+    /// row is purged.
+    fn canonical(&self) -> String {
+        let c = self.w.canonical_resultid;
+        if c == ResultId(0) {
+            return "none".to_string();
+        }
+        (self.p.db.results.get(c)).map_or(c.to_string(), |r| result_name(r.workunitid, r.suffix))
+    }
+}
+
+/// A batch row (spec backend §1.5).
+const BATCH_CHECKS: &[Check<BatchRow>] = &[
+    check!(Int batch_state, |b| b.state.code()),
+    check!(Int njobs, |b| b.njobs.into()),
+    check!(Int njobs_success, |b| b.njobs_success.into()),
+    check!(Int nerror_jobs, |b| b.nerror_jobs.into()),
+    check!(Credit fraction_done, |b| b.fraction_done),
+    check!(Int completion_time, |b| b.completion_time),
+];
+
+/// A named host: its host row and the reply to its last scheduler RPC (spec
+/// backend §1.4, §2.4.1 step 12).
+struct HostView<'a> {
+    p: &'a Project,
+    h: &'a ScriptedHost,
+    row: &'a HostRow,
+}
+
+impl<'a> HostView<'a> {
+    const CHECKS: &'a [Check<Self>] = &[
+        Check {
+            name: "reply",
+            cmp: Cmp::Nested(
+                |x| x.reply.is_some(),
+                |x, v, errs| {
+                    if let Some(want) = &x.reply {
+                        super::expect_reply::check(errs, want, v.h, v.p);
+                    }
+                },
+            ),
+        },
+        check!(Credit total_credit, |v| v.row.total_credit),
+    ];
+}
+
+/// A named host's host app version (spec backend §1.4), which exists once the host
+/// was sent a job.
+const HAV_CHECKS: &[Check<HavRow>] = &[
+    check!(Int consecutive_valid, |h| h.consecutive_valid as i64),
+    check!(Int max_jobs_per_day, |h| h.max_jobs_per_day as i64),
+    check!(Int n_jobs_today, |h| h.n_jobs_today as i64),
+];
+
+/// A simulated client as a whole: what runs now.
+struct ClientView<'a> {
+    h: &'a ClientHost,
+    project_names: &'a [String],
+}
+
+impl<'a> ClientView<'a> {
+    const CHECKS: &'a [Check<Self>] = &[check!(Quoted running, |v| v.running())];
+
+    /// The projects of the running tasks, sorted, comma-separated.
+    fn running(&self) -> String {
+        let h = self.h;
+        let mut names: Vec<&str> = (h.jobs.iter())
+            .filter(|j| j.is_running())
+            .map(|j| {
+                let p = &h.projects[j.project as usize];
+                if p.is_background() {
+                    return "background"; // no world project
+                }
+                (self.project_names.get(p.project as usize)).map_or("?", |s| s.as_str())
+            })
+            .collect();
+        names.sort_unstable();
+        names.join(",")
+    }
+}
+
+/// A simulated client's time statistics at the check (spec client §1.11, §3.5).
+const TIME_STATS_CHECKS: &[Check<TimeStats>] = &[
+    check!(Float on_frac, |t| t.on_frac),
+    check!(Float active_frac, |t| t.active_frac),
+    check!(Float connected_frac, |t| t.connected_frac),
+];
+
+/// A simulated client's state about the project of the entry, attached as the
+/// host's project `k` (spec client §1.1, §2, §8).
+struct ProjectView<'a> {
+    h: &'a ClientHost,
+    k: usize,
+    p: &'a ProjectState,
+    now: Time,
+    cfg: &'a ClientConfig,
+}
+
+impl<'a> ProjectView<'a> {
+    const CHECKS: &'a [Check<Self>] = &[
+        check!(Int nrpc_failures, |v| v.p.nrpc_failures as i64),
+        check!(Int master_fetch_failures, |v| v.p.master_fetch_failures as i64),
+        check!(Flag master_url_fetch_pending, |v| v.p.master_url_fetch_pending),
+        check!(Float min_rpc_time, |v| v.p.min_rpc_time),
+        check!(Float rec, |v| v.p.rec),
+        check!(Float exp_avg_cpu, |v| v.p.exp_avg_cpu),
+        check!(Float resource_debt, |v| v.p.resource_debt),
+        check!(Int debt_order, |v| v.p.debt_order as i64),
+        check!(Float cpu_time, |v| v.cpu_time()),
+        check!(Float idle_time, |v| v.idle().idle_time),
+        check!(Float idle_time_sumsq, |v| v.idle().idle_time_sumsq),
+        check!(Int jobs, |v| v.jobs().count() as i64),
+        check!(Int jobs_received, |v| v.p.njobs as i64),
+        check!(Int rpcs, |v| v.p.nrpcs as i64),
+        check!(Int deadlines_missed, |v| v.p.deadlines_missed as i64),
+        check!(Float cpu_backoff_interval, |v| v.p.backoff_interval[CPU]),
+        check!(Float cpu_backoff_time, |v| v.p.backoff_time[CPU]),
+        check!(Float sched_priority, |v| v.p.sched_priority),
+        check!(Float req_secs, |v| v.p.last_request().req_secs),
+        check!(Float req_instances, |v| v.p.last_request().req_instances),
+        check!(Float estimated_delay, |v| v.p.last_request().estimated_delay),
+        check!(Float gpu_req_secs, |v| v.p.last_request().gpu_req_secs.iter().sum()),
+        check!(Float gpu_req_instances, |v| {
+            v.p.last_request().gpu_req_instances.iter().sum()
+        }),
+        check!(Quoted client_states, |v| {
+            let states: Vec<String> = v.jobs().map(|j| j.client_state.to_string()).collect();
+            states.join(",")
+        }),
+        check!(Int xfers_down, |v| v.h.xfer_view(v.k, v.now).active[0]),
+        check!(Int xfers_up, |v| v.h.xfer_view(v.k, v.now).active[1]),
+        check!(Int xfer_failures_down, |v| v.h.xfer_view(v.k, v.now).failures[0]),
+        check!(Int xfer_failures_up, |v| v.h.xfer_view(v.k, v.now).failures[1]),
+        check!(Int xfer_backoff_down, |v| v.h.xfer_view(v.k, v.now).backoff[0]),
+        check!(Int xfer_backoff_up, |v| v.h.xfer_view(v.k, v.now).backoff[1]),
+        check!(Int next_file_retry, |v| v.h.xfer_view(v.k, v.now).next_retry),
+        check!(Flag download_stalled, |v| v.p.download_stalled),
+        check!(Flag too_many_uploads, |v| v.p.too_many_uploads),
+        check!(Flag actively_uploading, |v| v.p.actively_uploading),
+    ];
+
+    /// The project's jobs the client holds, in arrival order.
+    fn jobs(&self) -> impl Iterator<Item = &'a ClientJob> {
+        let k = self.k;
+        (self.h.jobs.iter()).filter(move |j| j.project as usize == k)
+    }
+
+    /// CPU time integrated to `now` without touching the host, by the rule
+    /// `ClientHost::advance` integrates with (`run_for`): each running task at its
+    /// execution's speed and CPUs (a multi-threaded task's CPUs, slowed by
+    /// `cpu_scale` when the CPUs are overcommitted), until it finishes or reaches
+    /// its time limit.
+    fn cpu_time(&self) -> f64 {
+        let (h, cfg, now) = (self.h, self.cfg, self.now);
+        let mut cpu = self.p.cpu_time;
+        if h.computing(cfg) && now > h.last_advance {
+            let dt = (now - h.last_advance) as f64;
+            let cpu_scale = h.cpu_scale(cfg);
+            for j in self.jobs().filter(|j| j.is_running()) {
+                let x = execution(h.usage(j), h.p_fpops, cpu_scale, cfg.gpu_active_frac);
+                cpu += run_for(j, &x, dt).0 * x.cpus;
+            }
+        }
+        cpu
+    }
+
+    /// The idle run closed up to `now` on the global grid, without touching the
+    /// host: a task of the project executes throughout `(last_advance, now]` or not
+    /// at all, since the host is woken at every change.
+    fn idle(&self) -> IdleRun {
+        let (h, cfg) = (self.h, self.cfg);
+        let mut idle = self.p.idle;
+        let ran = h.computing(cfg) && self.jobs().any(|j| j.is_running());
+        idle.advance(h.last_advance as f64, self.now as f64, ran, cfg.merit_step);
+        idle
     }
 }
 
@@ -58,7 +408,23 @@ pub(crate) enum Unmet {
     ClientFields(Vec<String>),
 }
 
-/// Checks one expectation. `Err` lists every mismatch.
+/// A result or workunit row as `exists` wants it: `Ok(None)` when it is rightly
+/// gone, `Ok(Some(row))` when it is there to be compared.
+fn row_as_wanted<'r, T>(
+    row: Option<&'r T>,
+    ex: &Expect,
+    subject: &str,
+) -> Result<Option<&'r T>, Unmet> {
+    match (row, ex.exists) {
+        (None, Some(false)) => Ok(None),
+        (None, _) => Err(Unmet::Missing(subject.to_string())),
+        (Some(_), Some(false)) => Err(Unmet::StillExists(subject.to_string())),
+        (Some(row), _) => Ok(Some(row)),
+    }
+}
+
+/// Checks one expectation about a server row: a result, a batch, a workunit or a
+/// named host (`host`, resolved by the plan). `Err` lists every mismatch.
 pub(crate) fn verify(
     ex: &Expect,
     p: &Project,
@@ -66,184 +432,39 @@ pub(crate) fn verify(
     host: Option<&Result<usize, String>>,
 ) -> Result<(), Unmet> {
     let mut errs = Vec::new();
-    let host_name = |id: u32| -> String {
-        named
-            .iter()
-            .find(|h| h.hostid == HostId(id) && p.index == h.project as usize)
-            .map_or(id.to_string(), |h| h.name.clone())
-    };
     if let Some(name) = &ex.result {
-        let rid = lookup_result(p, name);
-        let row = p.db.results.get(rid);
         let subject = format!("result {name}");
-        match (row, ex.exists) {
-            (None, Some(false)) => return Ok(()),
-            (None, _) => return Err(Unmet::Missing(subject)),
-            (Some(_), Some(false)) => return Err(Unmet::StillExists(subject)),
-            _ => {}
-        }
-        let r = row.expect("checked");
-        if let Some(s) = &ex.state {
-            let got = format!(
-                "{}/{}/{}/{}",
-                r.server_state.code(),
-                r.outcome.code(),
-                r.validate_state.code(),
-                r.file_delete_state.code()
-            );
-            if &got != s {
-                errs.push(format!("state = {got}, expected {s}"));
-            }
-        }
-        cmp_i(
+        let row = p.db.results.get(lookup_result(p, name));
+        let Some(r) = row_as_wanted(row, ex, &subject)? else {
+            return Ok(());
+        };
+        run_all(
+            ResultView::CHECKS,
+            ex,
+            &ResultView { p, r, named },
             &mut errs,
-            "server_state",
-            ex.server_state,
-            r.server_state.code(),
         );
-        cmp_i(&mut errs, "outcome", ex.outcome, r.outcome.code());
-        cmp_i(
-            &mut errs,
-            "validate_state",
-            ex.validate_state,
-            r.validate_state.code(),
-        );
-        cmp_i(
-            &mut errs,
-            "file_delete_state",
-            ex.file_delete_state,
-            r.file_delete_state.code(),
-        );
-        cmp_i(&mut errs, "sent_time", ex.sent_time, r.sent_time.into());
-        cmp_i(
-            &mut errs,
-            "received_time",
-            ex.received_time,
-            r.received_time.into(),
-        );
-        cmp_i(
-            &mut errs,
-            "report_deadline",
-            ex.report_deadline,
-            r.report_deadline,
-        );
-        cmp_i(&mut errs, "priority", ex.priority, r.priority as i64);
-        cmp_f(
-            &mut errs,
-            "granted_credit",
-            ex.granted_credit,
-            r.granted_credit,
-        );
-        if let Some(h) = &ex.hostid {
-            let got = host_name(r.hostid.0);
-            if &got != h {
-                errs.push(format!("hostid = {got}, expected {h}"));
-            }
-        }
         return finish(subject, errs);
     }
     if let Some(name) = &ex.batch {
-        let row = p.db.batches.rows.iter().find(|b| &*b.name == name.as_str());
         let subject = format!("batch {name}");
+        let row = p.db.batches.rows.iter().find(|b| &*b.name == name.as_str());
         let Some(b) = row else {
             return Err(Unmet::Missing(subject));
         };
-        cmp_i(&mut errs, "batch_state", ex.batch_state, b.state.code());
-        cmp_i(&mut errs, "njobs", ex.njobs, b.njobs.into());
-        cmp_i(
-            &mut errs,
-            "njobs_success",
-            ex.njobs_success,
-            b.njobs_success.into(),
-        );
-        cmp_i(
-            &mut errs,
-            "nerror_jobs",
-            ex.nerror_jobs,
-            b.nerror_jobs.into(),
-        );
-        cmp_f(
-            &mut errs,
-            "fraction_done",
-            ex.fraction_done,
-            b.fraction_done,
-        );
-        cmp_i(
-            &mut errs,
-            "completion_time",
-            ex.completion_time,
-            b.completion_time,
-        );
+        run_all(BATCH_CHECKS, ex, b, &mut errs);
         return finish(subject, errs);
     }
     if let Some(name) = &ex.workunit {
-        let id: u32 = name
-            .strip_prefix("wu")
+        let subject = format!("workunit {name}");
+        let id: u32 = (name.strip_prefix("wu"))
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         let row = p.db.workunits.get(WuId(id));
-        let subject = format!("workunit {name}");
-        match (row, ex.exists) {
-            (None, Some(false)) => return Ok(()),
-            (None, _) => return Err(Unmet::Missing(subject)),
-            (Some(_), Some(false)) => return Err(Unmet::StillExists(subject)),
-            _ => {}
-        }
-        let w = row.expect("checked");
-        cmp_i(
-            &mut errs,
-            "need_validate",
-            ex.need_validate,
-            w.need_validate as i64,
-        );
-        cmp_i(
-            &mut errs,
-            "transition_time",
-            ex.transition_time,
-            w.transition_time.into(),
-        );
-        cmp_i(&mut errs, "error_mask", ex.error_mask, w.error_mask as i64);
-        cmp_i(
-            &mut errs,
-            "assimilate_state",
-            ex.assimilate_state,
-            w.assimilate_state.code(),
-        );
-        cmp_i(
-            &mut errs,
-            "file_delete_state",
-            ex.file_delete_state,
-            w.file_delete_state.code(),
-        );
-        cmp_i(
-            &mut errs,
-            "target_nresults",
-            ex.target_nresults,
-            w.target_nresults as i64,
-        );
-        cmp_i(&mut errs, "min_quorum", ex.min_quorum, w.min_quorum as i64);
-        cmp_i(&mut errs, "hr_class", ex.hr_class, w.hr_class as i64);
-        cmp_i(&mut errs, "nresults", ex.nresults, w.results.len() as i64);
-        cmp_i(
-            &mut errs,
-            "assimilate_count",
-            ex.assimilate_count,
-            w.assimilate_count as i64,
-        );
-        if let Some(c) = &ex.canonical {
-            let got = if w.canonical_resultid == ResultId(0) {
-                "none".to_string()
-            } else {
-                p.db.results
-                    .get(w.canonical_resultid)
-                    .map_or(w.canonical_resultid.to_string(), |r| {
-                        result_name(r.workunitid, r.suffix)
-                    })
-            };
-            if &got != c {
-                errs.push(format!("canonical = {got}, expected {c}"));
-            }
-        }
+        let Some(w) = row_as_wanted(row, ex, &subject)? else {
+            return Ok(());
+        };
+        run_all(WorkunitView::CHECKS, ex, &WorkunitView { p, w }, &mut errs);
         return finish(subject, errs);
     }
     if let Some(target) = host {
@@ -251,40 +472,13 @@ pub(crate) fn verify(
             Ok(k) => &named[*k],
             Err(name) => return Err(Unmet::UnknownHost(name.clone())),
         };
-        let name = &h.name;
-        let subject = format!("host {name}");
+        let subject = format!("host {}", h.name);
         let row = p.db.host(h.hostid);
-        if let Some(want) = &ex.reply {
-            super::expect_reply::check(&mut errs, want, h, p);
-        }
-        cmp_f(&mut errs, "total_credit", ex.total_credit, row.total_credit);
-        let hav = row.hav(crate::server::APP_VERSION_ID);
-        if ex.consecutive_valid.is_some()
-            || ex.max_jobs_per_day.is_some()
-            || ex.n_jobs_today.is_some()
-        {
-            match hav {
+        run_all(HostView::CHECKS, ex, &HostView { p, h, row }, &mut errs);
+        if any_given(HAV_CHECKS, ex) {
+            match row.hav(crate::server::APP_VERSION_ID) {
                 None => errs.push("has no host app version yet".into()),
-                Some(hav) => {
-                    cmp_i(
-                        &mut errs,
-                        "consecutive_valid",
-                        ex.consecutive_valid,
-                        hav.consecutive_valid as i64,
-                    );
-                    cmp_i(
-                        &mut errs,
-                        "max_jobs_per_day",
-                        ex.max_jobs_per_day,
-                        hav.max_jobs_per_day as i64,
-                    );
-                    cmp_i(
-                        &mut errs,
-                        "n_jobs_today",
-                        ex.n_jobs_today,
-                        hav.n_jobs_today as i64,
-                    );
-                }
+                Some(hav) => run_all(HAV_CHECKS, ex, hav, &mut errs),
             }
         }
         return finish(subject, errs);
@@ -306,224 +500,179 @@ fn finish(subject: String, fields: Vec<String>) -> Result<(), Unmet> {
 /// fields are as the client last updated them.
 pub(crate) fn verify_client(
     ex: &Expect,
-    h: &crate::client::host::ClientHost,
+    h: &ClientHost,
     pos: Option<usize>,
-    now: crate::engine::Time,
-    cfg: &crate::client::config::ClientConfig,
+    now: Time,
+    cfg: &ClientConfig,
     project_names: &[String],
-    avail: &crate::client::availability::AvailSpec,
+    avail: &AvailSpec,
 ) -> Result<(), Unmet> {
     let mut errs = Vec::new();
-    let tol = ex.tolerance.unwrap_or(1e-6);
-    let cmp = |errs: &mut Vec<String>, what: &str, want: Option<f64>, got: f64| {
-        if let Some(w) = want
-            && ((w - got).abs() > tol || got.is_nan())
-        {
-            errs.push(format!("{what} = {got}, expected {w} (tolerance {tol})"));
-        }
-    };
-    if let Some(want) = &ex.running {
-        let mut names: Vec<&str> = h
-            .jobs
-            .iter()
-            .filter(|j| j.is_running())
-            .map(|j| {
-                let p = &h.projects[j.project as usize];
-                if p.is_background() {
-                    return "background"; // no world project
-                }
-                project_names
-                    .get(p.project as usize)
-                    .map_or("?", |s| s.as_str())
-            })
-            .collect();
-        names.sort_unstable();
-        let got = names.join(",");
-        if &got != want {
-            errs.push(format!("running = \"{got}\", expected \"{want}\""));
-        }
-    }
-    if ex.on_frac.is_some() || ex.active_frac.is_some() || ex.connected_frac.is_some() {
+    let client = ClientView { h, project_names };
+    run_all(ClientView::CHECKS, ex, &client, &mut errs);
+    if any_given(TIME_STATS_CHECKS, ex) {
         let ts = h.avail.time_stats_at(now.max(h.last_advance), avail);
-        cmp(&mut errs, "on_frac", ex.on_frac, ts.on_frac);
-        cmp(&mut errs, "active_frac", ex.active_frac, ts.active_frac);
-        cmp(
-            &mut errs,
-            "connected_frac",
-            ex.connected_frac,
-            ts.connected_frac,
-        );
+        run_all(TIME_STATS_CHECKS, ex, &ts, &mut errs);
     }
     // Every other client field is about one attached project.
-    let per_project = crate::scenario::validate::given_fields(ex).iter().any(|f| {
-        !crate::scenario::validate::CLIENT_HOST_LEVEL.contains(f)
-            && crate::scenario::validate::CLIENT_ONLY.contains(f)
-    });
-    if per_project {
+    if any_given(ProjectView::CHECKS, ex) {
         let Some(k) = pos else {
             return Err(Unmet::NotAttached);
         };
-        let p = &h.projects[k];
-        cmp_i(
-            &mut errs,
-            "nrpc_failures",
-            ex.nrpc_failures,
-            p.nrpc_failures as i64,
-        );
-        cmp_i(
-            &mut errs,
-            "master_fetch_failures",
-            ex.master_fetch_failures,
-            p.master_fetch_failures as i64,
-        );
-        if let Some(w) = ex.master_url_fetch_pending
-            && w != p.master_url_fetch_pending
-        {
-            errs.push(format!(
-                "master_url_fetch_pending = {}, expected {w}",
-                p.master_url_fetch_pending
-            ));
-        }
-        cmp(&mut errs, "min_rpc_time", ex.min_rpc_time, p.min_rpc_time);
-        cmp(&mut errs, "rec", ex.rec, p.rec);
-        cmp(&mut errs, "exp_avg_cpu", ex.exp_avg_cpu, p.exp_avg_cpu);
-        cmp(
-            &mut errs,
-            "resource_debt",
-            ex.resource_debt,
-            p.resource_debt,
-        );
-        cmp_i(&mut errs, "debt_order", ex.debt_order, p.debt_order as i64);
-        // CPU time integrated to `now` without touching the host, by the rule
-        // `ClientHost::advance` integrates with (`run_for`): each running task at
-        // its execution's speed and CPUs (a multi-threaded task's CPUs, slowed by
-        // `cpu_scale` when the CPUs are overcommitted), until it finishes or
-        // reaches its time limit.
-        let mut cpu = p.cpu_time;
-        if h.computing(cfg) && now > h.last_advance {
-            let dt = (now - h.last_advance) as f64;
-            let cpu_scale = h.cpu_scale(cfg);
-            for j in h
-                .jobs
-                .iter()
-                .filter(|j| j.is_running() && j.project as usize == k)
-            {
-                let x = execution(h.usage(j), h.p_fpops, cpu_scale, cfg.gpu_active_frac);
-                cpu += run_for(j, &x, dt).0 * x.cpus;
-            }
-        }
-        cmp(&mut errs, "cpu_time", ex.cpu_time, cpu);
-        // The idle run closed up to `now` on the global grid, without touching the
-        // host: a task of the project executes throughout `(last_advance, now]` or
-        // not at all, since the host is woken at every change.
-        let mut idle = p.idle;
-        let ran = h.computing(cfg)
-            && h.jobs
-                .iter()
-                .any(|j| j.is_running() && j.project as usize == k);
-        idle.advance(h.last_advance as f64, now as f64, ran, cfg.merit_step);
-        cmp(&mut errs, "idle_time", ex.idle_time, idle.idle_time);
-        cmp(
-            &mut errs,
-            "idle_time_sumsq",
-            ex.idle_time_sumsq,
-            idle.idle_time_sumsq,
-        );
-        let held = h.jobs.iter().filter(|j| j.project as usize == k).count();
-        cmp_i(&mut errs, "jobs", ex.jobs, held as i64);
-        cmp_i(&mut errs, "jobs_received", ex.jobs_received, p.njobs as i64);
-        cmp_i(&mut errs, "rpcs", ex.rpcs, p.nrpcs as i64);
-        cmp_i(
-            &mut errs,
-            "deadlines_missed",
-            ex.deadlines_missed,
-            p.deadlines_missed as i64,
-        );
-        cmp(
-            &mut errs,
-            "cpu_backoff_interval",
-            ex.cpu_backoff_interval,
-            p.backoff_interval[CPU],
-        );
-        cmp(
-            &mut errs,
-            "cpu_backoff_time",
-            ex.cpu_backoff_time,
-            p.backoff_time[CPU],
-        );
-        cmp(
-            &mut errs,
-            "sched_priority",
-            ex.sched_priority,
-            p.sched_priority,
-        );
-        let w = p.last_request();
-        cmp(&mut errs, "req_secs", ex.req_secs, w.req_secs);
-        cmp(
-            &mut errs,
-            "req_instances",
-            ex.req_instances,
-            w.req_instances,
-        );
-        cmp(
-            &mut errs,
-            "estimated_delay",
-            ex.estimated_delay,
-            w.estimated_delay,
-        );
-        cmp(
-            &mut errs,
-            "gpu_req_secs",
-            ex.gpu_req_secs,
-            w.gpu_req_secs.iter().sum(),
-        );
-        cmp(
-            &mut errs,
-            "gpu_req_instances",
-            ex.gpu_req_instances,
-            w.gpu_req_instances.iter().sum(),
-        );
-        if let Some(want) = &ex.client_states {
-            let got: Vec<String> = (h.jobs.iter())
-                .filter(|j| j.project as usize == k)
-                .map(|j| j.client_state.to_string())
-                .collect();
-            let got = got.join(",");
-            if &got != want {
-                errs.push(format!("client_states = \"{got}\", expected \"{want}\""));
-            }
-        }
-        let x = h.xfer_view(k, now);
-        for (what, want, got) in [
-            ("xfers_down", ex.xfers_down, x.active[0]),
-            ("xfers_up", ex.xfers_up, x.active[1]),
-            ("xfer_failures_down", ex.xfer_failures_down, x.failures[0]),
-            ("xfer_failures_up", ex.xfer_failures_up, x.failures[1]),
-            ("xfer_backoff_down", ex.xfer_backoff_down, x.backoff[0]),
-            ("xfer_backoff_up", ex.xfer_backoff_up, x.backoff[1]),
-            ("next_file_retry", ex.next_file_retry, x.next_retry),
-        ] {
-            cmp_i(&mut errs, what, want, got);
-        }
-        for (what, want, got) in [
-            ("download_stalled", ex.download_stalled, p.download_stalled),
-            ("too_many_uploads", ex.too_many_uploads, p.too_many_uploads),
-            (
-                "actively_uploading",
-                ex.actively_uploading,
-                p.actively_uploading,
-            ),
-        ] {
-            if let Some(w) = want
-                && w != got
-            {
-                errs.push(format!("{what} = {got}, expected {w}"));
-            }
-        }
+        let view = ProjectView {
+            h,
+            k,
+            p: &h.projects[k],
+            now,
+            cfg,
+        };
+        run_all(ProjectView::CHECKS, ex, &view, &mut errs);
     }
     if errs.is_empty() {
         Ok(())
     } else {
         Err(Unmet::ClientFields(errs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::schema::ExpectRow;
+
+    fn names<V>(table: &[Check<V>]) -> Vec<&'static str> {
+        table.iter().map(|c| c.name).collect()
+    }
+
+    /// Every key the schema gives a kind of row has exactly one check among that
+    /// row's tables, and no table checks a key of another kind.
+    #[test]
+    fn every_row_key_has_one_check() {
+        let tables: [(ExpectRow, Vec<&str>); 6] = [
+            (ExpectRow::Result, names(ResultView::CHECKS)),
+            (ExpectRow::Workunit, names(WorkunitView::CHECKS)),
+            (ExpectRow::Batch, names(BATCH_CHECKS)),
+            (
+                ExpectRow::Host,
+                [names(HostView::CHECKS), names(HAV_CHECKS)].concat(),
+            ),
+            (
+                ExpectRow::Client,
+                [
+                    names(ClientView::CHECKS),
+                    names(TIME_STATS_CHECKS),
+                    names(ProjectView::CHECKS),
+                ]
+                .concat(),
+            ),
+            (ExpectRow::ResultOrWorkunit, Vec::new()),
+        ];
+        let checked_in = |row: ExpectRow| -> Vec<ExpectRow> {
+            match row {
+                ExpectRow::ResultOrWorkunit => vec![ExpectRow::Result, ExpectRow::Workunit],
+                r => vec![r],
+            }
+        };
+        for &(name, row) in Expect::FIELDS {
+            for (kind, table) in &tables {
+                let n = table.iter().filter(|&&t| t == name).count();
+                let want = usize::from(checked_in(row).contains(kind));
+                assert_eq!(n, want, "`{name}` ({row:?}) checks in the {kind:?} tables");
+            }
+        }
+        for (_, table) in &tables {
+            for t in table {
+                assert!(
+                    Expect::FIELDS.iter().any(|(f, _)| f == t),
+                    "`{t}` is no key of [[expect]]"
+                );
+            }
+        }
+    }
+
+    /// A view for the comparison rules alone.
+    struct Toy {
+        n: i64,
+        x: f64,
+        b: bool,
+        s: &'static str,
+    }
+
+    const TOY: &[Check<Toy>] = &[
+        check!(Int server_state, |t| t.n),
+        check!(Credit granted_credit, |t| t.x),
+        check!(Float rec, |t| t.x),
+        check!(Flag download_stalled, |t| t.b),
+        check!(Text state, |t| t.s.to_string()),
+        check!(Quoted running, |t| t.s.to_string()),
+    ];
+
+    fn mismatches(ex: &Expect, toy: &Toy) -> Vec<String> {
+        let mut errs = Vec::new();
+        run_all(TOY, ex, toy, &mut errs);
+        errs
+    }
+
+    /// Each rule reads `key = got, expected want`, in table order; a float shows
+    /// its tolerance, a list is quoted so that an empty one shows.
+    #[test]
+    fn a_mismatch_names_the_key_the_value_and_the_wanted_value() {
+        let ex = Expect {
+            server_state: Some(2),
+            granted_credit: Some(1.0),
+            rec: Some(1.0),
+            download_stalled: Some(true),
+            state: Some("5/1/1/2".into()),
+            running: Some("a".into()),
+            ..Expect::default()
+        };
+        let toy = Toy {
+            n: 5,
+            x: 1.5,
+            b: false,
+            s: "",
+        };
+        assert_eq!(
+            mismatches(&ex, &toy),
+            [
+                "server_state = 5, expected 2",
+                "granted_credit = 1.5, expected 1",
+                "rec = 1.5, expected 1 (tolerance 0.000001)",
+                "download_stalled = false, expected true",
+                "state = , expected 5/1/1/2",
+                "running = \"\", expected \"a\"",
+            ]
+        );
+        assert!(TOY.iter().all(|c| c.given(&ex)));
+    }
+
+    /// Server floats compare relative to the wanted value, client floats within the
+    /// entry's absolute tolerance, where NaN never matches; a key not given is not
+    /// compared.
+    #[test]
+    fn floats_compare_within_their_tolerance() {
+        let toy = |x| Toy {
+            n: 0,
+            x,
+            b: false,
+            s: "",
+        };
+        let credit = Expect {
+            granted_credit: Some(1e9),
+            ..Expect::default()
+        };
+        assert!(mismatches(&credit, &toy(1e9 + 100.0)).is_empty());
+        assert_eq!(mismatches(&credit, &toy(1e9 + 2000.0)).len(), 1);
+        let rec = Expect {
+            rec: Some(1.0),
+            tolerance: Some(0.1),
+            ..Expect::default()
+        };
+        assert!(mismatches(&rec, &toy(1.05)).is_empty());
+        assert_eq!(
+            mismatches(&rec, &toy(f64::NAN)),
+            ["rec = NaN, expected 1 (tolerance 0.1)"]
+        );
+        assert!(mismatches(&Expect::default(), &toy(f64::NAN)).is_empty());
     }
 }

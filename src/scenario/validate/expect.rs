@@ -1,105 +1,15 @@
 //! The `[[expect]]` tables (docs/scenario.md, "`[[expect]]`"): each names exactly
 //! one row (a workunit, a result, a host or a client), gives only the fields of that
 //! kind of row, and gives BOINC-numbered fields values BOINC defines (spec backend
-//! §1.1). The lists of which field belongs to which kind of row live here, and
-//! `scenario::expect`, which compares the rows after the run, reads them too.
+//! §1.1). Which field belongs to which kind of row is the schema's list
+//! (`Expect::FIELDS`); the range of each BOINC-numbered field is here.
 
 use super::{Checker, all_digits};
-use crate::scenario::schema::{Expect, ReplyExpect};
+use crate::scenario::schema::{Expect, ExpectRow, ReplyExpect};
 use crate::server::db::parse_result_name;
 use crate::server::types::{
     AssimilateState, BatchState, FileDeleteState, Outcome, ServerState, ValidateState,
 };
-
-/// Fields of `[[expect]]` that only make sense for one kind of row.
-const RESULT_ONLY: &[&str] = &[
-    "state",
-    "server_state",
-    "outcome",
-    "validate_state",
-    "hostid",
-    "sent_time",
-    "received_time",
-    "report_deadline",
-    "priority",
-    "granted_credit",
-];
-const WORKUNIT_ONLY: &[&str] = &[
-    "need_validate",
-    "canonical",
-    "transition_time",
-    "error_mask",
-    "assimilate_state",
-    "target_nresults",
-    "min_quorum",
-    "hr_class",
-    "nresults",
-    "assimilate_count",
-];
-/// Workunits have a `file_delete_state` too (spec backend §1.1), and
-/// `scenario::expect` compares it for both.
-const RESULT_OR_WORKUNIT: &[&str] = &["file_delete_state"];
-/// A batch's fields (spec backend §1.5).
-const BATCH_ONLY: &[&str] = &[
-    "batch_state",
-    "njobs",
-    "njobs_success",
-    "nerror_jobs",
-    "fraction_done",
-    "completion_time",
-];
-const HOST_ONLY: &[&str] = &[
-    "consecutive_valid",
-    "max_jobs_per_day",
-    "n_jobs_today",
-    "total_credit",
-    "reply",
-];
-/// Client state of a simulated host (spec client §1.1, §2.3, §2.8).
-pub(crate) const CLIENT_ONLY: &[&str] = &[
-    "nrpc_failures",
-    "master_fetch_failures",
-    "master_url_fetch_pending",
-    "min_rpc_time",
-    "rec",
-    "exp_avg_cpu",
-    "resource_debt",
-    "debt_order",
-    "cpu_time",
-    "jobs",
-    "jobs_received",
-    "rpcs",
-    "cpu_backoff_interval",
-    "running",
-    "on_frac",
-    "active_frac",
-    "connected_frac",
-    "sched_priority",
-    "req_secs",
-    "req_instances",
-    "estimated_delay",
-    "gpu_req_secs",
-    "gpu_req_instances",
-    "cpu_backoff_time",
-    "idle_time",
-    "idle_time_sumsq",
-    "deadlines_missed",
-    "client_states",
-    "xfers_down",
-    "xfers_up",
-    "xfer_failures_down",
-    "xfer_failures_up",
-    "xfer_backoff_down",
-    "xfer_backoff_up",
-    "next_file_retry",
-    "download_stalled",
-    "too_many_uploads",
-    "actively_uploading",
-];
-
-/// Client fields about the whole host rather than one attached project.
-pub(crate) const CLIENT_HOST_LEVEL: &[&str] =
-    &["running", "on_frac", "active_frac", "connected_frac"];
 
 /// A BOINC-numbered field of `[[expect]]`: key, value, allowed values, test.
 type RangeCheck<'a> = (&'a str, Option<i64>, &'a str, fn(i64) -> bool);
@@ -230,33 +140,20 @@ impl Checker<'_> {
             );
         }
 
-        // Fields of the other kinds of row. Only checked when the row kind is clear.
-        if kinds.len() == 1 {
-            let given = given_fields(x);
-            let kind = kinds[0];
-            for (list, owner, owners) in [
-                (RESULT_ONLY, "result", &["result"][..]),
-                (WORKUNIT_ONLY, "workunit", &["workunit"][..]),
-                (
-                    RESULT_OR_WORKUNIT,
-                    "result and workunit",
-                    &["result", "workunit"][..],
-                ),
-                (HOST_ONLY, "host", &["host"][..]),
-                (CLIENT_ONLY, "client", &["client"][..]),
-                (BATCH_ONLY, "batch", &["batch"][..]),
-            ] {
-                if owners.contains(&kind) {
-                    continue;
-                }
-                for f in given.iter().filter(|f| list.contains(f)) {
-                    self.push(
-                        at(f),
-                        format!(
-                            "`{f}` is a {owner} field but this expect names a {kind}; expected only {kind} fields (or `exists`)"
-                        ),
-                    );
-                }
+        // Fields of the other kinds of row. Only checked when the row kind is clear;
+        // grouped by their kind of row, in `ExpectRow` order.
+        if let [kind] = kinds[..] {
+            let mut wrong: Vec<(&str, ExpectRow)> =
+                x.given().filter(|(_, row)| !row.allows(kind)).collect();
+            wrong.sort_by_key(|&(_, row)| row);
+            for (f, row) in wrong {
+                let owner = row.owner().expect("only an owned field is wrong");
+                self.push(
+                    at(f),
+                    format!(
+                        "`{f}` is a {owner} field but this expect names a {kind}; expected only {kind} fields (or `exists`)"
+                    ),
+                );
             }
         }
 
@@ -330,7 +227,7 @@ impl Checker<'_> {
                 format!("`{c}` is not a result name; expected `wu<id>_<suffix>` or \"none\""),
             );
         }
-        // `scenario::expect` shows a named host by name and any other by its id.
+        // `world::expect` shows a named host by name and any other by its id.
         if let Some(h) = &x.hostid
             && !all_digits(h)
             && self.find_host(h).is_none()
@@ -347,7 +244,7 @@ impl Checker<'_> {
     fn state_shorthand(&mut self, path: &str, s: &str) {
         const FORM: &str =
             "expected \"server_state/outcome/validate_state/file_delete_state\", e.g. \"5/1/1/2\"";
-        // `scenario::expect` compares the text itself, so no spaces or signs.
+        // `world::expect` compares the text itself, so no spaces or signs.
         let nums: Option<Vec<i64>> = s
             .split('/')
             .map(|p| all_digits(p).then(|| p.parse::<i64>().ok()).flatten())
@@ -385,107 +282,5 @@ impl Checker<'_> {
                 );
             }
         }
-    }
-}
-
-/// Names of the kind-specific fields an expect gives.
-pub(crate) fn given_fields(x: &Expect) -> Vec<&'static str> {
-    let opts: [(&'static str, bool); 70] = [
-        ("state", x.state.is_some()),
-        ("server_state", x.server_state.is_some()),
-        ("outcome", x.outcome.is_some()),
-        ("validate_state", x.validate_state.is_some()),
-        ("file_delete_state", x.file_delete_state.is_some()),
-        ("hostid", x.hostid.is_some()),
-        ("sent_time", x.sent_time.is_some()),
-        ("received_time", x.received_time.is_some()),
-        ("report_deadline", x.report_deadline.is_some()),
-        ("priority", x.priority.is_some()),
-        ("granted_credit", x.granted_credit.is_some()),
-        ("need_validate", x.need_validate.is_some()),
-        ("canonical", x.canonical.is_some()),
-        ("transition_time", x.transition_time.is_some()),
-        ("error_mask", x.error_mask.is_some()),
-        ("assimilate_state", x.assimilate_state.is_some()),
-        ("target_nresults", x.target_nresults.is_some()),
-        ("min_quorum", x.min_quorum.is_some()),
-        ("hr_class", x.hr_class.is_some()),
-        ("nresults", x.nresults.is_some()),
-        ("consecutive_valid", x.consecutive_valid.is_some()),
-        ("max_jobs_per_day", x.max_jobs_per_day.is_some()),
-        ("n_jobs_today", x.n_jobs_today.is_some()),
-        ("total_credit", x.total_credit.is_some()),
-        ("nrpc_failures", x.nrpc_failures.is_some()),
-        ("master_fetch_failures", x.master_fetch_failures.is_some()),
-        (
-            "master_url_fetch_pending",
-            x.master_url_fetch_pending.is_some(),
-        ),
-        ("min_rpc_time", x.min_rpc_time.is_some()),
-        ("rec", x.rec.is_some()),
-        ("exp_avg_cpu", x.exp_avg_cpu.is_some()),
-        ("resource_debt", x.resource_debt.is_some()),
-        ("debt_order", x.debt_order.is_some()),
-        ("cpu_time", x.cpu_time.is_some()),
-        ("jobs", x.jobs.is_some()),
-        ("jobs_received", x.jobs_received.is_some()),
-        ("rpcs", x.rpcs.is_some()),
-        ("cpu_backoff_interval", x.cpu_backoff_interval.is_some()),
-        ("running", x.running.is_some()),
-        ("assimilate_count", x.assimilate_count.is_some()),
-        ("reply", x.reply.is_some()),
-        ("on_frac", x.on_frac.is_some()),
-        ("active_frac", x.active_frac.is_some()),
-        ("connected_frac", x.connected_frac.is_some()),
-        ("sched_priority", x.sched_priority.is_some()),
-        ("req_secs", x.req_secs.is_some()),
-        ("req_instances", x.req_instances.is_some()),
-        ("estimated_delay", x.estimated_delay.is_some()),
-        ("gpu_req_secs", x.gpu_req_secs.is_some()),
-        ("gpu_req_instances", x.gpu_req_instances.is_some()),
-        ("cpu_backoff_time", x.cpu_backoff_time.is_some()),
-        ("idle_time", x.idle_time.is_some()),
-        ("idle_time_sumsq", x.idle_time_sumsq.is_some()),
-        ("deadlines_missed", x.deadlines_missed.is_some()),
-        ("client_states", x.client_states.is_some()),
-        ("xfers_down", x.xfers_down.is_some()),
-        ("xfers_up", x.xfers_up.is_some()),
-        ("xfer_failures_down", x.xfer_failures_down.is_some()),
-        ("xfer_failures_up", x.xfer_failures_up.is_some()),
-        ("xfer_backoff_down", x.xfer_backoff_down.is_some()),
-        ("xfer_backoff_up", x.xfer_backoff_up.is_some()),
-        ("next_file_retry", x.next_file_retry.is_some()),
-        ("download_stalled", x.download_stalled.is_some()),
-        ("too_many_uploads", x.too_many_uploads.is_some()),
-        ("actively_uploading", x.actively_uploading.is_some()),
-        ("batch_state", x.batch_state.is_some()),
-        ("njobs", x.njobs.is_some()),
-        ("njobs_success", x.njobs_success.is_some()),
-        ("nerror_jobs", x.nerror_jobs.is_some()),
-        ("fraction_done", x.fraction_done.is_some()),
-        ("completion_time", x.completion_time.is_some()),
-    ];
-    opts.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_expect_field_has_one_owner() {
-        let mut all: Vec<&str> = RESULT_ONLY
-            .iter()
-            .chain(WORKUNIT_ONLY)
-            .chain(RESULT_OR_WORKUNIT)
-            .chain(HOST_ONLY)
-            .chain(CLIENT_ONLY)
-            .copied()
-            .collect();
-        let n = all.len();
-        all.sort();
-        all.dedup();
-        assert_eq!(all.len(), n);
-        assert_eq!(n, 64);
     }
 }

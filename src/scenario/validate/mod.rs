@@ -28,8 +28,6 @@ mod output;
 mod project;
 mod simulation;
 
-pub(crate) use expect::{CLIENT_HOST_LEVEL, CLIENT_ONLY, given_fields};
-
 /// One semantic problem of a scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
