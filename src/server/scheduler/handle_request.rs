@@ -10,6 +10,7 @@ use super::{ACTOR, BLACKLIST_DELAY, DELAY_MAX};
 use crate::engine::time::DAY as DAY_SECS;
 use crate::engine::{Time, db_time};
 use crate::server::Project;
+use crate::server::db::HavRow;
 use crate::server::resource::ProcType;
 use crate::server::types::*;
 
@@ -94,7 +95,7 @@ pub(crate) fn process_request(p: &mut Project, now: Time, req: &Request, reply: 
     for av in &p.app_versions {
         let sent = reply.jobs.iter().filter(|j| j.app_version_id == av.id);
         if sent.clone().next().is_some() && h.hav(av.id).is_none() {
-            h.add_hav(crate::server::db::HavRow {
+            h.add_hav(HavRow {
                 app_version_id: av.id,
                 n_jobs_today: sent.filter(|j| !j.resend).count() as i32,
                 ..Default::default()

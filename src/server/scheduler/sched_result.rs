@@ -4,6 +4,8 @@ use super::ACTOR;
 use super::sched_types::{Reply, Request, RpcState};
 use crate::engine::{Time, db_time};
 use crate::server::Project;
+use crate::server::config::CreditScheme;
+use crate::server::credit;
 use crate::server::types::*;
 
 /// `handle_results` (spec backend §2.4.3).
@@ -90,9 +92,9 @@ pub(super) fn handle_results(
         p.db.set_server_state(ACTOR, rid, ServerState::Over);
         if success {
             p.db.set_outcome(ACTOR, rid, Outcome::Success);
-            if p.app_of(wuid).cfg.validator.credit == crate::server::config::CreditScheme::Classic {
+            if p.app_of(wuid).cfg.validator.credit == CreditScheme::Classic {
                 p.db.result_mut(rid).claimed_credit =
-                    crate::server::credit::classic_claimed_credit(cpu, p_fpops, p_iops);
+                    credit::classic_claimed_credit(cpu, p_fpops, p_iops);
             }
             if !p.sw.too_late_state {
                 // Seed (§5 row 19): the scheduler sets TOO_LATE itself.

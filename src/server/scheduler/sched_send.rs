@@ -7,9 +7,11 @@ use super::sched_types::{HavRpc, Job, Reply, RpcState};
 use super::{ACTOR, CONS_VALID_RELIABLE, CONS_VALID_UNREPLICATED};
 use crate::engine::{Time, db_time};
 use crate::server::app_version::{self, Bav, Want};
+use crate::server::job_cache::Scan;
 use crate::server::resource::{N_RSC, ProcType, coproc_of};
 use crate::server::types::*;
 use crate::server::{Project, hr};
+use crate::server::{db, work_generator};
 use rand::RngExt;
 
 /// `send_work_setup`: reliability, trust and HR class for this RPC (§2.4.7).
@@ -134,8 +136,8 @@ pub(crate) fn sent_before_start(
         ncpus: p.db.host(hostid).p_ncpus.max(1),
     };
     let bav = app_version::get_app_version(p, hostid, want)?;
-    let wuid = crate::server::work_generator::create_work(p, appid, now, ACTOR);
-    let r = crate::server::db::ResultRow::new(wuid, 0, now, 0, 0, ServerState::Unsent);
+    let wuid = work_generator::create_work(p, appid, now, ACTOR);
+    let r = db::ResultRow::new(wuid, 0, now, 0, 0, ServerState::Unsent);
     let rid = p.db.insert_result(ACTOR, r);
     let mut reply = Reply::default();
     let send = Send {
@@ -196,8 +198,8 @@ pub(super) fn max_jobs_per_rpc(p: &Project, hostid: HostId, ncpus: i32) -> usize
 ///
 /// BOINC scores every PRESENT slot from a random start slot, sorts the candidates by
 /// score (stable: ties keep the scan order) and tries them in that order. The cache's
-/// walk ([`crate::server::job_cache::Scan`]) yields the same sequence lazily from its index of
-/// live slots, so a request touches only the slots it tries. Stale slots (result no
+/// walk ([`Scan`]) yields the same sequence lazily from its index of live slots, so a
+/// request touches only the slots it tries. Stale slots (result no
 /// longer UNSENT), which BOINC lists and then skips without a side effect, are left
 /// out of the walk; so are the `need_reliable` jobs a host none of whose versions is
 /// reliable cannot get, as in BOINC. Each job goes with the version
@@ -339,18 +341,17 @@ pub(super) const SEND_AHEAD: usize = 4;
 /// first reads of those rows in `process_request` were 8 % of the time): started
 /// ahead, the misses overlap.
 ///
-/// It walks a copy of the request's [`crate::server::job_cache::Scan`], which yields the same
-/// candidates because a request changes only the slot it visits (the walk's own
-/// argument). A hint only: should the copy go astray, rows are loaded for nothing.
+/// It walks a copy of the request's [`Scan`], which yields the same candidates
+/// because a request changes only the slot it visits (the walk's own argument). A hint only: should the copy go astray, rows are loaded for nothing.
 pub(super) struct SendAhead {
-    scan: crate::server::job_cache::Scan,
+    scan: Scan,
     /// The last candidates the copy yielded, oldest at `head`.
     ring: [Option<ResultId>; SEND_AHEAD],
     head: usize,
 }
 
 impl SendAhead {
-    fn new(p: &Project, scan: crate::server::job_cache::Scan) -> Self {
+    fn new(p: &Project, scan: Scan) -> Self {
         let mut a = Self {
             scan,
             ring: [None; SEND_AHEAD],
@@ -728,7 +729,7 @@ mod tests {
             d_free: 1e12,
             on_frac: 1.0,
             active_frac: 1.0,
-            names: crate::server::db::HostNames::shared("Linux", "GenuineIntel", ""),
+            names: db::HostNames::shared("Linux", "GenuineIntel", ""),
             ..Default::default()
         });
         let mut slots = vec![None; specs.len()];
