@@ -35,6 +35,35 @@ use std::sync::Arc;
 /// looks at.
 const PREFETCH_JOBS: usize = 16;
 
+/// What the HOST row a host gets at its first RPC to a project is made of (spec
+/// backend §2.4.2). The row cannot be made when the world is built: the database
+/// numbers its hosts in the order they first make contact, and that hostid reaches
+/// the outputs, so first contact stays a named step of the RPC.
+pub(crate) struct NewHosts {
+    /// Attributes of the host rows each group's hosts get at first contact, by group.
+    host_rows: Vec<HostRow>,
+    /// Per group, its operating-system mix (cumulative weights), when it has one.
+    os_mix: Vec<Option<OsMix>>,
+    /// By group: the host export a group's hosts are records of, and which record
+    /// each host is, for the attributes of its host records.
+    pub(super) imported: Vec<Option<ImportedRows>>,
+    /// The scenario's master seed: a new host record draws its day offset from its
+    /// own (host, project) stream.
+    seed: u64,
+}
+
+impl NewHosts {
+    /// First contact (host id 0, spec backend §2.4.2): project `pi`'s server creates
+    /// the HOST row of the host that sent `req` and returns its new hostid.
+    fn first_contact(&mut self, p: &mut Project, pi: usize, req: &RpcRequest) -> HostId {
+        let g = req.group as usize;
+        let row = host_row(&self.host_rows, &mut self.imported, g, req.host_index);
+        let os = self.os_mix[g].as_deref();
+        let hi = req.host_index as u64;
+        first_contact(p, row, self.seed, hi, pi, req.p_fpops, os)
+    }
+}
+
 /// Every project's back end, with what hears it and checks it.
 pub(crate) struct Backend<R> {
     pub projects: Vec<Project>,
@@ -49,16 +78,8 @@ pub(crate) struct Backend<R> {
     pub(super) stepped: Vec<u16>,
     pub(super) is_stepped: Vec<bool>,
     track_steps: bool,
-    /// Attributes of the host rows each group's hosts get at first contact, by group.
-    host_rows: Vec<HostRow>,
-    /// Per group, its operating-system mix (cumulative weights), when it has one.
-    os_mix: Vec<Option<OsMix>>,
-    /// By group: the host export a group's hosts are records of, and which record
-    /// each host is, for the attributes of its host records.
-    pub(super) imported: Vec<Option<ImportedRows>>,
-    /// The scenario's master seed: a new host record draws its day offset from its
-    /// own (host, project) stream.
-    seed: u64,
+    /// What a host's row is made of when it first contacts a project.
+    pub(super) new_hosts: NewHosts,
     /// The reply of the last scheduler RPC, and the request's lists, built here in
     /// buffers reused by every RPC.
     pub(super) reply: Reply,
@@ -141,10 +162,12 @@ impl<R: Recorder> Backend<R> {
             projects,
             recorder,
             counters: RunCounters::default(),
-            host_rows,
-            os_mix,
-            imported: Vec::new(),
-            seed,
+            new_hosts: NewHosts {
+                host_rows,
+                os_mix,
+                imported: Vec::new(),
+                seed,
+            },
             reply: Reply::default(),
             reports: Vec::new(),
             other: Vec::new(),
@@ -255,12 +278,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
         let p = &mut self.projects[pi];
         let mut hostid = req.hostid;
         if hostid == HostId(0) {
-            // First contact: the server creates the host record (spec backend §2.4.2).
-            let g = req.group as usize;
-            let row = host_row(&self.host_rows, &mut self.imported, g, req.host_index);
-            let os = self.os_mix[g].as_deref();
-            let hi = req.host_index as u64;
-            hostid = first_contact(p, row, self.seed, hi, pi, req.p_fpops, os);
+            hostid = self.new_hosts.first_contact(p, pi, req);
         }
         {
             // The request's host_info and time_stats update the host row, so the
