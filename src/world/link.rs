@@ -64,6 +64,17 @@ impl NewHosts {
     }
 }
 
+/// The reply of the last scheduler RPC, and the lists of its request, in buffers
+/// reused by every RPC so that an RPC allocates nothing once they have grown.
+#[derive(Default)]
+pub(crate) struct RpcBuffers {
+    pub(super) reply: Reply,
+    /// The request's reported results (spec client §4.1, `<result>`).
+    pub(super) reports: Vec<ReportedJob>,
+    /// The request's `<other_results>`, sorted.
+    pub(super) other: Vec<ResultId>,
+}
+
 /// Every project's back end, with what hears it and checks it.
 pub(crate) struct Backend<R> {
     pub projects: Vec<Project>,
@@ -80,11 +91,8 @@ pub(crate) struct Backend<R> {
     track_steps: bool,
     /// What a host's row is made of when it first contacts a project.
     pub(super) new_hosts: NewHosts,
-    /// The reply of the last scheduler RPC, and the request's lists, built here in
-    /// buffers reused by every RPC.
-    pub(super) reply: Reply,
-    pub(super) reports: Vec<ReportedJob>,
-    pub(super) other: Vec<ResultId>,
+    /// The buffers every scheduler RPC builds its request's lists and its reply in.
+    pub(super) rpc: RpcBuffers,
     /// The data servers' links and the transfers on them, in a run with files
     /// (spec client §8.5).
     pub(super) net: Option<super::network::Net>,
@@ -168,9 +176,7 @@ impl<R: Recorder> Backend<R> {
                 imported: Vec::new(),
                 seed,
             },
-            reply: Reply::default(),
-            reports: Vec::new(),
-            other: Vec::new(),
+            rpc: RpcBuffers::default(),
             net: None,
         }
     }
@@ -292,11 +298,11 @@ impl<R: Recorder> ServerLink for Backend<R> {
             h.on_frac = req.time_stats.on_frac;
             h.active_frac = req.time_stats.active_frac;
         }
-        self.reports.clear();
-        self.reports.extend(req.reported());
-        self.other.clear();
-        self.other.extend(req.in_progress());
-        self.other.sort_unstable();
+        self.rpc.reports.clear();
+        self.rpc.reports.extend(req.reported());
+        self.rpc.other.clear();
+        self.rpc.other.extend(req.in_progress());
+        self.rpc.other.sort_unstable();
         let work = &req.work;
         let request = Request {
             hostid,
@@ -324,16 +330,16 @@ impl<R: Recorder> ServerLink for Backend<R> {
             }),
             max_jobs: u32::MAX,
             estimated_delay: work.estimated_delay,
-            reported: &self.reports,
-            other_results: Some(&self.other),
+            reported: &self.rpc.reports,
+            other_results: Some(&self.rpc.other),
         };
-        scheduler::process_request(p, now, &request, &mut self.reply);
+        scheduler::process_request(p, now, &request, &mut self.rpc.reply);
         self.counters.rpcs += 1;
         // `<no_rsc_apps>`: the processor types the project has no app version for.
         let no_rsc_apps: [bool; N_RSC] =
             std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k));
         self.after_step(now, pi, Some(Actor::Scheduler))?;
-        let reply = &self.reply;
+        let reply = &self.rpc.reply;
         Ok(RpcReply {
             status: RpcStatus::Ok {
                 new_jobs: reply.jobs.len() as u32,
