@@ -186,6 +186,84 @@ impl<R: Recorder> Backend<R> {
         self.track_steps = on;
     }
 
+    /// The server's half of a scheduler RPC that reached project `pi` (spec backend
+    /// §2.4): first contact, the host row's update from the request, the request
+    /// handled, and the step ended as for a daemon pass. The reply is the whole
+    /// answer; the client applies it on its own side ([`ClientHost::rpc`]).
+    fn serve(&mut self, now: Time, pi: usize, req: &RpcRequest) -> Result<RpcReply<'_>, RunError> {
+        let p = &mut self.projects[pi];
+        let mut hostid = req.hostid;
+        if hostid == HostId(0) {
+            hostid = self.new_hosts.first_contact(p, pi, req);
+        }
+        {
+            // The request's host_info and time_stats update the host row, so the
+            // scheduler's runtime estimates use the client's own figures (§2.4.4).
+            let h = p.db.host_mut(hostid);
+            h.p_ncpus = req.p_ncpus as i32;
+            h.p_fpops = req.p_fpops;
+            if *h.coprocs != *req.coprocs {
+                h.coprocs = req.coprocs.into();
+            }
+            h.on_frac = req.time_stats.on_frac;
+            h.active_frac = req.time_stats.active_frac;
+        }
+        self.rpc.reports.clear();
+        self.rpc.reports.extend(req.reported());
+        self.rpc.other.clear();
+        self.rpc.other.extend(req.in_progress());
+        self.rpc.other.sort_unstable();
+        let work = &req.work;
+        let request = Request {
+            hostid,
+            reattached: req.reattached,
+            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
+            // A CPU instance request with no seconds still asks for work (the
+            // server's `work_needed` tests both), as one second: the CPU instance
+            // count is not forwarded, so that CPU-only hosts get what they got before
+            // per-resource requests.
+            req_secs: std::array::from_fn(|k| {
+                if k > 0 {
+                    work.gpu_req_secs[k]
+                } else if work.req_secs <= 0.0 && work.req_instances > 0.0 {
+                    1.0
+                } else {
+                    work.req_secs
+                }
+            }),
+            req_instances: std::array::from_fn(|k| {
+                if k > 0 {
+                    work.gpu_req_instances[k]
+                } else {
+                    0.0
+                }
+            }),
+            max_jobs: u32::MAX,
+            estimated_delay: work.estimated_delay,
+            reported: &self.rpc.reports,
+            other_results: Some(&self.rpc.other),
+        };
+        scheduler::process_request(p, now, &request, &mut self.rpc.reply);
+        self.counters.rpcs += 1;
+        // `<no_rsc_apps>`: the processor types the project has no app version for.
+        let no_rsc_apps: [bool; N_RSC] =
+            std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k));
+        self.after_step(now, pi, Some(Actor::Scheduler))?;
+        let reply = &self.rpc.reply;
+        Ok(RpcReply {
+            status: RpcStatus::Ok {
+                new_jobs: reply.jobs.len() as u32,
+                request_delay: reply.request_delay,
+                no_work: reply.no_work,
+            },
+            hostid,
+            jobs: &reply.jobs,
+            aborts: &reply.aborts,
+            aborts_if_not_started: &reply.aborts_if_not_started,
+            no_rsc_apps,
+        })
+    }
+
     /// One pass of a daemon of a project, followed by output and invariant checks.
     pub(crate) fn run_daemon(
         &mut self,
@@ -281,77 +359,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
             return Ok(RpcReply::bare(status, req.hostid));
         }
         self.recorder.rpc(pi, now, true);
-        let p = &mut self.projects[pi];
-        let mut hostid = req.hostid;
-        if hostid == HostId(0) {
-            hostid = self.new_hosts.first_contact(p, pi, req);
-        }
-        {
-            // The request's host_info and time_stats update the host row, so the
-            // scheduler's runtime estimates use the client's own figures (§2.4.4).
-            let h = p.db.host_mut(hostid);
-            h.p_ncpus = req.p_ncpus as i32;
-            h.p_fpops = req.p_fpops;
-            if *h.coprocs != *req.coprocs {
-                h.coprocs = req.coprocs.into();
-            }
-            h.on_frac = req.time_stats.on_frac;
-            h.active_frac = req.time_stats.active_frac;
-        }
-        self.rpc.reports.clear();
-        self.rpc.reports.extend(req.reported());
-        self.rpc.other.clear();
-        self.rpc.other.extend(req.in_progress());
-        self.rpc.other.sort_unstable();
-        let work = &req.work;
-        let request = Request {
-            hostid,
-            reattached: req.reattached,
-            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
-            // A CPU instance request with no seconds still asks for work (the
-            // server's `work_needed` tests both), as one second: the CPU instance
-            // count is not forwarded, so that CPU-only hosts get what they got before
-            // per-resource requests.
-            req_secs: std::array::from_fn(|k| {
-                if k > 0 {
-                    work.gpu_req_secs[k]
-                } else if work.req_secs <= 0.0 && work.req_instances > 0.0 {
-                    1.0
-                } else {
-                    work.req_secs
-                }
-            }),
-            req_instances: std::array::from_fn(|k| {
-                if k > 0 {
-                    work.gpu_req_instances[k]
-                } else {
-                    0.0
-                }
-            }),
-            max_jobs: u32::MAX,
-            estimated_delay: work.estimated_delay,
-            reported: &self.rpc.reports,
-            other_results: Some(&self.rpc.other),
-        };
-        scheduler::process_request(p, now, &request, &mut self.rpc.reply);
-        self.counters.rpcs += 1;
-        // `<no_rsc_apps>`: the processor types the project has no app version for.
-        let no_rsc_apps: [bool; N_RSC] =
-            std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k));
-        self.after_step(now, pi, Some(Actor::Scheduler))?;
-        let reply = &self.rpc.reply;
-        Ok(RpcReply {
-            status: RpcStatus::Ok {
-                new_jobs: reply.jobs.len() as u32,
-                request_delay: reply.request_delay,
-                no_work: reply.no_work,
-            },
-            hostid,
-            jobs: &reply.jobs,
-            aborts: &reply.aborts,
-            aborts_if_not_started: &reply.aborts_if_not_started,
-            no_rsc_apps,
-        })
+        self.serve(now, pi, req)
     }
 
     /// A background project's web server (no world project) always answers.
