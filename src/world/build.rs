@@ -106,7 +106,7 @@ impl<R: Recorder> World<R> {
         let host_rows = plan.groups.iter().map(|g| g.row.clone()).collect();
         let os_mix = plan.groups.iter().map(|g| g.os_mix.clone()).collect();
         let mut backend = Backend::new(projects, recorder, check, host_rows, os_mix, seed);
-        backend.imported = imported;
+        backend.new_hosts.imported = imported;
         if let Some(files) = &plan.files {
             let net = super::network::Net::new(files, hosts.len());
             // A data server's outages cut the transfers it carries.

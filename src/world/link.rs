@@ -35,6 +35,46 @@ use std::sync::Arc;
 /// looks at.
 const PREFETCH_JOBS: usize = 16;
 
+/// What the HOST row a host gets at its first RPC to a project is made of (spec
+/// backend §2.4.2). The row cannot be made when the world is built: the database
+/// numbers its hosts in the order they first make contact, and that hostid reaches
+/// the outputs, so first contact stays a named step of the RPC.
+pub(crate) struct NewHosts {
+    /// Attributes of the host rows each group's hosts get at first contact, by group.
+    host_rows: Vec<HostRow>,
+    /// Per group, its operating-system mix (cumulative weights), when it has one.
+    os_mix: Vec<Option<OsMix>>,
+    /// By group: the host export a group's hosts are records of, and which record
+    /// each host is, for the attributes of its host records.
+    pub(super) imported: Vec<Option<ImportedRows>>,
+    /// The scenario's master seed: a new host record draws its day offset from its
+    /// own (host, project) stream.
+    seed: u64,
+}
+
+impl NewHosts {
+    /// First contact (host id 0, spec backend §2.4.2): project `pi`'s server creates
+    /// the HOST row of the host that sent `req` and returns its new hostid.
+    fn first_contact(&mut self, p: &mut Project, pi: usize, req: &RpcRequest) -> HostId {
+        let g = req.group as usize;
+        let row = host_row(&self.host_rows, &mut self.imported, g, req.host_index);
+        let os = self.os_mix[g].as_deref();
+        let hi = req.host_index as u64;
+        first_contact(p, row, self.seed, hi, pi, req.p_fpops, os)
+    }
+}
+
+/// The reply of the last scheduler RPC, and the lists of its request, in buffers
+/// reused by every RPC so that an RPC allocates nothing once they have grown.
+#[derive(Default)]
+pub(crate) struct RpcBuffers {
+    pub(super) reply: Reply,
+    /// The request's reported results (spec client §4.1, `<result>`).
+    pub(super) reports: Vec<ReportedJob>,
+    /// The request's `<other_results>`, sorted.
+    pub(super) other: Vec<ResultId>,
+}
+
 /// Every project's back end, with what hears it and checks it.
 pub(crate) struct Backend<R> {
     pub projects: Vec<Project>,
@@ -49,21 +89,10 @@ pub(crate) struct Backend<R> {
     pub(super) stepped: Vec<u16>,
     pub(super) is_stepped: Vec<bool>,
     track_steps: bool,
-    /// Attributes of the host rows each group's hosts get at first contact, by group.
-    host_rows: Vec<HostRow>,
-    /// Per group, its operating-system mix (cumulative weights), when it has one.
-    os_mix: Vec<Option<OsMix>>,
-    /// By group: the host export a group's hosts are records of, and which record
-    /// each host is, for the attributes of its host records.
-    pub(super) imported: Vec<Option<ImportedRows>>,
-    /// The scenario's master seed: a new host record draws its day offset from its
-    /// own (host, project) stream.
-    seed: u64,
-    /// The reply of the last scheduler RPC, and the request's lists, built here in
-    /// buffers reused by every RPC.
-    pub(super) reply: Reply,
-    pub(super) reports: Vec<ReportedJob>,
-    pub(super) other: Vec<ResultId>,
+    /// What a host's row is made of when it first contacts a project.
+    pub(super) new_hosts: NewHosts,
+    /// The buffers every scheduler RPC builds its request's lists and its reply in.
+    pub(super) rpc: RpcBuffers,
     /// The data servers' links and the transfers on them, in a run with files
     /// (spec client §8.5).
     pub(super) net: Option<super::network::Net>,
@@ -141,13 +170,13 @@ impl<R: Recorder> Backend<R> {
             projects,
             recorder,
             counters: RunCounters::default(),
-            host_rows,
-            os_mix,
-            imported: Vec::new(),
-            seed,
-            reply: Reply::default(),
-            reports: Vec::new(),
-            other: Vec::new(),
+            new_hosts: NewHosts {
+                host_rows,
+                os_mix,
+                imported: Vec::new(),
+                seed,
+            },
+            rpc: RpcBuffers::default(),
             net: None,
         }
     }
@@ -155,6 +184,84 @@ impl<R: Recorder> Backend<R> {
     /// Whether steps note their project for the world's wake of sleeping daemons.
     pub(super) fn track_steps(&mut self, on: bool) {
         self.track_steps = on;
+    }
+
+    /// The server's half of a scheduler RPC that reached project `pi` (spec backend
+    /// §2.4): first contact, the host row's update from the request, the request
+    /// handled, and the step ended as for a daemon pass. The reply is the whole
+    /// answer; the client applies it on its own side ([`ClientHost::rpc`]).
+    fn serve(&mut self, now: Time, pi: usize, req: &RpcRequest) -> Result<RpcReply<'_>, RunError> {
+        let p = &mut self.projects[pi];
+        let mut hostid = req.hostid;
+        if hostid == HostId(0) {
+            hostid = self.new_hosts.first_contact(p, pi, req);
+        }
+        {
+            // The request's host_info and time_stats update the host row, so the
+            // scheduler's runtime estimates use the client's own figures (§2.4.4).
+            let h = p.db.host_mut(hostid);
+            h.p_ncpus = req.p_ncpus as i32;
+            h.p_fpops = req.p_fpops;
+            if *h.coprocs != *req.coprocs {
+                h.coprocs = req.coprocs.into();
+            }
+            h.on_frac = req.time_stats.on_frac;
+            h.active_frac = req.time_stats.active_frac;
+        }
+        self.rpc.reports.clear();
+        self.rpc.reports.extend(req.reported());
+        self.rpc.other.clear();
+        self.rpc.other.extend(req.in_progress());
+        self.rpc.other.sort_unstable();
+        let work = &req.work;
+        let request = Request {
+            hostid,
+            reattached: req.reattached,
+            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
+            // A CPU instance request with no seconds still asks for work (the
+            // server's `work_needed` tests both), as one second: the CPU instance
+            // count is not forwarded, so that CPU-only hosts get what they got before
+            // per-resource requests.
+            req_secs: std::array::from_fn(|k| {
+                if k > 0 {
+                    work.gpu_req_secs[k]
+                } else if work.req_secs <= 0.0 && work.req_instances > 0.0 {
+                    1.0
+                } else {
+                    work.req_secs
+                }
+            }),
+            req_instances: std::array::from_fn(|k| {
+                if k > 0 {
+                    work.gpu_req_instances[k]
+                } else {
+                    0.0
+                }
+            }),
+            max_jobs: u32::MAX,
+            estimated_delay: work.estimated_delay,
+            reported: &self.rpc.reports,
+            other_results: Some(&self.rpc.other),
+        };
+        scheduler::process_request(p, now, &request, &mut self.rpc.reply);
+        self.counters.rpcs += 1;
+        // `<no_rsc_apps>`: the processor types the project has no app version for.
+        let no_rsc_apps: [bool; N_RSC] =
+            std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k));
+        self.after_step(now, pi, Some(Actor::Scheduler))?;
+        let reply = &self.rpc.reply;
+        Ok(RpcReply {
+            status: RpcStatus::Ok {
+                new_jobs: reply.jobs.len() as u32,
+                request_delay: reply.request_delay,
+                no_work: reply.no_work,
+            },
+            hostid,
+            jobs: &reply.jobs,
+            aborts: &reply.aborts,
+            aborts_if_not_started: &reply.aborts_if_not_started,
+            no_rsc_apps,
+        })
     }
 
     /// One pass of a daemon of a project, followed by output and invariant checks.
@@ -252,82 +359,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
             return Ok(RpcReply::bare(status, req.hostid));
         }
         self.recorder.rpc(pi, now, true);
-        let p = &mut self.projects[pi];
-        let mut hostid = req.hostid;
-        if hostid == HostId(0) {
-            // First contact: the server creates the host record (spec backend §2.4.2).
-            let g = req.group as usize;
-            let row = host_row(&self.host_rows, &mut self.imported, g, req.host_index);
-            let os = self.os_mix[g].as_deref();
-            let hi = req.host_index as u64;
-            hostid = first_contact(p, row, self.seed, hi, pi, req.p_fpops, os);
-        }
-        {
-            // The request's host_info and time_stats update the host row, so the
-            // scheduler's runtime estimates use the client's own figures (§2.4.4).
-            let h = p.db.host_mut(hostid);
-            h.p_ncpus = req.p_ncpus as i32;
-            h.p_fpops = req.p_fpops;
-            if *h.coprocs != *req.coprocs {
-                h.coprocs = req.coprocs.into();
-            }
-            h.on_frac = req.time_stats.on_frac;
-            h.active_frac = req.time_stats.active_frac;
-        }
-        self.reports.clear();
-        self.reports.extend(req.reported());
-        self.other.clear();
-        self.other.extend(req.in_progress());
-        self.other.sort_unstable();
-        let work = &req.work;
-        let request = Request {
-            hostid,
-            reattached: req.reattached,
-            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
-            // A CPU instance request with no seconds still asks for work (the
-            // server's `work_needed` tests both), as one second: the CPU instance
-            // count is not forwarded, so that CPU-only hosts get what they got before
-            // per-resource requests.
-            req_secs: std::array::from_fn(|k| {
-                if k > 0 {
-                    work.gpu_req_secs[k]
-                } else if work.req_secs <= 0.0 && work.req_instances > 0.0 {
-                    1.0
-                } else {
-                    work.req_secs
-                }
-            }),
-            req_instances: std::array::from_fn(|k| {
-                if k > 0 {
-                    work.gpu_req_instances[k]
-                } else {
-                    0.0
-                }
-            }),
-            max_jobs: u32::MAX,
-            estimated_delay: work.estimated_delay,
-            reported: &self.reports,
-            other_results: Some(&self.other),
-        };
-        scheduler::process_request(p, now, &request, &mut self.reply);
-        self.counters.rpcs += 1;
-        // `<no_rsc_apps>`: the processor types the project has no app version for.
-        let no_rsc_apps: [bool; N_RSC] =
-            std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k));
-        self.after_step(now, pi, Some(Actor::Scheduler))?;
-        let reply = &self.reply;
-        Ok(RpcReply {
-            status: RpcStatus::Ok {
-                new_jobs: reply.jobs.len() as u32,
-                request_delay: reply.request_delay,
-                no_work: reply.no_work,
-            },
-            hostid,
-            jobs: &reply.jobs,
-            aborts: &reply.aborts,
-            aborts_if_not_started: &reply.aborts_if_not_started,
-            no_rsc_apps,
-        })
+        self.serve(now, pi, req)
     }
 
     /// A background project's web server (no world project) always answers.

@@ -82,7 +82,7 @@ impl<R: Recorder> World<R> {
             };
             return Ok(());
         }
-        b.reports.clear();
+        b.rpc.reports.clear();
         let p = &b.projects[pi];
         for rep in &ev.report {
             let rid = lookup_result(p, &rep.result);
@@ -92,7 +92,7 @@ impl<R: Recorder> World<R> {
             };
             let sent = p.db.results.get(rid).map_or(now, |r| r.sent_time.into());
             let elapsed = rep.elapsed_time.unwrap_or((now - sent) as f64);
-            b.reports.push(ReportedJob {
+            b.rpc.reports.push(ReportedJob {
                 result_id: rid,
                 client_state,
                 exit_status,
@@ -106,8 +106,8 @@ impl<R: Recorder> World<R> {
         if ev.detach {
             host.holds.clear();
         }
-        b.other.clear();
-        b.other.extend_from_slice(&host.holds);
+        b.rpc.other.clear();
+        b.rpc.other.extend_from_slice(&host.holds);
         let mut req_secs = [0.0; N_RSC];
         req_secs[CPU] = ev.work_req_seconds;
         let req = Request {
@@ -117,17 +117,17 @@ impl<R: Recorder> World<R> {
             req_instances: [0.0; N_RSC],
             max_jobs: ev.max_jobs,
             estimated_delay: 0.0,
-            reported: &b.reports,
-            other_results: ev.send_other_results.then_some(&b.other[..]),
+            reported: &b.rpc.reports,
+            other_results: ev.send_other_results.then_some(&b.rpc.other[..]),
         };
-        scheduler::process_request(&mut b.projects[pi], now, &req, &mut b.reply);
+        scheduler::process_request(&mut b.projects[pi], now, &req, &mut b.rpc.reply);
         b.counters.rpcs += 1;
-        for j in &b.reply.jobs {
+        for j in &b.rpc.reply.jobs {
             if let Err(k) = host.holds.binary_search(&j.result_id) {
                 host.holds.insert(k, j.result_id);
             }
         }
-        host.last_reply = Some(b.reply.clone());
+        host.last_reply = Some(b.rpc.reply.clone());
         b.after_step(now, pi, Some(Actor::Scheduler))
     }
 

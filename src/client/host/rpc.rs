@@ -247,6 +247,29 @@ impl ClientHost {
             time_stats: self.time_stats,
         };
         let reply = server.rpc(now, &req)?;
+        let status = self.apply_reply(now, pi, work, &reply, behaviour, cfg);
+        if self.xfer.is_some() {
+            if matches!(status, RpcStatus::Ok { .. }) {
+                self.xfer_reported(pi, server);
+            }
+            self.xfer_collect(now, server);
+        }
+        Ok(status)
+    }
+
+    /// Applies to project `pi` the reply to the RPC that asked for `work`: counts
+    /// the RPC, and on a real reply keeps the host id, drops the reported results,
+    /// carries out the aborts and adds the new jobs (spec client §4.2). It is apart
+    /// from the request so that a reply can be applied after the request was sent.
+    fn apply_reply(
+        &mut self,
+        now: Time,
+        pi: usize,
+        work: WorkRequest,
+        reply: &RpcReply,
+        behaviour: &HostBehaviour,
+        cfg: &ClientConfig,
+    ) -> RpcStatus {
         let status = reply.status;
         let p = &mut self.projects[pi];
         p.keep_request(work, cfg);
@@ -308,13 +331,7 @@ impl ClientHost {
                 }
             }
         }
-        if self.xfer.is_some() {
-            if matches!(status, RpcStatus::Ok { .. }) {
-                self.xfer_reported(pi, server);
-            }
-            self.xfer_collect(now, server);
-        }
-        Ok(status)
+        status
     }
 
     /// Drops project `pi`'s reported results, acknowledged by a reply at `now`, and

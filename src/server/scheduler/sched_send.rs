@@ -1,469 +1,21 @@
-//! Scheduler: one client RPC (`handle_request.cpp`, `sched_result.cpp`,
-//! `sched_send.cpp`, `sched_score.cpp`, `sched_resend.cpp`; spec backend §2.4).
-//!
-//! This is the only door between hosts and a project: a host sends a [`Request`]
-//! and gets a [`Reply`]. Host models (scripted hosts, or the client policies) never
-//! touch the database directly, so they can be swapped without touching the server.
+//! Choosing and sending jobs (`sched_send.cpp`, `sched_score.cpp`, spec backend
+//! §2.4.4, §2.4.7): the per-RPC setup, the score-ordered scan of the job cache, and
+//! adding a result to the reply.
 
-use super::app_version::{self, Bav, Want};
-use super::db::OutputStatus;
-use super::resource::{N_RSC, ProcType, coproc_of};
-use super::types::*;
-use super::{Project, hr};
-use crate::engine::time::{DAY as DAY_SECS, SECONDS_PER_DAY};
+use super::sched_check::infeasible_fast;
+use super::sched_types::{HavRpc, Job, Reply, RpcState};
+use super::{ACTOR, CONS_VALID_RELIABLE, CONS_VALID_UNREPLICATED};
 use crate::engine::{Time, db_time};
+use crate::server::app_version::{self, Bav, Want};
+use crate::server::job_cache::Scan;
+use crate::server::resource::{N_RSC, ProcType, coproc_of};
+use crate::server::types::*;
+use crate::server::{Project, hr};
+use crate::server::{db, work_generator};
 use rand::RngExt;
 
-const ACTOR: Actor = Actor::Scheduler;
-
-/// `CONS_VALID_RELIABLE` and `CONS_VALID_UNREPLICATED` (spec backend §2.9).
-pub(crate) const CONS_VALID_RELIABLE: i32 = 10;
-pub(crate) const CONS_VALID_UNREPLICATED: i32 = 10;
-/// Longest `request_delay` the scheduler asks for (`DELAY_MAX`, 2 days).
-pub(crate) const DELAY_MAX: f64 = 2.0 * SECONDS_PER_DAY;
-/// Retry delay given to a blacklisted host.
-pub(crate) const BLACKLIST_DELAY: f64 = SECONDS_PER_DAY;
-
-/// One result the client reports (spec backend §2.4.3).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ReportedJob {
-    pub result_id: ResultId,
-    pub client_state: i32,
-    pub exit_status: i32,
-    pub cpu_time: f64,
-    pub elapsed_time: f64,
-    pub output: f64,
-    /// Whether the output is right: simulator truth the server does not read, only
-    /// records for the outputs (`None`: unknown, or no output).
-    pub output_correct: Option<bool>,
-    pub output_status: OutputStatus,
-}
-
-/// A scheduler request (spec client §4.1, the fields the server reads).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Request<'a> {
-    pub hostid: HostId,
-    /// The client detached and re-attached: it sends no valid host id and no jobs, so
-    /// the server's host lookup marks the old jobs CLIENT_DETACHED (§2.4.2).
-    pub reattached: bool,
-    /// Seconds of work asked for per processor type (`cpu_req_secs`,
-    /// `<coproc><req_secs>`), indexed by [`ProcType::index`]; 0 = none.
-    pub req_secs: [f64; N_RSC],
-    /// Idle instances to fill per processor type (`cpu_req_instances`, …).
-    pub req_instances: [f64; N_RSC],
-    /// At most this many new jobs (scripted requests; `u32::MAX` = no cap).
-    pub max_jobs: u32,
-    /// The client's estimate of its queued work, seconds (deadline check).
-    pub estimated_delay: f64,
-    pub reported: &'a [ReportedJob],
-    /// Jobs the client holds (`other_results`), if it sent the list.
-    pub other_results: Option<&'a [ResultId]>,
-}
-
-/// A job sent in a reply.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Job {
-    pub result_id: ResultId,
-    pub workunit_id: WuId,
-    /// The workunit's app (the reply's `<app>`).
-    pub appid: AppId,
-    /// The app version it is sent with, and that version's usage on this host
-    /// (the reply's `<app_version>`: `avg_ncpus`, the GPU type and instances).
-    pub app_version_id: u32,
-    pub proc_type: ProcType,
-    pub avg_ncpus: f64,
-    pub gpu_usage: f64,
-    pub rsc_fpops_est: f64,
-    pub rsc_fpops_bound: f64,
-    /// The app version's `flops` in the reply: the server's projected speed of this
-    /// host for the app (§2.4.4 step 4). The modern client's runtime estimate is
-    /// `rsc_fpops_est / flops` (spec client §3.6) and its time limit
-    /// `rsc_fpops_bound / flops` (§1.2).
-    pub flops: f64,
-    /// Simulator-only: the FLOPs the job really takes (`wu.true_fpops`). The client
-    /// computes it; nothing it estimates may read it.
-    pub true_fpops: f64,
-    /// Simulator-only: the speed the job truly computes at on this host, FLOPS: the
-    /// version's peak FLOPS without its `flops_estimate_error` (spec backend §2.4.4
-    /// step 4). The client executes at it; nothing it estimates may read it.
-    pub true_flops: f64,
-    /// The deadline told to the client (without grace).
-    pub report_deadline: Time,
-    pub resend: bool,
-}
-
-/// A user message of a reply (`g_reply->insert_message`). Kept as a code rather than
-/// text so that a reply allocates nothing for it; [`Message::text`] gives BOINC's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Message {
-    /// "Resent lost task NAME" (spec backend §2.4.5).
-    ResentLost(ResultId),
-    /// "Didn't resend lost task NAME (expired)" (spec backend §2.4.5).
-    DidntResendLost(ResultId),
-    /// "Project is temporarily shut down for maintenance" (`sched_main.cpp`).
-    Maintenance,
-}
-
-impl Message {
-    /// The message as the client shows it; `name` gives a result's name.
-    pub fn text(&self, name: impl Fn(ResultId) -> String) -> String {
-        match *self {
-            Message::ResentLost(r) => format!("Resent lost task {}", name(r)),
-            Message::DidntResendLost(r) => format!("Didn't resend lost task {} (expired)", name(r)),
-            Message::Maintenance => "Project is temporarily shut down for maintenance".into(),
-        }
-    }
-}
-
-/// A scheduler reply. Reused across RPCs to avoid allocating per event.
-#[derive(Clone, Debug, Default)]
-pub struct Reply {
-    pub jobs: Vec<Job>,
-    pub acks: Vec<ResultId>,
-    pub aborts: Vec<ResultId>,
-    pub aborts_if_not_started: Vec<ResultId>,
-    /// User messages, in the order the scheduler inserted them.
-    pub messages: Vec<Message>,
-    /// Seconds the client must wait before its next RPC (0 = none).
-    pub request_delay: f64,
-    /// The request asked for work and none was sent.
-    pub no_work: bool,
-    /// The host is blacklisted ("Not accepting requests from this host").
-    pub refused: bool,
-    /// `<project_is_down/>`: the scheduler is shut down for maintenance.
-    pub project_is_down: bool,
-}
-
-impl Reply {
-    pub fn clear(&mut self) {
-        self.jobs.clear();
-        self.acks.clear();
-        self.aborts.clear();
-        self.aborts_if_not_started.clear();
-        self.messages.clear();
-        self.request_delay = 0.0;
-        self.no_work = false;
-        self.refused = false;
-        self.project_is_down = false;
-    }
-
-    /// The reply of a scheduler shut down for maintenance (`sched_main.cpp`
-    /// `send_message`; spec backend §2.9 `maintenance_delay`, client §4.2): the request
-    /// is not read, so nothing is acked or sent; only `project_is_down`, the message
-    /// and `request_delay = maintenance_delay`.
-    pub fn maintenance(&mut self, maintenance_delay: f64) {
-        self.clear();
-        self.project_is_down = true;
-        self.messages.push(Message::Maintenance);
-        self.request_delay = maintenance_delay;
-    }
-}
-
-/// Per-RPC `reliable` and `trusted` of one host app version (§2.4.7).
-#[derive(Clone, Copy, Debug)]
-struct HavRpc {
-    av: u32,
-    reliable: bool,
-    trusted: bool,
-}
-
-/// Per-RPC state: the host app versions' `reliable` and `trusted`, the HR class,
-/// and what is left of the request per processor type.
-struct RpcState {
-    havs: smallvec::SmallVec<[HavRpc; 2]>,
-    /// The host's HR class under each HR type (index 0, 1 fine, 2 coarse): each app
-    /// sets its own type (`app_hr_type`).
-    hr_classes: [Option<i32>; 3],
-    ncpus: i32,
-    req_secs: [f64; N_RSC],
-    req_instances: [f64; N_RSC],
-    max_jobs: u32,
-    /// The host's queued work per processor type, seconds (the CPU's from the
-    /// request; the clients send no GPU queue yet, so those start at 0).
-    estimated_delay: [f64; N_RSC],
-    resend_lost: bool,
-    sent_any_resend: bool,
-}
-
-impl RpcState {
-    fn new(req_secs: [f64; N_RSC], req_instances: [f64; N_RSC], max_jobs: u32) -> Self {
-        Self {
-            havs: smallvec::SmallVec::new(),
-            hr_classes: [Some(0), None, None],
-            ncpus: 1,
-            req_secs,
-            req_instances,
-            max_jobs,
-            estimated_delay: [0.0; N_RSC],
-            resend_lost: false,
-            sent_any_resend: false,
-        }
-    }
-
-    /// The host's HR class under HR type `hr_type` (`None`: the host has none).
-    fn hr_class(&self, hr_type: i32) -> Option<i32> {
-        self.hr_classes[hr_type as usize]
-    }
-
-    /// `reliable` of version `av` on this host (false without a HAV).
-    fn reliable(&self, av: u32) -> bool {
-        self.havs.iter().any(|h| h.av == av && h.reliable)
-    }
-
-    /// `trusted` of version `av` on this host (false without a HAV).
-    fn trusted(&self, av: u32) -> bool {
-        self.havs.iter().any(|h| h.av == av && h.trusted)
-    }
-
-    /// Whether the request still asks for work of type `t` (`need_proc_type`).
-    fn needs(&self, t: ProcType) -> bool {
-        self.req_secs[t.index()] > 0.0 || self.req_instances[t.index()] > 0.0
-    }
-
-    /// `work_needed`: some resource still asks for work.
-    fn work_needed(&self) -> bool {
-        ProcType::ALL.iter().any(|&t| self.needs(t))
-    }
-}
-
-/// Handles one RPC (spec backend §2.4.1). `reply` is cleared first.
-pub(crate) fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Reply) {
-    reply.clear();
-    if p.db.hosts.get(req.hostid).is_none() {
-        reply.refused = true;
-        return;
-    }
-    // Step 3: host identification; a re-attached client reporting no jobs detaches.
-    if req.reattached {
-        mark_results_over(p, now, req.hostid);
-    }
-    // Step 4: blacklisted host.
-    let host = p.db.host(req.hostid);
-    if host.max_results_day == -1 {
-        reply.refused = true;
-        reply.request_delay = BLACKLIST_DELAY;
-        return;
-    }
-    // Step 5: day boundary with the host's random offset.
-    let offset = (host.day_offset * DAY_SECS as f64) as Time;
-    let prev = host.rpc_time;
-    let new_day =
-        prev == 0 || (prev + offset).div_euclid(DAY_SECS) != (now + offset).div_euclid(DAY_SECS);
-    let prev_rpc = prev;
-    // Step 6: HAV quota initialisation and daily reset.
-    let q = p.daily_result_quota();
-    let h = p.db.host_mut(req.hostid);
-    h.rpc_time = now;
-    h.rpc_seqno += 1;
-    let mut mjpd_init = Vec::new();
-    for hav in &mut h.havs {
-        if q != 0 && hav.max_jobs_per_day == 0 {
-            mjpd_init.push(hav.app_version_id);
-        }
-        if new_day {
-            hav.n_jobs_today = 0;
-        }
-    }
-    for av in mjpd_init {
-        p.db.set_max_jobs_per_day(ACTOR, req.hostid, av, q);
-    }
-
-    // Step 7: reported results.
-    let mut st = RpcState::new(req.req_secs, req.req_instances, req.max_jobs);
-    st.estimated_delay[ProcType::Cpu.index()] = req.estimated_delay;
-    st.resend_lost = p.cfg.config.resend_lost_results && p.sw.scheduler_features;
-    handle_results(p, now, req, reply, &mut st);
-
-    // Step 8: send_work_setup.
-    send_work_setup(p, req.hostid, &mut st);
-
-    // Step 9: lost results and aborts.
-    if let Some(list) = req.other_results {
-        if st.resend_lost {
-            resend_lost_work(p, now, req.hostid, list, reply, &mut st);
-        }
-        if p.cfg.config.send_result_abort {
-            result_aborts(p, req.hostid, list, reply);
-        }
-    }
-
-    // Step 10: new work.
-    let wants_work = st.work_needed() && st.max_jobs > 0;
-    if wants_work && !st.sent_any_resend {
-        let msi = p.cfg.config.min_sendwork_interval;
-        if msi > 0 && prev_rpc != 0 && now - prev_rpc < msi {
-            reply.request_delay = 1.01 * msi as f64;
-        } else {
-            send_work(p, now, req.hostid, reply, &mut st);
-        }
-    }
-    if wants_work && reply.jobs.is_empty() {
-        reply.no_work = true;
-    }
-
-    // Step 11: create HAV rows for first-time app versions, one per (host, app
-    // version), counting the new jobs sent with each.
-    let h = p.db.host_mut(req.hostid);
-    for av in &p.app_versions {
-        let sent = reply.jobs.iter().filter(|j| j.app_version_id == av.id);
-        if sent.clone().next().is_some() && h.hav(av.id).is_none() {
-            h.add_hav(super::db::HavRow {
-                app_version_id: av.id,
-                n_jobs_today: sent.filter(|j| !j.resend).count() as i32,
-                ..Default::default()
-            });
-        }
-    }
-
-    // Step 12: request delay.
-    let msi = p.cfg.config.min_sendwork_interval as f64;
-    if msi > 0.0 {
-        reply.request_delay = reply.request_delay.max((1.01 * msi).max(msi + 1.0));
-    }
-    let nrd = p.cfg.config.next_rpc_delay as f64;
-    if nrd > 0.0 {
-        reply.request_delay = reply.request_delay.max(nrd);
-    }
-    reply.request_delay = reply.request_delay.min(DELAY_MAX);
-}
-
-/// `mark_results_over` (spec backend §2.4.2): every IN_PROGRESS result of the host
-/// becomes OVER/CLIENT_DETACHED (seed: NO_REPLY) with `received_time = now`.
-fn mark_results_over(p: &mut Project, now: Time, hostid: HostId) {
-    let list = p.db.host(hostid).in_progress.clone();
-    let outcome = if p.sw.detach_client_detached {
-        Outcome::ClientDetached
-    } else {
-        Outcome::NoReply
-    };
-    for rid in list {
-        p.db.set_over(ACTOR, rid, outcome);
-        let r = p.db.result_mut(rid);
-        r.received_time = db_time(now);
-        let wuid = r.workunitid;
-        p.db.set_transition_time(ACTOR, wuid, now);
-    }
-}
-
-/// `handle_results` (spec backend §2.4.3).
-fn handle_results(p: &mut Project, now: Time, req: &Request, reply: &mut Reply, st: &mut RpcState) {
-    let max = p.cfg.config.report_max as usize;
-    let n = if max == 0 {
-        req.reported.len()
-    } else {
-        req.reported.len().min(max)
-    };
-    let q = p.daily_result_quota();
-    let host = p.db.host(req.hostid);
-    let (userid, ncpus, p_fpops, p_iops) = (host.userid, host.p_ncpus, host.p_fpops, host.p_iops);
-    for rep in &req.reported[..n] {
-        reply.acks.push(rep.result_id);
-        let Some(r) = p.db.results.get(rep.result_id) else {
-            continue; // not in DB (purged, or never existed)
-        };
-        match (r.server_state, r.outcome) {
-            (ServerState::Over, Outcome::Success) => {
-                // The client probably missed our last reply.
-                st.resend_lost = p.sw.scheduler_features;
-                continue;
-            }
-            (ServerState::Over, Outcome::NoReply | Outcome::ClientDetached) => {}
-            (ServerState::Over, _) | (ServerState::Unsent | ServerState::Inactive, _) => continue,
-            (ServerState::InProgress, _) => {}
-        }
-        let detached_exempt =
-            !p.sw.detached_reports_rejected && r.outcome == Outcome::ClientDetached;
-        if r.received_time != 0 && !detached_exempt {
-            continue;
-        }
-        if r.hostid != req.hostid {
-            let owner = p.db.hosts.get(r.hostid).map(|h| h.userid);
-            if owner != Some(userid) {
-                continue;
-            }
-        }
-        // Accepted.
-        let rid = rep.result_id;
-        let wuid = r.workunitid;
-        let sent = Time::from(r.sent_time);
-        // BOINC raises elapsed time to CPU time only for single-threaded versions: a
-        // multi-threaded job rightly uses more CPU time than elapsed time.
-        let single_threaded = p
-            .find_app_version(r.app_version_id)
-            .is_none_or(|av| av.avg_ncpus <= 1.0);
-        p.db.set_hostid(ACTOR, rid, req.hostid);
-        let mut et = rep.elapsed_time;
-        let mut cpu = rep.cpu_time;
-        if et < 0.0 {
-            et = 0.0;
-        }
-        if et < cpu && single_threaded {
-            et = cpu;
-        }
-        if et == 0.0 && cpu > 0.0 {
-            et = cpu;
-        }
-        let span = (now - sent) as f64;
-        if et > span {
-            et = span;
-        }
-        cpu = cpu.min(et * ncpus as f64);
-        let r = p.db.result_mut(rid);
-        r.received_time = db_time(now);
-        r.client_state = rep.client_state;
-        r.exit_status = rep.exit_status;
-        r.cpu_time = cpu;
-        r.elapsed_time = et;
-        r.output = rep.output;
-        let success = rep.client_state == client_state::FILES_UPLOADED && rep.exit_status == 0;
-        // An error has no output, so nothing to be right about.
-        r.output_correct = rep.output_correct.filter(|_| success);
-        r.output_status = rep.output_status;
-        let av = r.app_version_id;
-        p.db.set_server_state(ACTOR, rid, ServerState::Over);
-        if success {
-            p.db.set_outcome(ACTOR, rid, Outcome::Success);
-            if p.app_of(wuid).cfg.validator.credit == super::config::CreditScheme::Classic {
-                p.db.result_mut(rid).claimed_credit =
-                    super::credit::classic_claimed_credit(cpu, p_fpops, p_iops);
-            }
-            if !p.sw.too_late_state {
-                // Seed (§5 row 19): the scheduler sets TOO_LATE itself.
-                let c = p.db.wu(wuid).canonical_resultid;
-                if c != ResultId(0)
-                    && p.db
-                        .results
-                        .get(c)
-                        .is_some_and(|c| c.file_delete_state == FileDeleteState::Done)
-                {
-                    p.db.set_validate_state(ACTOR, rid, ValidateState::TooLate);
-                }
-            }
-            if p.sw.hav_accounting
-                && let Some(hav) = p.db.host(req.hostid).hav(av)
-                && hav.max_jobs_per_day < q
-            {
-                let v = (2 * hav.max_jobs_per_day).min(q);
-                p.db.set_max_jobs_per_day(ACTOR, req.hostid, av, v);
-            }
-        } else {
-            p.db.set_outcome(ACTOR, rid, Outcome::ClientError);
-            p.db.set_validate_state(ACTOR, rid, ValidateState::Invalid);
-            if p.sw.hav_accounting
-                && rep.exit_status != exit_status::EXIT_ABORTED_BY_PROJECT
-                && let Some(hav) = p.db.host(req.hostid).hav(av)
-            {
-                let v = (hav.max_jobs_per_day.min(q) - 1).max(1);
-                p.db.set_max_jobs_per_day(ACTOR, req.hostid, av, v);
-                p.db.set_consecutive_valid(ACTOR, req.hostid, av, 0);
-            }
-        }
-        p.db.set_transition_time(ACTOR, wuid, now);
-    }
-}
-
 /// `send_work_setup`: reliability, trust and HR class for this RPC (§2.4.7).
-fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
+pub(super) fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
     let q = p.daily_result_quota();
     let cfg = &p.cfg.config;
     let host = p.db.host(hostid);
@@ -490,7 +42,13 @@ fn send_work_setup(p: &mut Project, hostid: HostId, st: &mut RpcState) {
 
 /// `reliable` and `trusted` of the host's HAV of version `av` (§2.4.7); `None`
 /// without a HAV.
-fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> Option<HavRpc> {
+pub(super) fn hav_rpc(
+    p: &mut Project,
+    hostid: HostId,
+    av: u32,
+    q: i32,
+    features: bool,
+) -> Option<HavRpc> {
     let cfg = &p.cfg.config;
     let host = p.db.host(hostid);
     let hav = host.hav(av)?;
@@ -532,7 +90,7 @@ fn hav_rpc(p: &mut Project, hostid: HostId, av: u32, q: i32, features: bool) -> 
 
 /// The `flops_estimate_error` of version `av`: how much faster the server believes
 /// it than it is (1 for the plain CPU version).
-fn estimate_error(p: &Project, av: u32) -> f64 {
+pub(super) fn estimate_error(p: &Project, av: u32) -> f64 {
     p.find_app_version(av)
         .map_or(1.0, |v| v.flops_estimate_error)
 }
@@ -541,7 +99,7 @@ fn estimate_error(p: &Project, av: u32) -> f64 {
 /// `rsc_fpops_est / projected_flops / available_frac`, where `available_frac` is
 /// `on_frac × active_frac`, with `gpu_active_frac` in place of `active_frac` for a
 /// GPU version (BOINC's `available_frac`), clamped to [0.1, 1].
-fn est_dur(p: &Project, hostid: HostId, bav: &Bav, rsc_fpops_est: f64) -> f64 {
+pub(super) fn est_dur(p: &Project, hostid: HostId, bav: &Bav, rsc_fpops_est: f64) -> f64 {
     let host = p.db.host(hostid);
     let active = if bav.proc_type == ProcType::Cpu {
         host.active_frac
@@ -550,85 +108,6 @@ fn est_dur(p: &Project, hostid: HostId, bav: &Bav, rsc_fpops_est: f64) -> f64 {
     };
     let avail = (host.on_frac * active).clamp(0.1, 1.0);
     rsc_fpops_est / bav.projected_flops / avail
-}
-
-/// Why a job cannot go to this host (`wu_is_infeasible_fast`).
-#[derive(Debug, PartialEq, Eq)]
-enum Infeasible {
-    Hr,
-    Dup,
-    Memory,
-    Disk,
-    Deadline,
-}
-
-/// `wu_is_infeasible_fast` (spec backend §2.4.4), returning the delay bound to use.
-fn infeasible_fast(
-    p: &Project,
-    now: Time,
-    hostid: HostId,
-    rid: ResultId,
-    reply: &Reply,
-    st: &RpcState,
-    bav: &Bav,
-) -> Result<i64, Infeasible> {
-    let r = p.db.result(rid);
-    let wu = p.db.wu(r.workunitid);
-    let host = p.db.host(hostid);
-    let cfg = &p.cfg.config;
-    let hr_type = p.app(wu.appid).cfg.homogeneous_redundancy;
-    if p.sw.scheduler_features && hr_type != 0 {
-        match st.hr_class(hr_type) {
-            None => return Err(Infeasible::Hr),
-            Some(c) if wu.hr_class != 0 && wu.hr_class != c => return Err(Infeasible::Hr),
-            _ => {}
-        }
-    }
-    if (cfg.one_result_per_host_per_wu || cfg.one_result_per_user_per_wu)
-        && reply.jobs.iter().any(|j| j.workunit_id == wu.id)
-    {
-        return Err(Infeasible::Dup);
-    }
-    if wu.limits.rsc_memory_bound > host.m_nbytes {
-        return Err(Infeasible::Memory);
-    }
-    if wu.limits.rsc_disk_bound > host.d_free {
-        return Err(Infeasible::Disk);
-    }
-    // Deadline check with the delay bound for this send.
-    let db = wu.limits.delay_bound;
-    let (optimistic, pessimistic) = if r.server_state == ServerState::InProgress {
-        if r.report_deadline < now {
-            return Ok(0);
-        }
-        (r.report_deadline - now, db)
-    } else if p.sw.scheduler_features
-        && cfg.reliable_on_priority != 0
-        && r.priority >= cfg.reliable_on_priority
-        && cfg.reliable_reduced_delay_bound > 0.01
-    {
-        let mut o = (db as f64 * cfg.reliable_reduced_delay_bound) as i64;
-        let two = (2.0 * est_dur(p, hostid, bav, wu.rsc_fpops_est)) as i64;
-        if two > o && two < db && (two as f64) < 2.0 * db as f64 * cfg.reliable_reduced_delay_bound
-        {
-            o = two;
-        }
-        (o, db)
-    } else {
-        (db, db)
-    };
-    // The queue of the job's own resource (§2.4.4 deadline check).
-    let delay = st.estimated_delay[bav.proc_type.index()];
-    if cfg.ignore_delay_bound || delay <= 0.0 {
-        return Ok(optimistic);
-    }
-    let dur = est_dur(p, hostid, bav, wu.rsc_fpops_est);
-    for bound in [optimistic, pessimistic] {
-        if delay + dur <= bound as f64 {
-            return Ok(bound);
-        }
-    }
-    Err(Infeasible::Deadline)
 }
 
 /// A job the project sent to `hostid` before the simulated history began (a client's
@@ -657,8 +136,8 @@ pub(crate) fn sent_before_start(
         ncpus: p.db.host(hostid).p_ncpus.max(1),
     };
     let bav = app_version::get_app_version(p, hostid, want)?;
-    let wuid = super::work_generator::create_work(p, appid, now, ACTOR);
-    let r = super::db::ResultRow::new(wuid, 0, now, 0, 0, ServerState::Unsent);
+    let wuid = work_generator::create_work(p, appid, now, ACTOR);
+    let r = db::ResultRow::new(wuid, 0, now, 0, 0, ServerState::Unsent);
     let rid = p.db.insert_result(ACTOR, r);
     let mut reply = Reply::default();
     let send = Send {
@@ -674,7 +153,13 @@ pub(crate) fn sent_before_start(
 /// `send_work` (spec backend §2.4.4): one `send_work_score` pass per processor
 /// type the request asks for, in descending type index (GPU types first, the CPU
 /// last). A type no version of the host can use is not scanned.
-fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: &mut RpcState) {
+pub(super) fn send_work(
+    p: &mut Project,
+    now: Time,
+    hostid: HostId,
+    reply: &mut Reply,
+    st: &mut RpcState,
+) {
     for &t in ProcType::ALL.iter().rev() {
         if !st.needs(t) {
             continue;
@@ -692,7 +177,7 @@ fn send_work(p: &mut Project, now: Time, hostid: HostId, reply: &mut Reply, st: 
 
 /// `max_jobs_per_rpc` (§2.4.4 step 3): `max_wus_to_send × (effective_ncpus +
 /// gpu_multiplier × ngpus)`, 999999 without a limit.
-fn max_jobs_per_rpc(p: &Project, hostid: HostId, ncpus: i32) -> usize {
+pub(super) fn max_jobs_per_rpc(p: &Project, hostid: HostId, ncpus: i32) -> usize {
     let cfg = &p.cfg.config;
     if cfg.max_wus_to_send == 0 {
         return 999_999;
@@ -713,13 +198,13 @@ fn max_jobs_per_rpc(p: &Project, hostid: HostId, ncpus: i32) -> usize {
 ///
 /// BOINC scores every PRESENT slot from a random start slot, sorts the candidates by
 /// score (stable: ties keep the scan order) and tries them in that order. The cache's
-/// walk ([`super::job_cache::Scan`]) yields the same sequence lazily from its index of
-/// live slots, so a request touches only the slots it tries. Stale slots (result no
+/// walk ([`Scan`]) yields the same sequence lazily from its index of live slots, so a
+/// request touches only the slots it tries. Stale slots (result no
 /// longer UNSENT), which BOINC lists and then skips without a side effect, are left
 /// out of the walk; so are the `need_reliable` jobs a host none of whose versions is
 /// reliable cannot get, as in BOINC. Each job goes with the version
 /// `get_app_version` picks for it among those of type `t`.
-fn send_work_score(
+pub(super) fn send_work_score(
     p: &mut Project,
     now: Time,
     hostid: HostId,
@@ -847,7 +332,7 @@ fn send_work_score(
 
 /// How many candidates ahead of the send walk [`SendAhead`] loads result rows; their
 /// workunit rows are loaded half as far ahead.
-const SEND_AHEAD: usize = 4;
+pub(super) const SEND_AHEAD: usize = 4;
 
 /// Loads the rows the send walk of a request (spec backend §2.4.4) will read next:
 /// the result rows of the next [`SEND_AHEAD`] candidates, and the workunit rows of
@@ -856,18 +341,17 @@ const SEND_AHEAD: usize = 4;
 /// first reads of those rows in `process_request` were 8 % of the time): started
 /// ahead, the misses overlap.
 ///
-/// It walks a copy of the request's [`super::job_cache::Scan`], which yields the same
-/// candidates because a request changes only the slot it visits (the walk's own
-/// argument). A hint only: should the copy go astray, rows are loaded for nothing.
-struct SendAhead {
-    scan: super::job_cache::Scan,
+/// It walks a copy of the request's [`Scan`], which yields the same candidates
+/// because a request changes only the slot it visits (the walk's own argument). A hint only: should the copy go astray, rows are loaded for nothing.
+pub(super) struct SendAhead {
+    scan: Scan,
     /// The last candidates the copy yielded, oldest at `head`.
     ring: [Option<ResultId>; SEND_AHEAD],
     head: usize,
 }
 
 impl SendAhead {
-    fn new(p: &Project, scan: super::job_cache::Scan) -> Self {
+    fn new(p: &Project, scan: Scan) -> Self {
         let mut a = Self {
             scan,
             ring: [None; SEND_AHEAD],
@@ -904,15 +388,15 @@ impl SendAhead {
 /// One job to add to a reply: the result, the version it goes with, the delay
 /// bound `wu_is_infeasible_fast` chose, and whether it is a resend.
 #[derive(Clone, Copy, Debug)]
-struct Send {
-    rid: ResultId,
-    bav: Bav,
-    delay_bound: i64,
-    resend: bool,
+pub(super) struct Send {
+    pub(super) rid: ResultId,
+    pub(super) bav: Bav,
+    pub(super) delay_bound: i64,
+    pub(super) resend: bool,
 }
 
 /// `add_result_to_reply` for a new send or a resend (spec backend §2.4.4).
-fn add_result_to_reply(
+pub(super) fn add_result_to_reply(
     p: &mut Project,
     now: Time,
     hostid: HostId,
@@ -1023,128 +507,12 @@ fn add_result_to_reply(
     }
 }
 
-/// `resend_lost_work` (spec backend §2.4.5).
-fn resend_lost_work(
-    p: &mut Project,
-    now: Time,
-    hostid: HostId,
-    client_has: &[ResultId],
-    reply: &mut Reply,
-    st: &mut RpcState,
-) {
-    let grace = p.report_grace_period();
-    let max = if p.cfg.config.max_wus_to_send == 0 {
-        999_999
-    } else {
-        p.cfg.config.max_wus_to_send as usize
-    };
-    let lost: Vec<ResultId> =
-        p.db.host(hostid)
-            .in_progress
-            .iter()
-            .copied()
-            .filter(|rid| !client_has.contains(rid))
-            .collect();
-    for rid in lost {
-        // Stop when `work_needed` turns false (§2.4.5).
-        if !st.work_needed() || reply.jobs.len() as u32 >= st.max_jobs {
-            break;
-        }
-        let r = p.db.result(rid);
-        let wuid = r.workunitid;
-        let (sent, rd) = (Time::from(r.sent_time), r.report_deadline);
-        let wu = p.db.wu(wuid);
-        // The best version for the host, quotas aside (resends do not count).
-        let want = Want {
-            appid: wu.appid,
-            proc_type: None,
-            check_quota: false,
-            committed: if p.sw.scheduler_features && p.app(wu.appid).cfg.homogeneous_app_version {
-                wu.app_version_id
-            } else {
-                0
-            },
-            ncpus: st.ncpus,
-        };
-        let bav = app_version::get_app_version(p, hostid, want);
-        let mut resendable =
-            wu.error_mask == 0 && wu.canonical_resultid == ResultId(0) && bav.is_some();
-        let mut bound = 0;
-        if let Some(bav) = &bav
-            && resendable
-        {
-            match infeasible_fast(p, now, hostid, rid, reply, st, bav) {
-                Ok(b) => bound = b,
-                Err(_) => resendable = false,
-            }
-            // `possibly_give_result_new_deadline`: capped at `now + delay_bound`
-            // with the bound `wu_is_infeasible_fast` wrote into `wu.delay_bound`.
-            let d = (now + (rd - sent) / 2).max(rd).min(now + bound);
-            if resendable && est_dur(p, hostid, bav, wu.rsc_fpops_est) > (d - now) as f64 {
-                resendable = false;
-            }
-        }
-        if let Some(bav) = bav
-            && resendable
-        {
-            // The new deadline `d` only decided that the job can be resent; it is then
-            // sent exactly as a first send, with the workunit's `delay_bound` (spec
-            // backend §2.4.5 as corrected on 2026-11-23; see docs/fidelity.md §3.4).
-            let delay_bound = p.db.wu(wuid).limits.delay_bound;
-            let send = Send {
-                rid,
-                bav,
-                delay_bound,
-                resend: true,
-            };
-            add_result_to_reply(p, now, hostid, send, reply, st);
-            reply.messages.push(Message::ResentLost(rid));
-            st.sent_any_resend = true;
-            if reply.jobs.len() >= max {
-                break;
-            }
-        } else {
-            // Time it out at the next T-pass: DB deadline `now − 1 + grace`
-            // (`mark_as_sent` adds the grace), WU `tt = min(tt, now − 1 + grace)`
-            // (`update_wu_on_send` with `report_deadline + grace`).
-            let deadline = now - 1 + grace;
-            p.db.set_report_deadline(ACTOR, rid, deadline);
-            let tt = Time::from(p.db.wu(wuid).transition_time).min(deadline);
-            p.db.set_transition_time(ACTOR, wuid, tt);
-            reply.messages.push(Message::DidntResendLost(rid));
-        }
-    }
-}
-
-/// `send_result_abort` (spec backend §2.4.6).
-fn result_aborts(p: &mut Project, hostid: HostId, client_has: &[ResultId], reply: &mut Reply) {
-    for &rid in client_has {
-        let Some(r) = p.db.results.get(rid) else {
-            reply.aborts.push(rid);
-            continue;
-        };
-        let mine = r.hostid == hostid;
-        let in_progress = mine && r.server_state == ServerState::InProgress;
-        let no_reply = r.server_state == ServerState::Over && r.outcome == Outcome::NoReply;
-        if !(in_progress || no_reply) {
-            reply.aborts.push(rid);
-            continue;
-        }
-        let wu = p.db.wu(r.workunitid);
-        if wu.error_mask & error_mask::CANCELLED != 0 {
-            reply.aborts.push(rid);
-        } else if wu.assimilate_state == AssimilateState::Done || no_reply {
-            reply.aborts_if_not_started.push(rid);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::ProjectConfig;
-    use super::super::db::{HostRow, ResultRow};
-    use super::super::invariants::test_rows;
     use super::*;
+    use crate::server::ProjectConfig;
+    use crate::server::db::{HostRow, ResultRow};
+    use crate::server::invariants::test_rows;
     use proptest::prelude::*;
 
     /// `send_work` as it was written before the cache had indexes: every occupied
@@ -1361,7 +729,7 @@ mod tests {
             d_free: 1e12,
             on_frac: 1.0,
             active_frac: 1.0,
-            names: crate::server::db::HostNames::shared("Linux", "GenuineIntel", ""),
+            names: db::HostNames::shared("Linux", "GenuineIntel", ""),
             ..Default::default()
         });
         let mut slots = vec![None; specs.len()];
