@@ -43,5 +43,6 @@ pub mod progress;
 pub mod scenario;
 pub mod server;
 pub mod stats;
+pub mod streams;
 pub mod sweep;
 pub mod world;

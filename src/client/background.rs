@@ -207,7 +207,7 @@ impl PrefsDraw {
 pub struct HostExtra {
     pub prefs: HostPrefs,
     /// The stream of the background jobs' sizes and delay bounds
-    /// ([`StreamKind::HostBackground`](crate::engine::rng::StreamKind), after the
+    /// ([`StreamKind::HostBackground`](crate::streams::StreamKind), after the
     /// host's count and shares).
     pub bg_rng: SimRng,
 }
@@ -227,7 +227,8 @@ pub fn ncpus_for_pct(p_ncpus: u32, pct: f64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rng::{StreamKind, stream};
+    use crate::engine::rng::stream;
+    use crate::streams::StreamKind;
 
     #[test]
     fn ncpus_pct_rounds_down_to_at_least_one() {

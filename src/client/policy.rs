@@ -49,9 +49,10 @@ mod background_tests {
     use super::*;
     use crate::base::dist::Dist;
     use crate::client::host::{HostBehaviour, RpcReply, RpcRequest, RpcStatus};
-    use crate::engine::rng::{StreamKind, stream};
+    use crate::engine::rng::stream;
     use crate::server::scheduler::Job;
     use crate::server::types::{HostId, ResultId, WuId};
+    use crate::streams::StreamKind;
 
     /// A project server that fills every request with one-hour jobs and counts the
     /// RPCs it sees, by the project they are for.

@@ -16,10 +16,11 @@
 //! fuzzy tolerance, so the comparison can never mistake one kind for another.
 
 use crate::base::dist::Dist;
-use crate::engine::rng::{SimRng, StreamKind, stream};
+use crate::engine::rng::{SimRng, stream};
 use crate::server::ProjectConfig;
 use crate::server::config::Comparison;
 use crate::server::types::{ResultId, WuId};
+use crate::streams::StreamKind;
 use rand::RngExt;
 
 /// The output a correct computation of a workunit produces. Any deterministic
@@ -74,7 +75,7 @@ impl OutputModel {
 }
 
 /// A host's own error behaviour, drawn once per host from its group's distributions
-/// (stream [`crate::engine::rng::StreamKind::HostTruth`]).
+/// (stream [`crate::streams::StreamKind::HostTruth`]).
 #[derive(Clone, Debug)]
 pub struct HostTruth {
     /// Probability that a job ends in a client error.

@@ -11,7 +11,7 @@
 //! each result was validated, therefore replays to the run's credits bit for bit.
 
 use crate::base::units::Duration;
-use crate::engine::{INT_MAX, Time, db_time};
+use crate::engine::Time;
 use crate::scenario::schema::{
     AppConfig, BackendSection, ProjectConfig, ValidatorConfig, WuTemplate, one_or_more_apps,
     serialize_apps,
@@ -22,6 +22,7 @@ use crate::server::credit_new::CreditNew;
 use crate::server::db::{HavRow, HostRow, OutputStatus, ResultRow, WorkunitRow, WuLimits};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{Actor, HostId, Outcome, ResultId, ServerState, WuId};
+use crate::server::types::{INT_MAX, db_time};
 use crate::server::{Project, validator};
 use crate::stats::job_log::{self, Field, JobRow, LogError, LogOutcome};
 use serde::{Deserialize, Serialize};

@@ -11,4 +11,4 @@ pub mod rng;
 pub mod time;
 
 pub use queue::EventQueue;
-pub(crate) use time::{DbTime, INT_MAX, Time, db_time};
+pub(crate) use time::Time;

@@ -25,13 +25,14 @@ use crate::client::config::ClientConfig;
 use crate::client::files::{FilesPlan, ProjectFiles};
 use crate::client::host::{CLIENT_ERROR_EXIT, GroupCtx, HostBehaviour};
 use crate::client::truth;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
 use crate::scenario::import::hosts::{self, HostTable};
 use crate::server::ProjectConfig;
 use crate::server::assimilator::HandlerResult;
 use crate::server::batch::BatchSpec;
 use crate::server::db::{HostNames, HostRow, OutputStatus};
 use crate::server::resource::ProcType;
+use crate::server::types::INT_MAX;
 use crate::server::types::*;
 use std::sync::Arc;
 

@@ -19,7 +19,8 @@ use super::db::{WorkunitRow, WuLimits};
 use super::types::*;
 use crate::base::dist::Dist;
 use crate::engine::Time;
-use crate::engine::rng::{SimRng, StreamKind, stream};
+use crate::engine::rng::{SimRng, stream};
+use crate::streams::StreamKind;
 use std::sync::Arc;
 
 /// What one submission asks for: `jobs` workunits of app `app_id`, each of

@@ -27,7 +27,8 @@
 use super::Project;
 use super::db::{Entity, Field, ResultRow, Transition, WorkunitRow, result_name};
 use super::types::*;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
+use crate::server::types::INT_MAX;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -1072,7 +1073,7 @@ mod tests {
         set_now(t);
         let userid = p.db.host(host).userid;
         let r = p.db.result_mut(rid);
-        r.sent_time = crate::engine::db_time(t);
+        r.sent_time = crate::server::types::db_time(t);
         r.userid = userid;
         let wuid = r.workunitid;
         p.db.set_hostid(a, rid, host);
@@ -1085,7 +1086,7 @@ mod tests {
     /// Accepts a successful report of `rid` at `t` (spec backend §2.4.3).
     fn report_success(p: &mut Project, rid: ResultId, t: Time) {
         set_now(t);
-        p.db.result_mut(rid).received_time = crate::engine::db_time(t);
+        p.db.result_mut(rid).received_time = crate::server::types::db_time(t);
         p.db.set_over(Actor::Scheduler, rid, Outcome::Success);
         let wuid = p.db.result(rid).workunitid;
         p.db.set_transition_time(Actor::Scheduler, wuid, t);

@@ -31,7 +31,8 @@ pub mod validator;
 pub mod work_generator;
 
 use crate::engine::Time;
-use crate::engine::rng::{SimRng, StreamKind, stream};
+use crate::engine::rng::{SimRng, stream};
+use crate::streams::StreamKind;
 use config::*;
 use db::{Db, ResultRow, WorkunitRow};
 use types::{ResultId, WuId};

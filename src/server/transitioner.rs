@@ -10,7 +10,8 @@
 use super::Project;
 use super::db::{Prefetch, ResultRow};
 use super::types::*;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
+use crate::server::types::INT_MAX;
 
 const ACTOR: Actor = Actor::Transitioner;
 

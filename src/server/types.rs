@@ -4,7 +4,23 @@
 //! including the gap at `RESULT_SERVER_STATE` 3, so that the CSV outputs read the same
 //! as a BOINC database dump.
 
+use crate::engine::Time;
 use serde::Serialize;
+
+/// BOINC's "never" (`INT_MAX`), used for `transition_time` (spec backend, "Conventions").
+pub(crate) const INT_MAX: Time = 2_147_483_647;
+
+/// A time as a row stores it: BOINC's `int` (spec backend, "Conventions"). Rows
+/// keep the times they only record in this type, 4 bytes instead of 8, to cut the
+/// memory per job in flight; a run never reaches `INT_MAX`, because
+/// `simulation.duration` is validated below it.
+pub(crate) type DbTime = i32;
+
+/// `t` as a row stores it. Within a run `t` is in `0..=INT_MAX`, so nothing is lost;
+/// beyond that it saturates rather than wrap.
+pub(crate) fn db_time(t: Time) -> DbTime {
+    t.clamp(DbTime::MIN.into(), INT_MAX) as DbTime
+}
 
 /// A database row id: a distinct type per table, so that a workunit id can never be
 /// passed where a result id is meant (spec backend §1). It costs nothing at run

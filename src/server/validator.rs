@@ -15,7 +15,8 @@ use super::credit_new::{CreditNew, PfcInput, PfcSettings};
 use super::db::{OutputStatus, Prefetch, ResultRow};
 use super::job_log::DecidedResult;
 use super::types::*;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
+use crate::server::types::INT_MAX;
 use smallvec::SmallVec;
 
 const ACTOR: Actor = Actor::Validator;

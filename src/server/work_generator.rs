@@ -11,7 +11,8 @@ use super::config::WorkGenMode;
 use super::db::{WorkunitRow, WuLimits};
 use super::types::*;
 use crate::engine::Time;
-use crate::engine::rng::{SimRng, StreamKind, stream};
+use crate::engine::rng::{SimRng, stream};
+use crate::streams::StreamKind;
 
 /// Progress of the generator across passes.
 #[derive(Clone, Debug)]

@@ -370,7 +370,7 @@ mod tests {
         let mut t = window().warmup;
         let mut k = 0;
         while t <= window().end {
-            wu.canonical_found_time = crate::engine::db_time(t);
+            wu.canonical_found_time = crate::server::types::db_time(t);
             wu.canonical_correct = Some(!wrong(k, t));
             th.add_workunit(&wu);
             t += 100;
@@ -425,7 +425,7 @@ mod tests {
         wu.assimilate_state = AssimilateState::Done;
         wu.canonical_resultid = ResultId(1);
         for (n, day) in [(1000, 10), (40, 50), (1300, 80)] {
-            wu.assimilated_time = crate::engine::db_time(day * 86_400);
+            wu.assimilated_time = crate::server::types::db_time(day * 86_400);
             for _ in 0..n {
                 th.add_workunit(&wu);
             }

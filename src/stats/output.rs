@@ -1138,9 +1138,9 @@ impl Drop for RunOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::INT_MAX;
     use crate::server::db::{Entity, Field};
     use crate::server::invariants::test_rows;
+    use crate::server::types::INT_MAX;
     use crate::server::types::*;
 
     fn entries(dir: &Path) -> Vec<String> {

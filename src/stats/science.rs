@@ -198,7 +198,7 @@ mod tests {
         let t = crate::server::config::WuTemplate::default();
         let mut w = WorkunitRow::from_template(&t, 0);
         w.canonical_resultid = ResultId(1);
-        w.canonical_found_time = crate::engine::db_time(found);
+        w.canonical_found_time = crate::server::types::db_time(found);
         w.canonical_correct = correct;
         w
     }

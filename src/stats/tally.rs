@@ -297,10 +297,10 @@ mod tests {
         validate: ValidateState,
     ) -> ResultRow {
         let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::Over);
-        r.create_time = crate::engine::db_time(created);
-        r.sent_time = crate::engine::db_time(created + 10);
+        r.create_time = crate::server::types::db_time(created);
+        r.sent_time = crate::server::types::db_time(created + 10);
         r.report_deadline = created + 5000;
-        r.received_time = crate::engine::db_time(received);
+        r.received_time = crate::server::types::db_time(received);
         r.outcome = outcome;
         r.validate_state = validate;
         r.cpu_time = 100.0;

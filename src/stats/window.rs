@@ -184,7 +184,7 @@ mod tests {
 
     fn sent(sent: Time, deadline: Time) -> ResultRow {
         let mut r = ResultRow::new(WuId(1), 0, 0, 0, 0, ServerState::InProgress);
-        r.sent_time = crate::engine::db_time(sent);
+        r.sent_time = crate::server::types::db_time(sent);
         r.report_deadline = deadline;
         r
     }
@@ -192,14 +192,14 @@ mod tests {
     fn reported(mut r: ResultRow, at: Time, outcome: Outcome) -> ResultRow {
         r.server_state = ServerState::Over;
         r.outcome = outcome;
-        r.received_time = crate::engine::db_time(at);
+        r.received_time = crate::server::types::db_time(at);
         r
     }
 
     fn over(mut r: ResultRow, outcome: Outcome, at: Time) -> ResultRow {
         r.server_state = ServerState::Over;
         r.outcome = outcome;
-        r.received_time = crate::engine::db_time(at);
+        r.received_time = crate::server::types::db_time(at);
         r
     }
 

@@ -7,8 +7,9 @@
 //! execute in.
 
 use super::spec::{Design, Parameter, Range, number};
-use crate::engine::rng::{StreamKind, stream, stream_seed};
+use crate::engine::rng::{stream, stream_seed};
 use crate::engine::time::format_duration;
+use crate::streams::StreamKind;
 use rand::RngExt;
 
 /// The values a range stands for in a grid: `from, from + step, ... ≤ to`.

@@ -12,7 +12,7 @@ use crate::client::config::Policy;
 use crate::client::host::{ClientHost, HostXfer, ProjectState, TaskState, TimeStats};
 use crate::client::scripted::ScriptedHost;
 use crate::client::truth;
-use crate::engine::rng::{self, StreamKind};
+use crate::engine::rng;
 use crate::engine::{EventQueue, Time};
 use crate::scenario::Daemon;
 use crate::scenario::plan::HostsPlan;
@@ -21,6 +21,7 @@ use crate::server::db::HavRow;
 use crate::server::resource::{CPU, Coproc};
 use crate::server::scheduler::{self, Job};
 use crate::server::{APP_VERSION_ID, Project};
+use crate::streams::StreamKind;
 use rand::RngExt;
 use std::sync::Arc;
 

@@ -13,7 +13,7 @@ use crate::client::host::{
     ClientHost, ClientJob, RpcReply, RpcRequest, RpcStatus, ServerLink, TaskState,
 };
 use crate::engine::Time;
-use crate::engine::rng::{self, StreamKind};
+use crate::engine::rng;
 use crate::scenario::Daemon;
 use crate::scenario::import::hosts::HostTable;
 use crate::scenario::plan::OsMix;
@@ -27,6 +27,7 @@ use crate::server::types::*;
 use crate::server::{
     Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator, work_generator,
 };
+use crate::streams::StreamKind;
 use rand::RngExt;
 use std::collections::HashMap;
 use std::sync::Arc;

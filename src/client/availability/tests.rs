@@ -1,6 +1,7 @@
 use super::*;
 use crate::base::dist::{Kind, Num};
-use crate::engine::rng::{StreamKind, stream};
+use crate::engine::rng::stream;
+use crate::streams::StreamKind;
 use std::path::Path;
 
 const H: Time = 3600;

@@ -10,8 +10,9 @@ use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, ProjectState, TaskSt
 use crate::client::config::ClientConfig;
 use crate::client::estimate;
 use crate::client::truth::correct_output;
-use crate::engine::{Time, db_time};
+use crate::engine::Time;
 use crate::server::resource::{Coproc, ProcType, coproc_of};
+use crate::server::types::db_time;
 use crate::server::types::*;
 use rand::RngExt;
 

@@ -7,10 +7,11 @@
 use super::ClientHost;
 use crate::client::config::Policy;
 use crate::client::estimate;
-use crate::engine::{DbTime, Time, db_time};
+use crate::engine::Time;
 use crate::server::resource::ProcType;
 use crate::server::scheduler::Job;
 use crate::server::types::*;
+use crate::server::types::{DbTime, db_time};
 
 /// Where a job is in the client (`result.state` + `active_task`, simplified).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

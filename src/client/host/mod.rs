@@ -279,7 +279,7 @@ pub struct ClientHost {
     /// The availability's own stream ([`StreamKind::HostAvailability`]): on/off
     /// periods do not depend on the host's job draws.
     ///
-    /// [`StreamKind::HostAvailability`]: crate::engine::rng::StreamKind::HostAvailability
+    /// [`StreamKind::HostAvailability`]: crate::streams::StreamKind::HostAvailability
     pub avail_rng: SimRng,
     pub projects: Vec<ProjectState>,
     /// Jobs in arrival order.
@@ -366,7 +366,7 @@ impl ClientHost {
             xfer: None,
             truth: HostTruth::reliable(crate::engine::rng::stream(
                 0,
-                crate::engine::rng::StreamKind::HostTruth,
+                crate::streams::StreamKind::HostTruth,
                 index as u64,
             )),
         }
@@ -386,7 +386,8 @@ impl ClientHost {
                 ..Default::default()
             })
             .collect();
-        use crate::engine::rng::{StreamKind, stream};
+        use crate::engine::rng::stream;
+        use crate::streams::StreamKind;
         let rng = stream(1, StreamKind::Host, 0);
         let avail_rng = stream(1, StreamKind::HostAvailability, 0);
         let mut h = Self::new(

@@ -9,10 +9,11 @@ use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, TaskState};
 use crate::client::availability::TimeStats;
 use crate::client::background::{BOUND_FACTOR, MAX_JOBS_PER_REPLY};
 use crate::client::config::ClientConfig;
-use crate::engine::{Time, db_time};
+use crate::engine::Time;
 use crate::server::db::OutputStatus;
 use crate::server::resource::Coproc;
 use crate::server::scheduler::{Job, ReportedJob};
+use crate::server::types::db_time;
 use crate::server::types::*;
 use rand::RngExt;
 

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::client::config::ClientSection;
-use crate::engine::rng::{StreamKind, stream};
+use crate::engine::rng::stream;
+use crate::streams::StreamKind;
 
 fn host(ncpus: u32) -> ClientHost {
     let projects = vec![ProjectState {

@@ -17,9 +17,11 @@
 use super::{ClientHost, TaskState};
 use crate::client::config::ClientConfig;
 use crate::client::files::{FilesPlan, XferTimes};
-use crate::engine::rng::{SimRng, StreamKind, stream};
-use crate::engine::{Time, db_time};
+use crate::engine::Time;
+use crate::engine::rng::{SimRng, stream};
+use crate::server::types::db_time;
 use crate::server::types::*;
+use crate::streams::StreamKind;
 use rand::RngExt;
 
 use super::ServerLink;

@@ -259,7 +259,7 @@ fn reporting_host(done: &[(Time, Time)]) -> (ClientHost, crate::client::host::Gr
         add_job(&mut h, 0, 10.0, deadline);
         let j = h.jobs.last_mut().unwrap();
         j.state = TaskState::Done;
-        j.completed_time = crate::engine::db_time(completed);
+        j.completed_time = crate::server::types::db_time(completed);
     }
     (h, g)
 }

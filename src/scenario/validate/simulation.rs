@@ -19,13 +19,13 @@ impl Checker<'_> {
             );
         }
         self.duration_positive("simulation.duration", s.duration);
-        if s.duration.get() >= crate::engine::INT_MAX {
+        if s.duration.get() >= crate::server::types::INT_MAX {
             self.push(
                 "simulation.duration",
                 format!(
                     "duration = {} s does not fit BOINC's times, 32-bit ints of seconds; expected less than {} s (68 years)",
                     s.duration.get(),
-                    crate::engine::INT_MAX
+                    crate::server::types::INT_MAX
                 ),
             );
         }

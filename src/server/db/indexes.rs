@@ -4,8 +4,9 @@
 //! over its list. Each list stands for the indexed SQL query of one BOINC daemon.
 
 use super::{Db, WorkunitRow};
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
 use crate::server::table::Table;
+use crate::server::types::INT_MAX;
 use crate::server::types::*;
 
 /// A result's place in the feeder's order, `(priority descending, WU id, result
@@ -362,8 +363,8 @@ mod feed_key_tests {
 #[cfg(test)]
 mod indexed_tests {
     use super::*;
-    use crate::engine::db_time;
     use crate::server::invariants::test_rows;
+    use crate::server::types::db_time;
     use rand::{RngExt, SeedableRng};
     use std::collections::BTreeMap;
 

@@ -29,7 +29,8 @@ use super::id_set::IdSet;
 use super::table::Table;
 use super::transition_index::TransitionIndex;
 use super::types::*;
-use crate::engine::{INT_MAX, Time};
+use crate::engine::Time;
+use crate::server::types::INT_MAX;
 use std::collections::{BTreeSet, VecDeque};
 
 /// The project database with its daemon indexes and audit trail.

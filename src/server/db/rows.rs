@@ -1,10 +1,11 @@
 //! The rows of the project database (spec backend §1.2–§1.4): WORKUNIT, RESULT,
 //! HOST and HOST_APP_VERSION, with the fields the daemons and the scheduler read.
 
-use crate::engine::{DbTime, INT_MAX, Time, db_time};
+use crate::engine::Time;
 use crate::server::config::WuTemplate;
 use crate::server::credit::{Average, AverageVar};
 use crate::server::types::*;
+use crate::server::types::{DbTime, INT_MAX, db_time};
 use std::sync::Arc;
 
 /// What the validator can read of a reported output (spec backend §2.5,

@@ -4,8 +4,9 @@
 //! list has a setter here that calls it and then keeps the list in step.
 
 use super::{Db, FeedKey};
-use crate::engine::{INT_MAX, Time, db_time};
+use crate::engine::Time;
 use crate::server::types::*;
+use crate::server::types::{INT_MAX, db_time};
 use serde::Serialize;
 
 /// The kind of row a [`Transition`] is about.

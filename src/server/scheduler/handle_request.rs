@@ -7,11 +7,12 @@ use super::sched_result::handle_results;
 use super::sched_send::{send_work, send_work_setup};
 use super::sched_types::{Reply, Request, RpcState};
 use super::{ACTOR, BLACKLIST_DELAY, DELAY_MAX};
+use crate::engine::Time;
 use crate::engine::time::DAY as DAY_SECS;
-use crate::engine::{Time, db_time};
 use crate::server::Project;
 use crate::server::db::HavRow;
 use crate::server::resource::ProcType;
+use crate::server::types::db_time;
 use crate::server::types::*;
 
 /// Handles one RPC (spec backend §2.4.1). `reply` is cleared first.

@@ -2,10 +2,11 @@
 
 use super::ACTOR;
 use super::sched_types::{Reply, Request, RpcState};
-use crate::engine::{Time, db_time};
+use crate::engine::Time;
 use crate::server::Project;
 use crate::server::config::CreditScheme;
 use crate::server::credit;
+use crate::server::types::db_time;
 use crate::server::types::*;
 
 /// `handle_results` (spec backend §2.4.3).

@@ -5,10 +5,11 @@
 use super::sched_check::infeasible_fast;
 use super::sched_types::{HavRpc, Job, Reply, RpcState};
 use super::{ACTOR, CONS_VALID_RELIABLE, CONS_VALID_UNREPLICATED};
-use crate::engine::{Time, db_time};
+use crate::engine::Time;
 use crate::server::app_version::{self, Bav, Want};
 use crate::server::job_cache::Scan;
 use crate::server::resource::{N_RSC, ProcType, coproc_of};
+use crate::server::types::db_time;
 use crate::server::types::*;
 use crate::server::{Project, hr};
 use crate::server::{db, work_generator};

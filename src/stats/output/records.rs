@@ -11,9 +11,10 @@
 
 use super::{RESULT_COLUMNS, RESULT_FILE_COLUMNS, Table, WORKUNIT_COLUMNS};
 use crate::client::files::XferTimes;
-use crate::engine::{DbTime, INT_MAX, Time};
+use crate::engine::Time;
 use crate::server::db::{ResultRow, WorkunitRow};
 use crate::server::types::{AssimilateState, FileDeleteState, ResultId, WuId};
+use crate::server::types::{DbTime, INT_MAX};
 
 /// Rows of each table per batch at most: 768 KiB of results ([`ResultLine`], 192
 /// bytes) and 448 KiB of workunits ([`WorkunitLine`], 112 bytes), about a batch of
