@@ -6,7 +6,8 @@
 //! [`stats`] records the run and writes the run folder, and [`plot`] draws it.
 //!
 //! Module map, from the bottom up:
-//! - [`engine`]: clock, event queue, seeded random streams.
+//! - [`engine`]: clock, event queue, seeded random streams; nothing of BOINC.
+//! - [`streams`]: which random stream each part of the simulation draws from.
 //! - [`server`]: the in-memory BOINC database and one module per daemon
 //!   (spec backend §2).
 //! - [`client`]: host models behind the scheduler request/reply interface.
@@ -20,16 +21,9 @@
 //! - [`sweep`]: runs a scenario over a grid of parameters (`boinc-sim sweep`).
 //! - [`cli`]: the `boinc-sim` command line; [`progress`] its progress bar.
 //!
-//! Dependencies point down this list, never up: `engine` ← `server`, `client`,
-//! `scenario` ← `world` ← `stats` ← `plot`, `compare`, `sweep`, `cli`. The three
-//! models in the middle are one layer: they share configuration types (the
-//! scenario's units and distributions, the projects' and clients' configuration
-//! sections). The world knows nothing of the outputs: the command line (or a sweep,
-//! or a test) wires a [`stats::recorder::StatsRecorder`] to it, and stats reads the
-//! world's [`world::Finished`] state. Inside [`client`], each policy (`seed`,
-//! `modern`) depends on the host and the host on neither; [`client::policy`]
-//! dispatches a host event to its group's policy.
-//! `tests/integration/layering.rs` fails if a module names one it must not.
+//! Roughly, a module names only modules listed before it. ARCHITECTURE.md ("The layers") is the
+//! one statement of which module may name which, folder by folder; the layering
+//! test (`tests/integration/layering/`) reads it and fails on an import against it.
 
 pub mod base;
 pub mod cli;

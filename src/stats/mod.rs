@@ -35,10 +35,8 @@
 //! * [`science`] counts what happened to the truth of the outputs: wrong canonical
 //!   results, wrong VALID and correct INVALID results.
 //!
-//! Inside stats the imports point one way as well (`tests/integration/layering.rs`): [`window`]
-//! ← [`metrics`] ← [`drift`] ← [`tally`] ← [`recorder`] ← [`headline`] ← [`summary`], and
-//! [`writeback`] ← [`outdir`] ← [`output`] ← [`manifest`], each naming only modules to
-//! its left.
+//! Inside stats the imports point one way as well: ARCHITECTURE.md ("The layers",
+//! line `crate::stats`) orders these modules.
 
 pub mod apps;
 pub mod batches;

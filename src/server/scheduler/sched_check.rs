@@ -1,11 +1,11 @@
 //! Whether a job can go to this host (`sched_check.cpp`, spec backend §2.4.4):
 //! homogeneous redundancy, one result per host, memory, disk and deadline.
 
-use super::sched_send::est_dur;
 use super::sched_types::{Reply, RpcState};
 use crate::engine::Time;
 use crate::server::Project;
 use crate::server::app_version::Bav;
+use crate::server::resource::ProcType;
 use crate::server::types::*;
 
 /// Why a job cannot go to this host (`wu_is_infeasible_fast`).
@@ -85,4 +85,20 @@ pub(super) fn infeasible_fast(
         }
     }
     Err(Infeasible::Deadline)
+}
+
+/// Estimated run time of a job with version `bav` on this host (§2.4.4 step 4),
+/// which the deadline check and the sending both read:
+/// `rsc_fpops_est / projected_flops / available_frac`, where `available_frac` is
+/// `on_frac × active_frac`, with `gpu_active_frac` in place of `active_frac` for a
+/// GPU version (BOINC's `available_frac`), clamped to [0.1, 1].
+pub(super) fn est_dur(p: &Project, hostid: HostId, bav: &Bav, rsc_fpops_est: f64) -> f64 {
+    let host = p.db.host(hostid);
+    let active = if bav.proc_type == ProcType::Cpu {
+        host.active_frac
+    } else {
+        host.gpu_active_frac
+    };
+    let avail = (host.on_frac * active).clamp(0.1, 1.0);
+    rsc_fpops_est / bav.projected_flops / avail
 }

@@ -1,8 +1,8 @@
 //! Resending results the client lost (`sched_resend.cpp`, spec backend §2.4.5).
 
 use super::ACTOR;
-use super::sched_check::infeasible_fast;
-use super::sched_send::{Send, add_result_to_reply, est_dur};
+use super::sched_check::{est_dur, infeasible_fast};
+use super::sched_send::{Send, add_result_to_reply};
 use super::sched_types::{Message, Reply, RpcState};
 use crate::engine::Time;
 use crate::server::Project;

@@ -2,7 +2,7 @@
 //! §2.4.4, §2.4.7): the per-RPC setup, the score-ordered scan of the job cache, and
 //! adding a result to the reply.
 
-use super::sched_check::infeasible_fast;
+use super::sched_check::{est_dur, infeasible_fast};
 use super::sched_types::{HavRpc, Job, Reply, RpcState};
 use super::{ACTOR, CONS_VALID_RELIABLE, CONS_VALID_UNREPLICATED};
 use crate::engine::Time;
@@ -94,21 +94,6 @@ pub(super) fn hav_rpc(
 pub(super) fn estimate_error(p: &Project, av: u32) -> f64 {
     p.find_app_version(av)
         .map_or(1.0, |v| v.flops_estimate_error)
-}
-
-/// Estimated run time of a job with version `bav` on this host (§2.4.4 step 4):
-/// `rsc_fpops_est / projected_flops / available_frac`, where `available_frac` is
-/// `on_frac × active_frac`, with `gpu_active_frac` in place of `active_frac` for a
-/// GPU version (BOINC's `available_frac`), clamped to [0.1, 1].
-pub(super) fn est_dur(p: &Project, hostid: HostId, bav: &Bav, rsc_fpops_est: f64) -> f64 {
-    let host = p.db.host(hostid);
-    let active = if bav.proc_type == ProcType::Cpu {
-        host.active_frac
-    } else {
-        host.gpu_active_frac
-    };
-    let avail = (host.on_frac * active).clamp(0.1, 1.0);
-    rsc_fpops_est / bav.projected_flops / avail
 }
 
 /// A job the project sent to `hostid` before the simulated history began (a client's
