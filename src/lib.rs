@@ -32,6 +32,8 @@ pub mod compare;
 pub mod credit;
 pub mod engine;
 pub mod hugepages;
+#[cfg(test)]
+mod memory_budget;
 pub mod plot;
 pub mod progress;
 pub mod scenario;

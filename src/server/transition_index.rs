@@ -41,6 +41,10 @@ const COMPACT_MIN: usize = 4096;
 /// and the workunit id, in 8 bytes.
 type Entry = (i32, WuId);
 
+/// What one entry costs (the memory budget of a workunit, `crate::memory_budget`).
+#[cfg(test)]
+pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+
 /// A lazily cleaned calendar of `(transition_time, workunit id)` entries.
 #[derive(Debug, Default)]
 pub struct TransitionIndex {

@@ -935,13 +935,6 @@ fn daily_and_vacation_draws_do_not_depend_on_the_update_cadence() {
 }
 
 #[test]
-fn the_state_stays_small() {
-    // Per host: four toggle times, the statistics, the model's two words, two own
-    // fractions, four states and a class; as small as before the new models.
-    assert_eq!(std::mem::size_of::<Availability>(), 88);
-}
-
-#[test]
 fn vacations_start_as_if_long_running() {
     // Gaps exponential of mean 120 d, vacations of 14 d: at join a host is away with
     // probability 14/134, and a host at home waits a whole gap (mean 120 d, the

@@ -369,15 +369,6 @@ pub(crate) fn test_job(id: u32, app_version_id: u32, report_deadline: Time) -> J
 mod tests {
     use super::*;
 
-    /// A job's size is the client's memory per job in flight, millions of them in a
-    /// large run (docs/performance.md "Sizes"): a field added shows here first. Its
-    /// app version is an index into the host's table, not a 40-byte copy.
-    #[test]
-    fn job_size() {
-        assert_eq!(std::mem::size_of::<JobUsage>(), 40);
-        assert_eq!(std::mem::size_of::<ClientJob>(), 128);
-    }
-
     /// Each flag is its own bit: setting or clearing one leaves the others.
     #[test]
     fn job_flags_are_independent() {

@@ -33,6 +33,8 @@ mod rpc;
 #[cfg(test)]
 mod tests;
 mod xfer;
+#[cfg(test)]
+pub(crate) use xfer::JOB_FILES_BYTES;
 
 pub use super::truth::correct_output;
 pub(crate) use execution::run_for;

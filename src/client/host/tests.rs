@@ -144,18 +144,6 @@ fn quitting_loses_the_work_since_the_last_checkpoint() {
     assert!((h.jobs[0].flops_left - 2400.0 * 1e9).abs() < 1.0);
 }
 
-/// A host's size is the client's memory per host, a million of them in a large run:
-/// the preferences and background stream are one pointer, in bytes the host's truth
-/// left unused, so the host is no larger for them. The transfer state (spec client
-/// §8) is one more pointer, 16 bytes with the host's 16-byte alignment: 16 MB for a
-/// million hosts. The app versions its jobs index take 48 bytes, one version inline.
-#[test]
-fn host_size() {
-    assert_eq!(std::mem::size_of::<HostTruth>(), 48);
-    assert_eq!(std::mem::size_of::<ClientHost>(), 448);
-    assert_eq!(std::mem::size_of::<ProjectState>(), 296);
-}
-
 /// A host's own preferences replace its group's, each on its own; without any, the
 /// group's values are read unchanged (spec client §1.1, §2.1, §2.2).
 #[test]

@@ -106,6 +106,11 @@ impl PersFile {
     }
 }
 
+/// What one job's transfer record costs (the memory budget of a job in flight in a
+/// run with files, `crate::memory_budget`).
+#[cfg(test)]
+pub(crate) const JOB_FILES_BYTES: usize = std::mem::size_of::<JobFiles>();
+
 /// The files of one of the host's jobs and when they moved: one per job a host
 /// holds in a run with files, so kept small (64 bytes).
 #[derive(Clone, Debug)]
@@ -1059,12 +1064,6 @@ mod tests {
         assert_eq!(&s.started[2..], [(2, Dir::Down, 1e6), (3, Dir::Down, 1e6)]);
         assert_eq!(h.xfer.as_ref().unwrap().transient_failures, [0, 0]);
         assert!(h.xfer_violation().is_none());
-    }
-
-    /// A job's transfer record is small: one per job a host holds.
-    #[test]
-    fn job_files_size() {
-        assert_eq!(std::mem::size_of::<JobFiles>(), 64);
     }
 
     /// A sticky file is downloaded once for every job that needs it, and kept: a

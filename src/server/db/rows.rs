@@ -501,20 +501,6 @@ pub(crate) fn parse_result_name(name: &str) -> Option<(WuId, u16)> {
 mod size_tests {
     use super::*;
 
-    /// The rows' sizes are what memory per job in flight is made of
-    /// (docs/performance.md "Sizes"): a field added to a row shows here first.
-    #[test]
-    fn row_sizes() {
-        assert_eq!(std::mem::size_of::<ResultRow>(), 128);
-        assert_eq!(std::mem::size_of::<Option<ResultRow>>(), 128);
-        assert_eq!(std::mem::size_of::<WorkunitRow>(), 128);
-        assert_eq!(std::mem::size_of::<WuResults>(), 16);
-        // One per host and project: the shared names and the group as a `u32`
-        // took it from 256 bytes; the world's host index (for `results.csv`'s
-        // `host`) added 8.
-        assert_eq!(std::mem::size_of::<Option<HostRow>>(), 216);
-    }
-
     /// A result list keeps its ids in order inline up to three and in a vector
     /// beyond, by reference and by value alike.
     #[test]
