@@ -48,9 +48,10 @@ mod background_tests {
     use super::super::config::{ClientConfig, ClientSection};
     use super::*;
     use crate::base::dist::Dist;
-    use crate::client::host::{HostBehaviour, RpcReply, RpcRequest, RpcStatus};
+    use crate::client::host::{HostBehaviour, RpcStatus, test_reply};
     use crate::engine::rng::stream;
     use crate::server::scheduler::Job;
+    use crate::server::scheduler::{Reply, Request};
     use crate::server::types::{HostId, ResultId, WuId};
     use crate::streams::StreamKind;
 
@@ -58,20 +59,19 @@ mod background_tests {
     /// RPCs it sees, by the project they are for.
     #[derive(Default)]
     struct Server {
-        sent: Vec<Job>,
         next_id: u32,
         rpcs_by_project: Vec<u16>,
     }
 
     impl ServerLink for Server {
         type Error = std::convert::Infallible;
-        fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error> {
+        fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error> {
             self.rpcs_by_project.push(req.project);
-            self.sent.clear();
             let (mut secs, mut inst) = (req.work.req_secs, req.work.req_instances);
+            let mut sent = Vec::new();
             while secs > 0.0 || inst > 0.0 {
                 self.next_id += 1;
-                self.sent.push(Job {
+                sent.push(Job {
                     result_id: ResultId(self.next_id),
                     workunit_id: WuId(self.next_id),
                     appid: 1,
@@ -91,14 +91,11 @@ mod background_tests {
                 inst -= 1.0;
             }
             let status = RpcStatus::Ok {
-                new_jobs: self.sent.len() as u32,
+                new_jobs: sent.len() as u32,
                 request_delay: 0.0,
                 no_work: false,
             };
-            Ok(RpcReply {
-                jobs: &self.sent,
-                ..RpcReply::bare(status, HostId(1))
-            })
+            Ok(test_reply(status, HostId(1), sent, &req))
         }
         fn master_fetch(&mut self, _now: Time, _project: u16) -> bool {
             true

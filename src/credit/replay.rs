@@ -279,18 +279,21 @@ pub fn replay(
         .collect();
     order.sort_unstable();
     let unreported = rows.len() - order.len();
+    // The results each project's validator decides, in order.
+    let (mut new_decided, mut classic_decided) = (Vec::new(), Vec::new());
     let mut i = 0;
     while i < order.len() {
         let t = order[i].0;
         let j = i + order[i..].iter().take_while(|o| o.0 == t).count();
-        for p in std::iter::once(&mut new).chain(classic.as_mut()) {
+        let classic = classic.as_mut().map(|c| (c, &mut classic_decided));
+        for (p, decided) in std::iter::once((&mut new, &mut new_decided)).chain(classic) {
             for &(_, _, rid, k) in &order[i..j] {
                 arrive(p, rid, &rows[k], hosts);
             }
             let mut last = 0;
             for &(_, wuid, _, _) in &order[i..j] {
                 if wuid != last {
-                    validator::handle_wu(p, t, WuId(wuid));
+                    validator::handle_wu(p, t, WuId(wuid), decided);
                     last = wuid;
                 }
             }
@@ -301,16 +304,15 @@ pub fn replay(
     let back = |m: &BTreeMap<u64, u32>| -> Vec<u64> { m.keys().copied().collect() };
     let (wus, results, hostids) = (back(&ids.wu), back(&ids.result), back(&ids.host));
     let classic_credit: BTreeMap<ResultId, f64> = classic
-        .map(|c| {
-            c.decided
+        .map(|_| {
+            classic_decided
                 .iter()
                 .map(|d| (d.result_id, d.granted_credit))
                 .collect()
         })
         .unwrap_or_default();
     let by_id: BTreeMap<u64, &JobRow> = rows.iter().map(|r| (r.result_id, r)).collect();
-    let decided = std::mem::take(&mut new.decided);
-    let results = decided
+    let results = new_decided
         .into_iter()
         .map(|mut d| {
             let classic = classic_credit.get(&d.result_id).copied();

@@ -303,16 +303,12 @@ mod tests {
 
     /// One RPC asking for `cpu` CPU seconds and `gpu` NVIDIA seconds.
     fn rpc(p: &mut Project, hostid: HostId, cpu: f64, gpu: f64) -> Reply {
-        let req = Request {
+        let mut req = Request {
             hostid,
-            reattached: false,
-            req_secs: [cpu, gpu, 0.0, 0.0],
-            req_instances: [0.0; 4],
-            max_jobs: u32::MAX,
-            estimated_delay: 0.0,
-            reported: &[],
-            other_results: None,
+            ..Request::default()
         };
+        req.work.req_secs = cpu;
+        req.work.gpu_req_secs[1] = gpu;
         let mut reply = Reply::default();
         process_request(p, NOW, &req, &mut reply);
         reply

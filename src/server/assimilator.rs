@@ -12,7 +12,8 @@
 //! assimilator stream) or a scripted pass names the answer for a workunit.
 
 use super::Project;
-use super::db::Prefetch;
+use super::db::{Db, Prefetch};
+use super::step::Step;
 use super::types::*;
 use crate::engine::Time;
 use rand::RngExt;
@@ -64,8 +65,8 @@ fn answer(p: &mut Project, wuid: WuId, script: &[(WuId, HandlerResult)]) -> Hand
     }
 }
 
-/// One pass. Returns the number of workunits handled.
-pub fn pass(p: &mut Project, now: Time) -> usize {
+/// One pass.
+pub fn pass(p: &mut Project, now: Time) -> Step {
     pass_scripted(p, now, &[])
 }
 
@@ -74,18 +75,15 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
 /// the workunits handled before keep their updates (each is its own DB write), the
 /// failing one stays READY, and the later ones wait. The daemon's next pass stands
 /// for its restart (BOINC's `start --cron`).
-pub(crate) fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, HandlerResult)]) -> usize {
-    let mut list = std::mem::take(&mut p.scratch);
-    list.clear();
-    list.extend(p.db.assimilate_ready.iter());
+pub(crate) fn pass_scripted(p: &mut Project, now: Time, script: &[(WuId, HandlerResult)]) -> Step {
+    let query = |db: &mut Db, list: &mut Vec<WuId>| list.extend(db.assimilate_ready.iter());
     let mut n = 0;
-    p.walk(&list, Prefetch::RESULTS, |p, wuid| {
+    p.walk_workunits(Prefetch::RESULTS, query, |p, wuid| {
         n += 1;
         let a = answer(p, wuid, script);
         handle_wu(p, now, wuid, a)
     });
-    p.scratch = list;
-    n
+    Step::handled(n)
 }
 
 /// Assimilates one workunit with the handler's answer `a`. Returns false on a handler

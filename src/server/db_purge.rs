@@ -7,7 +7,9 @@
 //! report of a purged result is "not in DB" (acked and ignored).
 
 use super::Project;
-use super::db::Prefetch;
+use super::db::{Db, Prefetch};
+use super::step::Step;
+use super::types::WuId;
 use crate::engine::Time;
 
 /// Workunits purged per query (`DB_QUERY_LIMIT` of `sched/db_purge.cpp`).
@@ -17,25 +19,24 @@ pub(crate) const BATCH: usize = 1000;
 /// otherwise the daemon sleeps its period (spec backend §2.8): half a query's worth.
 pub(crate) const PURGE_AGAIN_ABOVE: usize = BATCH / 2;
 
-/// One pass. Returns the number of workunits purged.
-pub fn pass(p: &mut Project, now: Time) -> usize {
+/// One pass: the purged rows are in the step, for the outputs.
+pub fn pass(p: &mut Project, now: Time) -> Step {
     let min_age = p.cfg.db_purge.min_age;
-    let mut list = std::mem::take(&mut p.scratch);
     // The first BATCH old-enough workunits in id order, as a scan of `purge_ready`
     // finds them, without the scan (a pass used to walk the whole list).
-    p.db.take_purgeable(now, min_age, BATCH, &mut list);
-    p.walk(&list, Prefetch::RESULTS, |p, wuid| {
-        let first = p.purged_results.len();
-        let wu = p.db.purge_workunit(wuid, &mut p.purged_results);
+    let query = |db: &mut Db, list: &mut Vec<WuId>| db.take_purgeable(now, min_age, BATCH, list);
+    let mut step = Step::default();
+    step.handled = p.walk_workunits(Prefetch::RESULTS, query, |p, wuid| {
+        let results = step.purged_results_mut();
+        let first = results.len();
+        let wu = p.db.purge_workunit(wuid, results);
         // A deleted result must not stay in the feeder's cache: the scheduler would
         // find its slot pointing at nothing (BOINC's feeder re-reads and drops it).
-        for r in p.purged_results[first..].iter().filter(|r| r.in_cache) {
+        for r in results[first..].iter().filter(|r| r.in_cache) {
             p.feeder.forget(r.id);
         }
-        p.purged.push((wu, p.purged_results.len() - first));
+        step.purged(wu);
         true
     });
-    let n = list.len();
-    p.scratch = list;
-    n
+    step
 }

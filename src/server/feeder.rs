@@ -8,10 +8,8 @@
 //! before sending it, so a stale slot is harmless.
 
 use super::Project;
-use super::table::{LIST_AHEAD, Load};
 use super::types::*;
 use crate::engine::Time;
-use std::ops::Bound;
 
 /// Legacy infeasible-queue thresholds (pre-2007, spec backend §2.3; §5 row 4).
 pub const MAX_INFEASIBLE_COUNT: u32 = 5000;
@@ -53,19 +51,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         }
     }
     let mut filled = 0;
-    let mut cursor = p.db.feedable.iter().next().copied();
-    // A pass reads the rows of hundreds of UNSENT results made minutes earlier, each
-    // a cache miss in a large run (`Db::wu` and `Db::result_mut` under the feeder
-    // were 2.3 % of `bench-1m`): the candidates ahead are loaded, their rows
-    // `LIST_AHEAD` ahead and their index entries twice as far.
-    for (k, key) in p.db.feedable.iter().take(2 * LIST_AHEAD).enumerate() {
-        let load = if k < LIST_AHEAD {
-            Load::Row
-        } else {
-            Load::Index
-        };
-        prefetch_candidate(p, key, load);
-    }
+    let mut cursor = p.db.first_feedable();
     let mut from = 0;
     while let Some(slot) = p.feeder.next_fillable(from) {
         from = slot + 1;
@@ -74,16 +60,7 @@ pub fn pass(p: &mut Project, now: Time) -> usize {
         // Find the next eligible UNSENT result.
         let mut chosen = None;
         while let Some(key) = cursor {
-            let mut after =
-                p.db.feedable
-                    .range((Bound::Excluded(key), Bound::Unbounded));
-            cursor = after.next().copied();
-            if let Some(k) = after.nth(LIST_AHEAD - 2) {
-                prefetch_candidate(p, k, Load::Row);
-            }
-            if let Some(k) = after.nth(LIST_AHEAD - 1) {
-                prefetch_candidate(p, k, Load::Index);
-            }
+            cursor = p.db.feedable_after(key);
             let (wuid, rid) = (key.wuid(), key.rid());
             let wu = p.db.wu(wuid);
             // BOINC also skips a result already in a slot (a "collision"); cached
@@ -125,14 +102,6 @@ pub fn next_work(p: &Project, now: Time) -> Option<Time> {
     } else {
         t
     })
-}
-
-/// Starts loading the workunit and result rows of the feeder's candidate `key`, or
-/// the index entries that say where they are. A hint only: a candidate the pass no
-/// longer reaches is loaded for nothing.
-fn prefetch_candidate(p: &Project, key: &super::db::FeedKey, load: Load) {
-    p.db.workunits.prefetch_as(key.wuid(), load);
-    p.db.results.prefetch_as(key.rid(), load);
 }
 
 /// The feeder pass as it was written before the cache had indexes: a walk over every

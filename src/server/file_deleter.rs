@@ -7,6 +7,8 @@
 //! switch is on; the seed has no error state).
 
 use super::Project;
+use super::db::{Db, Prefetch};
+use super::step::Step;
 use super::types::*;
 use crate::engine::Time;
 use rand::RngExt;
@@ -86,42 +88,35 @@ fn outcome(p: &mut Project) -> FileDeleteState {
     }
 }
 
-/// One pass. Returns the number of items handled.
-pub fn pass(p: &mut Project, now: Time, state: &mut State) -> usize {
+/// One pass: the results whose files are ready to delete, then the workunits
+/// (with those that failed before, once every [`ERROR_RETRY_SECS`]).
+pub fn pass(p: &mut Project, now: Time, state: &mut State) -> Step {
     let retry_errors = now - state.last_error_retry >= ERROR_RETRY_SECS;
     if retry_errors {
         state.last_error_retry = now;
     }
-    let mut results = std::mem::take(&mut p.scratch_results);
-    let mut n = 0;
-
-    results.clear();
-    results.extend(p.db.fd_ready_results.iter().take(RESULTS_PER_PASS));
-    if retry_errors {
-        results.extend(p.db.fd_error_results.iter());
-    }
-    for (i, &rid) in results.iter().enumerate() {
-        p.db.results.prefetch_list_step(&results, i);
+    let results = |db: &mut Db, list: &mut Vec<ResultId>| {
+        list.extend(db.fd_ready_results.iter().take(RESULTS_PER_PASS));
+        if retry_errors {
+            list.extend(db.fd_error_results.iter());
+        }
+    };
+    let mut n = p.walk_results(results, |p, rid| {
         let s = outcome(p);
         p.db.set_result_file_delete_state(ACTOR, rid, s);
-    }
-    n += results.len();
-    p.scratch_results = results;
-
-    let mut list = std::mem::take(&mut p.scratch);
-    list.clear();
-    list.extend(p.db.fd_ready_wus.iter().take(WUS_PER_PASS));
-    if retry_errors {
-        list.extend(p.db.fd_error_wus.iter());
-    }
-    for (i, &wuid) in list.iter().enumerate() {
-        p.db.workunits.prefetch_list_step(&list, i);
+    });
+    let wus = |db: &mut Db, list: &mut Vec<WuId>| {
+        list.extend(db.fd_ready_wus.iter().take(WUS_PER_PASS));
+        if retry_errors {
+            list.extend(db.fd_error_wus.iter());
+        }
+    };
+    n += p.walk_workunits(Prefetch::default(), wus, |p, wuid| {
         let s = outcome(p);
         p.db.set_wu_file_delete_state(ACTOR, wuid, s, now);
-    }
-    n += list.len();
-    p.scratch = list;
-    n
+        true
+    });
+    Step::handled(n)
 }
 
 #[cfg(test)]

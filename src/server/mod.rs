@@ -23,6 +23,7 @@ pub(crate) mod job_cache;
 pub mod job_log;
 pub mod resource;
 pub mod scheduler;
+pub mod step;
 pub mod table;
 pub mod transition_index;
 pub mod transitioner;
@@ -34,7 +35,7 @@ use crate::engine::Time;
 use crate::engine::rng::{SimRng, stream};
 use crate::streams::StreamKind;
 use config::*;
-use db::{Db, ResultRow, WorkunitRow};
+use db::Db;
 use types::{ResultId, WuId};
 
 /// Everything that configures one project's back end, as its daemons read it:
@@ -117,35 +118,46 @@ pub struct Project {
     pub app_versions: Vec<app_version::AppVersion>,
     /// credit_new's app version and app statistics (spec backend §6.2).
     pub credit: credit_new::CreditNew,
-    /// Results the validator decided (VALID or INVALID) since the world last
-    /// collected them: the job log and the credit figures ([`job_log`]).
-    pub decided: Vec<job_log::DecidedResult>,
     pub rng: SimRng,
     /// Draws of the assimilation handler's answers (its own stream, so that enabling
     /// them changes no other draw).
     pub assimilator_rng: SimRng,
-    /// Rows removed by db_purge, waiting to be written to the outputs: each
-    /// workunit with the number of its results, which follow one another in
-    /// `purged_results` in the same order.
-    pub purged: Vec<(WorkunitRow, usize)>,
-    pub purged_results: Vec<ResultRow>,
-    /// Set when a pass found an unrecoverable error (a DEFER-less fatal handler
-    /// return, spec backend §2.6); fails the run.
-    pub fatal: Option<String>,
-    /// Scratch lists reused by daemon passes (no allocation per pass): workunits,
-    /// and results.
-    pub scratch: Vec<WuId>,
-    pub scratch_results: Vec<ResultId>,
+    /// The buffers a daemon's snapshot of its work list is written into, kept
+    /// between passes so that a pass allocates nothing ([`Self::walk_workunits`],
+    /// [`Self::walk_results`]).
+    snapshot: Vec<WuId>,
+    snapshot_results: Vec<ResultId>,
     /// The run's master seed: batches draw their jobs' sizes from streams of their
     /// own ([`batch::submit`]).
     pub seed: u64,
 }
 
 impl Project {
-    /// A daemon's walk over its work list `list`: calls `visit` on each workunit in
-    /// order until it answers false, while the rows the next ones will touch are
-    /// prefetched a few entries ahead ([`Db::prefetch_walk_step`]).
-    pub(crate) fn walk(
+    /// A daemon's pass over a snapshot of its work list: `query` writes the list,
+    /// as the daemon's database query returns it, and `visit` is called on each
+    /// workunit in order until it answers false. Returns the snapshot's length.
+    ///
+    /// The rows the next workunits will touch are prefetched a few entries ahead
+    /// ([`Db::prefetch_walk_step`]) and the snapshot reuses a buffer kept between
+    /// passes, so that a daemon reads like the BOINC daemon it models: a query,
+    /// then a loop.
+    pub(crate) fn walk_workunits(
+        &mut self,
+        what: db::Prefetch,
+        query: impl FnOnce(&mut Db, &mut Vec<WuId>),
+        visit: impl FnMut(&mut Project, WuId) -> bool,
+    ) -> usize {
+        let mut list = std::mem::take(&mut self.snapshot);
+        list.clear();
+        query(&mut self.db, &mut list);
+        self.walk(&list, what, visit);
+        let n = list.len();
+        self.snapshot = list;
+        n
+    }
+
+    /// The walk of [`Self::walk_workunits`] over a given list.
+    fn walk(
         &mut self,
         list: &[WuId],
         what: db::Prefetch,
@@ -160,6 +172,26 @@ impl Project {
                 break;
             }
         }
+    }
+
+    /// A daemon's pass over a snapshot of result ids, as [`Self::walk_workunits`]
+    /// (each result's row is prefetched a few entries ahead). Returns the
+    /// snapshot's length.
+    pub(crate) fn walk_results(
+        &mut self,
+        query: impl FnOnce(&mut Db, &mut Vec<ResultId>),
+        mut visit: impl FnMut(&mut Project, ResultId),
+    ) -> usize {
+        let mut list = std::mem::take(&mut self.snapshot_results);
+        list.clear();
+        query(&mut self.db, &mut list);
+        for (i, &rid) in list.iter().enumerate() {
+            self.db.results.prefetch_list_step(&list, i);
+            visit(self, rid);
+        }
+        let n = list.len();
+        self.snapshot_results = list;
+        n
     }
 
     pub fn new(index: usize, name: &str, cfg: ProjectConfig, seed: u64, audit: bool) -> Self {
@@ -196,14 +228,10 @@ impl Project {
             apps,
             app_versions,
             credit,
-            decided: Vec::new(),
             rng: stream(seed, StreamKind::Project, index as u64),
             assimilator_rng: stream(seed, StreamKind::Assimilator, index as u64),
-            purged: Vec::new(),
-            purged_results: Vec::new(),
-            fatal: None,
-            scratch: Vec::new(),
-            scratch_results: Vec::new(),
+            snapshot: Vec::new(),
+            snapshot_results: Vec::new(),
             seed,
             cfg,
         }

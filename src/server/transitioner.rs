@@ -8,24 +8,21 @@
 //! the project's [`Switches`](super::config::Switches) choose.
 
 use super::Project;
-use super::db::{Prefetch, ResultRow};
+use super::db::{Db, Prefetch, ResultRow};
+use super::step::Step;
 use super::types::*;
 use crate::engine::Time;
 use crate::server::types::INT_MAX;
 
 const ACTOR: Actor = Actor::Transitioner;
 
-/// One pass. Returns the number of workunits handled.
-pub fn pass(p: &mut Project, now: Time) -> usize {
-    let mut due = std::mem::take(&mut p.scratch);
-    p.db.take_due_workunits(now, &mut due);
-    p.walk(&due, Prefetch::RESULTS, |p, wuid| {
+/// One pass: every workunit due at `now`, in id order.
+pub fn pass(p: &mut Project, now: Time) -> Step {
+    let due = |db: &mut Db, list: &mut Vec<WuId>| db.take_due_workunits(now, list);
+    Step::handled(p.walk_workunits(Prefetch::RESULTS, due, |p, wuid| {
         handle_wu(p, now, wuid);
         true
-    });
-    let n = due.len();
-    p.scratch = due;
-    n
+    }))
 }
 
 /// Counts of spec backend §2.2 step 2.

@@ -12,8 +12,9 @@ use super::Project;
 use super::config::{Comparison, CreditScheme};
 use super::credit::{self, PfcMode};
 use super::credit_new::{CreditNew, PfcInput, PfcSettings};
-use super::db::{OutputStatus, Prefetch, ResultRow};
+use super::db::{Db, OutputStatus, Prefetch, ResultRow};
 use super::job_log::DecidedResult;
+use super::step::Step;
 use super::types::*;
 use crate::engine::Time;
 use crate::server::types::INT_MAX;
@@ -74,22 +75,20 @@ pub(crate) fn outputs_match(cmp: Comparison, tolerance: f64, a: f64, b: f64) -> 
     }
 }
 
-/// One pass over the `need_validate` list. Returns the number of workunits handled.
-pub fn pass(p: &mut Project, now: Time) -> usize {
-    let mut list = std::mem::take(&mut p.scratch);
-    list.clear();
-    list.extend(p.db.need_validate.iter());
-    p.walk(&list, Prefetch::RESULTS_HOSTS_HAVS, |p, wuid| {
-        handle_wu(p, now, wuid);
+/// One pass over the `need_validate` list: the results it decides are in the step.
+pub fn pass(p: &mut Project, now: Time) -> Step {
+    let mut step = Step::default();
+    let query = |db: &mut Db, list: &mut Vec<WuId>| list.extend(db.need_validate.iter());
+    step.handled = p.walk_workunits(Prefetch::RESULTS_HOSTS_HAVS, query, |p, wuid| {
+        handle_wu(p, now, wuid, &mut step.decided);
         true
     });
-    let n = list.len();
-    p.scratch = list;
-    n
+    step
 }
 
-/// Handles one workunit (spec backend §2.5 A and B).
-pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
+/// Handles one workunit (spec backend §2.5 A and B), appending the results it
+/// decides to `decided`.
+pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId, decided: &mut Vec<DecidedResult>) {
     let canonical = p.db.wu(wuid).canonical_resultid;
     let mut action = TtAction::NoChange;
     if canonical != ResultId(0) && p.db.results.get(canonical).is_none() {
@@ -112,8 +111,7 @@ pub(crate) fn handle_wu(p: &mut Project, now: Time, wuid: WuId) {
     for (rid, old) in before {
         let r = p.db.result(rid);
         if DecidedResult::decides(old, r.validate_state) {
-            let row = DecidedResult::new(p, r, now);
-            p.decided.push(row);
+            decided.push(DecidedResult::new(p, r, now));
         }
     }
     // Step 8: the WU write.

@@ -137,7 +137,7 @@ impl<R: Recorder> World<R> {
             }
             let net = backend.net.as_mut().expect("just set");
             for h in &hosts {
-                net.wake_at[h.index as usize] = h.joined;
+                net.host_event_at(h.index as usize, h.joined);
             }
         }
         // Idle daemons sleep (`daemons`), unless scripted events change projects

@@ -9,9 +9,7 @@
 
 use super::{Recorder, RunCounters, RunError};
 use crate::base::prefetch::prefetch_bytes;
-use crate::client::host::{
-    ClientHost, ClientJob, RpcReply, RpcRequest, RpcStatus, ServerLink, TaskState,
-};
+use crate::client::host::{ClientHost, ClientJob, ServerLink, TaskState};
 use crate::engine::Time;
 use crate::engine::rng;
 use crate::scenario::Daemon;
@@ -20,8 +18,8 @@ use crate::scenario::plan::OsMix;
 use crate::server::config::OutageKind;
 use crate::server::db::{HostNames, HostRow};
 use crate::server::invariants::InvariantChecker;
-use crate::server::resource::N_RSC;
-use crate::server::scheduler::{self, Reply, ReportedJob, Request};
+use crate::server::scheduler::{self, Reply, Request};
+use crate::server::step::Step;
 use crate::server::table::Load;
 use crate::server::types::*;
 use crate::server::{
@@ -56,24 +54,46 @@ pub(crate) struct NewHosts {
 impl NewHosts {
     /// First contact (host id 0, spec backend §2.4.2): project `pi`'s server creates
     /// the HOST row of the host that sent `req` and returns its new hostid.
-    fn first_contact(&mut self, p: &mut Project, pi: usize, req: &RpcRequest) -> HostId {
+    fn first_contact(&mut self, p: &mut Project, pi: usize, req: &Request) -> HostId {
         let g = req.group as usize;
         let row = host_row(&self.host_rows, &mut self.imported, g, req.host_index);
         let os = self.os_mix[g].as_deref();
         let hi = req.host_index as u64;
-        first_contact(p, row, self.seed, hi, pi, req.p_fpops, os)
+        first_contact(p, row, self.seed, hi, pi, req.host_info.p_fpops, os)
     }
 }
 
-/// The reply of the last scheduler RPC, and the lists of its request, in buffers
-/// reused by every RPC so that an RPC allocates nothing once they have grown.
+/// Requests and replies served and handed back, kept with their lists' capacity
+/// so that an RPC allocates nothing once they have grown. A request is owned by
+/// its RPC from the host's filling it to the server's reading it, and a reply from
+/// the server's writing it to the host's applying it; between RPCs both wait here.
 #[derive(Default)]
 pub(crate) struct RpcBuffers {
-    pub(super) reply: Reply,
-    /// The request's reported results (spec client §4.1, `<result>`).
-    pub(super) reports: Vec<ReportedJob>,
-    /// The request's `<other_results>`, sorted.
-    pub(super) other: Vec<ResultId>,
+    requests: Vec<Request>,
+    replies: Vec<Reply>,
+}
+
+impl RpcBuffers {
+    /// An empty request to fill.
+    pub(super) fn request(&mut self) -> Request {
+        self.requests.pop().unwrap_or_default()
+    }
+
+    /// Keeps a request the server has read, emptied.
+    pub(super) fn keep_request(&mut self, mut req: Request) {
+        req.clear();
+        self.requests.push(req);
+    }
+
+    /// A reply to write (the scheduler clears it first).
+    pub(super) fn reply(&mut self) -> Reply {
+        self.replies.pop().unwrap_or_default()
+    }
+
+    /// Keeps a reply its host has applied.
+    pub(super) fn keep_reply(&mut self, reply: Reply) {
+        self.replies.push(reply);
+    }
 }
 
 /// Every project's back end, with what hears it and checks it.
@@ -82,7 +102,7 @@ pub(crate) struct Backend<R> {
     /// Hears of every row finalised, RPC and gauge sample.
     pub recorder: R,
     pub counters: RunCounters,
-    /// One checker per project under `--check-invariants`.
+    /// One checker per project under `--check-invariants` ([`Self::checks_invariants`]).
     pub(super) checkers: Option<Vec<InvariantChecker>>,
     pub(super) fd_state: Vec<file_deleter::State>,
     /// Projects a step changed since the world last woke their daemons, when idle
@@ -100,6 +120,18 @@ pub(crate) struct Backend<R> {
 }
 
 impl<R: Recorder> Backend<R> {
+    /// Starts loading the index entries of the server rows a host's event after
+    /// next will most likely touch ([`Self::prefetch_rows_of`]). A hint only.
+    pub(super) fn prefetch_row_indexes_of(&self, h: &ClientHost) {
+        self.prefetch_rows_as(h, Load::Index);
+    }
+
+    /// Starts loading the server rows a host's next event will most likely touch
+    /// ([`Self::prefetch_rows_as`]). A hint only.
+    pub(super) fn prefetch_rows_of(&self, h: &ClientHost) {
+        self.prefetch_rows_as(h, Load::Row);
+    }
+
     /// Starts loading the server rows a host's next event will most likely touch: its
     /// host row in each project, and the result and workunit rows of its jobs that
     /// are done (to report) or running (they may finish then). Called one event
@@ -114,7 +146,7 @@ impl<R: Recorder> Backend<R> {
     /// reports its oldest jobs first, so those are at the front of its queue, and a
     /// volunteer with a buffer of days holds hundreds of jobs whose walk, twice per
     /// event, cost more than the misses it hid.
-    pub(super) fn prefetch_rows_of(&self, h: &ClientHost, load: Load) {
+    fn prefetch_rows_as(&self, h: &ClientHost, load: Load) {
         for ps in &h.projects {
             if let Some(p) = self.projects.get(ps.project as usize) {
                 p.db.hosts.prefetch_as(ps.hostid, load);
@@ -182,90 +214,42 @@ impl<R: Recorder> Backend<R> {
         }
     }
 
+    /// Whether the run checks its invariants (`--check-invariants`): the back end's
+    /// after every step, and the world's own (clients, network, gauges) after each
+    /// event that can break them.
+    pub(super) fn checks_invariants(&self) -> bool {
+        self.checkers.is_some()
+    }
+
     /// Whether steps note their project for the world's wake of sleeping daemons.
     pub(super) fn track_steps(&mut self, on: bool) {
         self.track_steps = on;
     }
 
     /// The server's half of a scheduler RPC that reached project `pi` (spec backend
-    /// §2.4): first contact, the host row's update from the request, the request
-    /// handled, and the step ended as for a daemon pass. The reply is the whole
-    /// answer; the client applies it on its own side ([`ClientHost::rpc`]).
-    fn serve(&mut self, now: Time, pi: usize, req: &RpcRequest) -> Result<RpcReply<'_>, RunError> {
+    /// §2.4): first contact, the host row's update from the request's host info,
+    /// the request handled, and the step ended as for a daemon pass. The reply is
+    /// the whole answer, owned; the client applies it on its own side
+    /// ([`ClientHost::rpc`]).
+    fn serve(&mut self, now: Time, pi: usize, mut req: Request) -> Result<Reply, RunError> {
         let p = &mut self.projects[pi];
-        let mut hostid = req.hostid;
-        if hostid == HostId(0) {
-            hostid = self.new_hosts.first_contact(p, pi, req);
+        if req.hostid == HostId(0) {
+            req.hostid = self.new_hosts.first_contact(p, pi, &req);
         }
-        {
-            // The request's host_info and time_stats update the host row, so the
-            // scheduler's runtime estimates use the client's own figures (§2.4.4).
-            let h = p.db.host_mut(hostid);
-            h.p_ncpus = req.p_ncpus as i32;
-            h.p_fpops = req.p_fpops;
-            if *h.coprocs != *req.coprocs {
-                h.coprocs = req.coprocs.into();
-            }
-            h.on_frac = req.time_stats.on_frac;
-            h.active_frac = req.time_stats.active_frac;
-        }
-        self.rpc.reports.clear();
-        self.rpc.reports.extend(req.reported());
-        self.rpc.other.clear();
-        self.rpc.other.extend(req.in_progress());
-        self.rpc.other.sort_unstable();
-        let work = &req.work;
-        let request = Request {
-            hostid,
-            reattached: req.reattached,
-            // Per resource: the CPU's request and each GPU type's (spec client §4.1).
-            // A CPU instance request with no seconds still asks for work (the
-            // server's `work_needed` tests both), as one second: the CPU instance
-            // count is not forwarded, so that CPU-only hosts get what they got before
-            // per-resource requests.
-            req_secs: std::array::from_fn(|k| {
-                if k > 0 {
-                    work.gpu_req_secs[k]
-                } else if work.req_secs <= 0.0 && work.req_instances > 0.0 {
-                    1.0
-                } else {
-                    work.req_secs
-                }
-            }),
-            req_instances: std::array::from_fn(|k| {
-                if k > 0 {
-                    work.gpu_req_instances[k]
-                } else {
-                    0.0
-                }
-            }),
-            max_jobs: u32::MAX,
-            estimated_delay: work.estimated_delay,
-            reported: &self.rpc.reports,
-            other_results: Some(&self.rpc.other),
-        };
-        scheduler::process_request(p, now, &request, &mut self.rpc.reply);
+        scheduler::copy_host_info(p, req.hostid, &req.host_info);
+        req.other_results.sort_unstable();
+        let mut reply = self.rpc.reply();
+        scheduler::process_request(p, now, &req, &mut reply);
+        reply.hostid = req.hostid;
+        reply.no_rsc_apps = scheduler::no_rsc_apps(p);
         self.counters.rpcs += 1;
-        // `<no_rsc_apps>`: the processor types the project has no app version for.
-        let no_rsc_apps: [bool; N_RSC] =
-            std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k));
-        self.after_step(now, pi, Some(Actor::Scheduler))?;
-        let reply = &self.rpc.reply;
-        Ok(RpcReply {
-            status: RpcStatus::Ok {
-                new_jobs: reply.jobs.len() as u32,
-                request_delay: reply.request_delay,
-                no_work: reply.no_work,
-            },
-            hostid,
-            jobs: &reply.jobs,
-            aborts: &reply.aborts,
-            aborts_if_not_started: &reply.aborts_if_not_started,
-            no_rsc_apps,
-        })
+        self.rpc.keep_request(req);
+        self.end_step(now, pi, Some(Actor::Scheduler), &Step::default())?;
+        Ok(reply)
     }
 
-    /// One pass of a daemon of a project, followed by output and invariant checks.
+    /// One pass of a daemon of a project, then the end of its step: what it
+    /// returned and wrote reaches the outputs and the invariant checks.
     pub(crate) fn run_daemon(
         &mut self,
         now: Time,
@@ -273,49 +257,43 @@ impl<R: Recorder> Backend<R> {
         daemon: Daemon,
     ) -> Result<(), RunError> {
         self.counters.daemon_passes += 1;
+        let actor = Some(super::actor_of(daemon));
         let p = &mut self.projects[pi];
-        match daemon {
-            Daemon::Scheduler => {}
-            Daemon::Transitioner => {
-                transitioner::pass(p, now);
-            }
-            Daemon::Validator => {
-                validator::pass(p, now);
-            }
-            Daemon::Assimilator => {
-                assimilator::pass(p, now);
-            }
-            Daemon::FileDeleter => {
-                file_deleter::pass(p, now, &mut self.fd_state[pi]);
-            }
-            Daemon::DbPurge => while db_purge::pass(p, now) > db_purge::PURGE_AGAIN_ABOVE {},
-            Daemon::Feeder => {
-                feeder::pass(p, now);
-            }
-            Daemon::WorkGenerator => {
-                work_generator::pass(p, now);
-            }
-        }
-        self.after_step(now, pi, Some(super::actor_of(daemon)))
+        let step = match daemon {
+            Daemon::Scheduler => Step::default(),
+            Daemon::Transitioner => transitioner::pass(p, now),
+            Daemon::Validator => validator::pass(p, now),
+            Daemon::Assimilator => assimilator::pass(p, now),
+            Daemon::FileDeleter => file_deleter::pass(p, now, &mut self.fd_state[pi]),
+            Daemon::DbPurge => loop {
+                // A full pass is followed at once by another (spec backend §2.8).
+                let step = db_purge::pass(&mut self.projects[pi], now);
+                if step.handled <= db_purge::PURGE_AGAIN_ABOVE {
+                    break step;
+                }
+                self.end_step(now, pi, actor, &step)?;
+            },
+            Daemon::Feeder => Step::handled(feeder::pass(p, now)),
+            Daemon::WorkGenerator => Step::handled(work_generator::pass(p, now) as usize),
+        };
+        self.end_step(now, pi, actor, &step)
     }
 
-    /// Ends one step of project `pi` at `now`: surfaces a fatal condition, checks the
-    /// invariants, and hands the step's audit rows (stamped with `now`), decided
-    /// results and purged rows to the recorder.
-    pub(super) fn after_step(
+    /// Ends one step of project `pi` at `now`: checks the invariants, and hands the
+    /// step's audit rows (stamped with `now`), the results `step` decided and the
+    /// rows it purged to the recorder.
+    pub(super) fn end_step(
         &mut self,
         now: Time,
         pi: usize,
         actor: Option<Actor>,
+        step: &Step,
     ) -> Result<(), RunError> {
         if self.track_steps && !self.is_stepped[pi] {
             self.is_stepped[pi] = true;
             self.stepped.push(pi as u16);
         }
         let p = &mut self.projects[pi];
-        if let Some(f) = p.fatal.take() {
-            return Err(RunError::Fatal(f));
-        }
         if let Some(checkers) = &mut self.checkers {
             checkers[pi]
                 .check_after_step(p, now, &p.db.audit, actor)
@@ -323,17 +301,14 @@ impl<R: Recorder> Backend<R> {
         }
         let rec = &mut self.recorder;
         rec.transitions(pi, &p.name, now, &p.db.audit)?;
-        rec.decided(pi, &p.name, &p.decided)?;
-        p.decided.clear();
-        let mut results = p.purged_results.iter();
-        for (wu, n) in p.purged.drain(..) {
-            rec.workunit(pi, &p.name, &wu, true)?;
-            for r in results.by_ref().take(n) {
+        rec.decided(pi, &p.name, &step.decided)?;
+        for (wu, results) in step.purged_rows() {
+            rec.workunit(pi, &p.name, wu, true)?;
+            for r in results {
                 let host = p.db.world_host(r.hostid);
                 rec.result(pi, &p.name, wu.appid, wu.batch, host, r, true)?;
             }
         }
-        p.purged_results.clear();
         p.db.audit.clear();
         Ok(())
     }
@@ -342,25 +317,44 @@ impl<R: Recorder> Backend<R> {
 impl<R: Recorder> ServerLink for Backend<R> {
     type Error = RunError;
 
+    fn request(&mut self) -> Request {
+        self.rpc.request()
+    }
+
     /// A scheduler RPC (spec backend §2.4, client §4). During an outage the RPC fails
     /// as the outage's kind says and never reaches the server.
-    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, RunError> {
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, RunError> {
         let pi = req.project as usize;
         if let Some(o) = self.projects[pi].cfg.outage_at(now) {
             self.counters.rpcs_failed += 1;
             self.recorder.rpc(pi, now, false);
-            let status = match o.kind {
+            let reply = match o.kind {
                 // The maintenance reply's `request_delay` (spec backend §2.9); the
                 // client applies it as spec client §1.7 / §4.2 say.
-                OutageKind::Down => RpcStatus::Down {
-                    request_delay: o.maintenance_delay as f64,
-                },
-                OutageKind::Unreachable => RpcStatus::Failed,
+                OutageKind::Down => {
+                    let mut r = self.rpc.reply();
+                    r.maintenance(o.maintenance_delay as f64);
+                    r.hostid = req.hostid;
+                    Some(r)
+                }
+                OutageKind::Unreachable => None,
             };
-            return Ok(RpcReply::bare(status, req.hostid));
+            self.rpc.keep_request(req);
+            return Ok(reply);
         }
         self.recorder.rpc(pi, now, true);
-        self.serve(now, pi, req)
+        self.serve(now, pi, req).map(Some)
+    }
+
+    fn recycle(&mut self, reply: Reply) {
+        self.rpc.keep_reply(reply);
+    }
+
+    /// A background project's backoffs are no project's: its index names none.
+    fn backoff(&mut self, now: Time, project: u16, secs: f64) {
+        if (project as usize) < self.projects.len() {
+            self.recorder.backoffs(project as usize, now, 1, secs);
+        }
     }
 
     /// A background project's web server (no world project) always answers.

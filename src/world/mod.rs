@@ -28,7 +28,7 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::Daemon;
 use crate::scenario::plan::{EventPlan, ExpectPlan, daemon_index};
 use crate::server::Project;
-use crate::server::table::Load;
+use crate::server::step::Step;
 use crate::server::types::*;
 use link::Backend;
 use std::sync::Arc;
@@ -282,7 +282,7 @@ impl<R: Recorder> World<R> {
                 }
                 // A host woken by a transfer got a new event; its old one is stale.
                 if let (Event::Host(j), Some(net)) = (ev, &self.backend.net)
-                    && net.wake_at[j as usize] != now
+                    && !net.is_current(j as usize, now)
                 {
                     continue;
                 }
@@ -318,7 +318,7 @@ impl<R: Recorder> World<R> {
             Event::Host(i) => self.host_event(now, i as usize)?,
             Event::Expect(i) => self.check_expect(i as usize),
             Event::Sample(k) => {
-                if self.backend.checkers.is_some() {
+                if self.backend.checks_invariants() {
                     // The O(1) counters behind the gauges equal a full recount.
                     for p in &self.backend.projects {
                         let mut c = [0u64; 6];
@@ -433,10 +433,10 @@ impl<R: Recorder> World<R> {
             prefetch_jobs_and_projects(h);
         }
         if let Some(h) = host(1) {
-            self.backend.prefetch_rows_of(h, Load::Index);
+            self.backend.prefetch_row_indexes_of(h);
         }
         if let Some(h) = host(0) {
-            self.backend.prefetch_rows_of(h, Load::Row);
+            self.backend.prefetch_rows_of(h);
         }
     }
 
@@ -455,20 +455,7 @@ impl<R: Recorder> World<R> {
         } else {
             h.wake(now, ctx, &mut self.backend)?.min(h.leave_at)
         };
-        for p in h.projects.iter_mut().filter(|p| p.backoffs_pending > 0) {
-            // A background project's backoffs are no project's (none ever fails).
-            if !p.is_background() {
-                self.backend.recorder.backoffs(
-                    p.project as usize,
-                    now,
-                    p.backoffs_pending,
-                    p.backoff_pending_s,
-                );
-            }
-            p.backoffs_pending = 0;
-            p.backoff_pending_s = 0.0;
-        }
-        if self.backend.checkers.is_some()
+        if self.backend.checks_invariants()
             && let Some(v) = h
                 .buffer_violation(&ctx.cfg)
                 .or_else(|| h.time_limit_violation())
@@ -483,7 +470,7 @@ impl<R: Recorder> World<R> {
                 .push(next, self.tie_class[0], Event::Host(i as u32));
         }
         if let Some(net) = &mut self.backend.net {
-            net.wake_at[i] = if pushed { next } else { Time::MAX };
+            net.host_event_at(i, if pushed { next } else { Time::MAX });
             self.schedule_net();
         }
         Ok(())
@@ -565,7 +552,7 @@ impl<R: Recorder> World<R> {
     /// Runs an event now for each host of `woken` still here, checks the network
     /// under `--check-invariants`, and schedules the next transfer end.
     fn wake_hosts(&mut self, now: Time, woken: &mut Vec<u32>) -> Result<(), RunError> {
-        if self.backend.checkers.is_some()
+        if self.backend.checks_invariants()
             && let Some(net) = &self.backend.net
         {
             (net.flows.check(now as f64))
@@ -601,7 +588,7 @@ impl<R: Recorder> World<R> {
         self.started = true;
         for pi in 0..self.backend.projects.len() {
             if !self.backend.projects[pi].db.audit.is_empty() {
-                self.backend.after_step(0, pi, None)?;
+                self.backend.end_step(0, pi, None, &Step::default())?;
             }
         }
         Ok(())

@@ -9,7 +9,7 @@
 //! and the host reacts then, as a real client notices a finished transfer at its
 //! next poll. The hosts' own events stay one per host: a host woken by a transfer
 //! gets a new next event, and the one it had becomes stale
-//! ([`Net::wake_at`], lazy cancellation as in [`crate::engine::queue`]).
+//! ([`Net::is_current`], lazy cancellation as in [`crate::engine::queue`]).
 //!
 //! [`ServerLink`]: crate::client::host::ServerLink
 
@@ -28,8 +28,8 @@ pub(crate) struct Net {
     pub owner: Vec<u32>,
     sized: Vec<(LinkId, f64)>,
     /// By host: the time of its one valid pending event (`Time::MAX`: none); an
-    /// `Event::Host` popped at another time is stale.
-    pub wake_at: Vec<Time>,
+    /// `Event::Host` popped at another time is stale ([`Self::is_current`]).
+    wake_at: Vec<Time>,
     /// The time of the pending `Event::Net` that is current (`Time::MAX`: none).
     pub event_at: Time,
     /// Hosts to wake after a network event (reused: no allocation per event).
@@ -62,6 +62,18 @@ impl Net {
             woken: Vec::new(),
             moved: Vec::new(),
         }
+    }
+
+    /// Notes that host `host`'s one valid pending event is at `t` (`Time::MAX`:
+    /// none). A transfer that ends wakes its host at once, so the host's event
+    /// pushed before is cancelled lazily: it is stale when it pops.
+    pub fn host_event_at(&mut self, host: usize, t: Time) {
+        self.wake_at[host] = t;
+    }
+
+    /// Whether an event of host `host` popped at `now` is its current one.
+    pub fn is_current(&self, host: usize, now: Time) -> bool {
+        self.wake_at[host] == now
     }
 
     /// Starts a transfer for host `host`, or `None` if the project's data server is

@@ -7,8 +7,8 @@ use super::{Recorder, RunError, World};
 use crate::engine::Time;
 use crate::scenario::plan::{Action, ScriptedRpc};
 use crate::server::config::OutageKind;
-use crate::server::resource::{CPU, N_RSC};
-use crate::server::scheduler::{self, Reply, ReportedJob, Request};
+use crate::server::scheduler::{self, Reply, ReportedJob};
+use crate::server::step::Step;
 use crate::server::types::*;
 use crate::server::{assimilator, batch, lookup_result, work_generator};
 
@@ -21,9 +21,9 @@ impl<R: Recorder> World<R> {
                 // A pass whose handler answers as the script says (spec backend §2.6).
                 self.backend.counters.daemon_passes += 1;
                 let p = &mut self.backend.projects[*project];
-                assimilator::pass_scripted(p, now, script);
+                let step = assimilator::pass_scripted(p, now, script);
                 self.backend
-                    .after_step(now, *project, Some(Actor::Assimilator))
+                    .end_step(now, *project, Some(Actor::Assimilator), &step)
             }
             &Action::CreateWorkunits {
                 project,
@@ -35,19 +35,20 @@ impl<R: Recorder> World<R> {
                     work_generator::create_work(p, appid, now, Actor::WorkGenerator);
                 }
                 self.backend
-                    .after_step(now, project, Some(Actor::WorkGenerator))
+                    .end_step(now, project, Some(Actor::WorkGenerator), &Step::default())
             }
             Action::SubmitBatch { project, spec } => {
                 batch::submit(&mut self.backend.projects[*project], spec, now);
                 self.backend
-                    .after_step(now, *project, Some(Actor::WorkGenerator))
+                    .end_step(now, *project, Some(Actor::WorkGenerator), &Step::default())
             }
             Action::Cancel { project, workunits } => {
                 let p = &mut self.backend.projects[*project];
                 for &id in workunits {
                     work_generator::cancel(p, now, id);
                 }
-                self.backend.after_step(now, *project, Some(Actor::Cancel))
+                self.backend
+                    .end_step(now, *project, Some(Actor::Cancel), &Step::default())
             }
             Action::Rpc(_) => self.scripted_rpc(now, i),
             Action::Nothing => Ok(()),
@@ -82,7 +83,7 @@ impl<R: Recorder> World<R> {
             };
             return Ok(());
         }
-        b.rpc.reports.clear();
+        let mut req = b.rpc.request();
         let p = &b.projects[pi];
         for rep in &ev.report {
             let rid = lookup_result(p, &rep.result);
@@ -92,7 +93,7 @@ impl<R: Recorder> World<R> {
             };
             let sent = p.db.results.get(rid).map_or(now, |r| r.sent_time.into());
             let elapsed = rep.elapsed_time.unwrap_or((now - sent) as f64);
-            b.rpc.reports.push(ReportedJob {
+            req.reported.push(ReportedJob {
                 result_id: rid,
                 client_state,
                 exit_status,
@@ -106,29 +107,25 @@ impl<R: Recorder> World<R> {
         if ev.detach {
             host.holds.clear();
         }
-        b.rpc.other.clear();
-        b.rpc.other.extend_from_slice(&host.holds);
-        let mut req_secs = [0.0; N_RSC];
-        req_secs[CPU] = ev.work_req_seconds;
-        let req = Request {
-            hostid: host.hostid,
-            reattached: ev.detach,
-            req_secs,
-            req_instances: [0.0; N_RSC],
-            max_jobs: ev.max_jobs,
-            estimated_delay: 0.0,
-            reported: &b.rpc.reports,
-            other_results: ev.send_other_results.then_some(&b.rpc.other[..]),
-        };
-        scheduler::process_request(&mut b.projects[pi], now, &req, &mut b.rpc.reply);
+        req.other_results.extend_from_slice(&host.holds);
+        req.sends_other_results = ev.send_other_results;
+        req.hostid = host.hostid;
+        req.reattached = ev.detach;
+        req.work.req_secs = ev.work_req_seconds;
+        req.max_jobs = ev.max_jobs;
+        let mut reply = b.rpc.reply();
+        scheduler::process_request(&mut b.projects[pi], now, &req, &mut reply);
+        b.rpc.keep_request(req);
         b.counters.rpcs += 1;
-        for j in &b.rpc.reply.jobs {
+        for j in &reply.jobs {
             if let Err(k) = host.holds.binary_search(&j.result_id) {
                 host.holds.insert(k, j.result_id);
             }
         }
-        host.last_reply = Some(b.rpc.reply.clone());
-        b.after_step(now, pi, Some(Actor::Scheduler))
+        if let Some(old) = host.last_reply.replace(reply) {
+            b.rpc.keep_reply(old);
+        }
+        b.end_step(now, pi, Some(Actor::Scheduler), &Step::default())
     }
 
     /// Checks expectation `i`, noting a failure with its place and time.

@@ -40,7 +40,9 @@ pub use super::truth::correct_output;
 pub(crate) use execution::run_for;
 pub use execution::{CLIENT_ERROR_EXIT, Execution, execution, gpu_relative_speeds};
 pub use job::{ClientJob, JobFlags, JobUsage, TaskState};
-pub use rpc::{RpcReason, RpcReply, RpcRequest, RpcStatus, ServerLink, WorkRequest};
+#[cfg(test)]
+pub(crate) use rpc::test_reply;
+pub use rpc::{RpcReason, RpcStatus, ServerLink, WorkRequest, status_of};
 pub use xfer::{Dir, HostXfer};
 // The time statistics live with the availability that computes them; the host keeps
 // and sends them, and this path still names them.
@@ -150,11 +152,6 @@ pub struct ProjectState {
     pub nrpc_failed: u32,
     pub met_deadline: u32,
     pub missed_deadline: u32,
-    /// Project RPC backoffs started since the world last collected them, and their
-    /// total length (s). The world drains them after each host event into the
-    /// `client_backoffs` series, so the policies need no link to the statistics.
-    pub backoffs_pending: u32,
-    pub backoff_pending_s: f64,
 }
 
 impl ProjectState {
@@ -183,11 +180,10 @@ impl ProjectState {
         }
     }
 
-    /// Records the backoff just set by a failed RPC or master fetch: its length is
+    /// The length of the backoff just set by a failed RPC or master fetch:
     /// `min_rpc_time - now`.
-    pub(crate) fn note_backoff(&mut self, now: f64) {
-        self.backoffs_pending += 1;
-        self.backoff_pending_s += (self.min_rpc_time - now).max(0.0);
+    pub(crate) fn backoff_length(&self, now: f64) -> f64 {
+        (self.min_rpc_time - now).max(0.0)
     }
 }
 

@@ -1,18 +1,17 @@
 //! One scheduler RPC, as the client sees it (spec client §4): why it is made
-//! ([`RpcReason`]), what it asks for ([`WorkRequest`]) and sends ([`RpcRequest`],
-//! with the host's [`TimeStats`]), what comes back ([`RpcReply`], [`RpcStatus`]),
-//! the [`ServerLink`] it goes through, and [`ClientHost::rpc`], which makes it and
-//! applies the reply. Shared by both policies; what a failure or an empty reply means
-//! is theirs.
+//! ([`RpcReason`]), what it asks for ([`WorkRequest`]), the [`ServerLink`] it goes
+//! through, and [`ClientHost::rpc`], which fills the request, sends it and applies
+//! the reply. Client and server speak one request and one reply type, the
+//! scheduler's ([`Request`], [`Reply`]); [`RpcStatus`] is how the policies read a
+//! reply. Shared by both policies; what a failure or an empty reply means is theirs.
 
-use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, TaskState};
-use crate::client::availability::TimeStats;
+use super::{ClientHost, HostBehaviour, TaskState};
 use crate::client::background::{BOUND_FACTOR, MAX_JOBS_PER_REPLY};
 use crate::client::config::ClientConfig;
 use crate::engine::Time;
 use crate::server::db::OutputStatus;
-use crate::server::resource::Coproc;
-use crate::server::scheduler::{Job, ReportedJob};
+pub use crate::server::scheduler::WorkRequest;
+use crate::server::scheduler::{Job, Reply, ReportedJob, Request};
 use crate::server::types::db_time;
 use crate::server::types::*;
 use rand::RngExt;
@@ -42,119 +41,53 @@ pub enum RpcStatus {
     },
 }
 
-/// A work request of one RPC.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct WorkRequest {
-    /// CPU seconds asked for (`work_req_seconds`, `cpu_req_secs`).
-    pub req_secs: f64,
-    /// CPU instances asked for (`cpu_req_instances`, modern only).
-    pub req_instances: f64,
-    /// The client's queued work, seconds (`estimated_delay`).
-    pub estimated_delay: f64,
-    /// GPU seconds and instances asked for, by processor type (index 0 unused: the
-    /// CPU's are `req_secs` and `req_instances`; modern only, spec client §4.1).
-    pub gpu_req_secs: [f64; crate::server::resource::N_RSC],
-    pub gpu_req_instances: [f64; crate::server::resource::N_RSC],
-}
-
-impl WorkRequest {
-    /// Whether it asks for any work, of any resource.
-    pub fn asks(&self) -> bool {
-        self.req_secs > 0.0
-            || self.req_instances > 0.0
-            || self.gpu_req_secs.iter().any(|&x| x > 0.0)
-            || self.gpu_req_instances.iter().any(|&x| x > 0.0)
+/// The answer's status as the client's policies read it: no reply, a project
+/// shut down for maintenance, or a real reply.
+pub fn status_of(reply: Option<&Reply>) -> RpcStatus {
+    match reply {
+        None => RpcStatus::Failed,
+        Some(r) if r.project_is_down => RpcStatus::Down {
+            request_delay: r.request_delay,
+        },
+        Some(r) => RpcStatus::Ok {
+            new_jobs: r.jobs.len() as u32,
+            request_delay: r.request_delay,
+            no_work: r.no_work,
+        },
     }
 }
 
-/// Everything a host sends in one scheduler RPC (spec client §4.1): who it is,
-/// what it asks for, and its jobs, from which the request's reported results and
-/// `other_results` are read ([`Self::reported`], [`Self::in_progress`]). The server
-/// side builds whatever lists it needs in buffers of its own, so a host holds no
-/// buffers between its RPCs and lends none.
-pub struct RpcRequest<'a> {
-    /// Global index of the host (its random streams' id).
-    pub host_index: u32,
-    /// The host's group, whose attributes a new host record takes.
-    pub group: u16,
-    /// The project's index in the world.
-    pub project: u16,
-    pub hostid: HostId,
-    pub reattached: bool,
-    pub work: WorkRequest,
-    /// Index of the project in the host's own list, which its jobs carry.
-    pub(crate) slot: u16,
-    pub(crate) jobs: &'a [ClientJob],
-    /// The host's app versions, which its jobs index ([`ClientJob::app_version`]).
-    pub(crate) app_versions: &'a [JobUsage],
-    pub p_ncpus: u32,
-    pub p_fpops: f64,
-    /// The host's coprocessors (`<coprocs>` of the request's host info).
-    pub coprocs: &'a [Coproc],
-    pub time_stats: TimeStats,
-}
-
-impl RpcRequest<'_> {
-    /// The results the request reports: the project's jobs ready to report, in the
-    /// client's order (spec client §4.1, `<result>` elements).
-    pub fn reported(&self) -> impl Iterator<Item = ReportedJob> + '_ {
-        self.jobs
-            .iter()
-            .filter(|j| j.project == self.slot && j.ready_to_report())
-            .map(|j| ReportedJob {
-                result_id: j.result_id,
-                client_state: i32::from(j.client_state),
-                exit_status: j.exit_status,
-                cpu_time: j.reported_cpu_time(&self.app_versions[j.app_version as usize]),
-                elapsed_time: j.cpu_time,
-                output: j.output,
-                output_correct: j.output_correct,
-                output_status: OutputStatus::Ok,
-            })
-    }
-
-    /// The project's other jobs the client holds (`<other_results>`), in the
-    /// client's order; the server sorts them.
-    pub(crate) fn in_progress(&self) -> impl Iterator<Item = ResultId> + '_ {
-        self.jobs
-            .iter()
-            .filter(|j| j.project == self.slot && !j.ready_to_report())
-            .map(|j| j.result_id)
-    }
-}
-
-/// The whole answer to one scheduler RPC (spec client §4.2): its status, the host
-/// id a new host record got, and, for a real reply, the jobs sent, the jobs to
-/// abort, and the processor types the project has no app version for. The lists
-/// borrow the server's reply buffers until the client has read them.
-#[derive(Debug)]
-pub struct RpcReply<'a> {
-    pub status: RpcStatus,
-    /// The host's id in the project's database (a new one at first contact).
-    pub hostid: HostId,
-    pub jobs: &'a [Job],
-    /// `result_abort`: jobs to stop whatever their state.
-    pub aborts: &'a [ResultId],
-    /// `result_abort_if_not_started`: jobs to drop if they never ran.
-    pub aborts_if_not_started: &'a [ResultId],
-    /// `<no_rsc_apps>`: per processor type, whether the project has no app version
-    /// for it (the client then never asks it for that type, spec client §2.6).
-    pub no_rsc_apps: [bool; crate::server::resource::N_RSC],
-}
-
-impl<'a> RpcReply<'a> {
-    /// A reply that carries no lists: a failed RPC, a project that is down, or a
-    /// test server's empty answer.
-    pub fn bare(status: RpcStatus, hostid: HostId) -> Self {
-        RpcReply {
-            status,
-            hostid,
-            jobs: &[],
-            aborts: &[],
-            aborts_if_not_started: &[],
-            no_rsc_apps: [false; crate::server::resource::N_RSC],
+/// A test server's reply to `req` with status `status`: its jobs `jobs`, host id
+/// `hostid`, every reported result acknowledged (`None` when `status` is a failure).
+#[cfg(test)]
+pub(crate) fn test_reply(
+    status: RpcStatus,
+    hostid: HostId,
+    jobs: Vec<Job>,
+    req: &Request,
+) -> Option<Reply> {
+    let mut reply = Reply {
+        hostid,
+        jobs,
+        acks: req.reported.iter().map(|r| r.result_id).collect(),
+        ..Reply::default()
+    };
+    match status {
+        RpcStatus::Failed => return None,
+        RpcStatus::Down { request_delay } => {
+            reply.maintenance(request_delay);
+            reply.hostid = hostid;
+        }
+        RpcStatus::Ok {
+            request_delay,
+            no_work,
+            ..
+        } => {
+            reply.request_delay = request_delay;
+            reply.no_work = no_work;
         }
     }
+    Some(reply)
 }
 
 /// The project servers, as seen from a host: one call per scheduler RPC, and one
@@ -162,8 +95,24 @@ impl<'a> RpcReply<'a> {
 /// [`Self::Error`] value, which the client's policy passes up unchanged.
 pub trait ServerLink {
     type Error;
-    /// Makes one scheduler RPC and returns the whole reply.
-    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error>;
+    /// An empty request for a host to fill, whose lists may keep the capacity of
+    /// earlier ones (so that an RPC allocates nothing).
+    fn request(&mut self) -> Request {
+        Request::default()
+    }
+    /// Makes one scheduler RPC and returns the whole reply, or `None` when no
+    /// scheduler was reached (an outage, or the host is not connected).
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error>;
+    /// Takes back a reply the host has applied, so that its lists can be reused.
+    fn recycle(&mut self, reply: Reply) {
+        drop(reply);
+    }
+    /// The host backed off project `project` at `now` for `secs` seconds after a
+    /// failed RPC or master fetch (spec client §1.9, §2.8): the outputs'
+    /// `client_backoffs` hear of it. The server itself never knows.
+    fn backoff(&mut self, now: Time, project: u16, secs: f64) {
+        let _ = (now, project, secs);
+    }
     /// Fetches the project's master file: true if the project's web server answered.
     fn master_fetch(&mut self, now: Time, project: u16) -> bool;
 
@@ -231,24 +180,13 @@ impl ClientHost {
             self.xfer_forget(pi);
             self.merit.detaches += 1;
         }
-        let p = &self.projects[pi];
-        let req = RpcRequest {
-            host_index: self.index,
-            group: self.group,
-            project: p.project,
-            hostid: p.hostid,
-            reattached: detach,
-            work,
-            slot: pi as u16,
-            jobs: &self.jobs,
-            app_versions: &self.app_versions,
-            p_ncpus: self.usable_cpus(cfg),
-            p_fpops: self.p_fpops,
-            coprocs: &self.coprocs,
-            time_stats: self.time_stats,
-        };
-        let reply = server.rpc(now, &req)?;
-        let status = self.apply_reply(now, pi, work, &reply, behaviour, cfg);
+        let mut req = server.request();
+        self.fill_request(pi, work, detach, cfg, &mut req);
+        let reply = server.rpc(now, req)?;
+        let status = self.apply_reply(now, pi, work, reply.as_ref(), behaviour, cfg);
+        if let Some(reply) = reply {
+            server.recycle(reply);
+        }
         if self.xfer.is_some() {
             if matches!(status, RpcStatus::Ok { .. }) {
                 self.xfer_reported(pi, server);
@@ -258,32 +196,76 @@ impl ClientHost {
         Ok(status)
     }
 
-    /// Applies to project `pi` the reply to the RPC that asked for `work`: counts
-    /// the RPC, and on a real reply keeps the host id, drops the reported results,
-    /// carries out the aborts and adds the new jobs (spec client §4.2). It is apart
-    /// from the request so that a reply can be applied after the request was sent.
+    /// What a host sends project `pi` in one RPC (spec client §4.1), into `req`:
+    /// who it is, `work`, every result ready to report, the other jobs it holds,
+    /// and its host info.
+    fn fill_request(
+        &self,
+        pi: usize,
+        work: WorkRequest,
+        reattached: bool,
+        cfg: &ClientConfig,
+        req: &mut Request,
+    ) {
+        let p = &self.projects[pi];
+        req.host_index = self.index;
+        req.group = self.group;
+        req.project = p.project;
+        req.hostid = p.hostid;
+        req.reattached = reattached;
+        req.work = work;
+        let slot = pi as u16;
+        let ours = self.jobs.iter().filter(|j| j.project == slot);
+        req.reported.extend(
+            ours.clone()
+                .filter(|j| j.ready_to_report())
+                .map(|j| ReportedJob {
+                    result_id: j.result_id,
+                    client_state: i32::from(j.client_state),
+                    exit_status: j.exit_status,
+                    cpu_time: j.reported_cpu_time(&self.app_versions[j.app_version as usize]),
+                    elapsed_time: j.cpu_time,
+                    output: j.output,
+                    output_correct: j.output_correct,
+                    output_status: OutputStatus::Ok,
+                }),
+        );
+        let held = ours.filter(|j| !j.ready_to_report()).map(|j| j.result_id);
+        req.other_results.extend(held);
+        req.sends_other_results = true;
+        let info = &mut req.host_info;
+        info.p_ncpus = self.usable_cpus(cfg);
+        info.p_fpops = self.p_fpops;
+        info.coprocs.extend_from_slice(&self.coprocs);
+        info.on_frac = self.time_stats.on_frac;
+        info.active_frac = self.time_stats.active_frac;
+    }
+
+    /// Applies to project `pi` the reply to the RPC that asked for `work` (`None`:
+    /// no scheduler was reached): counts the RPC, and on a real reply keeps the host
+    /// id, drops the acknowledged results, carries out the aborts and adds the new
+    /// jobs (spec client §4.2). The reply owns what it says, so it can be applied
+    /// after the request was sent: only the results it acknowledges leave.
     fn apply_reply(
         &mut self,
         now: Time,
         pi: usize,
         work: WorkRequest,
-        reply: &RpcReply,
+        reply: Option<&Reply>,
         behaviour: &HostBehaviour,
         cfg: &ClientConfig,
     ) -> RpcStatus {
-        let status = reply.status;
+        let status = status_of(reply);
         let p = &mut self.projects[pi];
         p.keep_request(work, cfg);
-        match status {
-            RpcStatus::Failed | RpcStatus::Down { .. } => {
-                p.nrpc_failed += 1;
-            }
-            RpcStatus::Ok { .. } => {
+        match (status, reply) {
+            (RpcStatus::Ok { .. }, Some(reply)) => {
                 p.nrpcs += 1;
                 p.hostid = reply.hostid;
                 p.no_rsc_apps = reply.no_rsc_apps.into();
-                // Reported results are acknowledged and leave the client.
-                let (met, missed, wasted) = self.drop_reported(now, pi);
+                // Acknowledged results leave the client (`<result_ack>`).
+                let acks = &reply.acks;
+                let (met, missed, wasted) = self.drop_reported(now, pi, |r| acks.contains(&r));
                 // The server's aborts: the job stops and is reported as aborted by
                 // the project (`result_abort`; `_if_not_started` only before it ran).
                 let aborts = reply.aborts.iter().map(|&r| (r, false));
@@ -315,7 +297,7 @@ impl ClientHost {
                 // tenth of bench-1m that spare room was about 4 MB (docs/performance.md
                 // "Memory per entity").
                 self.jobs.reserve_exact(reply.jobs.len());
-                for job in reply.jobs {
+                for job in &reply.jobs {
                     // A job the client already has only gets the new deadline.
                     if let Some(j) = self
                         .jobs
@@ -331,17 +313,24 @@ impl ClientHost {
                     }
                 }
             }
+            _ => p.nrpc_failed += 1,
         }
         status
     }
 
-    /// Drops project `pi`'s reported results, acknowledged by a reply at `now`, and
-    /// returns how many met and missed their deadline and the peak FLOPs of the late
-    /// ones (spec client §5.7 `flops_wasted`).
-    fn drop_reported(&mut self, now: Time, pi: usize) -> (u32, u32, f64) {
+    /// Drops project `pi`'s reported results that a reply at `now` acknowledged
+    /// (`acked`; a reply acknowledges at most the few results its request reported),
+    /// and returns how many met and missed their deadline and the peak FLOPs of the
+    /// late ones (spec client §5.7 `flops_wasted`).
+    fn drop_reported(
+        &mut self,
+        now: Time,
+        pi: usize,
+        acked: impl Fn(ResultId) -> bool,
+    ) -> (u32, u32, f64) {
         let (mut met, mut missed, mut wasted) = (0, 0, 0.0);
         self.jobs.retain(|j| {
-            if j.project as usize == pi && j.ready_to_report() {
+            if j.project as usize == pi && j.ready_to_report() && acked(j.result_id) {
                 if now > j.report_deadline {
                     missed += 1;
                     wasted += j.peak_flop_count;
@@ -374,7 +363,7 @@ impl ClientHost {
         behaviour: &HostBehaviour,
         cfg: &ClientConfig,
     ) -> RpcStatus {
-        let (met, missed, wasted) = self.drop_reported(now, pi);
+        let (met, missed, wasted) = self.drop_reported(now, pi, |_| true);
         let first_bg = self.projects.iter().position(|p| p.is_background());
         let k = pi - first_bg.unwrap_or(pi);
         let jobs = behaviour

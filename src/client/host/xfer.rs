@@ -929,8 +929,8 @@ mod tests {
         fn rpc(
             &mut self,
             _now: Time,
-            _req: &super::super::RpcRequest,
-        ) -> Result<super::super::RpcReply<'_>, Self::Error> {
+            _req: crate::server::scheduler::Request,
+        ) -> Result<Option<crate::server::scheduler::Reply>, Self::Error> {
             unreachable!("no RPC in these tests")
         }
         fn master_fetch(&mut self, _now: Time, _project: u16) -> bool {

@@ -31,14 +31,19 @@ pub(crate) fn set_min_rpc_time(p: &mut ProjectState, t: f64) {
 
 /// `project_rpc_backoff` after a failed RPC or master fetch of project `pi` (§2.8).
 /// The network is never "known to be physically down" in the simulator, so every
-/// failure counts.
-pub(crate) fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
+/// failure counts. Returns the backoff's length, for the outputs
+/// ([`ServerLink::backoff`](crate::client::host::ServerLink::backoff)).
+pub(crate) fn project_rpc_backoff(
+    host: &mut ClientHost,
+    pi: usize,
+    now: f64,
+    cfg: &ClientConfig,
+) -> f64 {
     let p = &mut host.projects[pi];
     if p.master_fetch_failures >= MASTER_FETCH_RETRY_CAP {
         p.master_url_fetch_pending = true;
         set_min_rpc_time(p, now + MASTER_FETCH_INTERVAL);
-        p.note_backoff(now);
-        return;
+        return p.backoff_length(now);
     }
     if p.nrpc_failures == MASTER_FETCH_PERIOD {
         p.master_url_fetch_pending = true;
@@ -52,7 +57,7 @@ pub(crate) fn project_rpc_backoff(host: &mut ClientHost, pi: usize, now: f64, cf
     let u = host.draw_u(cfg);
     let p = &mut host.projects[pi];
     set_min_rpc_time(p, now + cap * (0.5 + 0.5 * u));
-    p.note_backoff(now);
+    p.backoff_length(now)
 }
 
 /// The backoff interval and end of processor type `rsc` for project `p`.

@@ -172,7 +172,8 @@ fn master_fetch<S: ServerLink + ?Sized>(
         p.master_fetch_failures = 0;
     } else {
         p.master_fetch_failures += 1;
-        project_rpc_backoff(host, pi, now as f64, cfg);
+        let secs = project_rpc_backoff(host, pi, now as f64, cfg);
+        server.backoff(now, host.projects[pi].project, secs);
     }
     host.must_check_work_fetch = true; // "Master fetch complete"
 }
@@ -192,12 +193,16 @@ fn do_rpc<S: ServerLink + ?Sized>(
     let status = host.rpc(now, pi, req, &g.behaviour, cfg, server)?;
     cache.invalidate();
     match status {
-        RpcStatus::Failed => project_rpc_backoff(host, pi, t, cfg),
+        RpcStatus::Failed => {
+            let secs = project_rpc_backoff(host, pi, t, cfg);
+            server.backoff(now, host.projects[pi].project, secs);
+        }
         RpcStatus::Down { request_delay } => {
             if request_delay > 0.0 {
                 set_min_rpc_time(&mut host.projects[pi], t + request_delay);
             }
-            project_rpc_backoff(host, pi, t, cfg);
+            let secs = project_rpc_backoff(host, pi, t, cfg);
+            server.backoff(now, host.projects[pi].project, secs);
         }
         RpcStatus::Ok {
             new_jobs,

@@ -3,11 +3,10 @@
 
 use crate::client::config::{ClientConfig, ClientSection, Policy};
 use crate::client::host::{
-    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcReply, RpcRequest, RpcStatus, ServerLink,
-    WorkRequest,
+    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcStatus, ServerLink, WorkRequest, test_reply,
 };
 use crate::engine::Time;
-use crate::server::scheduler::Job;
+use crate::server::scheduler::{Job, Reply, Request};
 use crate::server::types::HostId;
 use crate::server::types::{ResultId, WuId};
 
@@ -112,7 +111,7 @@ pub(crate) struct MockServer {
     pub next_id: u32,
     pub calls: Vec<Call>,
     pub master_calls: Vec<Time>,
-    /// The jobs of the last reply (the reply borrows them).
+    /// The jobs of the reply being written.
     sent: Vec<Job>,
 }
 
@@ -136,13 +135,15 @@ impl MockServer {
 impl ServerLink for MockServer {
     type Error = std::convert::Infallible;
 
-    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error> {
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error> {
         self.sent.clear();
-        let (status, hostid) = self.answer(now, req);
-        Ok(RpcReply {
-            jobs: &self.sent,
-            ..RpcReply::bare(status, hostid)
-        })
+        let (status, hostid) = self.answer(now, &req);
+        Ok(test_reply(
+            status,
+            hostid,
+            std::mem::take(&mut self.sent),
+            &req,
+        ))
     }
 
     fn master_fetch(&mut self, now: Time, _project: u16) -> bool {
@@ -153,12 +154,12 @@ impl ServerLink for MockServer {
 
 impl MockServer {
     /// The answer to one request: its status and host id; its jobs go to `sent`.
-    fn answer(&mut self, now: Time, call: &RpcRequest) -> (RpcStatus, HostId) {
+    fn answer(&mut self, now: Time, call: &Request) -> (RpcStatus, HostId) {
         self.calls.push(Call {
             now,
             project: call.project,
             work: call.work,
-            reported: call.reported().count(),
+            reported: call.reported.len(),
             hostid: call.hostid,
         });
         if self.fail {

@@ -72,8 +72,9 @@ pub(crate) fn retry_delay(
 ///    formula.
 ///
 /// One `U` is drawn per backoff, from [`ClientHost::draw_u`], so `pin_u` makes the
-/// delay exact.
-pub fn backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
+/// delay exact. Returns the backoff's length, for the outputs
+/// ([`ServerLink::backoff`](crate::client::host::ServerLink::backoff)).
+pub fn backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) -> f64 {
     let u = host.draw_u(cfg);
     let p = &mut host.projects[pi];
     if p.master_fetch_failures >= MASTER_FETCH_RETRY_CAP {
@@ -94,5 +95,5 @@ pub fn backoff(host: &mut ClientHost, pi: usize, now: f64, cfg: &ClientConfig) {
         u,
     );
     p.min_rpc_time = now + delay;
-    p.note_backoff(now);
+    p.backoff_length(now)
 }

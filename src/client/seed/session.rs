@@ -85,13 +85,14 @@ fn rpc_once<S: ServerLink + ?Sized>(
 /// With `seed_request_delay_quirk` the historical order applies instead: the reply
 /// handler sets `min_rpc_time = now + request_delay` first and the success/backoff
 /// step overwrites it, so the delay is lost (spec client §1.7).
-fn settle(
+fn settle<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
     outcome: Outcome,
     now: Time,
     g: &GroupCtx,
     no_work_is_failure: bool,
+    server: &mut S,
 ) {
     let t = now as f64;
     let (failed, request_delay) = match outcome {
@@ -106,7 +107,8 @@ fn settle(
         host.projects[pi].min_rpc_time = t + request_delay;
     }
     if failed {
-        backoff(host, pi, t, &g.cfg);
+        let secs = backoff(host, pi, t, &g.cfg);
+        server.backoff(now, host.projects[pi].project, secs);
     } else {
         let p = &mut host.projects[pi];
         p.nrpc_failures = 0;
@@ -138,7 +140,7 @@ pub(crate) fn get_work_session<S: ServerLink + ?Sized>(
     let mut cur = next_project(&host.projects, None, t);
     while let Some(pi) = cur {
         let outcome = rpc_once(host, pi, req, now, g, server)?;
-        settle(host, pi, outcome, now, g, true);
+        settle(host, pi, outcome, now, g, true, server);
         cur = match outcome {
             Outcome::Error { .. } => {
                 req = work_needed_secs(host, &g.cfg);
@@ -171,7 +173,7 @@ pub(crate) fn report_result_session<S: ServerLink + ?Sized>(
     server: &mut S,
 ) -> Result<(), S::Error> {
     let outcome = rpc_once(host, pi, req_secs, now, g, server)?;
-    settle(host, pi, outcome, now, g, false);
+    settle(host, pi, outcome, now, g, false, server);
     Ok(())
 }
 
@@ -204,7 +206,8 @@ pub(crate) fn master_fetches<S: ServerLink + ?Sized>(
             host.projects[pi].master_url_fetch_pending = false;
         } else {
             host.projects[pi].master_fetch_failures += 1;
-            backoff(host, pi, t, &g.cfg);
+            let secs = backoff(host, pi, t, &g.cfg);
+            server.backoff(now, project, secs);
         }
     }
 }

@@ -7,10 +7,8 @@ use super::debt::{EXP_DECAY_RATE, compute_resource_debts, update_avg_cpu};
 use super::*;
 use crate::client::availability::AvailSpec;
 use crate::client::config::{ClientSection, Policy, SeedBackoff};
-use crate::client::host::{
-    ClientJob, HostBehaviour, ProjectState, RpcReply, RpcRequest, RpcStatus,
-};
-use crate::server::scheduler::Job;
+use crate::client::host::{ClientJob, HostBehaviour, ProjectState, RpcStatus, test_reply};
+use crate::server::scheduler::{Job, Reply, Request};
 use crate::server::types::HostId;
 use crate::server::types::{ResultId, WuId};
 
@@ -46,7 +44,7 @@ struct Mock {
     /// Deadline of sent jobs, relative to the RPC.
     deadline: Time,
     next_id: u32,
-    /// The jobs of the last reply (the reply borrows them).
+    /// The jobs of the reply being written.
     sent: Vec<Job>,
 }
 
@@ -69,13 +67,15 @@ impl Mock {
 impl ServerLink for Mock {
     type Error = std::convert::Infallible;
 
-    fn rpc(&mut self, now: Time, req: &RpcRequest) -> Result<RpcReply<'_>, Self::Error> {
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error> {
         self.sent.clear();
-        let (status, hostid) = self.answer(now, req);
-        Ok(RpcReply {
-            jobs: &self.sent,
-            ..RpcReply::bare(status, hostid)
-        })
+        let (status, hostid) = self.answer(now, &req);
+        Ok(test_reply(
+            status,
+            hostid,
+            std::mem::take(&mut self.sent),
+            &req,
+        ))
     }
 
     fn master_fetch(&mut self, now: Time, project: u16) -> bool {
@@ -86,12 +86,12 @@ impl ServerLink for Mock {
 
 impl Mock {
     /// The answer to one request: its status and host id; its jobs go to `sent`.
-    fn answer(&mut self, now: Time, call: &RpcRequest) -> (RpcStatus, HostId) {
+    fn answer(&mut self, now: Time, call: &Request) -> (RpcStatus, HostId) {
         self.calls.push(Call {
             t: now,
             project: call.project,
             req_secs: call.work.req_secs,
-            reported: call.reported().count(),
+            reported: call.reported.len(),
         });
         let request_delay = self.request_delay;
         match self.modes[call.project as usize] {
@@ -117,11 +117,11 @@ impl Mock {
                         proc_type: crate::server::resource::ProcType::Cpu,
                         avg_ncpus: 1.0,
                         gpu_usage: 0.0,
-                        rsc_fpops_est: self.job_secs * call.p_fpops,
-                        rsc_fpops_bound: 10.0 * self.job_secs * call.p_fpops,
-                        flops: call.p_fpops,
-                        true_fpops: self.job_secs * call.p_fpops,
-                        true_flops: call.p_fpops,
+                        rsc_fpops_est: self.job_secs * call.host_info.p_fpops,
+                        rsc_fpops_bound: 10.0 * self.job_secs * call.host_info.p_fpops,
+                        flops: call.host_info.p_fpops,
+                        true_fpops: self.job_secs * call.host_info.p_fpops,
+                        true_flops: call.host_info.p_fpops,
                         report_deadline: now + self.deadline,
                         resend: false,
                     });

@@ -5,9 +5,10 @@
 
 use super::{Db, WorkunitRow};
 use crate::engine::Time;
-use crate::server::table::Table;
+use crate::server::table::{LIST_AHEAD, Load, Table};
 use crate::server::types::INT_MAX;
 use crate::server::types::*;
+use std::ops::Bound;
 
 /// A result's place in the feeder's order, `(priority descending, WU id, result
 /// id)`, packed into one integer that sorts the same way: the list holds hundreds of
@@ -82,7 +83,49 @@ impl Prefetch {
 }
 
 impl Db {
-    /// Step `t` of a daemon's walk over its work list `list` ([`crate::server::Project::walk`]
+    /// The feeder's first candidate (`feedable` in order), after starting to load
+    /// the rows of the first [`LIST_AHEAD`] candidates and the index entries of as
+    /// many after them ([`Self::feedable_after`]).
+    pub(crate) fn first_feedable(&self) -> Option<FeedKey> {
+        for (k, &key) in self.feedable.iter().take(2 * LIST_AHEAD).enumerate() {
+            let load = if k < LIST_AHEAD {
+                Load::Row
+            } else {
+                Load::Index
+            };
+            self.prefetch_candidate(key, load);
+        }
+        self.feedable.iter().next().copied()
+    }
+
+    /// The feeder's next candidate after `key`. A pass reads the rows of hundreds
+    /// of UNSENT results made minutes earlier, each a cache miss in a large run
+    /// (docs/performance.md, "Measurements behind the code"), so each step starts
+    /// loading the rows of the candidate [`LIST_AHEAD`] ahead and the index entries
+    /// of the one twice as far. A hint only: a candidate the pass no longer reaches
+    /// is loaded for nothing.
+    pub(crate) fn feedable_after(&self, key: FeedKey) -> Option<FeedKey> {
+        let mut after = self
+            .feedable
+            .range((Bound::Excluded(key), Bound::Unbounded));
+        let next = after.next().copied();
+        if let Some(&k) = after.nth(LIST_AHEAD - 2) {
+            self.prefetch_candidate(k, Load::Row);
+        }
+        if let Some(&k) = after.nth(LIST_AHEAD - 1) {
+            self.prefetch_candidate(k, Load::Index);
+        }
+        next
+    }
+
+    /// Starts loading the workunit and result rows of the feeder's candidate `key`,
+    /// or the index entries that say where they are.
+    fn prefetch_candidate(&self, key: FeedKey, load: Load) {
+        self.workunits.prefetch_as(key.wuid(), load);
+        self.results.prefetch_as(key.rid(), load);
+    }
+
+    /// Step `t` of a daemon's walk over its work list `list` ([`crate::server::Project::walk_workunits`]
     /// visits entry `t − what.lag()` after it): stage `k` of [`Prefetch::stages`]
     /// works on entry `t − k·WALK_AHEAD`. A row is reached through its table's index
     /// entry, and with millions of rows alive both miss the cache: reading the index

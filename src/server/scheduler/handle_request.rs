@@ -5,15 +5,35 @@
 use super::sched_resend::resend_lost_work;
 use super::sched_result::handle_results;
 use super::sched_send::{send_work, send_work_setup};
-use super::sched_types::{Reply, Request, RpcState};
+use super::sched_types::{HostInfo, Reply, Request, RpcState};
 use super::{ACTOR, BLACKLIST_DELAY, DELAY_MAX};
 use crate::engine::Time;
 use crate::engine::time::DAY as DAY_SECS;
 use crate::server::Project;
 use crate::server::db::HavRow;
-use crate::server::resource::ProcType;
+use crate::server::resource::{N_RSC, ProcType};
 use crate::server::types::db_time;
 use crate::server::types::*;
+
+/// The request's `<host_info>` and `<time_stats>` update host `hostid`'s row, so
+/// that the scheduler's runtime estimates use the client's own figures (spec backend
+/// §2.4.4; `handle_request.cpp` copies them before handling the request).
+pub(crate) fn copy_host_info(p: &mut Project, hostid: HostId, info: &HostInfo) {
+    let h = p.db.host_mut(hostid);
+    h.p_ncpus = info.p_ncpus as i32;
+    h.p_fpops = info.p_fpops;
+    if *h.coprocs != *info.coprocs {
+        h.coprocs = info.coprocs[..].into();
+    }
+    h.on_frac = info.on_frac;
+    h.active_frac = info.active_frac;
+}
+
+/// `<no_rsc_apps>` (spec client §2.6): the processor types project `p` has no app
+/// version for.
+pub(crate) fn no_rsc_apps(p: &Project) -> [bool; N_RSC] {
+    std::array::from_fn(|k| !p.app_versions.iter().any(|v| v.proc_type.index() == k))
+}
 
 /// Handles one RPC (spec backend §2.4.1). `reply` is cleared first.
 pub(crate) fn process_request(p: &mut Project, now: Time, req: &Request, reply: &mut Reply) {
@@ -58,8 +78,9 @@ pub(crate) fn process_request(p: &mut Project, now: Time, req: &Request, reply: 
     }
 
     // Step 7: reported results.
-    let mut st = RpcState::new(req.req_secs, req.req_instances, req.max_jobs);
-    st.estimated_delay[ProcType::Cpu.index()] = req.estimated_delay;
+    let (secs, instances) = (req.work.req_secs_by_rsc(), req.work.req_instances_by_rsc());
+    let mut st = RpcState::new(secs, instances, req.max_jobs);
+    st.estimated_delay[ProcType::Cpu.index()] = req.work.estimated_delay;
     st.resend_lost = p.cfg.config.resend_lost_results && p.sw.scheduler_features;
     handle_results(p, now, req, reply, &mut st);
 
@@ -67,7 +88,7 @@ pub(crate) fn process_request(p: &mut Project, now: Time, req: &Request, reply: 
     send_work_setup(p, req.hostid, &mut st);
 
     // Step 9: lost results and aborts.
-    if let Some(list) = req.other_results {
+    if let Some(list) = req.other_results() {
         if st.resend_lost {
             resend_lost_work(p, now, req.hostid, list, reply, &mut st);
         }

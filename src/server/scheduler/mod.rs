@@ -19,10 +19,9 @@ mod sched_result;
 mod sched_send;
 mod sched_types;
 
-pub(crate) use handle_request::process_request;
+pub(crate) use handle_request::{copy_host_info, no_rsc_apps, process_request};
 pub(crate) use sched_send::sent_before_start;
-pub(crate) use sched_types::Request;
-pub use sched_types::{Job, Message, Reply, ReportedJob};
+pub use sched_types::{HostInfo, Job, Message, Reply, ReportedJob, Request, WorkRequest};
 
 const ACTOR: Actor = Actor::Scheduler;
 

@@ -3,7 +3,7 @@
 
 use crate::engine::Time;
 use crate::server::db::OutputStatus;
-use crate::server::resource::{N_RSC, ProcType};
+use crate::server::resource::{Coproc, N_RSC, ProcType};
 use crate::server::types::*;
 
 /// One result the client reports (spec backend §2.4.3).
@@ -21,25 +21,147 @@ pub struct ReportedJob {
     pub output_status: OutputStatus,
 }
 
-/// A scheduler request (spec client §4.1, the fields the server reads).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Request<'a> {
+/// What a client asks for in one RPC (spec client §4.1): CPU seconds and idle
+/// instances (`work_req_seconds`/`cpu_req_secs`, `cpu_req_instances`), each GPU
+/// type's (`<coproc><req_secs>`, `<req_instances>`), and its queued work
+/// (`estimated_delay`). The client's work fetch fills it; the scheduler reads it
+/// per processor type ([`Self::req_secs_by_rsc`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WorkRequest {
+    /// CPU seconds asked for (`work_req_seconds`, `cpu_req_secs`).
+    pub req_secs: f64,
+    /// CPU instances asked for (`cpu_req_instances`, modern only).
+    pub req_instances: f64,
+    /// The client's queued work, seconds (`estimated_delay`).
+    pub estimated_delay: f64,
+    /// GPU seconds and instances asked for, by processor type (index 0 unused: the
+    /// CPU's are `req_secs` and `req_instances`; modern only, spec client §4.1).
+    pub gpu_req_secs: [f64; N_RSC],
+    pub gpu_req_instances: [f64; N_RSC],
+}
+
+impl WorkRequest {
+    /// Whether it asks for any work, of any resource.
+    pub fn asks(&self) -> bool {
+        self.req_secs > 0.0
+            || self.req_instances > 0.0
+            || self.gpu_req_secs.iter().any(|&x| x > 0.0)
+            || self.gpu_req_instances.iter().any(|&x| x > 0.0)
+    }
+
+    /// Seconds asked for per processor type, as the scheduler reads them
+    /// ([`ProcType::index`]). The simulated scheduler does not read the CPU
+    /// instance count: a CPU request of instances and no seconds reads as one second,
+    /// which `work_needed` treats alike (it tests both), so that CPU-only hosts get
+    /// what they got before per-resource requests (docs/fidelity.md).
+    pub fn req_secs_by_rsc(&self) -> [f64; N_RSC] {
+        std::array::from_fn(|k| {
+            if k > 0 {
+                self.gpu_req_secs[k]
+            } else if self.req_secs <= 0.0 && self.req_instances > 0.0 {
+                1.0
+            } else {
+                self.req_secs
+            }
+        })
+    }
+
+    /// Idle instances asked for per processor type, as the scheduler reads them: the
+    /// GPU types' ([`Self::req_secs_by_rsc`] says why the CPU's is 0).
+    pub fn req_instances_by_rsc(&self) -> [f64; N_RSC] {
+        std::array::from_fn(|k| {
+            if k > 0 {
+                self.gpu_req_instances[k]
+            } else {
+                0.0
+            }
+        })
+    }
+}
+
+/// The request's `<host_info>` and `<time_stats>` the server copies into the host
+/// row (spec backend §2.4.4): the runtime estimates use the client's own figures.
+#[derive(Clone, Debug, Default)]
+pub struct HostInfo {
+    pub p_ncpus: u32,
+    pub p_fpops: f64,
+    /// The host's coprocessors (`<coprocs>`).
+    pub coprocs: Vec<Coproc>,
+    pub on_frac: f64,
+    pub active_frac: f64,
+}
+
+/// A scheduler request (`SCHEDULER_REQUEST`, spec client §4.1): what a client
+/// sends and the server reads, the one type both sides speak. It owns its lists, so
+/// it can wait for a scheduler process after the client has moved on; a request is
+/// reused ([`Self::clear`]) so that an RPC allocates nothing once its lists have
+/// grown.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Simulator routing, not part of BOINC's request: the sending host's global
+    /// index (its random streams' id) and group (whose attributes a new host row
+    /// takes), and the project addressed.
+    pub host_index: u32,
+    pub group: u16,
+    pub project: u16,
     pub hostid: HostId,
     /// The client detached and re-attached: it sends no valid host id and no jobs, so
     /// the server's host lookup marks the old jobs CLIENT_DETACHED (§2.4.2).
     pub reattached: bool,
-    /// Seconds of work asked for per processor type (`cpu_req_secs`,
-    /// `<coproc><req_secs>`), indexed by [`ProcType::index`]; 0 = none.
-    pub req_secs: [f64; N_RSC],
-    /// Idle instances to fill per processor type (`cpu_req_instances`, …).
-    pub req_instances: [f64; N_RSC],
+    pub work: WorkRequest,
     /// At most this many new jobs (scripted requests; `u32::MAX` = no cap).
     pub max_jobs: u32,
-    /// The client's estimate of its queued work, seconds (deadline check).
-    pub estimated_delay: f64,
-    pub reported: &'a [ReportedJob],
-    /// Jobs the client holds (`other_results`), if it sent the list.
-    pub other_results: Option<&'a [ResultId]>,
+    /// The reported results (`<result>` elements), in the client's order.
+    pub reported: Vec<ReportedJob>,
+    /// The jobs the client holds (`<other_results>`), when it sends the list
+    /// ([`Self::sends_other_results`]); the server sorts them.
+    pub other_results: Vec<ResultId>,
+    pub sends_other_results: bool,
+    pub host_info: HostInfo,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Self {
+            host_index: 0,
+            group: 0,
+            project: 0,
+            hostid: HostId(0),
+            reattached: false,
+            work: WorkRequest::default(),
+            max_jobs: u32::MAX,
+            reported: Vec::new(),
+            other_results: Vec::new(),
+            sends_other_results: false,
+            host_info: HostInfo::default(),
+        }
+    }
+}
+
+impl Request {
+    /// Empties the request for reuse, keeping its lists' capacity.
+    pub fn clear(&mut self) {
+        let mut reported = std::mem::take(&mut self.reported);
+        let mut other_results = std::mem::take(&mut self.other_results);
+        let mut coprocs = std::mem::take(&mut self.host_info.coprocs);
+        reported.clear();
+        other_results.clear();
+        coprocs.clear();
+        *self = Self {
+            reported,
+            other_results,
+            host_info: HostInfo {
+                coprocs,
+                ..HostInfo::default()
+            },
+            ..Self::default()
+        };
+    }
+
+    /// `<other_results>`, if the client sent the list.
+    pub fn other_results(&self) -> Option<&[ResultId]> {
+        self.sends_other_results.then_some(&self.other_results[..])
+    }
 }
 
 /// A job sent in a reply.
@@ -100,7 +222,12 @@ impl Message {
 /// A scheduler reply. Reused across RPCs to avoid allocating per event.
 #[derive(Clone, Debug, Default)]
 pub struct Reply {
+    /// The host's id in the project's database (`<hostid>`: a new one at first
+    /// contact).
+    pub hostid: HostId,
     pub jobs: Vec<Job>,
+    /// The reported results the server acknowledges (`<result_ack>`): the client
+    /// drops these, and reports the others again (spec client §4.2).
     pub acks: Vec<ResultId>,
     pub aborts: Vec<ResultId>,
     pub aborts_if_not_started: Vec<ResultId>,
@@ -114,10 +241,15 @@ pub struct Reply {
     pub refused: bool,
     /// `<project_is_down/>`: the scheduler is shut down for maintenance.
     pub project_is_down: bool,
+    /// `<no_rsc_apps>`: per processor type, whether the project has no app version
+    /// for it (the client then never asks it for that type, spec client §2.6).
+    pub no_rsc_apps: [bool; N_RSC],
 }
 
 impl Reply {
     pub fn clear(&mut self) {
+        self.hostid = HostId(0);
+        self.no_rsc_apps = [false; N_RSC];
         self.jobs.clear();
         self.acks.clear();
         self.aborts.clear();
