@@ -46,8 +46,8 @@ const SHRINK_EVERY: u64 = 1 << 16;
 /// seconds. A bucket's capacity is the most it held since the last shrink, so the
 /// buckets' total is the sum of maxima over that window, which grows with it; where
 /// events are sparse (idle daemons skipped, few hosts) 2¹⁶ pops were days of
-/// simulated time, and the buckets held 10.8 MB at the peak of a 500-host run of
-/// `volunteers.toml` against 3.4 MB when a pass came every few seconds.
+/// simulated time, and the buckets held about three times what a pass every few
+/// seconds leaves (docs/performance.md, "Measurements behind the code").
 const SHRINK_PERIOD: Time = 3600;
 
 struct Entry<E> {

@@ -5,10 +5,10 @@
 //! list as a set of ids next to the rows.
 //!
 //! Every workunit passes through five of these lists, so they see about ten inserts
-//! and removals per workunit. In a B-tree each costs a walk down several nodes
-//! (about 6 % of the short-job benchmark at 10,000 hosts, by profile); here each is
-//! one bit. Ids are handed out in ascending order and leave the lists roughly in
-//! the order they entered, so the set keeps bits only for a window of ids: blocks
+//! and removals per workunit. In a B-tree each costs a walk down several nodes; here
+//! each is one bit (docs/performance.md, "Measurements behind the code"). Ids are
+//! handed out in ascending order and leave the lists roughly in the order they
+//! entered, so the set keeps bits only for a window of ids: blocks
 //! of [`BLOCK_IDS`] ids, from the block of the lowest id held to that of the
 //! highest. A block with no id leaves the window (its bits are kept for the next
 //! block made), and the window drops empty blocks at its front, so memory follows
@@ -29,8 +29,8 @@ struct Block {
     count: u32,
     /// Bit `w` is set when word `w` of `bits` holds an id, so that a walk goes
     /// straight from one id to the next: the daemons' lists hold a few ids per block
-    /// (ids leave them out of order), and reading all 64 words of each block was
-    /// 2.6 % of `bench-1m` (docs/performance.md).
+    /// (ids leave them out of order), so reading all 64 words of each block would
+    /// read mostly empty words (docs/performance.md, "Measurements behind the code").
     words: u64,
     bits: Bits,
 }
@@ -59,12 +59,11 @@ pub struct IdSet<K> {
     len: usize,
     /// Bits of freed blocks (all zero), kept for the next blocks to be made: a list
     /// holds a few ids per block, so its blocks empty and fill again all the time,
-    /// and making each anew was a quarter of the allocator's calls in `bench-1m`
-    /// at 100,000 hosts (docs/performance.md). A daemon's pass empties many blocks
-    /// at once, which new ids fill again over the next minutes, so every freed
-    /// block is kept: at a million hosts, keeping eight left the allocator's calls
-    /// from the lists at 1.6 % of the run. The set's blocks, spare or not, are
-    /// never more than it held at its fullest.
+    /// and making each anew would call the allocator each time. A daemon's pass
+    /// empties many blocks at once, which new ids fill again over the next minutes,
+    /// so every freed block is kept, not only a few (docs/performance.md,
+    /// "Measurements behind the code"). The set's blocks, spare or not, are never
+    /// more than it held at its fullest.
     spare: Vec<Bits>,
     _ids: PhantomData<K>,
 }

@@ -111,9 +111,9 @@ pub struct Cache {
     occupied: usize,
     /// The slot of each cached result. Hashed with FxHash: the key is a row id the
     /// simulator hands out, not an input to guard against, and SipHash on every
-    /// fill, free and state change of a cached result was 1.6 % of a 100,000-host
-    /// run (docs/performance.md). Nothing iterates the map, so the hasher cannot
-    /// change an output.
+    /// fill, free and state change of a cached result showed in the profile
+    /// (docs/performance.md, "Measurements behind the code"). Nothing iterates the
+    /// map, so the hasher cannot change an output.
     slot_of: FxHashMap<ResultId, u32>,
     /// The score class of each live slot (`NO_CLASS`: empty or stale).
     class_of: Vec<u32>,

@@ -2,21 +2,19 @@
 //!
 //! Ids are handed out 1, 2, 3… like a MySQL auto-increment. Memory follows the rows
 //! that are live, not the ids ever handed out: one workunit that waits for a late host
-//! must not keep every row created after it in memory (a table that kept the window
-//! from the oldest live id held 7.2 million result slots for 2 million live results).
+//! must not keep every row created after it in memory (docs/performance.md,
+//! "Measurements behind the code").
 //! - Rows live in a slab of fixed-size chunks. A deleted row's slot is reused by the
 //!   next insert, so the slab holds the peak number of live rows, rounded up to one
 //!   chunk; growing never copies rows (no doubling). The free slots are chained
 //!   through the slots themselves ([`Slot::Free`] fits in a row's niche), not kept
-//!   in a list beside them: at a million hosts of `bench-1m` that list's capacity
-//!   was 40 MB at the peak.
+//!   in a list beside them, whose capacity would be memory of its own at the peak.
 //! - An id maps to its slot through pages of `PAGE` ids. A page whose ids are all
 //!   handed out and all deleted is freed, so a straggler costs one page, not the rows
 //!   around it. A page whose ids are all handed out and whose live rows have fallen
 //!   to `SPARSE` or fewer keeps only those (8 bytes each instead of 4 KiB for the
 //!   page): with a delay bound of days a few stragglers keep almost every page of the
-//!   run alive, and at 100,000 hosts of `bench-1m` the dense pages were 35 MB for
-//!   1.2 million live rows.
+//!   run alive (docs/performance.md, "Measurements behind the code").
 //!
 //! Lookups are O(1) with no hashing: two array indexings (a binary search among at
 //! most `SPARSE` entries on a sparse page).
@@ -192,7 +190,8 @@ impl<T, K: RowId> Table<T, K> {
             }
             // The next insert reads the next free slot, freed long ago (db_purge
             // frees rows by the thousand): start loading it now, so that the read
-            // does not wait (it was 3 % of `bench-1m`). A hint only.
+            // does not wait (docs/performance.md, "Measurements behind the code").
+            // A hint only.
             if self.free != NONE {
                 let f = self.free as usize;
                 crate::base::prefetch::prefetch(&self.chunks[f / CHUNK][f % CHUNK]);

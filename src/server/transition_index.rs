@@ -4,9 +4,9 @@
 //!
 //! `transition_time` moves on almost every event a workunit sees (a result sent,
 //! reported, timed out, validated), so the index is written far more often than it
-//! is read. A keyed priority queue with an exact `change_priority` cost about 30 % of
-//! a 100,000-host run (measured by profiling), and a binary heap with lazy deletion
-//! still 10 %: millions of pops from a heap of millions. The transitioner needs no
+//! is read. A keyed priority queue with an exact `change_priority`, or a binary heap
+//! with lazy deletion, spends its time on millions of pops from a heap of millions
+//! (docs/performance.md, "Measurements behind the code"). The transitioner needs no
 //! order among the due workunits, only their set (it sorts them by id itself), so
 //! this index is a calendar: entries are filed in buckets of `BUCKET` seconds of
 //! `transition_time`, a push appends to its bucket, and a pass takes the buckets
@@ -90,7 +90,7 @@ impl TransitionIndex {
     /// Drops every stale entry, and the capacity they held: a bucket days ahead
     /// collects the deadlines of every result sent in its minute, most of which go
     /// stale when the results return, and kept that capacity until its minute came
-    /// (at 100,000 hosts the buckets held ten times the entries alive, 41 MB).
+    /// (docs/performance.md, "Measurements behind the code").
     fn compact(&mut self, mut is_current: impl FnMut(WuId, Time) -> bool, prefetch: impl Fn(WuId)) {
         self.len = 0;
         let spare = &mut self.spare;

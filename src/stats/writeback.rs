@@ -1,7 +1,8 @@
 //! Getting a long file onto the disk while it is still being written, without
 //! waiting for the disk at each step.
 //!
-//! A run writes its tables as it goes, over a gigabyte at `bench-100k`. Left to
+//! A run writes its tables as it goes, over a gigabyte in a large run
+//! (docs/performance.md, "Measurements behind the code"). Left to
 //! itself the kernel keeps that in the page cache until the files are closed, and
 //! the sync before the run folder is moved into place then waits seconds for all of
 //! it. Syncing every few mebibytes (`sync_data`) spreads the disk's work over the

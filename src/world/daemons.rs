@@ -55,9 +55,10 @@ fn periodic() -> impl Iterator<Item = Daemon> {
 /// this horizon, which finds nothing (exact, as every idle pass) and sleeps again.
 /// A pass moved earlier by a new wake stays in the queue until its time, as a stale
 /// entry; a transitioner woken by every RPC and going back to sleep until the next
-/// deadline days ahead left one such entry per pass, and the queue's buckets held
-/// 10 MB at a 500-host run of `volunteers.toml`. With the horizon a stale entry
-/// lives an hour at most, and the horizon costs 24 passes a day per daemon.
+/// deadline days ahead left one such entry per pass, which filled the queue's
+/// buckets (docs/performance.md, "Measurements behind the code"). With the horizon
+/// a stale entry lives an hour at most, and the horizon costs 24 passes a day per
+/// daemon.
 const MAX_SLEEP: Time = 3600;
 
 /// One daemon of one project: its lattice and where it stands on it.

@@ -53,7 +53,8 @@ impl Prefetch {
         havs: false,
     };
     /// Also the results' hosts and their app versions (the validator's credit and
-    /// HAV updates: the first read of a HAV row was 3.3 % of a 100,000-host run).
+    /// HAV updates, whose first read of a HAV row misses the cache; docs/performance.md,
+    /// "Measurements behind the code").
     pub const RESULTS_HOSTS_HAVS: Self = Self {
         results: true,
         hosts: true,
@@ -129,10 +130,10 @@ impl Db {
     /// visits entry `t − what.lag()` after it): stage `k` of [`Prefetch::stages`]
     /// works on entry `t − k·WALK_AHEAD`. A row is reached through its table's index
     /// entry, and with millions of rows alive both miss the cache: reading the index
-    /// entry to prefetch the row stalled on the entry (8.7 % of `bench-1m`, where a
-    /// pass visits workunits scattered over the whole table), so the entry is
-    /// prefetched one stage before the row. The misses of several workunits overlap
-    /// instead of following one another (docs/performance.md). A hint only: it
+    /// entry to prefetch the row stalled on the entry (a pass visits workunits
+    /// scattered over the whole table), so the entry is prefetched one stage before
+    /// the row. The misses of several workunits overlap instead of following one
+    /// another (docs/performance.md, "Measurements behind the code"). A hint only: it
     /// changes no value.
     pub(crate) fn prefetch_walk_step(&self, list: &[WuId], t: usize, what: Prefetch) {
         let id = |stage: usize| {

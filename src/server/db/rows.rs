@@ -64,8 +64,8 @@ pub struct WorkunitRow {
     pub size_class: i8,
     /// The WU's results, ascending id (the DB's join order). Inline up to four: a
     /// workunit rarely has more, so most rows need no allocation of their own, and
-    /// the daemons' snapshot of the list copies without allocating (a per-pass
-    /// allocation showed in the profile of bench-100k).
+    /// the daemons' snapshot of the list, taken on every pass, copies without
+    /// allocating (docs/performance.md, "Measurements behind the code").
     pub results: WuResults,
     /// When the validator found the canonical result (0 = not yet).
     pub canonical_found_time: DbTime,
@@ -382,8 +382,8 @@ pub struct HavRow {
 /// A host's operating system and CPU names, the texts of its HOST row (spec backend
 /// §1.4) that HR and the platform check read. Hosts with the same three share one
 /// copy: a group's hosts, each entry of a group's operating-system mix, each record
-/// of a host export. Three `Arc<str>` in the row took 48 bytes a host (46 MiB at a
-/// million hosts); the shared triple takes 8.
+/// of a host export. Three `Arc<str>` in the row took 48 bytes a host; the shared
+/// triple takes 8 (docs/performance.md, "Measurements behind the code").
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HostNames {
     /// Operating system name (e.g. "Linux", "Microsoft Windows"), for HR.
@@ -475,7 +475,8 @@ impl HostRow {
     }
     /// Adds a HAV row, growing the list by exactly one: a host has one row per app
     /// version it ran, usually one, and a vector's default growth to four would
-    /// leave three rows' worth unused on every host (240 MB at a million hosts).
+    /// leave three rows' worth unused on every host (docs/performance.md,
+    /// "Measurements behind the code").
     pub(crate) fn add_hav(&mut self, hav: HavRow) {
         self.havs.reserve_exact(1);
         self.havs.push(hav);

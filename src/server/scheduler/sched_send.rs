@@ -323,9 +323,8 @@ pub(super) const SEND_AHEAD: usize = 4;
 /// Loads the rows the send walk of a request (spec backend §2.4.4) will read next:
 /// the result rows of the next [`SEND_AHEAD`] candidates, and the workunit rows of
 /// the nearer half. Every candidate reads both, and with a large job cache each is
-/// a cache miss of its own (in a 100,000-host run of the short-job benchmark, the
-/// first reads of those rows in `process_request` were 8 % of the time): started
-/// ahead, the misses overlap.
+/// a cache miss of its own (docs/performance.md, "Measurements behind the code"):
+/// started ahead, the misses overlap.
 ///
 /// It walks a copy of the request's [`Scan`], which yields the same candidates
 /// because a request changes only the slot it visits (the walk's own argument). A hint only: should the copy go astray, rows are loaded for nothing.
