@@ -320,6 +320,10 @@ impl Db {
 
     // ----- workunit fields --------------------------------------------------------
 
+    /// Sets `transition_time` (spec backend §2.2). Not [`Self::set`]: that one does
+    /// nothing when the value is unchanged, but this write must re-sync the
+    /// transitioner's index even then, since a pass may have popped the workunit's
+    /// entry; the audit row is still written only for a change.
     pub(crate) fn set_transition_time(&mut self, actor: Actor, id: WuId, tt: Time) {
         let wu = self.wu_mut(id);
         let old = Time::from(wu.transition_time);

@@ -8,6 +8,13 @@
 //! literals are blanked out first, so a path in a doc comment or a message names
 //! nothing. A bare name that no `use` of the file binds is taken for an outside
 //! crate (`std::`, `serde::`) and ignored.
+//!
+//! The names a `use` binds are file-wide here, where rustc scopes them to their
+//! block or inline module: a `use` inside one function is taken to bind for the
+//! whole file. That can only make the reader see more imports than there are (a
+//! bare `x::` elsewhere resolved through a `use` it is not in scope of), never
+//! fewer, so a layering violation is never missed; the crate's code does not
+//! rebind one name to two modules, which is the one case that would mislead it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
