@@ -211,35 +211,41 @@ fn write_files(
 mod tests {
     use super::*;
 
+    /// Each failure's message, as the command line prints it, and its exit code.
     #[test]
     fn each_failure_keeps_its_message_and_exit_code() {
         let io = || io::Error::other("disk full");
-        let run = RunFolderError::from(RunError::Fatal("stuck".into()));
-        assert_eq!(
-            (run.to_string().as_str(), run.exit_code()),
-            ("run failed: stuck", 1)
-        );
-        let job_log = RunFolderError::JobLog(io());
-        assert_eq!(job_log.to_string(), "cannot write the job log: disk full");
-        assert_eq!(job_log.exit_code(), 1);
-        let write = RunFolderError::Write {
-            dir: PathBuf::from("output/x"),
-            cause: io(),
-        };
-        assert_eq!(
-            write.to_string(),
-            "cannot write outputs to output/x: disk full"
-        );
-        assert_eq!(write.exit_code(), 1);
-        let create = RunFolderError::Create {
-            dir: PathBuf::from("output/x"),
-            cause: io(),
-        };
-        assert_eq!(
-            create.to_string(),
-            "cannot create the output folder output/x: disk full"
-        );
-        assert_eq!(create.exit_code(), 1);
-        assert_eq!(RunFolderError::OutputLost.exit_code(), 1);
+        let dir = || PathBuf::from("output/x");
+        let cases = [
+            (
+                RunFolderError::from(RunError::Fatal("stuck".into())),
+                "run failed: stuck",
+            ),
+            (
+                RunFolderError::JobLog(io()),
+                "cannot write the job log: disk full",
+            ),
+            (
+                RunFolderError::Write {
+                    dir: dir(),
+                    cause: io(),
+                },
+                "cannot write outputs to output/x: disk full",
+            ),
+            (
+                RunFolderError::Create {
+                    dir: dir(),
+                    cause: io(),
+                },
+                "cannot create the output folder output/x: disk full",
+            ),
+            (
+                RunFolderError::OutputLost,
+                "the run folder was lost before its files were written",
+            ),
+        ];
+        for (e, message) in cases {
+            assert_eq!((e.to_string().as_str(), e.exit_code()), (message, 1));
+        }
     }
 }
