@@ -13,12 +13,11 @@ use crate::plot::PlotError;
 use crate::progress::RunProgress;
 use crate::scenario::load::{Loaded, ScenarioError, load};
 use crate::stats::outdir::{self, OutDirError, Target};
-use crate::stats::output::{AuditTrail, RunOutput};
 use crate::stats::recorder::StatsRecorder;
+use crate::stats::run_folder::{RunFolderError, RunFolderOptions, write_run_folder};
 use crate::sweep::SweepError;
-use crate::world::{Finished, RunError, RunOptions, World};
+use crate::world::{Finished, RunError, RunOptions};
 use clap::{Args, Parser, Subcommand};
-use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -291,19 +290,12 @@ pub(crate) enum CliError {
     /// current folder...): refused before any work.
     #[error(transparent)]
     OutDir(#[from] OutDirError),
-    /// The run folder's temporary folder cannot be created.
-    #[error("cannot create the output folder {}: {cause}", .dir.display())]
-    CreateOutput { dir: PathBuf, cause: io::Error },
-    /// The job log (`--job-log`) cannot be opened.
-    #[error("cannot write the job log: {0}")]
-    JobLog(io::Error),
-    /// The simulation failed: an invariant, an expectation, a fatal state.
+    /// `run` could not write its run folder: the run failed, or its files did.
+    #[error(transparent)]
+    RunFolder(#[from] RunFolderError),
+    /// `bench`'s simulation failed: an invariant, an expectation, a fatal state.
     #[error("run failed: {0}")]
     Run(#[from] RunError),
-    /// A file of the run folder cannot be written, or the folder cannot be moved
-    /// into place.
-    #[error("cannot write outputs to {}: {cause}", .dir.display())]
-    WriteOutputs { dir: PathBuf, cause: io::Error },
     /// `run --plot` cannot draw the run just made: a run failure whatever the
     /// cause, since its input is the run's own files.
     #[error("cannot plot the run: {0}")]
@@ -323,9 +315,6 @@ pub(crate) enum CliError {
     /// `check` cannot write the effective configuration as TOML.
     #[error("cannot print the configuration: {0}")]
     PrintConfig(#[from] toml::ser::Error),
-    /// The recorder gave back no run folder, although it was given one.
-    #[error("the run folder was lost before its files were written")]
-    OutputLost,
 }
 
 impl CliError {
@@ -337,17 +326,13 @@ impl CliError {
             Self::Args(e) => e.exit_code() as u8,
             Self::Scenario(e) => e.exit_code() as u8,
             Self::OutDir(_) => 2,
+            Self::RunFolder(e) => e.exit_code(),
             Self::Run(e) => e.exit_code(),
             Self::Plot(e) => e.exit_code(),
             Self::Compare(e) => e.exit_code(),
             Self::Sweep(e) => e.exit_code(),
             Self::Credit(e) => e.exit_code(),
-            Self::CreateOutput { .. }
-            | Self::JobLog(_)
-            | Self::WriteOutputs { .. }
-            | Self::PlotRun(_)
-            | Self::PrintConfig(_)
-            | Self::OutputLost => 1,
+            Self::PlotRun(_) | Self::PrintConfig(_) => 1,
         }
     }
 
@@ -471,20 +456,6 @@ fn print_replaced(dir: &Path, target: Target) {
     }
 }
 
-/// How the run writes its audit trail: on if `--audit` or `[output] transitions`
-/// (resolved by the loader: on for scripted scenarios); plain CSV for scripted
-/// scenarios, where it is small and read as is, gzip otherwise, where it is by far
-/// the largest file.
-fn audit_trail(loaded: &Loaded, audit: bool) -> AuditTrail {
-    if !(audit || loaded.file.output.transitions == Some(true)) {
-        AuditTrail::Off
-    } else if loaded.file.is_scripted() {
-        AuditTrail::Csv
-    } else {
-        AuditTrail::Gzip
-    }
-}
-
 /// Loads the scenario and prints its warnings.
 fn load_scenario(a: &ScenarioArgs) -> Result<Loaded, ScenarioError> {
     let loaded = load(&a.scenario, &a.sets, a.seed)?;
@@ -502,10 +473,9 @@ fn check(a: ScenarioArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `boinc-sim run`: every file is written into a temporary folder, which is moved
-/// into place only when the run, its files and its charts all succeeded; any
-/// failure before that drops the [`RunOutput`], which removes the folder, so
-/// nothing that looks like a complete run folder is ever left.
+/// `boinc-sim run`: the run folder is the library's ([`write_run_folder`]); the
+/// command line adds the charts of `--plot` before the folder is moved into place,
+/// and prints.
 fn run(a: RunArgs) -> Result<(), CliError> {
     let loaded = load_scenario(&a.scenario)?;
     let out_dir = a
@@ -513,134 +483,46 @@ fn run(a: RunArgs) -> Result<(), CliError> {
         .clone()
         .unwrap_or_else(|| Path::new("output").join(&loaded.file.simulation.name));
     let target = outdir::check_target(&out_dir, a.force)?;
-    let output =
-        RunOutput::create_audited(&out_dir, audit_trail(&loaded, a.audit)).map_err(|cause| {
-            CliError::CreateOutput {
-                dir: out_dir.clone(),
-                cause,
-            }
-        })?;
-    let started = Instant::now();
-    let world = build_world(&loaded, &a, output)?;
-    let bar = RunProgress::stderr(world.end, !a.quiet && !a.no_progress);
-    // The bar is cleared before anything else is printed.
-    let mut finished = run_world(world, bar)?;
-    let wall = started.elapsed().as_secs_f64();
-    let mut output = finished
-        .recorder
-        .output
-        .take()
-        .ok_or(CliError::OutputLost)?;
-    let unwritable = |cause| CliError::WriteOutputs {
-        dir: out_dir.clone(),
-        cause,
+    let options = RunFolderOptions {
+        run: RunOptions {
+            check_invariants: a.check_invariants,
+            every_daemon_pass: a.every_daemon_pass,
+            ..RunOptions::default()
+        },
+        audit: a.audit,
+        job_log: a.job_log,
+        sets: &a.scenario.sets,
     };
-    // The tables are complete: their files are closed and synced on the writer
-    // thread while the other files are written here.
-    output.end_tables().map_err(unwritable)?;
-    let summary = write_run_files(output.dir(), &mut finished, &loaded, &a).map_err(unwritable)?;
-    // The charts read the tables: every byte of them is on disk first.
-    output.wait_tables().map_err(unwritable)?;
-    // Plots are drawn from the files just written, inside the temporary folder, so a
-    // failed plot (dropping `output` removes that folder) never leaves a
-    // complete-looking run folder without them.
-    let plotted = if a.plot {
-        let charts = crate::plot::plot_unfinished_run(output.dir(), Some(&summary))
-            .map_err(CliError::PlotRun)?;
-        Some(charts.len())
-    } else {
-        None
+    let show_bar = !a.quiet && !a.no_progress;
+    let bar = |end| RunProgress::stderr(end, show_bar).map(|mut bar| move |p| bar.update(p));
+    // The charts are drawn from the folder's files, inside the temporary folder, so
+    // a failed plot never leaves a complete-looking run folder without them.
+    let plot = |dir: &Path, summary: &serde_json::Value| -> Result<_, CliError> {
+        if !a.plot {
+            return Ok(None);
+        }
+        let charts =
+            crate::plot::plot_unfinished_run(dir, Some(summary)).map_err(CliError::PlotRun)?;
+        Ok(Some(charts.len()))
     };
-    output.finish(&summary).map_err(unwritable)?;
+    let written = write_run_folder(&loaded, &out_dir, &options, bar, plot)?;
     if !a.quiet {
         print_replaced(&out_dir, target);
-        print_run(&loaded, &finished, &out_dir, wall);
-        if let Some(n) = plotted {
+        print_run(&loaded, &written.finished, &out_dir, written.wall_s);
+        if let Some(n) = written.extra {
             print_plotted(&out_dir, n);
         }
     }
-    leave_to_exit(finished);
+    leave_to_exit(written.finished);
     Ok(())
 }
 
 /// Leaves a finished world's memory to the operating system, which takes it back
 /// at once when the command ends, right after: freeing millions of rows and hosts
-/// one by one took 0.12 s after `bench-100k` (docs/performance.md). Only the
-/// commands that end with their one world call this; a sweep drops each of its
-/// runs.
+/// one by one is slow (docs/performance.md, "Ending a run"). Only the commands that
+/// end with their one world call this; a sweep drops each of its runs.
 fn leave_to_exit(finished: Finished<StatsRecorder>) {
     std::mem::forget(finished);
-}
-
-/// The world of a run, recording into `output`, with the job log if asked.
-fn build_world(
-    loaded: &Loaded,
-    a: &RunArgs,
-    output: RunOutput,
-) -> Result<World<StatsRecorder>, CliError> {
-    let opts = RunOptions {
-        check_invariants: a.check_invariants,
-        every_daemon_pass: a.every_daemon_pass,
-        ..RunOptions::default()
-    };
-    let mut world = StatsRecorder::world(loaded, &opts, Some(output));
-    if a.job_log {
-        world
-            .recorder_mut()
-            .enable_job_log()
-            .map_err(CliError::JobLog)?;
-    }
-    Ok(world)
-}
-
-/// Writes the files of a finished run into its temporary folder `dir`, the manifest
-/// last (it lists the folder's files), and returns the summary that
-/// `summary.json` holds once the folder is finished.
-fn write_run_files(
-    dir: &Path,
-    finished: &mut Finished<StatsRecorder>,
-    loaded: &Loaded,
-    a: &RunArgs,
-) -> io::Result<serde_json::Value> {
-    use crate::stats;
-    let end = loaded.file.simulation.duration.get();
-    let headlines = stats::headline::headlines(finished, end as f64);
-    let app_headlines = stats::apps::app_headlines(finished, end as f64);
-    let summary = stats::summary::summary_json(loaded, finished, &headlines);
-    stats::hosts::write_hosts_csv(dir, finished)?;
-    stats::headline::write_csv(dir, &headlines)?;
-    stats::apps::write_csv(dir, &app_headlines)?;
-    let names: Vec<&str> = finished.projects.iter().map(|p| p.name.as_str()).collect();
-    let metrics: Vec<_> = finished
-        .recorder
-        .tallies
-        .iter()
-        .map(|t| &t.metrics)
-        .collect();
-    stats::metrics::write(dir, &names, &metrics, end)?;
-    stats::batches::write(
-        dir,
-        &finished.projects,
-        &finished.recorder.batches,
-        loaded.file.output.interval.get(),
-        end,
-    )?;
-    let credit: Vec<_> = names
-        .iter()
-        .zip(&finished.recorder.credit)
-        .map(|(n, c)| (*n, c))
-        .collect();
-    let groups = stats::credit::GroupNames {
-        names: &finished.recorder.group_names,
-        unnamed: "(named hosts)",
-    };
-    stats::credit::write(dir, &credit, &groups)?;
-    finished.recorder.finish_job_log()?;
-    if a.job_log {
-        crate::credit::write_run_configs(dir, &finished.projects, &loaded.file)?;
-    }
-    stats::manifest::write(dir, loaded, &a.scenario.sets)?;
-    Ok(summary)
 }
 
 /// What a finished run prints on stderr: its counts, its expectations, each
@@ -844,17 +726,6 @@ fn plot(a: PlotArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Runs `world` to the end, moving `bar` as it goes, and clears the bar.
-fn run_world(
-    world: World<StatsRecorder>,
-    bar: Option<RunProgress>,
-) -> Result<Finished<StatsRecorder>, RunError> {
-    match bar {
-        Some(mut bar) => world.run_with(&mut |p| bar.update(p)),
-        None => world.run(),
-    }
-}
-
 /// Peak resident memory of this process, in KiB (Linux `VmHWM`).
 pub(crate) fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -875,7 +746,11 @@ fn bench(a: BenchArgs) -> Result<(), CliError> {
     let hosts = world.hosts.len() + world.named.len();
     let bar = RunProgress::stderr(world.end, !a.no_progress);
     let t1 = Instant::now();
-    let finished = run_world(world, bar)?;
+    // The bar is cleared, at the end of its arm, before anything is printed.
+    let finished = match bar {
+        Some(mut bar) => world.run_with(&mut |p| bar.update(p)),
+        None => world.run(),
+    }?;
     let wall = t1.elapsed().as_secs_f64();
     let ev = finished.counters.events;
     let results: u64 = finished.recorder.tallies.iter().map(|t| t.results).sum();
@@ -906,7 +781,7 @@ fn bench(a: BenchArgs) -> Result<(), CliError> {
 }
 
 /// The sweep's tables and charts once every run is there (for a race, every run
-/// the race ran); prints the best point.
+/// the race ran, [`crate::sweep::write_tables`]); prints the best point.
 fn sweep_tables(
     dir: &Path,
     plan: &crate::sweep::Plan,
@@ -915,15 +790,8 @@ fn sweep_tables(
     plots: bool,
     quiet: bool,
 ) -> Result<(), SweepError> {
-    let choice = match race {
-        Some(r) => crate::sweep::finish_racing(dir, plan, r)?,
-        None => crate::sweep::finish(dir, plan, records)?,
-    };
-    let drawn = if plots {
-        crate::sweep::plots(dir, plan, &choice)?
-    } else {
-        Default::default()
-    };
+    let crate::sweep::Tables { choice, drawn } =
+        crate::sweep::write_tables(dir, plan, records, race, plots)?;
     let charts = drawn.names.len();
     if !quiet {
         let design = match race {
@@ -1032,10 +900,7 @@ fn run_sweep(a: &SweepArgs, planned: &crate::sweep::Planned) -> Result<(), Sweep
     if plan.racing {
         return run_race(a, planned, &dir, jobs);
     }
-    let runs_dir = match a.shard {
-        Some(sh) => dir.join(sh.dir_name()).join(sweep::RUNS_DIR),
-        None => dir.join(sweep::RUNS_DIR),
-    };
+    let runs_dir = sweep::runs_dir(&dir, a.shard);
     let bar = crate::progress::SweepProgress::stderr(!a.quiet);
     let report = |done: usize, total: usize| {
         if let Some(b) = &bar {
@@ -1107,7 +972,7 @@ fn run_race(
         eprintln!(
             "resumed: {skipped} runs of the race were already done in {} and were skipped; {} \
              run now",
-            dir.join(sweep::RUNS_DIR).display(),
+            sweep::runs_dir(dir, None).display(),
             raced.ran
         );
     }
@@ -1150,6 +1015,7 @@ fn sweep_merge(a: SweepMergeArgs) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io;
 
     fn command(args: &[&str]) -> Command {
         Cli::try_parse_from(std::iter::once("boinc-sim").chain(args.iter().copied()))
@@ -1195,23 +1061,15 @@ mod tests {
 
     #[test]
     fn each_failure_keeps_its_message_and_exit_code() {
-        let io = || io::Error::other("disk full");
         let run = CliError::from(RunError::Fatal("stuck".into()));
         assert_eq!(
             (run.to_string().as_str(), run.exit_code()),
             ("run failed: stuck", 1)
         );
-        let job_log = CliError::JobLog(io());
-        assert_eq!(job_log.to_string(), "cannot write the job log: disk full");
-        assert_eq!(job_log.exit_code(), 1);
-        let write = CliError::WriteOutputs {
-            dir: PathBuf::from("output/x"),
-            cause: io(),
-        };
-        assert_eq!(
-            write.to_string(),
-            "cannot write outputs to output/x: disk full"
-        );
+        // A run folder's failure as the library words it (stats::run_folder's
+        // tests), its exit code kept.
+        let write = CliError::from(RunFolderError::JobLog(io::Error::other("disk full")));
+        assert_eq!(write.to_string(), "cannot write the job log: disk full");
         assert_eq!(write.exit_code(), 1);
         let plot_run = CliError::PlotRun(PlotError::BadInput("bad".into()));
         assert_eq!(plot_run.to_string(), "cannot plot the run: bad");

@@ -13,8 +13,8 @@ pub mod replay;
 
 use crate::compare::CompareOutput;
 use crate::stats::credit::{self as figures, CreditFigures};
-use crate::stats::job_log as log;
-use replay::{Replay, ReplayConfig};
+use crate::stats::job_log::{self as log, ReplayConfig};
+use replay::Replay;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
@@ -25,10 +25,6 @@ pub(crate) const RESULTS_CSV: &str = "credit_results.csv";
 pub(crate) const HOSTS_CSV: &str = "credit_hosts.csv";
 pub(crate) const SUMMARY_TXT: &str = "summary.txt";
 pub(crate) const SUMMARY_JSON: &str = "summary.json";
-/// The validator settings a run writes next to its job log (one file per project).
-pub(crate) fn config_file(project: &str) -> String {
-    format!("credit-{project}.toml")
-}
 
 /// Why a replay failed: bad input (exit 2) or an unwritable output (exit 1). The
 /// message is meant to be printed as is.
@@ -117,77 +113,6 @@ pub fn run(a: &ReplayArgs) -> Result<String, CreditError> {
     crate::plot::write_credit_chart(out.dir()).map_err(|e| CreditError::Output(e.to_string()))?;
     out.finish().map_err(out_err)?;
     Ok(summary)
-}
-
-/// The hosts file a run writes next to its job log (one per project).
-pub(crate) fn hosts_file(project: &str) -> String {
-    format!("credit-hosts-{project}.csv")
-}
-
-/// Writes each project's validator settings as `credit-<project>.toml` into `dir`
-/// (`run --job-log`): what makes the replay of the run's job log validate as the
-/// run's validator did; and its hosts as `credit-hosts-<project>.csv` (`--hosts`:
-/// group names, and the benchmarks classic credit claims from).
-pub(crate) fn write_run_configs(
-    dir: &Path,
-    projects: &[crate::server::Project],
-    scenario: &crate::scenario::ScenarioFile,
-) -> io::Result<()> {
-    for p in projects {
-        // The settings as the scenario file spells them (its `[project.NAME]` tables),
-        // which `credit.toml` shares, rather than as the daemons read them.
-        let file = scenario.project.get(&p.name).ok_or_else(|| {
-            io::Error::other(format!("project `{}` is not in the scenario", p.name))
-        })?;
-        let settings: Vec<_> = file.apps().collect();
-        // A project with several apps gives each its own validator settings, so that
-        // each app of the log is replayed as its validator ran.
-        let app = if settings.len() == 1 {
-            file.app.clone()
-        } else {
-            (settings.iter())
-                .map(|s| crate::scenario::AppConfig {
-                    validator: Some(s.validator.clone()),
-                    version: Vec::new(),
-                    workunit: None,
-                    work_generator: None,
-                    ..s.app.clone()
-                })
-                .collect()
-        };
-        let c = ReplayConfig {
-            backend: file.backend.clone(),
-            validator: settings[0].validator.clone(),
-            app,
-            min_quorum: settings[0].workunit.min_quorum,
-            interval: scenario.output.interval,
-            warmup: scenario.output.warmup,
-        };
-        let text = toml::to_string_pretty(&c).map_err(io::Error::other)?;
-        let head = format!(
-            "# Validator settings of project `{}`, for `boinc-sim credit jobs.csv --project {} --config {}`\n",
-            p.name,
-            p.name,
-            config_file(&p.name)
-        );
-        std::fs::write(dir.join(config_file(&p.name)), head + &text)?;
-        let mut w = csv::Writer::from_path(dir.join(hosts_file(&p.name)))?;
-        w.write_record(["host_id", "group", "p_fpops", "p_iops"])?;
-        for (id, h) in p.db.hosts.iter() {
-            let group = h
-                .host_group()
-                .and_then(|g| scenario.host_group.get(g as usize))
-                .map_or("(named hosts)", |g| g.name.as_str());
-            w.write_record([
-                id.to_string(),
-                group.into(),
-                float(h.p_fpops),
-                float(h.p_iops),
-            ])?;
-        }
-        w.flush()?;
-    }
-    Ok(())
 }
 
 /// The credit figures of a replay (host groups from `--hosts`, else "all").

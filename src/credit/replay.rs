@@ -10,12 +10,8 @@
 //! ascending id, as one validator pass does. A run's own log, which records when
 //! each result was validated, therefore replays to the run's credits bit for bit.
 
-use crate::base::units::Duration;
 use crate::engine::Time;
-use crate::scenario::schema::{
-    AppConfig, BackendSection, ProjectConfig, ValidatorConfig, WuTemplate, one_or_more_apps,
-    serialize_apps,
-};
+use crate::scenario::schema::{AppConfig, ProjectConfig, ValidatorConfig};
 use crate::server::config::CreditScheme;
 use crate::server::credit::classic_claimed_credit;
 use crate::server::credit_new::CreditNew;
@@ -24,81 +20,9 @@ use crate::server::job_log::DecidedResult;
 use crate::server::types::{Actor, HostId, Outcome, ResultId, ServerState, WuId};
 use crate::server::types::{INT_MAX, db_time};
 use crate::server::{Project, validator};
-use crate::stats::job_log::{self, Field, JobRow, LogError, LogOutcome};
-use serde::{Deserialize, Serialize};
+use crate::stats::job_log::{self, Field, JobRow, LogError, LogOutcome, ReplayConfig};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// `credit.toml`: the validator's settings (defaults as the server's), in the
-/// scenario file's spelling (its `[project.NAME]` tables' types).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct ReplayConfig {
-    /// Seed/real-BOINC switches of the validator (spec backend §5).
-    pub backend: BackendSection,
-    /// Comparison, credit caps (`[validator]` of a scenario's project); `credit` is
-    /// ignored: both schemes are replayed.
-    pub validator: ValidatorConfig,
-    /// `min_avg_pfc` to start from, `host_scale_check`, `target_nresults`: one
-    /// `[app]` table for every app of the log, or `[[app]]` tables for apps 1, 2, …
-    /// in id order, each with an optional `[app.validator]` of its own.
-    #[serde(
-        deserialize_with = "one_or_more_apps",
-        serialize_with = "serialize_apps"
-    )]
-    pub app: Vec<AppConfig>,
-    /// `min_quorum` of workunits whose rows give none.
-    pub min_quorum: i32,
-    /// Width of the time buckets of the credit tables.
-    pub interval: Duration,
-    /// Start of the window of the summary's figures.
-    pub warmup: Duration,
-}
-
-impl Default for ReplayConfig {
-    fn default() -> Self {
-        Self {
-            backend: BackendSection::default(),
-            validator: ValidatorConfig::default(),
-            app: vec![AppConfig::default()],
-            min_quorum: WuTemplate::default().min_quorum,
-            interval: Duration(86_400),
-            warmup: Duration(0),
-        }
-    }
-}
-
-impl ReplayConfig {
-    /// Reads `credit.toml`; errors name the file, line and column.
-    pub fn read(path: &Path) -> Result<Self, LogError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LogError(format!("{file}: cannot read: {e}")))?;
-        let c: Self = toml::from_str(&text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| {
-                    let line = text[..s.start].matches('\n').count() + 1;
-                    let col = s.start - text[..s.start].rfind('\n').map_or(0, |i| i + 1) + 1;
-                    format!(" line {line}, column {col}:")
-                })
-                .unwrap_or_default();
-            LogError(format!("{file}:{at} {}", e.message()))
-        })?;
-        if c.min_quorum < 1 {
-            return Err(LogError(format!(
-                "{file}: min_quorum: expected a whole number ≥ 1, found {}",
-                c.min_quorum
-            )));
-        }
-        if c.interval.get() < 1 {
-            return Err(LogError(format!(
-                "{file}: interval: expected a duration ≥ 1 s"
-            )));
-        }
-        Ok(c)
-    }
-}
 
 /// A host of the `--hosts` file.
 #[derive(Clone, Debug, Default, PartialEq)]

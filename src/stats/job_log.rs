@@ -1,12 +1,22 @@
 //! The job log: one row per result, the input of `boinc-sim credit` and what
-//! `boinc-sim run --job-log` writes (columns in `docs/credit.md`).
+//! `boinc-sim run --job-log` writes (columns in `docs/credit.md`), and the two files
+//! such a run writes beside it for the replay: each project's validator settings
+//! ([`ReplayConfig`], `credit-<project>.toml`) and hosts
+//! (`credit-hosts-<project>.csv`), [`write_run_configs`].
 //!
 //! Reading is strict: a missing required column, or a field that is not what its
 //! column expects, is a [`LogError`] naming the file, the line, the column and what
 //! was expected (exit 2). Optional columns may be absent or have empty fields.
 
+use crate::base::units::Duration;
+use crate::scenario::ScenarioFile;
+use crate::scenario::schema::{
+    AppConfig, BackendSection, ValidatorConfig, WuTemplate, one_or_more_apps, serialize_apps,
+};
+use crate::server::Project;
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{Outcome, ValidateState};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
@@ -448,4 +458,151 @@ pub(crate) fn default_out(log: &Path) -> PathBuf {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "jobs".into());
     Path::new("output").join(format!("credit-{stem}"))
+}
+
+/// `credit.toml`: the validator's settings (defaults as the server's), in the
+/// scenario file's spelling (its `[project.NAME]` tables' types).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// Seed/real-BOINC switches of the validator (spec backend §5).
+    pub backend: BackendSection,
+    /// Comparison, credit caps (`[validator]` of a scenario's project); `credit` is
+    /// ignored: both schemes are replayed.
+    pub validator: ValidatorConfig,
+    /// `min_avg_pfc` to start from, `host_scale_check`, `target_nresults`: one
+    /// `[app]` table for every app of the log, or `[[app]]` tables for apps 1, 2, …
+    /// in id order, each with an optional `[app.validator]` of its own.
+    #[serde(
+        deserialize_with = "one_or_more_apps",
+        serialize_with = "serialize_apps"
+    )]
+    pub app: Vec<AppConfig>,
+    /// `min_quorum` of workunits whose rows give none.
+    pub min_quorum: i32,
+    /// Width of the time buckets of the credit tables.
+    pub interval: Duration,
+    /// Start of the window of the summary's figures.
+    pub warmup: Duration,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> Self {
+        Self {
+            backend: BackendSection::default(),
+            validator: ValidatorConfig::default(),
+            app: vec![AppConfig::default()],
+            min_quorum: WuTemplate::default().min_quorum,
+            interval: Duration(86_400),
+            warmup: Duration(0),
+        }
+    }
+}
+
+impl ReplayConfig {
+    /// Reads `credit.toml`; errors name the file, line and column.
+    pub fn read(path: &Path) -> Result<Self, LogError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LogError(format!("{file}: cannot read: {e}")))?;
+        let c: Self = toml::from_str(&text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start].matches('\n').count() + 1;
+                    let col = s.start - text[..s.start].rfind('\n').map_or(0, |i| i + 1) + 1;
+                    format!(" line {line}, column {col}:")
+                })
+                .unwrap_or_default();
+            LogError(format!("{file}:{at} {}", e.message()))
+        })?;
+        if c.min_quorum < 1 {
+            return Err(LogError(format!(
+                "{file}: min_quorum: expected a whole number ≥ 1, found {}",
+                c.min_quorum
+            )));
+        }
+        if c.interval.get() < 1 {
+            return Err(LogError(format!(
+                "{file}: interval: expected a duration ≥ 1 s"
+            )));
+        }
+        Ok(c)
+    }
+}
+
+/// The validator settings a run writes next to its job log (one file per project).
+pub(crate) fn config_file(project: &str) -> String {
+    format!("credit-{project}.toml")
+}
+
+/// The hosts file a run writes next to its job log (one per project).
+pub(crate) fn hosts_file(project: &str) -> String {
+    format!("credit-hosts-{project}.csv")
+}
+
+/// Writes each project's validator settings as `credit-<project>.toml` into `dir`
+/// (`run --job-log`): what makes the replay of the run's job log validate as the
+/// run's validator did; and its hosts as `credit-hosts-<project>.csv` (`--hosts`:
+/// group names, and the benchmarks classic credit claims from).
+pub(crate) fn write_run_configs(
+    dir: &Path,
+    projects: &[Project],
+    scenario: &ScenarioFile,
+) -> io::Result<()> {
+    for p in projects {
+        // The settings as the scenario file spells them (its `[project.NAME]` tables),
+        // which `credit.toml` shares, rather than as the daemons read them.
+        let file = scenario.project.get(&p.name).ok_or_else(|| {
+            io::Error::other(format!("project `{}` is not in the scenario", p.name))
+        })?;
+        let settings: Vec<_> = file.apps().collect();
+        // A project with several apps gives each its own validator settings, so that
+        // each app of the log is replayed as its validator ran.
+        let app = if settings.len() == 1 {
+            file.app.clone()
+        } else {
+            (settings.iter())
+                .map(|s| AppConfig {
+                    validator: Some(s.validator.clone()),
+                    version: Vec::new(),
+                    workunit: None,
+                    work_generator: None,
+                    ..s.app.clone()
+                })
+                .collect()
+        };
+        let c = ReplayConfig {
+            backend: file.backend.clone(),
+            validator: settings[0].validator.clone(),
+            app,
+            min_quorum: settings[0].workunit.min_quorum,
+            interval: scenario.output.interval,
+            warmup: scenario.output.warmup,
+        };
+        let text = toml::to_string_pretty(&c).map_err(io::Error::other)?;
+        let head = format!(
+            "# Validator settings of project `{}`, for `boinc-sim credit jobs.csv --project {} --config {}`\n",
+            p.name,
+            p.name,
+            config_file(&p.name)
+        );
+        std::fs::write(dir.join(config_file(&p.name)), head + &text)?;
+        let mut w = csv::Writer::from_path(dir.join(hosts_file(&p.name)))?;
+        w.write_record(["host_id", "group", "p_fpops", "p_iops"])?;
+        for (id, h) in p.db.hosts.iter() {
+            let group = h
+                .host_group()
+                .and_then(|g| scenario.host_group.get(g as usize))
+                .map_or("(named hosts)", |g| g.name.as_str());
+            w.write_record([
+                id.to_string(),
+                group.into(),
+                float(h.p_fpops),
+                float(h.p_iops),
+            ])?;
+        }
+        w.flush()?;
+    }
+    Ok(())
 }

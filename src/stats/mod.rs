@@ -4,6 +4,9 @@
 //! the world's [`Recorder`](crate::world::Recorder), hears the run as it goes, and
 //! the rest reads the world's final state ([`Finished`](crate::world::Finished)).
 //!
+//! * [`run_folder`] writes a whole run folder in one call: it runs the world with
+//!   the recorder, then writes every file below from its final state. The command
+//!   line only parses and prints around it.
 //! * [`recorder`] is the world's recorder: the tallies below, fed from every final
 //!   row, and the run folder's tables, written as rows become final.
 //! * [`output`] writes the folder: `workunits.csv` and `results.csv` (one row per row
@@ -50,6 +53,7 @@ pub mod metrics;
 pub mod outdir;
 pub mod output;
 pub mod recorder;
+pub mod run_folder;
 pub mod science;
 pub mod summary;
 pub mod tally;

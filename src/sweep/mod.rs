@@ -411,6 +411,15 @@ impl Shard {
     }
 }
 
+/// The folder of the run records in sweep folder `dir`: `runs/`, or a shard's own
+/// under its folder, which `sweep-merge` gathers ([`gather`]).
+pub(crate) fn runs_dir(dir: &Path, shard: Option<Shard>) -> PathBuf {
+    match shard {
+        Some(sh) => dir.join(sh.dir_name()).join(RUNS_DIR),
+        None => dir.join(RUNS_DIR),
+    }
+}
+
 fn record_name(point: usize, rep: u32) -> String {
     format!("p{point:04}-r{rep:02}.json")
 }
@@ -593,7 +602,7 @@ pub(crate) fn race<'a>(
     let goal = plan.goal.as_ref().ok_or_else(|| {
         SweepError::Input("--racing needs an [objective] in the sweep file".into())
     })?;
-    let runs_dir = dir.join(RUNS_DIR);
+    let runs_dir = runs_dir(dir, None);
     let mut ran = 0;
     let mut last: Option<Vec<(usize, u32)>> = None;
     loop {
@@ -747,6 +756,34 @@ pub(crate) fn finish_racing(
     .map_err(|e| io_failed("write the tables in", dir, e))
 }
 
+/// What [`write_tables`] wrote: the objective's verdict and the charts.
+pub(crate) struct Tables {
+    pub choice: aggregate::Choice,
+    pub drawn: crate::plot::sweep::Drawn,
+}
+
+/// Writes a finished sweep's tables into `dir` from `records`, every run of the
+/// plan ([`finish`]) or, for a race, every run the race ran ([`finish_racing`]),
+/// and with `plots` its charts ([`plots`]).
+pub(crate) fn write_tables(
+    dir: &Path,
+    plan: &Plan,
+    records: &Records,
+    race: Option<&racing::Race>,
+    plots: bool,
+) -> Result<Tables, SweepError> {
+    let choice = match race {
+        Some(r) => finish_racing(dir, plan, r)?,
+        None => finish(dir, plan, records)?,
+    };
+    let drawn = if plots {
+        self::plots(dir, plan, &choice)?
+    } else {
+        Default::default()
+    };
+    Ok(Tables { choice, drawn })
+}
+
 /// Removes the tables of `dir` before a race runs more runs in it: a race resumed
 /// with a larger `--budget` must not leave the smaller budget's tables beside runs
 /// they do not describe if it is stopped, since a folder with its tables looks
@@ -785,7 +822,7 @@ pub(crate) fn read_plan(dir: &Path) -> Result<Plan, SweepError> {
 /// `DIR/shard-*/runs/`, each run exactly once (a run found in two folders means the
 /// shards overlap: an error). Returns them and the number of shard folders.
 pub(crate) fn gather(dir: &Path, plan: &Plan) -> Result<(Records, usize), SweepError> {
-    let mut sources: Vec<PathBuf> = vec![dir.join(RUNS_DIR)];
+    let mut sources: Vec<PathBuf> = vec![runs_dir(dir, None)];
     let mut shard_dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| io_failed("read", dir, e))?
         .flatten()

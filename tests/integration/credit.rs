@@ -5,10 +5,11 @@
 //! line, column and what was expected, exit status 2.
 
 use boinc_sim::base::units::Duration;
-use boinc_sim::credit::replay::{self, ReplayConfig};
+use boinc_sim::credit::replay;
 use boinc_sim::credit::tally;
 use boinc_sim::server::types::ResultId;
 use boinc_sim::stats::job_log;
+use boinc_sim::stats::job_log::ReplayConfig;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Output;

@@ -4,9 +4,8 @@
 //! draws its bar only on a terminal, and clears it before the summary lines.
 
 use boinc_sim::scenario::load::{Loaded, load};
-use boinc_sim::stats::output::RunOutput;
-use boinc_sim::stats::recorder::StatsRecorder;
-use boinc_sim::world::{Finished, PROGRESS_EVERY, Progress, RunOptions};
+use boinc_sim::stats::run_folder::{RunFolderError, RunFolderOptions, write_run_folder};
+use boinc_sim::world::{PROGRESS_EVERY, Progress};
 use std::path::Path;
 use std::process::Command;
 
@@ -27,20 +26,22 @@ fn quickstart() -> Loaded {
     load(&root().join("scenarios/quickstart.toml"), &sets, None).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Writes every file the run folder gets from a finished run, as the command line
-/// does.
-fn write_folder(loaded: &Loaded, mut f: Finished<StatsRecorder>) {
-    let end = loaded.file.simulation.duration.get();
-    let headlines = boinc_sim::stats::headline::headlines(&f, end as f64);
-    let summary = boinc_sim::stats::summary::summary_json(loaded, &f, &headlines);
-    let out = f.recorder.output.take().expect("the run had an output");
-    let names: Vec<&str> = f.projects.iter().map(|p| p.name.as_str()).collect();
-    let metrics: Vec<_> = f.recorder.tallies.iter().map(|t| &t.metrics).collect();
-    boinc_sim::stats::hosts::write_hosts_csv(out.dir(), &f).unwrap();
-    boinc_sim::stats::headline::write_csv(out.dir(), &headlines).unwrap();
-    boinc_sim::stats::metrics::write(out.dir(), &names, &metrics, end).unwrap();
-    boinc_sim::stats::manifest::write(out.dir(), loaded, &[]).unwrap();
-    out.finish(&summary).unwrap();
+/// Writes the run folder of `loaded` into `dir`, as `boinc-sim run --audit` does,
+/// with `observe` as the run's progress observer if given; returns the run's events.
+fn write_folder(loaded: &Loaded, dir: &Path, observe: Option<&mut dyn FnMut(Progress)>) -> u64 {
+    let options = RunFolderOptions {
+        audit: true,
+        ..RunFolderOptions::default()
+    };
+    let written = write_run_folder(
+        loaded,
+        dir,
+        &options,
+        |_| observe,
+        |_, _| Ok::<_, RunFolderError>(()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    written.finished.counters.events
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -64,20 +65,11 @@ fn an_observed_run_writes_the_same_folder_and_is_told_every_progress_every_event
     let loaded = quickstart();
     let (plain, observed) = (tmp.path().join("plain"), tmp.path().join("observed"));
 
-    let out = RunOutput::create(&plain, true).unwrap();
-    let f = StatsRecorder::world(&loaded, &RunOptions::default(), Some(out))
-        .run()
-        .unwrap();
-    let events = f.counters.events;
-    write_folder(&loaded, f);
+    let events = write_folder(&loaded, &plain, None);
 
     let mut calls: Vec<Progress> = Vec::new();
-    let out = RunOutput::create(&observed, true).unwrap();
-    let f = StatsRecorder::world(&loaded, &RunOptions::default(), Some(out))
-        .run_with(&mut |p| calls.push(p))
-        .unwrap();
-    assert_eq!(f.counters.events, events);
-    write_folder(&loaded, f);
+    let observed_events = write_folder(&loaded, &observed, Some(&mut |p| calls.push(p)));
+    assert_eq!(observed_events, events);
 
     assert!(events > 4 * PROGRESS_EVERY, "{events} events: too few");
     // The observer hears of each event that takes the counter past a multiple of

@@ -1,15 +1,16 @@
 //! The rows of `workunits.csv` and `results.csv` on their way to the writer thread,
 //! and their formatting there.
 //!
-//! The two tables are 1.27 of the 1.3 GB `bench-100k` writes. Formatted on the
-//! simulation's thread they cost it about 6 % of its time (docs/performance.md,
-//! "Writing the outputs"), more than the 5 % of wall time the outputs may add. So
-//! the run's thread only copies each final row's columns into a [`Records`] batch,
-//! a few dozen bytes moved, and the writer thread formats them with [`Formatter`],
-//! in the order they were sent: the float memos of [`Table`] see the same rows in
-//! the same order, so the bytes are the same as formatting them in place.
+//! The two tables are almost all a run writes, and formatted on the simulation's
+//! thread they cost it more than the outputs may add (docs/performance.md, "The run
+//! folder's tables"). So the run's thread only copies each final row's columns into
+//! a [`Records`] batch, a few dozen bytes moved, and the writer thread formats them
+//! with [`Formatter`], in the order they were sent: the float memos of [`Table`] see
+//! the same rows in the same order, so the bytes are the same as formatting them in
+//! place.
 
-use super::{RESULT_COLUMNS, RESULT_FILE_COLUMNS, Table, WORKUNIT_COLUMNS};
+use super::format::Table;
+use super::{RESULT_COLUMNS, RESULT_FILE_COLUMNS, WORKUNIT_COLUMNS};
 use crate::client::files::XferTimes;
 use crate::engine::Time;
 use crate::server::db::{ResultRow, WorkunitRow};
@@ -18,7 +19,7 @@ use crate::server::types::{DbTime, INT_MAX};
 
 /// Rows of each table per batch at most: 768 KiB of results ([`ResultLine`], 192
 /// bytes) and 448 KiB of workunits ([`WorkunitLine`], 112 bytes), about a batch of
-/// formatted rows ([`BATCH_BYTES`](super::BATCH_BYTES)) per table.
+/// formatted rows ([`BATCH_BYTES`](super::format::BATCH_BYTES)) per table.
 pub(super) const RECORDS_PER_BATCH: usize = 4096;
 
 /// The columns of a `workunits.csv` row (spec backend §1.2), copied from its
@@ -342,5 +343,17 @@ impl Formatter {
         }
         records.clear();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sizes a batch of records is planned with ([`RECORDS_PER_BATCH`]).
+    #[test]
+    fn a_record_is_a_copy_of_a_few_cache_lines() {
+        assert_eq!(size_of::<ResultLine>(), 192);
+        assert_eq!(size_of::<WorkunitLine>(), 112);
     }
 }
