@@ -281,7 +281,7 @@ impl ClientHost {
             RpcStatus::Ok { .. } => {
                 p.nrpcs += 1;
                 p.hostid = reply.hostid;
-                p.no_rsc_apps = reply.no_rsc_apps.into();
+                p.modern.no_rsc_apps = reply.no_rsc_apps.into();
                 // Reported results are acknowledged and leave the client.
                 let (met, missed, wasted) = self.drop_reported(now, pi);
                 // The server's aborts: the job stops and is reported as aborted by
@@ -389,7 +389,7 @@ impl ClientHost {
         p.hostid = HostId(1);
         let no_rsc_apps: [bool; crate::server::resource::N_RSC] =
             std::array::from_fn(|r| r != crate::server::resource::CPU);
-        p.no_rsc_apps = no_rsc_apps.into();
+        p.modern.no_rsc_apps = no_rsc_apps.into();
         p.met_deadline += met;
         p.missed_deadline += missed;
         p.flops_wasted += wasted;
