@@ -168,8 +168,8 @@ mod background_tests {
         assert!(bg.nrpcs > 0 && bg.njobs > 0);
         assert_eq!(bg.nrpc_failed, 0);
         assert_eq!(bg.missed_deadline, 0);
-        assert!(!bg.no_rsc_apps[0]);
-        assert!((1..crate::server::resource::N_RSC).all(|r| bg.no_rsc_apps[r]));
+        assert!(!bg.modern.no_rsc_apps[0]);
+        assert!((1..crate::server::resource::N_RSC).all(|r| bg.modern.no_rsc_apps[r]));
     }
 
     #[test]

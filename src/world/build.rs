@@ -435,12 +435,12 @@ fn apply_start(start: &StartPlan, host: &mut ClientHost, joined: f64) {
             continue; // the group is not attached to it: refused when loaded
         };
         if let Some(rec) = s.rec {
-            p.rec = rec;
-            p.rec_time = joined;
+            p.modern.rec = rec;
+            p.modern.rec_time = joined;
         }
         if let Some(x) = s.exp_avg_cpu {
-            p.exp_avg_cpu = x;
-            p.exp_avg_mod_time = joined;
+            p.seed.exp_avg_cpu = x;
+            p.seed.exp_avg_mod_time = joined;
         }
         if let Some(t) = s.min_rpc_time {
             p.min_rpc_time = t as f64;
@@ -449,10 +449,10 @@ fn apply_start(start: &StartPlan, host: &mut ClientHost, joined: f64) {
             p.nrpc_failures = n;
         }
         if let Some(t) = s.cpu_backoff_time {
-            p.backoff_time[CPU] = t as f64;
+            p.modern.backoff_time[CPU] = t as f64;
         }
         if let Some(t) = s.cpu_backoff_interval {
-            p.backoff_interval[CPU] = t as f64;
+            p.modern.backoff_interval[CPU] = t as f64;
         }
     }
 }

@@ -11,7 +11,9 @@
 
 use crate::client::availability::AvailSpec;
 use crate::client::config::ClientConfig;
-use crate::client::host::{ClientHost, ClientJob, ProjectState, TimeStats, execution, run_for};
+use crate::client::host::{
+    ClientHost, ClientJob, ProjectState, TimeStats, TransferFlag, execution, run_for,
+};
 use crate::client::merit::IdleRun;
 use crate::client::scripted::ScriptedHost;
 use crate::engine::Time;
@@ -306,20 +308,20 @@ impl<'a> ProjectView<'a> {
         check!(Int master_fetch_failures, |v| v.p.master_fetch_failures as i64),
         check!(Flag master_url_fetch_pending, |v| v.p.master_url_fetch_pending),
         check!(Float min_rpc_time, |v| v.p.min_rpc_time),
-        check!(Float rec, |v| v.p.rec),
-        check!(Float exp_avg_cpu, |v| v.p.exp_avg_cpu),
-        check!(Float resource_debt, |v| v.p.resource_debt),
-        check!(Int debt_order, |v| v.p.debt_order as i64),
+        check!(Float rec, |v| v.p.modern.rec),
+        check!(Float exp_avg_cpu, |v| v.p.seed.exp_avg_cpu),
+        check!(Float resource_debt, |v| v.p.seed.resource_debt),
+        check!(Int debt_order, |v| v.p.seed.debt_order as i64),
         check!(Float cpu_time, |v| v.cpu_time()),
         check!(Float idle_time, |v| v.idle().idle_time),
         check!(Float idle_time_sumsq, |v| v.idle().idle_time_sumsq),
         check!(Int jobs, |v| v.jobs().count() as i64),
         check!(Int jobs_received, |v| v.p.njobs as i64),
         check!(Int rpcs, |v| v.p.nrpcs as i64),
-        check!(Int deadlines_missed, |v| v.p.deadlines_missed as i64),
-        check!(Float cpu_backoff_interval, |v| v.p.backoff_interval[CPU]),
-        check!(Float cpu_backoff_time, |v| v.p.backoff_time[CPU]),
-        check!(Float sched_priority, |v| v.p.sched_priority),
+        check!(Int deadlines_missed, |v| v.p.modern.deadlines_missed as i64),
+        check!(Float cpu_backoff_interval, |v| v.p.modern.backoff_interval[CPU]),
+        check!(Float cpu_backoff_time, |v| v.p.modern.backoff_time[CPU]),
+        check!(Float sched_priority, |v| v.p.modern.sched_priority),
         check!(Float req_secs, |v| v.p.last_request().req_secs),
         check!(Float req_instances, |v| v.p.last_request().req_instances),
         check!(Float estimated_delay, |v| v.p.last_request().estimated_delay),
@@ -338,9 +340,9 @@ impl<'a> ProjectView<'a> {
         check!(Int xfer_backoff_down, |v| v.h.xfer_view(v.k, v.now).backoff[0]),
         check!(Int xfer_backoff_up, |v| v.h.xfer_view(v.k, v.now).backoff[1]),
         check!(Int next_file_retry, |v| v.h.xfer_view(v.k, v.now).next_retry),
-        check!(Flag download_stalled, |v| v.p.download_stalled),
-        check!(Flag too_many_uploads, |v| v.p.too_many_uploads),
-        check!(Flag actively_uploading, |v| v.p.actively_uploading),
+        check!(Flag download_stalled, |v| v.p.modern.transfer[TransferFlag::DownloadStalled]),
+        check!(Flag too_many_uploads, |v| v.p.modern.transfer[TransferFlag::TooManyUploads]),
+        check!(Flag actively_uploading, |v| v.p.modern.transfer[TransferFlag::ActivelyUploading]),
     ];
 
     /// The project's jobs the client holds, in arrival order.

@@ -6,7 +6,9 @@
 //! (§3.4–3.5). Only this file reads a job's true size and speed to run it; what the
 //! client believes of a job goes through `client::estimate`.
 
-use super::{ClientHost, ClientJob, HostBehaviour, JobUsage, ProjectState, TaskState};
+use super::{
+    ClientHost, ClientJob, HostBehaviour, JobUsage, ProjectState, TaskState, TransferFlag,
+};
 use crate::client::config::ClientConfig;
 use crate::client::estimate;
 use crate::client::truth::correct_output;
@@ -155,7 +157,7 @@ impl ClientHost {
                 p.flops_used += secs * speed;
                 // REC counts instance-seconds weighted by the resource's speed
                 // relative to a CPU (spec client §2.3), kept here as CPU-seconds.
-                p.secs_this_rec_interval += if u.uses_gpu() {
+                p.modern.secs_this_rec_interval += if u.uses_gpu() {
                     p.gpu_time += secs * u.gpu_usage;
                     secs * (x.cpus + u.gpu_usage * rel[u.proc_type.index()])
                 } else {
@@ -294,7 +296,9 @@ impl ClientHost {
             }
             let j = &self.jobs[k];
             let p = &mut self.projects[j.project as usize];
-            p.request_if_idle_and_uploading = true;
+            p.modern
+                .transfer
+                .set(TransferFlag::RequestIfIdleAndUploading, true);
             if es == 0 {
                 p.dcf.update(estimate::dcf_sample(j.progress()));
             }

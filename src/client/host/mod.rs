@@ -24,12 +24,18 @@
 //!   events, finish, are preempted and checkpoint (spec client §3.4, §5.4);
 //! - `rpc.rs`: one scheduler RPC: the request a host sends, the reply it reads, and
 //!   the [`ServerLink`] they go through (spec client §4);
-//! - `invariants.rs`: the client invariants the world checks after every host event.
+//! - `invariants.rs`: the client invariants the world checks after every host event;
+//! - `seed_state.rs` and `modern_state.rs`: each policy's own state, which the host
+//!   holds ([`ProjectState::seed`], [`ProjectState::modern`], [`ClientHost::modern`])
+//!   and only that policy reads: below the host, so that it can hold them without
+//!   naming a policy.
 
 mod execution;
 mod invariants;
 mod job;
+mod modern_state;
 mod rpc;
+mod seed_state;
 #[cfg(test)]
 mod tests;
 mod xfer;
@@ -40,9 +46,13 @@ pub use super::truth::correct_output;
 pub(crate) use execution::run_for;
 pub use execution::{CLIENT_ERROR_EXIT, Execution, execution, gpu_relative_speeds};
 pub use job::{ClientJob, JobFlags, JobUsage, TaskState};
+pub use modern_state::{
+    FlagIndex, Flags, ModernHost, ModernProject, RscFlags, TransferFlag, TransferFlags,
+};
 #[cfg(test)]
 pub(crate) use rpc::test_reply;
 pub use rpc::{RpcReason, RpcStatus, ServerLink, WorkRequest, status_of};
+pub use seed_state::SeedProject;
 pub use xfer::{Dir, HostXfer};
 // The time statistics live with the availability that computes them; the host keeps
 // and sends them, and this path still names them.
@@ -60,8 +70,22 @@ use crate::server::resource::Coproc;
 use crate::server::types::*;
 use rand::RngExt;
 
-/// Per-(host, project) client state: the union of what both policies keep (spec
-/// client §1.1, §2.3, §2.7, §2.8).
+/// Per-(host, project) client state (spec client §1.1, §2.3, §2.7, §2.8): what both
+/// policies, the host's shared mechanics or the world's statistics read, and each
+/// policy's own state, [`seed`](Self::seed) and [`modern`](Self::modern).
+///
+/// Every slot holds both parts, though a host runs one policy for the whole run (its
+/// group's `[client] policy`). An enum of the two would take the larger part and a
+/// tag, 136 bytes for 160, and bring the slot to 272 bytes: a 288-byte block of the
+/// allocator instead of 304 for a one-project host (16 MB at a million hosts). That
+/// is not worth what it costs: every read of either part would match on the policy,
+/// and so would the host's shared mechanics before each write they make for the
+/// modern client (a task's instance-seconds, a finished job or upload, a reply's
+/// `no_rsc_apps`); the world's starting state and `[[expect]]` entries would have to
+/// answer for a part the host lacks; and every slot, the tests' included, would need
+/// its policy to be built. Side by side each part is a plain field, and the slot
+/// costs what its fields cost before they were split: 296 bytes, within the host's
+/// budget (`src/memory_budget.rs`).
 #[derive(Clone, Debug, Default)]
 pub struct ProjectState {
     /// Index of the project in the world (scenario order).
@@ -76,21 +100,9 @@ pub struct ProjectState {
     pub master_fetch_failures: u32,
     pub master_url_fetch_pending: bool,
     pub sched_rpc_pending: RpcReason,
-    // --- seed policy (§1.2–1.3) ---
-    pub exp_avg_cpu: f64,
-    pub exp_avg_mod_time: f64,
-    pub resource_debt: f64,
-    pub debt_order: u32,
-    /// Duration correction factor (§3.6); the seed policy's estimates use it.
+    /// Duration correction factor (§3.6): the host's runtime estimates keep it up to
+    /// date under both policies, and those of the seed policy use it.
     pub dcf: Dcf,
-    // --- modern policy (§2.3–2.7) ---
-    pub rec: f64,
-    pub rec_time: f64,
-    /// Scratch copy of `rec` while building run lists (`adjust_rec_sched`).
-    pub rec_temp: f64,
-    /// Instance-seconds of CPU since the start of the REC interval.
-    pub secs_this_rec_interval: f64,
-    pub sched_priority: f64,
     /// The work request of the project's last scheduler RPC (`req_secs`,
     /// `req_instances`, `estimated_delay`), kept for scripted expectations only
     /// ([`ClientConfig::keep_last_request`]): no policy reads it. Boxed and kept only
@@ -99,34 +111,11 @@ pub struct ProjectState {
     /// overwritten in place after ([`Self::keep_request`]). Read it with
     /// [`Self::last_request`].
     pub last_request: Option<Box<WorkRequest>>,
-    /// The work-fetch backoff of each processor type, by BOINC's number (the
-    /// CPU's at [`CPU`](crate::server::resource::CPU); spec client §2.7,
-    /// `RSC_PROJECT_WORK_FETCH::backoff_interval`): its current length, and when it
-    /// ends (0: none).
-    pub backoff_interval: [f64; crate::server::resource::N_RSC],
-    pub backoff_time: [f64; crate::server::resource::N_RSC],
-    /// The last reply's `no_rsc_apps`: the project has no app version for that
-    /// processor type, so work fetch never asks it for that type (spec client §2.6).
-    pub no_rsc_apps: RscFlags,
-    /// Whether the last request that asked for each processor type got no jobs of
-    /// it (by BOINC's number; `PROJECT::sched_req_no_work[i]`, spec client §2.6): a
-    /// better project so marked does not keep a piggy-backed request from asking
-    /// for that type.
-    pub sched_req_no_work: RscFlags,
-    /// Transfer flags the modern client's work fetch and reporting read (spec client
-    /// §8.4), refreshed by the host's transfer step; always false without files.
-    pub download_stalled: bool,
-    pub too_many_uploads: bool,
-    pub actively_uploading: bool,
-    /// A job of the project finished since its last reply: work fetch may ask it
-    /// for idle instances although it is uploading
-    /// (`request_if_idle_and_uploading`, set in `CLIENT_STATE::app_finished`).
-    pub request_if_idle_and_uploading: bool,
-    /// RR simulation outputs (§2.5 step 5).
-    pub deadlines_missed: u32,
-    pub deadlines_missed_copy: u32,
-    pub nused_total: f64,
-    pub n_runnable_jobs: u32,
+    // --- each policy's own (§1.1–1.3; §2.3–2.7, §8.4) ---
+    /// What only the seed policy reads: its CPU average and resource debt.
+    pub seed: SeedProject,
+    /// What only the modern policy reads: REC, priority, work fetch, RR simulation.
+    pub modern: ModernProject,
     // --- accounting (figures of merit, hosts.csv) ---
     /// CPU seconds computed for the project (all jobs, wasted or not).
     pub cpu_time: f64,
@@ -187,57 +176,6 @@ impl ProjectState {
     }
 }
 
-/// One flag per processor type, by BOINC's number, one bit each: read as an array
-/// (`flags[rsc]`), set with [`RscFlags::set`]. Two `[bool; N_RSC]` of
-/// [`ProjectState`] took 8 bytes; as bits they take 2, which brings the state to
-/// 296 bytes, a 304-byte block of the allocator instead of 320 for a one-project
-/// host (16 MB at a million hosts).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RscFlags(u8);
-
-impl RscFlags {
-    /// Sets the flag of processor type `rsc` (`rsc < N_RSC`, as an array index).
-    #[inline]
-    pub fn set(&mut self, rsc: usize, on: bool) {
-        assert!(rsc < crate::server::resource::N_RSC, "processor type {rsc}");
-        if on {
-            self.0 |= 1 << rsc;
-        } else {
-            self.0 &= !(1 << rsc);
-        }
-    }
-}
-
-impl std::ops::Index<usize> for RscFlags {
-    type Output = bool;
-    /// The flag of processor type `rsc`; out of range, a panic, as an array's.
-    #[inline]
-    fn index(&self, rsc: usize) -> &bool {
-        assert!(rsc < crate::server::resource::N_RSC, "processor type {rsc}");
-        if self.0 & (1 << rsc) != 0 {
-            &true
-        } else {
-            &false
-        }
-    }
-}
-
-impl From<[bool; crate::server::resource::N_RSC]> for RscFlags {
-    fn from(flags: [bool; crate::server::resource::N_RSC]) -> Self {
-        let mut f = RscFlags(0);
-        for (rsc, &on) in flags.iter().enumerate() {
-            f.set(rsc, on);
-        }
-        f
-    }
-}
-
-impl PartialEq<[bool; crate::server::resource::N_RSC]> for RscFlags {
-    fn eq(&self, other: &[bool; crate::server::resource::N_RSC]) -> bool {
-        *self == RscFlags::from(*other)
-    }
-}
-
 /// Behaviour of a host group that is not policy: how its outputs err and detaching.
 /// The error and wrong-result probabilities are each host's own ([`HostTruth`]).
 #[derive(Clone, Debug, Default)]
@@ -290,22 +228,9 @@ pub struct ClientHost {
     /// When the host leaves for good (`Time::MAX`: never).
     pub leave_at: Time,
     pub gone: bool,
-    // --- modern client cadence (§2.9, §3.1) ---
-    /// The last gated check of the RPC poll (`last_work_fetch_time`). While
-    /// `must_check_work_fetch` is set it holds instead the poll that will use the
-    /// request up (`scheduler_rpc_poll` clears the flag and restarts the 60-s grid
-    /// there, spec client §2.9 step 5), as the modern policy knew it at the end of its
-    /// last event; `f64::INFINITY`: raised since (a finished upload), so the host's
-    /// next event is the first poll that may use it. One field for both keeps the
-    /// host small: the last check is not needed while a check is pending.
-    pub last_work_fetch_check: f64,
-    pub must_check_work_fetch: bool,
-    /// The RPC poll does not act before this time: the last scheduler operation plus
-    /// `SCHEDULER_RPC_POLL_PERIOD` (spec client §2.1, §2.9).
-    pub next_rpc_poll: f64,
-    pub last_schedule: f64,
-    pub must_schedule_cpus: bool,
-    pub rec_interval_start: f64,
+    /// The modern policy's cadences and REC interval ([`ModernHost`]); the seed
+    /// policy keeps nothing per host.
+    pub modern: ModernHost,
     pub merit: HostMerit,
     /// The host's own error and wrong-result probabilities, error class and truth
     /// stream (a reliable host until the world sets them).
@@ -352,12 +277,7 @@ impl ClientHost {
             joined,
             leave_at: Time::MAX,
             gone: false,
-            last_work_fetch_check: f64::INFINITY,
-            next_rpc_poll: 0.0,
-            must_check_work_fetch: true,
-            last_schedule: f64::NEG_INFINITY,
-            must_schedule_cpus: true,
-            rec_interval_start: joined as f64,
+            modern: ModernHost::starting(joined as f64),
             merit: HostMerit::default(),
             coprocs: Box::default(),
             app_versions: smallvec::SmallVec::new(),
@@ -401,11 +321,11 @@ impl ClientHost {
         );
         // App version 0: a plain one-CPU job, the default of the jobs tests build.
         h.app_versions.push(JobUsage::default());
-        h.last_work_fetch_check = 0.0;
-        h.must_check_work_fetch = false;
-        h.last_schedule = 0.0;
-        h.must_schedule_cpus = false;
-        h.rec_interval_start = 0.0;
+        h.modern.last_work_fetch_check = 0.0;
+        h.modern.must_check_work_fetch = false;
+        h.modern.last_schedule = 0.0;
+        h.modern.must_schedule_cpus = false;
+        h.modern.rec_interval_start = 0.0;
         h
     }
 

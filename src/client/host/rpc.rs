@@ -262,7 +262,7 @@ impl ClientHost {
             (RpcStatus::Ok { .. }, Some(reply)) => {
                 p.nrpcs += 1;
                 p.hostid = reply.hostid;
-                p.no_rsc_apps = reply.no_rsc_apps.into();
+                p.modern.no_rsc_apps = reply.no_rsc_apps.into();
                 // Acknowledged results leave the client (`<result_ack>`).
                 let acks = &reply.acks;
                 let (met, missed, wasted) = self.drop_reported(now, pi, |r| acks.contains(&r));
@@ -378,7 +378,7 @@ impl ClientHost {
         p.hostid = HostId(1);
         let no_rsc_apps: [bool; crate::server::resource::N_RSC] =
             std::array::from_fn(|r| r != crate::server::resource::CPU);
-        p.no_rsc_apps = no_rsc_apps.into();
+        p.modern.no_rsc_apps = no_rsc_apps.into();
         p.met_deadline += met;
         p.missed_deadline += missed;
         p.flops_wasted += wasted;

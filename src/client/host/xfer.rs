@@ -14,7 +14,7 @@
 //! `first_request_time`, `next_request_time`, `nretry`, and one `FILE_XFER_BACKOFF` per
 //! project and direction (`client/client_types.cpp`).
 
-use super::{ClientHost, TaskState};
+use super::{ClientHost, TaskState, TransferFlag};
 use crate::client::config::ClientConfig;
 use crate::client::files::{FilesPlan, XferTimes};
 use crate::engine::Time;
@@ -556,16 +556,16 @@ impl ClientHost {
                     j.completed_time = db_time(now);
                     let p = &mut self.projects[f.slot as usize];
                     let rsc = self.app_versions[j.app_version as usize].proc_type.index();
-                    p.backoff_time[rsc] = 0.0;
-                    p.backoff_interval[rsc] = 0.0;
+                    p.modern.backoff_time[rsc] = 0.0;
+                    p.modern.backoff_interval[rsc] = 0.0;
                 }
                 if let Some(jf) = x.job(f.slot, r) {
                     jf.times.set(UPLOAD_END, now);
                 }
                 // "project finished uploading": a work-fetch check.
                 if !(x.files.iter()).any(|g| g.slot == f.slot && g.dir == Dir::Up) {
-                    self.must_check_work_fetch = true;
-                    self.last_work_fetch_check = f64::INFINITY;
+                    self.modern.must_check_work_fetch = true;
+                    self.modern.last_work_fetch_check = f64::INFINITY;
                 }
                 return;
             }
@@ -586,7 +586,7 @@ impl ClientHost {
                 j.state = TaskState::Unstarted;
                 j.client_state = 2; // RESULT_FILES_DOWNLOADED
                 jf.times.set(DOWNLOAD_END, now);
-                self.must_schedule_cpus = true; // "files downloaded"
+                self.modern.must_schedule_cpus = true; // "files downloaded"
             }
             jf.waiting = false;
         }
@@ -699,9 +699,13 @@ impl ClientHost {
         if x.files.is_empty() {
             // Nothing moves or waits: only a download backoff can stall.
             for (p, px) in self.projects.iter_mut().zip(&x.proj) {
-                p.download_stalled = px.next_xfer_time[0] > now;
-                p.too_many_uploads = false;
-                p.actively_uploading = false;
+                p.modern
+                    .transfer
+                    .set(TransferFlag::DownloadStalled, px.next_xfer_time[0] > now);
+                p.modern.transfer.set(TransferFlag::TooManyUploads, false);
+                p.modern
+                    .transfer
+                    .set(TransferFlag::ActivelyUploading, false);
             }
             return;
         }
@@ -709,23 +713,31 @@ impl ClientHost {
         let limit = 2 * (self.usable_cpus(cfg) as usize).max(gpus as usize);
         for (pi, p) in self.projects.iter_mut().enumerate() {
             let slot = pi as u16;
-            p.download_stalled = x.proj[pi].next_xfer_time[0] > now
+            let stalled = x.proj[pi].next_xfer_time[0] > now
                 || (x.files.iter()).any(|f| {
                     f.slot == slot
                         && f.dir == Dir::Down
                         && f.flow.is_none()
                         && f.next_request_time > now
                 });
+            p.modern
+                .transfer
+                .set(TransferFlag::DownloadStalled, stalled);
             let uploading = (self.jobs.iter())
                 .filter(|j| j.project == slot && j.state == TaskState::Uploading)
                 .count();
-            p.too_many_uploads = uploading > limit;
-            p.actively_uploading = (x.files.iter()).any(|f| {
+            p.modern
+                .transfer
+                .set(TransferFlag::TooManyUploads, uploading > limit);
+            let active = (x.files.iter()).any(|f| {
                 f.slot == slot
                     && f.dir == Dir::Up
                     && f.flow.is_some()
                     && now - f.xfer_start <= WF_UPLOAD_DEFER_INTERVAL
             });
+            p.modern
+                .transfer
+                .set(TransferFlag::ActivelyUploading, active);
         }
     }
 
@@ -1017,7 +1029,7 @@ mod tests {
         // Two files, both refused: two failures in a row, each file retries at 120.
         let v = h.xfer_view(0, 0);
         assert_eq!((v.failures[0], v.backoff[0], v.next_retry), (2, 0, 120));
-        assert!(h.projects[0].download_stalled);
+        assert!(h.projects[0].modern.transfer[TransferFlag::DownloadStalled]);
         h.xfer_poll(120, &c, &mut s);
         // The first file fails a third time: backoff min(21600, 960)·0.5 = 480 from
         // now, and its own retry 240 later. The second file is not even tried
@@ -1038,7 +1050,7 @@ mod tests {
         assert_eq!((v.failures[0], v.backoff[0]), (0, 0));
         assert_eq!(states(&h), [2, RESULT_FILES_DOWNLOADING]);
         assert_eq!(h.jobs[0].state, TaskState::Unstarted);
-        assert!(h.must_schedule_cpus);
+        assert!(h.modern.must_schedule_cpus);
     }
 
     /// §8.2: at most 2 transfers per project and direction start; a host that
@@ -1109,7 +1121,7 @@ mod tests {
         h.xfer_poll(1001, &c, &mut s);
         assert_eq!(s.started.last(), Some(&(2, Dir::Up, 2e6)));
         h.xfer_flags(1001, &c);
-        assert!(h.projects[0].actively_uploading);
+        assert!(h.projects[0].modern.transfer[TransferFlag::ActivelyUploading]);
         h.xfer_finished(1003, 2);
         assert!(h.jobs[0].ready_to_report());
         assert_eq!(h.jobs[0].completed_time, 1003);
@@ -1160,15 +1172,21 @@ mod tests {
         };
         assert_eq!(h.finish_tasks(10, &behaviour, |_, _| {}), 3);
         h.xfer_flags(10, &c);
-        assert!(h.projects[0].too_many_uploads, "3 > 2·1");
+        assert!(
+            h.projects[0].modern.transfer[TransferFlag::TooManyUploads],
+            "3 > 2·1"
+        );
         let mut s = Server::default();
         h.xfer_poll(10, &c, &mut s);
         h.xfer_finished(12, 0);
         h.xfer_flags(12, &c);
-        assert!(!h.projects[0].too_many_uploads, "2 is not more than 2");
-        assert!(h.projects[0].actively_uploading);
+        assert!(
+            !h.projects[0].modern.transfer[TransferFlag::TooManyUploads],
+            "2 is not more than 2"
+        );
+        assert!(h.projects[0].modern.transfer[TransferFlag::ActivelyUploading]);
         // Uploads started more than WF_UPLOAD_DEFER_INTERVAL ago are not recent.
         h.xfer_flags(10 + WF_UPLOAD_DEFER_INTERVAL + 1, &c);
-        assert!(!h.projects[0].actively_uploading);
+        assert!(!h.projects[0].modern.transfer[TransferFlag::ActivelyUploading]);
     }
 }

@@ -3,7 +3,7 @@
 //! `RSC_PROJECT_WORK_FETCH::resource_backoff`; spec client §2.7, §2.8).
 
 use crate::client::config::ClientConfig;
-use crate::client::host::{ClientHost, ProjectState};
+use crate::client::host::{ClientHost, ModernProject, ProjectState};
 use crate::server::resource::ProcType;
 
 /// `SCHED_RETRY_DELAY_MIN` / `SCHED_RETRY_DELAY_MAX` (§2.1).
@@ -61,7 +61,7 @@ pub(crate) fn project_rpc_backoff(
 }
 
 /// The backoff interval and end of processor type `rsc` for project `p`.
-fn backoff_of(p: &mut ProjectState, rsc: ProcType) -> (&mut f64, &mut f64) {
+fn backoff_of(p: &mut ModernProject, rsc: ProcType) -> (&mut f64, &mut f64) {
     let k = rsc.index();
     (&mut p.backoff_interval[k], &mut p.backoff_time[k])
 }
@@ -80,24 +80,24 @@ pub(crate) fn rsc_backoff(
     now: f64,
     cfg: &ClientConfig,
 ) {
-    let (ival, _) = backoff_of(&mut host.projects[pi], rsc);
+    let (ival, _) = backoff_of(&mut host.projects[pi].modern, rsc);
     *ival = if *ival > 0.0 {
         (2.0 * *ival).min(WF_MAX_BACKOFF_INTERVAL)
     } else {
         WF_MIN_BACKOFF_INTERVAL
     };
     let u = host.draw_u(cfg);
-    let (ival, time) = backoff_of(&mut host.projects[pi], rsc);
+    let (ival, time) = backoff_of(&mut host.projects[pi].modern, rsc);
     *time = now + (0.5 + u) * *ival;
 }
 
 /// `clear_backoff` of the CPU: jobs arrived.
-pub(crate) fn clear_resource_backoff(p: &mut ProjectState) {
+pub(crate) fn clear_resource_backoff(p: &mut ModernProject) {
     clear_rsc_backoff(p, ProcType::Cpu);
 }
 
 /// `clear_backoff` of processor type `rsc`: jobs of it arrived.
-pub(crate) fn clear_rsc_backoff(p: &mut ProjectState, rsc: ProcType) {
+pub(crate) fn clear_rsc_backoff(p: &mut ModernProject, rsc: ProcType) {
     let (ival, time) = backoff_of(p, rsc);
     *time = 0.0;
     *ival = 0.0;
@@ -174,7 +174,7 @@ mod tests {
         let mut ivals = Vec::new();
         for _ in 0..10 {
             resource_backoff(&mut h, 0, 100.0, &g.cfg);
-            ivals.push(h.projects[0].backoff_interval[CPU]);
+            ivals.push(h.projects[0].modern.backoff_interval[CPU]);
         }
         assert_eq!(
             &ivals[..9],
@@ -182,8 +182,11 @@ mod tests {
                 600.0, 1200.0, 2400.0, 4800.0, 9600.0, 19200.0, 38400.0, 76800.0, 86400.0
             ]
         );
-        assert_eq!(h.projects[0].backoff_time[CPU], 100.0 + 0.5 * 86_400.0);
-        clear_resource_backoff(&mut h.projects[0]);
-        assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
+        assert_eq!(
+            h.projects[0].modern.backoff_time[CPU],
+            100.0 + 0.5 * 86_400.0
+        );
+        clear_resource_backoff(&mut h.projects[0].modern);
+        assert_eq!(h.projects[0].modern.backoff_interval[CPU], 0.0);
     }
 }

@@ -14,7 +14,7 @@
 //! poll, so the grid does not advance over such intervals. The 1-s main loop is
 //! treated as continuous (every integer second), and so is the 5-s RPC poll while it
 //! is idle; after a poll that started an operation the next one waits
-//! `SCHEDULER_RPC_POLL_PERIOD` (`ClientHost::next_rpc_poll`).
+//! `SCHEDULER_RPC_POLL_PERIOD` (`ModernHost::next_rpc_poll`).
 
 use super::buf::SmallBuf;
 use super::cpu_sched;
@@ -42,9 +42,9 @@ pub(crate) fn rpc_allowed(host: &ClientHost) -> bool {
 /// at creation, which has the same effect.)
 pub(crate) fn is_first_wake(host: &ClientHost) -> bool {
     host.merit.active_time == 0.0
-        && host.rec_interval_start == 0.0
-        && host.last_schedule == 0.0
-        && host.last_work_fetch_check == 0.0
+        && host.modern.rec_interval_start == 0.0
+        && host.modern.last_schedule == 0.0
+        && host.modern.last_work_fetch_check == 0.0
 }
 
 /// Last multiple of `period` after `last` that is ≤ `t` (or `last`).
@@ -65,20 +65,20 @@ fn grid_at_or_after(last: f64, period: f64, t: f64) -> f64 {
 /// `(prev, now)`, so the client was rescheduling on its grid.
 pub(crate) fn sync_schedule(host: &mut ClientHost, now: f64, continuous: bool) -> bool {
     let p = cpu_sched::CPU_SCHED_PERIOD;
-    if host.must_schedule_cpus {
+    if host.modern.must_schedule_cpus {
         return true;
     }
-    if now - host.last_schedule < p {
+    if now - host.modern.last_schedule < p {
         return false;
     }
     if !continuous {
         return true;
     }
-    let g = grid_at_or_before(host.last_schedule, p, now);
+    let g = grid_at_or_before(host.modern.last_schedule, p, now);
     if g >= now {
         return true;
     }
-    host.last_schedule = g;
+    host.modern.last_schedule = g;
     false
 }
 
@@ -99,7 +99,7 @@ fn backed_off_since(min_rpc_time: f64, t: f64) -> bool {
 /// project. So "RPC complete" forces one check 5 s after the RPC, and from then on
 /// the 60-s grid runs from that check.
 pub(crate) fn request_poll(host: &ClientHost, now: f64) -> f64 {
-    (now + 1.0).max(host.next_rpc_poll)
+    (now + 1.0).max(host.modern.next_rpc_poll)
 }
 
 /// Called first in an event at `now`, before anything raises a new request: a
@@ -109,8 +109,8 @@ pub(crate) fn request_poll(host: &ClientHost, now: f64) -> f64 {
 /// invariant, and restarted the 60-s grid.
 /// (`last_work_fetch_check` holds that poll while the flag is set.)
 pub(crate) fn use_up_request(host: &mut ClientHost, now: f64, continuous: bool) {
-    if host.must_check_work_fetch && continuous && host.last_work_fetch_check < now {
-        host.must_check_work_fetch = false;
+    if host.modern.must_check_work_fetch && continuous && host.modern.last_work_fetch_check < now {
+        host.modern.must_check_work_fetch = false;
     }
 }
 
@@ -124,10 +124,10 @@ pub(crate) fn sync_work_fetch(
     prev: f64,
     continuous: bool,
 ) -> bool {
-    if host.must_check_work_fetch {
+    if host.modern.must_check_work_fetch {
         return true;
     }
-    let mut l = host.last_work_fetch_check;
+    let mut l = host.modern.last_work_fetch_check;
     if !continuous {
         return now - l >= WORK_FETCH_PERIOD;
     }
@@ -152,7 +152,7 @@ pub(crate) fn sync_work_fetch(
     if g >= now && g > l {
         return true;
     }
-    host.last_work_fetch_check = g;
+    host.modern.last_work_fetch_check = g;
     false
 }
 
@@ -163,8 +163,8 @@ pub(crate) fn sync_work_fetch(
 /// `client/work_fetch.cpp`), so an ask after an empty reply waits for the grid.
 fn work_fetch_check_time(host: &ClientHost, now: f64, t: f64) -> f64 {
     let t = t.max(now + 1.0);
-    let mut last = host.last_work_fetch_check;
-    if host.must_check_work_fetch {
+    let mut last = host.modern.last_work_fetch_check;
+    if host.modern.must_check_work_fetch {
         let c = request_poll(host, now);
         if t <= c {
             return c;
@@ -198,22 +198,26 @@ pub(crate) fn next_wake(
     let computing = host.avail.computing();
     let mut next = f64::INFINITY;
     if computing {
-        if host.must_schedule_cpus {
+        if host.modern.must_schedule_cpus {
             next = t + 1.0;
         }
         let (slice, prio) = cpu_sched::next_change(host, t, cfg);
         let p = cpu_sched::CPU_SCHED_PERIOD;
         if slice.is_finite() {
-            next = next.min(grid_at_or_after(host.last_schedule, p, slice));
+            next = next.min(grid_at_or_after(host.modern.last_schedule, p, slice));
         }
         if prio.is_finite() {
             // Strictly after the crossing.
-            next = next.min(grid_at_or_after(host.last_schedule, p, prio.floor() + 1.0));
+            next = next.min(grid_at_or_after(
+                host.modern.last_schedule,
+                p,
+                prio.floor() + 1.0,
+            ));
         }
     }
     if rpc_allowed(host) {
         // Nothing the poll would do can happen before the poll period allows it.
-        next = next.min(rpc_wake(host, t, cfg, cache, computing).max(host.next_rpc_poll));
+        next = next.min(rpc_wake(host, t, cfg, cache, computing).max(host.modern.next_rpc_poll));
     }
     let next = if next.is_finite() && next < (Time::MAX / 2) as f64 {
         next.ceil() as Time
@@ -296,8 +300,8 @@ fn fetch_time(host: &ClientHost, rr: &RrOut, rsc: ProcType, now: f64, cfg: &Clie
     for p in &host.projects {
         if p.master_url_fetch_pending
             || p.hostid == HostId(0)
-            || p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS
-            || p.no_rsc_apps[rsc.index()]
+            || p.modern.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS
+            || p.modern.no_rsc_apps[rsc.index()]
         {
             continue;
         }
@@ -311,7 +315,7 @@ fn fetch_time(host: &ClientHost, rr: &RrOut, rsc: ProcType, now: f64, cfg: &Clie
         };
         fetch = fetch.min(
             buf.max(p.min_rpc_time.ceil())
-                .max(p.backoff_time[rsc.index()].ceil()),
+                .max(p.modern.backoff_time[rsc.index()].ceil()),
         );
     }
     fetch
@@ -333,24 +337,24 @@ mod tests {
     #[test]
     fn schedule_grid_replays_missed_checks() {
         let (mut h, _) = host_and_ctx(1, &[100.0], |_| {});
-        h.last_schedule = 100.0;
+        h.modern.last_schedule = 100.0;
         assert!(!sync_schedule(&mut h, 130.0, true));
         assert!(!sync_schedule(&mut h, 250.0, true));
-        assert_eq!(h.last_schedule, 220.0);
+        assert_eq!(h.modern.last_schedule, 220.0);
         assert!(sync_schedule(&mut h, 280.0, true));
         // After a suspension the first chance runs it.
-        h.last_schedule = 100.0;
+        h.modern.last_schedule = 100.0;
         assert!(sync_schedule(&mut h, 250.0, false));
     }
 
     #[test]
     fn work_fetch_gate_replays_forced_checks() {
         let (mut h, _) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-        h.last_work_fetch_check = 0.0;
+        h.modern.last_work_fetch_check = 0.0;
         // A backoff expired at 29.5: forced check at 30, then the grid is 90, 150...
         h.projects[0].min_rpc_time = 29.5;
         assert!(!sync_work_fetch(&mut h, 100.0, 10.0, true));
-        assert_eq!(h.last_work_fetch_check, 90.0);
+        assert_eq!(h.modern.last_work_fetch_check, 90.0);
         assert!(sync_work_fetch(&mut h, 150.0, 100.0, true));
         // The next check time for a trigger at 200: grid from 90 → 210, unless a
         // backoff expiry forces one earlier.
@@ -365,32 +369,32 @@ mod tests {
     fn rpc_complete_is_used_up_by_the_next_poll() {
         let (mut h, _) = host_and_ctx(1, &[100.0], |_| {});
         // An RPC at 65 left the request pending; the next poll may act at 70.
-        h.must_check_work_fetch = true;
-        h.next_rpc_poll = 70.0;
+        h.modern.must_check_work_fetch = true;
+        h.modern.next_rpc_poll = 70.0;
         assert_eq!(request_poll(&h, 65.0), 70.0);
         // A resource backoff ending at 365 is asked on the grid 70 + 60·k: 370.
         assert_eq!(work_fetch_check_time(&h, 65.0, 365.0), 370.0);
         // A trigger before the poll waits for it.
         assert_eq!(work_fetch_check_time(&h, 65.0, 66.0), 70.0);
         // Waking at 370, the request was used up at 70 and the grid point is due.
-        h.last_work_fetch_check = 70.0;
+        h.modern.last_work_fetch_check = 70.0;
         use_up_request(&mut h, 370.0, true);
-        assert!(!h.must_check_work_fetch);
-        assert_eq!(h.last_work_fetch_check, 70.0);
+        assert!(!h.modern.must_check_work_fetch);
+        assert_eq!(h.modern.last_work_fetch_check, 70.0);
         assert!(sync_work_fetch(&mut h, 370.0, 65.0, true));
         // Waking at 340 instead: no check is due, the grid is at 310.
-        h.must_check_work_fetch = true;
-        h.last_work_fetch_check = 70.0;
+        h.modern.must_check_work_fetch = true;
+        h.modern.last_work_fetch_check = 70.0;
         use_up_request(&mut h, 340.0, true);
         assert!(!sync_work_fetch(&mut h, 340.0, 65.0, true));
-        assert_eq!(h.last_work_fetch_check, 310.0);
+        assert_eq!(h.modern.last_work_fetch_check, 310.0);
         // A request raised since the last event (f64::INFINITY) is due now.
-        h.must_check_work_fetch = true;
-        h.last_work_fetch_check = f64::INFINITY;
+        h.modern.must_check_work_fetch = true;
+        h.modern.last_work_fetch_check = f64::INFINITY;
         use_up_request(&mut h, 340.0, true);
         assert!(sync_work_fetch(&mut h, 340.0, 65.0, true));
         // After a disconnection the first poll uses it up.
-        h.last_work_fetch_check = 70.0;
+        h.modern.last_work_fetch_check = 70.0;
         use_up_request(&mut h, 340.0, false);
         assert!(sync_work_fetch(&mut h, 340.0, 65.0, false));
     }

@@ -39,8 +39,8 @@ pub(crate) fn schedule_cpus(
     cfg: &ClientConfig,
     cache: &mut RrCache,
 ) {
-    host.last_schedule = now;
-    host.must_schedule_cpus = false;
+    host.modern.last_schedule = now;
+    host.modern.must_schedule_cpus = false;
     let mut list: SmallBuf<u32, 64> = SmallBuf::new();
     make_run_list(host, now, cfg, cache, &mut list);
     if enforce_run_list(host, now, cfg, &mut list) {
@@ -95,7 +95,7 @@ fn promote_once_ran_edf(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
         if !active || j.rr_sim_misses_deadline() {
             continue;
         }
-        if j.once_ran_edf() && host.projects[j.project as usize].deadlines_missed > 0 {
+        if j.once_ran_edf() && host.projects[j.project as usize].modern.deadlines_missed > 0 {
             j.set_rr_sim_misses_deadline(true);
             continue;
         }
@@ -121,7 +121,12 @@ fn earliest_deadline_result(host: &ClientHost, rsc: ProcType) -> Option<usize> {
     // No CPU job may when no project has misses left: skip the walk over the jobs.
     // The RR simulation rarely projects a miss, and `make_run_list` asks once per
     // EDF pick and once more to find none, so on most calls this is the whole work.
-    if rsc == ProcType::Cpu && host.projects.iter().all(|p| p.deadlines_missed_copy == 0) {
+    if rsc == ProcType::Cpu
+        && host
+            .projects
+            .iter()
+            .all(|p| p.modern.deadlines_missed_copy == 0)
+    {
         return None;
     }
     earliest_deadline_walk(host, rsc)
@@ -135,7 +140,10 @@ fn earliest_deadline_walk(host: &ClientHost, rsc: ProcType) -> Option<usize> {
             continue;
         }
         let may = if rsc == ProcType::Cpu {
-            host.projects[j.project as usize].deadlines_missed_copy > 0
+            host.projects[j.project as usize]
+                .modern
+                .deadlines_missed_copy
+                > 0
         } else {
             j.rr_sim_misses_deadline()
         };
@@ -215,7 +223,11 @@ impl EdfCpu {
     fn pick(&mut self, host: &ClientHost) -> Option<usize> {
         let mut best: Option<usize> = None;
         for (i, e) in self.jobs.iter().enumerate() {
-            if host.projects[e.project as usize].deadlines_missed_copy == 0 {
+            if host.projects[e.project as usize]
+                .modern
+                .deadlines_missed_copy
+                == 0
+            {
                 continue;
             }
             if best.is_none_or(|b| edf_before(host, *e, self.jobs[b])) {
@@ -261,8 +273,8 @@ fn highest_prio_project_best_result(host: &ClientHost, rsc: ProcType) -> Option<
     }
     let mut best: Option<(usize, f64)> = None;
     for (q, p) in host.projects.iter().enumerate() {
-        if cand_s[q].0 != NONE && best.is_none_or(|(_, b)| p.sched_priority > b) {
-            best = Some((q, p.sched_priority));
+        if cand_s[q].0 != NONE && best.is_none_or(|(_, b)| p.modern.sched_priority > b) {
+            best = Some((q, p.modern.sched_priority));
         }
     }
     best.map(|(q, _)| cand_s[q].0 as usize)
@@ -361,12 +373,12 @@ impl Candidates {
         }
         let mut best: Option<(u32, f64)> = None;
         for (q, p) in host.projects.iter().enumerate() {
-            let higher = best.is_none_or(|(_, b)| p.sched_priority > b);
+            let higher = best.is_none_or(|(_, b)| p.modern.sched_priority > b);
             if !higher {
                 continue;
             }
             if let Some(k) = self.first_of(host, q) {
-                best = Some((k, p.sched_priority));
+                best = Some((k, p.modern.sched_priority));
             }
         }
         best.map(|(k, _)| k as usize)
@@ -391,14 +403,14 @@ fn make_run_list(
     }
     promote_once_ran_edf(host, now, cfg);
     let n = host.usable_cpus(cfg) as f64;
-    let ctx = project_priority_init(host, |p| p.n_runnable_jobs > 0, n);
+    let ctx = project_priority_init(host, |p| p.modern.n_runnable_jobs > 0, n);
     let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
     for j in &mut host.jobs {
         j.set_scheduled(false);
         j.set_edf_scheduled(false);
     }
     for p in &mut host.projects {
-        p.deadlines_missed_copy = p.deadlines_missed;
+        p.modern.deadlines_missed_copy = p.modern.deadlines_missed;
     }
     // CPUs listed by single-thread and by multi-threaded CPU jobs, as
     // `PROC_RESOURCES::schedule` counts them: a GPU job reserves its instances only,
@@ -415,7 +427,7 @@ fn make_run_list(
             j.set_edf_scheduled(edf);
             let p = &mut host.projects[j.project as usize];
             if edf && !gpu {
-                p.deadlines_missed_copy -= 1;
+                p.modern.deadlines_missed_copy -= 1;
             }
             adjust_rec_sched(p, ctx, units);
             list.push(k as u32);
@@ -456,7 +468,11 @@ fn make_run_list(
         while !cpus_full(used) {
             // No CPU job may when no project has misses left (the usual case):
             // nothing to list.
-            if host.projects.iter().all(|p| p.deadlines_missed_copy == 0) {
+            if host
+                .projects
+                .iter()
+                .all(|p| p.modern.deadlines_missed_copy == 0)
+            {
                 break;
             }
             let Some(k) = edf.get_or_insert_with(|| EdfCpu::new(host)).pick(host) else {
@@ -576,7 +592,7 @@ fn enforce_run_list(
         }
     }
     if used < nf {
-        host.must_check_work_fetch = true; // "CPUs idle"
+        host.modern.must_check_work_fetch = true; // "CPUs idle"
     }
     let mut quit = false;
     for k in 0..host.jobs.len() {
@@ -696,7 +712,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
     let (mut a_s, mut r_s, mut rs_sum) = (0.0, 0.0, 0.0);
     for (p, c) in host.projects.iter().zip(cnt.iter()) {
         if c.0 > 0 {
-            a_s += p.rec;
+            a_s += p.modern.rec;
             r_s += c.1 as f64 * fcpu;
             rs_sum += p.resource_share;
         }
@@ -725,7 +741,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
             if k >= cnt[q].0 {
                 continue;
             }
-            let prio = ctx.priority(p.rec + units[q] * inc, p.resource_share);
+            let prio = ctx.priority(p.modern.rec + units[q] * inc, p.resource_share);
             if best.is_none_or(|(_, b)| prio > b) {
                 best = Some((q, prio));
             }
@@ -766,7 +782,7 @@ fn priority_change_time(host: &ClientHost, now: f64, cfg: &ClientConfig) -> f64 
         };
         let kc = u * c;
         let alpha = -a * (rq + kc * r_s) - b * r_s;
-        let beta = -a * ((p.rec - rq) + kc * (a_s - r_s)) - b * (a_s - r_s);
+        let beta = -a * ((p.modern.rec - rq) + kc * (a_s - r_s)) - b * (a_s - r_s);
         (alpha, beta)
     };
     // Largest root w* in (0, 1) over the relevant pairs: the earliest flip.
@@ -855,8 +871,8 @@ mod tests {
             }
             let mut best: Option<(usize, f64)> = None;
             for (q, p) in host.projects.iter().enumerate() {
-                if cand[q] != NONE && best.is_none_or(|(_, b)| p.sched_priority > b) {
-                    best = Some((q, p.sched_priority));
+                if cand[q] != NONE && best.is_none_or(|(_, b)| p.modern.sched_priority > b) {
+                    best = Some((q, p.modern.sched_priority));
                 }
             }
             best.map(|(q, _)| cand[q] as usize)
@@ -876,8 +892,8 @@ mod tests {
             let (mut h, _) = host_and_ctx(2, &vec![100.0; np], |_| {});
             give_gpus(&mut h, 1, 1e12);
             for p in &mut h.projects {
-                p.sched_priority = [-1.0, -0.5, -2.0][rng.random_range(0..3usize)];
-                p.deadlines_missed_copy = rng.random_range(0..4);
+                p.modern.sched_priority = [-1.0, -0.5, -2.0][rng.random_range(0..3usize)];
+                p.modern.deadlines_missed_copy = rng.random_range(0..4);
             }
             for _ in 0..rng.random_range(0..80usize) {
                 let q = rng.random_range(0..np) as u16;
@@ -911,10 +927,10 @@ mod tests {
                 let Some(k) = expected else { break };
                 h.jobs[k].set_scheduled(true);
                 let q = h.jobs[k].project as usize;
-                h.projects[q].deadlines_missed_copy -= 1;
+                h.projects[q].modern.deadlines_missed_copy -= 1;
             }
             for p in &mut h.projects {
-                p.deadlines_missed_copy = if rng.random_bool(0.3) { 1 } else { 0 };
+                p.modern.deadlines_missed_copy = if rng.random_bool(0.3) { 1 } else { 0 };
             }
             for rsc in [ProcType::Cpu, ProcType::Nvidia] {
                 let e = earliest_deadline_result(&h, rsc);
@@ -936,7 +952,8 @@ mod tests {
                         h2.jobs[e].set_scheduled(true);
                     }
                     let q = rng.random_range(0..np);
-                    h2.projects[q].sched_priority -= [0.0, 0.25, 1.0][rng.random_range(0..3usize)];
+                    h2.projects[q].modern.sched_priority -=
+                        [0.0, 0.25, 1.0][rng.random_range(0..3usize)];
                 }
                 edf_found += e.is_some() as u32;
                 prio_found += p.is_some() as u32;
@@ -1109,8 +1126,8 @@ mod tests {
     #[test]
     fn smaller_rec_per_share_runs_and_slices_interleave_projects() {
         let (mut h, g) = host_and_ctx(2, &[100.0, 100.0], |_| {});
-        h.projects[0].rec = 1.0;
-        h.projects[1].rec = 0.99;
+        h.projects[0].modern.rec = 1.0;
+        h.projects[1].modern.rec = 0.99;
         for _ in 0..3 {
             add_job(&mut h, 0, 10_000.0, 10_000_000);
             add_job(&mut h, 1, 10_000.0, 10_000_000);
@@ -1130,8 +1147,8 @@ mod tests {
     #[test]
     fn edf_overrides_priority_and_sets_once_ran_edf() {
         let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-        h.projects[1].rec = 0.0;
-        h.projects[0].rec = 10.0;
+        h.projects[1].modern.rec = 0.0;
+        h.projects[0].modern.rec = 10.0;
         add_job(&mut h, 0, 3600.0, 12_000); // misses: done at 3600 + 0 > 12000 − 8640
         add_job(&mut h, 1, 3600.0, 10_000_000);
         sched(&mut h, 0.0, &g.cfg);
@@ -1140,7 +1157,7 @@ mod tests {
         let mut g2 = g.clone();
         g2.cfg.cpu_sched_rr_only = true;
         let (mut h2, _) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-        h2.projects[0].rec = 10.0;
+        h2.projects[0].modern.rec = 10.0;
         add_job(&mut h2, 0, 3600.0, 12_000);
         add_job(&mut h2, 1, 3600.0, 10_000_000);
         sched(&mut h2, 0.0, &g2.cfg);
@@ -1171,7 +1188,7 @@ mod tests {
         // (REC 100) waits and decays. B's pick (k = 0) stays ahead of A's (k = 0) while
         // rec_B < rec_A: 200(1 − w) < 100·w, i.e. until w = 2/3, t = H·log2(1.5).
         let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-        h.projects[0].rec = 100.0;
+        h.projects[0].modern.rec = 100.0;
         add_job(&mut h, 0, 1e7, 1_000_000_000);
         add_job(&mut h, 1, 1e7, 1_000_000_000);
         h.jobs[1].state = TaskState::Running;

@@ -62,44 +62,44 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     host.begin_event(now, g);
     host.update_checkpoints(cfg);
     if cadence::is_first_wake(host) {
-        host.rec_interval_start = t;
+        host.modern.rec_interval_start = t;
         for p in &mut host.projects {
-            p.secs_this_rec_interval = 0.0;
+            p.modern.secs_this_rec_interval = 0.0;
         }
-        host.must_schedule_cpus = true;
-        host.must_check_work_fetch = true;
+        host.modern.must_schedule_cpus = true;
+        host.modern.must_check_work_fetch = true;
     }
     rec::adjust_rec(host, t, cfg);
     if host.finish_tasks(now, &g.behaviour, |_, _| {}) > 0 {
-        host.must_schedule_cpus = true;
-        host.must_check_work_fetch = true;
+        host.modern.must_schedule_cpus = true;
+        host.modern.must_check_work_fetch = true;
     }
     let computing = host.avail.computing();
     if computing && !was_computing {
-        host.must_schedule_cpus = true; // resume_tasks → request_schedule_cpus
+        host.modern.must_schedule_cpus = true; // resume_tasks → request_schedule_cpus
     }
     let connected = cadence::rpc_allowed(host);
     let sched_due = computing && cadence::sync_schedule(host, t, was_computing);
     let mut gate = connected && cadence::sync_work_fetch(host, t, prev, was_connected);
 
     let mut cache = rr_sim::RrCache::default();
-    if computing && (sched_due || host.must_schedule_cpus) {
+    if computing && (sched_due || host.modern.must_schedule_cpus) {
         cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
     }
     if connected
-        && t >= host.next_rpc_poll
+        && t >= host.modern.next_rpc_poll
         && scheduler_op::poll_round(host, now, g, server, &mut cache, &mut gate)?
             == Round::Operation
     {
-        host.next_rpc_poll = t + scheduler_op::SCHEDULER_RPC_POLL_PERIOD;
+        host.modern.next_rpc_poll = t + scheduler_op::SCHEDULER_RPC_POLL_PERIOD;
     }
-    if computing && host.must_schedule_cpus {
+    if computing && host.modern.must_schedule_cpus {
         cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
     }
     // A request still pending is used up by the next poll that may act (while the
     // host is disconnected, by its first poll after reconnecting: its next event).
-    if host.must_check_work_fetch {
-        host.last_work_fetch_check = if connected {
+    if host.modern.must_check_work_fetch {
+        host.modern.last_work_fetch_check = if connected {
             cadence::request_poll(host, t)
         } else {
             f64::INFINITY

@@ -49,7 +49,7 @@ pub(crate) fn update_average(
 /// only fires upstream after the client was not running (at most the last 60 s of
 /// work before a shutdown are dropped there; we keep them).
 pub(crate) fn adjust_rec(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
-    let elapsed = now - host.rec_interval_start;
+    let elapsed = now - host.modern.rec_interval_start;
     if elapsed < 0.0 {
         reset_rec_accounting(host, now);
         return;
@@ -63,21 +63,27 @@ pub(crate) fn adjust_rec(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
 
 fn reset_rec_accounting(host: &mut ClientHost, now: f64) {
     for p in &mut host.projects {
-        p.secs_this_rec_interval = 0.0;
+        p.modern.secs_this_rec_interval = 0.0;
     }
-    host.rec_interval_start = now;
+    host.modern.rec_interval_start = now;
 }
 
 /// `update_rec`: CPU-only, so `relative_speed = 1`; `cpu_usage_limit` is 100 %.
 fn update_rec(host: &mut ClientHost, now: f64, cfg: &ClientConfig) {
     let f = host.p_fpops;
-    let start = host.rec_interval_start;
+    let start = host.modern.rec_interval_start;
     for p in &mut host.projects {
-        let x = p.secs_this_rec_interval * f * COBBLESTONE_SCALE;
-        if p.rec_time == 0.0 {
-            p.rec_time = start;
+        let x = p.modern.secs_this_rec_interval * f * COBBLESTONE_SCALE;
+        if p.modern.rec_time == 0.0 {
+            p.modern.rec_time = start;
         }
-        update_average(now, x, cfg.rec_half_life, &mut p.rec, &mut p.rec_time);
+        update_average(
+            now,
+            x,
+            cfg.rec_half_life,
+            &mut p.modern.rec,
+            &mut p.modern.rec_time,
+        );
     }
 }
 
@@ -104,7 +110,7 @@ impl PrioCtx {
         let (mut rs_sum, mut rec_sum) = (0.0, 0.0);
         for p in projects.iter().filter(|p| participant(p)) {
             rs_sum += p.resource_share;
-            rec_sum += p.rec;
+            rec_sum += p.modern.rec;
         }
         if rec_sum == 0.0 {
             rec_sum = 1.0;
@@ -178,11 +184,11 @@ pub(crate) fn project_priority_init(
 ) -> PrioCtx {
     let ctx = PrioCtx::new(&host.projects, participant, total_peak_units(host, ncpus));
     for p in &mut host.projects {
-        p.rec_temp = p.rec;
-        p.sched_priority = if ctx.rs_sum == 0.0 {
+        p.modern.rec_temp = p.modern.rec;
+        p.modern.sched_priority = if ctx.rs_sum == 0.0 {
             0.0
         } else {
-            ctx.priority(p.rec_temp, p.resource_share)
+            ctx.priority(p.modern.rec_temp, p.resource_share)
         };
     }
     ctx
@@ -191,8 +197,8 @@ pub(crate) fn project_priority_init(
 /// `adjust_rec_sched`: a job of `p` of `units` peak units ([`job_peak_units`]) was
 /// added to a run list.
 pub fn adjust_rec_sched(p: &mut ProjectState, ctx: &PrioCtx, units: f64) {
-    p.rec_temp += ctx.rec_increment() * units;
-    p.sched_priority = ctx.priority(p.rec_temp, p.resource_share);
+    p.modern.rec_temp += ctx.rec_increment() * units;
+    p.modern.sched_priority = ctx.priority(p.modern.rec_temp, p.resource_share);
 }
 
 /// Credit per day one busy CPU earns (`p_fpops · 200/1e9`), the rate `R` of §2.3.

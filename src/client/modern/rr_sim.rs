@@ -170,7 +170,7 @@ fn pick_project(
     }
     let prio_of = |q: usize| {
         let p = &projects[q];
-        ctx.priority(p.rec + act_units[q] * inc, p.resource_share)
+        ctx.priority(p.modern.rec + act_units[q] * inc, p.resource_share)
     };
     let mut best: Option<(usize, Option<f64>)> = None;
     for (q, &nq) in next[..projects.len()].iter().enumerate() {
@@ -226,9 +226,9 @@ pub(crate) fn rr_simulation(
     // rr_init + init_pending_lists.
     if cpu {
         for p in &mut host.projects {
-            p.deadlines_missed = 0;
-            p.nused_total = 0.0;
-            p.n_runnable_jobs = 0;
+            p.modern.deadlines_missed = 0;
+            p.modern.nused_total = 0.0;
+            p.modern.n_runnable_jobs = 0;
         }
     }
     // The per-project buffers are used through plain slices, taken once: each
@@ -248,7 +248,7 @@ pub(crate) fn rr_simulation(
         let u = &host.app_versions[j.app_version as usize];
         if u.proc_type != rsc {
             if cpu && j.unfinished() {
-                host.projects[j.project as usize].n_runnable_jobs += 1;
+                host.projects[j.project as usize].modern.n_runnable_jobs += 1;
             }
             continue;
         }
@@ -259,8 +259,8 @@ pub(crate) fn rr_simulation(
         let q = j.project as usize;
         let p = &mut host.projects[q];
         if cpu {
-            p.n_runnable_jobs += 1;
-            p.nused_total += u.avg_ncpus;
+            p.modern.n_runnable_jobs += 1;
+            p.modern.nused_total += u.avg_ncpus;
         }
         if next[q] == NONE {
             next[q] = k as u32;
@@ -274,7 +274,7 @@ pub(crate) fn rr_simulation(
     // raises its project's `rec_temp` by the job's share of the host's peak FLOPS
     // (`adjust_rec_sched`, §2.4 step 4), whatever resource is simulated.
     let peak_units = total_peak_units(host, host.usable_cpus(cfg) as f64);
-    let ctx = PrioCtx::new(&host.projects, |p| p.n_runnable_jobs > 0, peak_units);
+    let ctx = PrioCtx::new(&host.projects, |p| p.modern.n_runnable_jobs > 0, peak_units);
     let inc = ctx.rec_increment();
     let rel = gpu_relative_speeds(&host.coprocs, host.p_fpops);
     let pointer_order = cfg.rrsim_pointer_heap_order;
@@ -354,7 +354,7 @@ pub(crate) fn rr_simulation(
                 dmi += inst;
                 let dur = est_left / host.p_fpops / frac;
                 if cpu {
-                    host.projects[j.project as usize].deadlines_missed += 1;
+                    host.projects[j.project as usize].modern.deadlines_missed += 1;
                 }
                 busy_time_update(&mut busy, dur, inst);
             }
@@ -441,7 +441,7 @@ mod tests {
                 if next[q] == NONE {
                     continue;
                 }
-                let prio = ctx.priority(p.rec + act[q] * inc, p.resource_share);
+                let prio = ctx.priority(p.modern.rec + act[q] * inc, p.resource_share);
                 if best.is_none_or(|(_, b)| prio > b) {
                     best = Some((q, prio));
                 }
@@ -457,7 +457,7 @@ mod tests {
                 .collect();
             let (mut h, _) = host_and_ctx(1, &shares, |_| {});
             for p in &mut h.projects {
-                p.rec = [0.0, 1.0, 2.5][rng.random_range(0..3usize)];
+                p.modern.rec = [0.0, 1.0, 2.5][rng.random_range(0..3usize)];
             }
             let next: Vec<u32> = (0..np)
                 .map(|q| if rng.random_bool(0.6) { q as u32 } else { NONE })
@@ -507,8 +507,8 @@ mod tests {
         // Busy: [0,7200] both; [7200,13600] one; then none.
         let expect = (13_600.0 - 7200.0) + 2.0 * (51_840.0 - 13_600.0);
         assert!((o.shortfall - expect).abs() < 1e-6, "{}", o.shortfall);
-        assert_eq!(h.projects[0].n_runnable_jobs, 2);
-        assert_eq!(h.projects[1].nused_total, 1.0);
+        assert_eq!(h.projects[0].modern.n_runnable_jobs, 2);
+        assert_eq!(h.projects[1].modern.nused_total, 1.0);
     }
 
     #[test]
@@ -556,7 +556,7 @@ mod tests {
         let o = rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         assert!(!h.jobs[0].rr_sim_misses_deadline());
         assert!(h.jobs[1].rr_sim_misses_deadline());
-        assert_eq!(h.projects[0].deadlines_missed, 1);
+        assert_eq!(h.projects[0].modern.deadlines_missed, 1);
         assert_eq!(o.busy_time, 3600.0);
         assert_eq!(o.deadline_missed_instances, 1.0);
     }
@@ -565,7 +565,7 @@ mod tests {
     fn long_jobs_use_coarse_steps_and_priority_picks() {
         // One CPU: the project with the smaller rec/share runs first in the simulation.
         let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-        h.projects[0].rec = 10.0;
+        h.projects[0].modern.rec = 10.0;
         add_job(&mut h, 0, 50_000.0, 60_000);
         add_job(&mut h, 1, 50_000.0, 60_000);
         rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
@@ -579,8 +579,8 @@ mod tests {
         assert!(h.jobs[0].rr_sim_misses_deadline());
         assert!(!h.jobs[1].rr_sim_misses_deadline());
         // ... even when A has the higher priority: A misses, B meets its deadline.
-        h.projects[0].rec = 0.0;
-        h.projects[1].rec = 10.0;
+        h.projects[0].modern.rec = 0.0;
+        h.projects[1].modern.rec = 10.0;
         rr_simulation(&mut h, 0.0, &g.cfg, ProcType::Cpu);
         assert!(!h.jobs[0].rr_sim_misses_deadline());
         assert!(h.jobs[1].rr_sim_misses_deadline());

@@ -11,7 +11,9 @@ use super::buf::SmallBuf;
 use super::rr_sim::RrCache;
 use super::work_fetch::{choose_project, handle_reply, initial_request, piggyback};
 use crate::client::config::ClientConfig;
-use crate::client::host::{ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, WorkRequest};
+use crate::client::host::{
+    ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, TransferFlag, WorkRequest,
+};
 use crate::engine::Time;
 use crate::server::types::HostId;
 
@@ -73,12 +75,12 @@ pub(crate) fn poll_round<S: ServerLink + ?Sized>(
         return Ok(Round::Operation);
     }
     // 5. The gate: 60 s since the last check, or forced.
-    if !(*gate_open || host.must_check_work_fetch) {
+    if !(*gate_open || host.modern.must_check_work_fetch) {
         return Ok(Round::Idle);
     }
     *gate_open = false;
-    host.must_check_work_fetch = false;
-    host.last_work_fetch_check = t;
+    host.modern.must_check_work_fetch = false;
+    host.modern.last_work_fetch_check = t;
     // 6. Overdue results.
     if let Some(pi) = project_with_overdue_results(host, t, cfg) {
         let req = piggyback(host, pi, t, cfg, cache);
@@ -101,11 +103,13 @@ pub(crate) fn poll_round<S: ServerLink + ?Sized>(
         // goes with the next request.
         let p = &host.projects[pi];
         let idle = req.req_instances > 0.0 || req.gpu_req_instances.iter().any(|&x| x > 0.0);
-        if p.actively_uploading && !(p.request_if_idle_and_uploading && idle) {
+        if p.modern.transfer[TransferFlag::ActivelyUploading]
+            && !(p.modern.transfer[TransferFlag::RequestIfIdleAndUploading] && idle)
+        {
             host.projects[pi].sched_rpc_pending = RpcReason::None;
             return Ok(Round::Idle);
         }
-        if p.actively_uploading {
+        if p.modern.transfer[TransferFlag::ActivelyUploading] {
             // `idle_request()`: only the requests for idle instances stay.
             if req.req_instances == 0.0 {
                 req.req_secs = 0.0;
@@ -137,7 +141,9 @@ pub(crate) fn project_with_overdue_results(
     for j in host.jobs.iter().filter(|j| j.ready_to_report()) {
         let pi = j.project as usize;
         // dont_contact: in backoff, or actively uploading (spec client §8.4).
-        if host.projects[pi].min_rpc_time > now || host.projects[pi].actively_uploading {
+        if host.projects[pi].min_rpc_time > now
+            || host.projects[pi].modern.transfer[TransferFlag::ActivelyUploading]
+        {
             continue;
         }
         if now > j.report_deadline as f64 - cushion
@@ -175,7 +181,7 @@ fn master_fetch<S: ServerLink + ?Sized>(
         let secs = project_rpc_backoff(host, pi, now as f64, cfg);
         server.backoff(now, host.projects[pi].project, secs);
     }
-    host.must_check_work_fetch = true; // "Master fetch complete"
+    host.modern.must_check_work_fetch = true; // "Master fetch complete"
 }
 
 /// Makes the RPC and applies the reply (§2.8, §4.2, §2.7).
@@ -218,11 +224,14 @@ fn do_rpc<S: ServerLink + ?Sized>(
                 set_min_rpc_time(p, t + request_delay);
             }
             handle_reply(host, pi, t, cfg, &req, new_jobs);
-            host.projects[pi].request_if_idle_and_uploading = false;
-            host.must_schedule_cpus = true;
+            host.projects[pi]
+                .modern
+                .transfer
+                .set(TransferFlag::RequestIfIdleAndUploading, false);
+            host.modern.must_schedule_cpus = true;
         }
     }
     host.projects[pi].sched_rpc_pending = RpcReason::None;
-    host.must_check_work_fetch = true; // "RPC complete"
+    host.modern.must_check_work_fetch = true; // "RPC complete"
     Ok(())
 }

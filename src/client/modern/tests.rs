@@ -39,7 +39,7 @@ fn s4(extra: Option<Time>) -> Vec<f64> {
         natural = h.wake(nt, &g, &mut srv).unwrap();
         t = nt;
         if samples.contains(&t) {
-            out.push(h.projects[0].rec);
+            out.push(h.projects[0].modern.rec);
         }
     }
     out
@@ -83,7 +83,7 @@ fn s5(a: f64, b: f64) -> (String, [f64; 4], [f64; 2]) {
             cpu[3] = h.projects[1].cpu_time / 3600.0;
         }
         if t == 16 * 3600 {
-            rec = [h.projects[0].rec, h.projects[1].rec];
+            rec = [h.projects[0].modern.rec, h.projects[1].modern.rec];
         }
     });
     let mut seq = String::new();
@@ -238,16 +238,16 @@ fn resource_backoff_doubles_then_resets_when_jobs_come() {
     // Each ask is on the 60-s grid restarted 5 s after the previous RPC, at or after
     // the end of its backoff: 300 → 305, 905 → 910, 2110 → 2115, 4515 → 4520.
     assert_eq!(times, [0, 305, 910, 2115, 4520]);
-    assert_eq!(h.projects[0].backoff_interval[CPU], 9600.0);
-    assert!(h.projects[0].sched_req_no_work[CPU]);
+    assert_eq!(h.projects[0].modern.backoff_interval[CPU], 9600.0);
+    assert!(h.projects[0].modern.sched_req_no_work[CPU]);
     srv.send = true;
     // Backoff to 4520 + 4800 = 9320; the grid 4525 + 60·k reaches it at 9325.
     drive(&mut h, &g, &mut srv, 4521, 9325, |_, _| {});
     assert_eq!(srv.calls.len(), 6);
     assert_eq!(srv.calls.last().unwrap().now, 9325);
-    assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
-    assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
-    assert!(!h.projects[0].sched_req_no_work[CPU]);
+    assert_eq!(h.projects[0].modern.backoff_interval[CPU], 0.0);
+    assert_eq!(h.projects[0].modern.backoff_time[CPU], 0.0);
+    assert!(!h.projects[0].modern.sched_req_no_work[CPU]);
 }
 
 /// A host with a long running job (no fetch) and finished results to report.
@@ -297,8 +297,8 @@ fn report_rpc_piggyback_backs_off_only_in_emulator_mode() {
         drive(&mut h, &g, &mut srv, 0, 3660, |_, _| {});
         assert_eq!(srv.calls.len(), 1);
         assert!(srv.calls[0].work.req_secs > 0.0);
-        assert_eq!(h.projects[0].backoff_interval[CPU] > 0.0, emulator);
-        assert!(h.projects[0].sched_req_no_work[CPU]);
+        assert_eq!(h.projects[0].modern.backoff_interval[CPU] > 0.0, emulator);
+        assert!(h.projects[0].modern.sched_req_no_work[CPU]);
     }
 }
 
@@ -376,7 +376,7 @@ fn a_task_past_its_slice_keeps_the_cpu_until_rec_crosses() {
     let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
     h.projects[0].hostid = HostId(1);
     h.projects[1].hostid = HostId(2);
-    h.projects[0].rec = 100.0;
+    h.projects[0].modern.rec = 100.0;
     add_job(&mut h, 0, 1e7, 1_000_000_000);
     add_job(&mut h, 1, 1e7, 1_000_000_000);
     let mut srv = MockServer::new(3600.0);

@@ -14,7 +14,7 @@ use super::buf::SmallBuf;
 use super::rec::project_priority_init;
 use super::rr_sim::{RrCache, RrOut};
 use crate::client::config::{ClientConfig, Policy};
-use crate::client::host::{ClientHost, ProjectState, RpcReason, WorkRequest};
+use crate::client::host::{ClientHost, ProjectState, RpcReason, TransferFlag, WorkRequest};
 use crate::engine::time::SECONDS_PER_DAY;
 use crate::server::resource::{CPU, N_RSC, ProcType, coproc_of};
 
@@ -80,11 +80,11 @@ pub(crate) fn can_request_work(p: &ProjectState, now: f64) -> bool {
 pub(crate) fn project_reason(p: &ProjectState, now: f64) -> ProjectReason {
     if p.master_url_fetch_pending {
         ProjectReason::MasterUrlFetchPending
-    } else if p.download_stalled {
+    } else if p.modern.transfer[TransferFlag::DownloadStalled] {
         ProjectReason::DownloadStalled
-    } else if p.too_many_uploads {
+    } else if p.modern.transfer[TransferFlag::TooManyUploads] {
         ProjectReason::TooManyUploads
-    } else if p.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS {
+    } else if p.modern.n_runnable_jobs > WF_MAX_RUNNABLE_JOBS {
         ProjectReason::TooManyRunnable
     } else if p.min_rpc_time > now {
         ProjectReason::MinRpcTime
@@ -108,12 +108,12 @@ pub(crate) fn rsc_reason(
     now: f64,
     work_buf_min_days: f64,
 ) -> RscReason {
-    if p.no_rsc_apps[rsc.index()] {
+    if p.modern.no_rsc_apps[rsc.index()] {
         RscReason::NoApps
     } else if p.resource_share == 0.0 && rr.saturated_time > zero_share_threshold(work_buf_min_days)
     {
         RscReason::ZeroShare
-    } else if p.backoff_time[rsc.index()] > now {
+    } else if p.modern.backoff_time[rsc.index()] > now {
         RscReason::BackedOff
     } else {
         RscReason::None
@@ -159,15 +159,15 @@ pub fn setup(host: &mut ClientHost, now: f64, cfg: &ClientConfig, cache: &mut Rr
         let j = &host.jobs[k];
         if j.unfinished() {
             let left = host.est_flops_left(j, Policy::ModernRec);
-            host.projects[j.project as usize].sched_priority -= left / max_queued_flops;
+            host.projects[j.project as usize].modern.sched_priority -= left / max_queued_flops;
         }
     }
     // Stable insertion sort by decreasing priority.
     let mut sorted: SmallBuf<u16, 16> = SmallBuf::filled(np, 0);
     for i in 0..np {
-        let prio = host.projects[i].sched_priority;
+        let prio = host.projects[i].modern.sched_priority;
         let mut k = i;
-        while k > 0 && host.projects[sorted[k - 1] as usize].sched_priority < prio {
+        while k > 0 && host.projects[sorted[k - 1] as usize].modern.sched_priority < prio {
             sorted[k] = sorted[k - 1];
             k -= 1;
         }
@@ -298,7 +298,7 @@ pub(crate) fn set_request(
     } else {
         0.0
     };
-    let instance_share = (n * s.proj[pi].share).min(n) - p.nused_total;
+    let instance_share = (n * s.proj[pi].share).min(n) - p.modern.nused_total;
     let req_instances = rr.nidle_now.max(instance_share);
     if req_instances > 0.0 && req_secs == 0.0 {
         req_secs = 1.0;
@@ -411,7 +411,7 @@ pub(crate) fn piggyback(
         return req;
     }
     let total = host.work_buf_total(cfg);
-    let prio = host.projects[pi].sched_priority;
+    let prio = host.projects[pi].modern.sched_priority;
     for k in 0..N_RSC {
         let Some(rr) = rr_of(&s, k) else {
             continue;
@@ -430,8 +430,8 @@ pub(crate) fn piggyback(
             .take_while(|&p2| p2 != pi)
             .any(|p2| {
                 let q = &host.projects[p2];
-                q.sched_priority != prio
-                    && !q.sched_req_no_work[k]
+                q.modern.sched_priority != prio
+                    && !q.modern.sched_req_no_work[k]
                     && s.proj[p2].reason == ProjectReason::None
                     && rsc_reason_of(host, &s, p2, k, now, cfg) == RscReason::None
             });
@@ -478,7 +478,7 @@ pub(crate) fn handle_reply(
     // never-set backoff (0) counts at simulated time 0 too.
     if req.req_secs > 0.0
         && cpu_jobs == 0
-        && p.backoff_time[CPU] <= now
+        && p.modern.backoff_time[CPU] <= now
         && matches!(
             p.sched_rpc_pending,
             RpcReason::ResultsDue | RpcReason::NeedWork
@@ -493,15 +493,17 @@ pub(crate) fn handle_reply(
     for t in &ProcType::ALL[1..] {
         let k = t.index();
         if got[k] > 0 {
-            clear_rsc_backoff(&mut host.projects[pi], *t);
-        } else if req.gpu_req_secs[k] > 0.0 && host.projects[pi].backoff_time[k] <= now && automatic
+            clear_rsc_backoff(&mut host.projects[pi].modern, *t);
+        } else if req.gpu_req_secs[k] > 0.0
+            && host.projects[pi].modern.backoff_time[k] <= now
+            && automatic
         {
             rsc_backoff(host, pi, *t, now, cfg);
         }
     }
     let p = &mut host.projects[pi];
     if cpu_jobs > 0 {
-        clear_resource_backoff(p);
+        clear_resource_backoff(&mut p.modern);
     }
     // `sched_req_no_work[i]` (`CLIENT_STATE::handle_scheduler_reply`,
     // `client/cs_scheduler.cpp`): cleared for each type the reply brought jobs of,
@@ -514,9 +516,9 @@ pub(crate) fn handle_reply(
             req.gpu_req_secs[k] > 0.0 || req.gpu_req_instances[k] > 0.0
         };
         if n > 0 {
-            p.sched_req_no_work.set(k, false);
+            p.modern.sched_req_no_work.set(k, false);
         } else if asked {
-            p.sched_req_no_work.set(k, true);
+            p.modern.sched_req_no_work.set(k, true);
         }
     }
 }
@@ -541,8 +543,8 @@ mod tests {
     #[test]
     fn hysteresis_and_priority_order() {
         let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-        h.projects[1].rec = 0.0;
-        h.projects[0].rec = 5.0;
+        h.projects[1].modern.rec = 0.0;
+        h.projects[0].modern.rec = 5.0;
         // 9000 s queued ≥ work_buf_min 8640: no fetch.
         add_job(&mut h, 0, 9000.0, 10_000_000);
         assert!(choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).is_none());
@@ -552,7 +554,7 @@ mod tests {
         assert_eq!(pi, 1);
         assert_eq!(req.req_secs, 51_840.0 - 8000.0);
         // Backed-off B is skipped; MIN_RPC_TIME A too.
-        h.projects[1].backoff_time[CPU] = 10.0;
+        h.projects[1].modern.backoff_time[CPU] = 10.0;
         let (pi, _) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
         assert_eq!(pi, 0);
         h.projects[0].min_rpc_time = 10.0;
@@ -565,13 +567,13 @@ mod tests {
     #[test]
     fn piggyback_defers_to_a_strictly_better_project() {
         let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
-        h.projects[0].rec = 5.0;
+        h.projects[0].modern.rec = 5.0;
         let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req, WorkRequest::default());
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 51_840.0);
         // B asked and got nothing: A may now piggyback.
-        h.projects[1].sched_req_no_work.set(CPU, true);
+        h.projects[1].modern.sched_req_no_work.set(CPU, true);
         let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 51_840.0);
     }
@@ -605,11 +607,11 @@ mod tests {
         assert_eq!(req.gpu_req_instances[nv], 1.0);
         h.projects[0].sched_rpc_pending = RpcReason::NeedWork;
         handle_reply(&mut h, 0, 0.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].backoff_time[nv], 600.0);
-        assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
+        assert_eq!(h.projects[0].modern.backoff_time[nv], 600.0);
+        assert_eq!(h.projects[0].modern.backoff_time[CPU], 0.0);
         assert!(choose_project(&mut h, 1.0, &g.cfg, &mut RrCache::default()).is_none());
         // A GPU job queued for the window: the GPU is saturated, nothing to ask.
-        h.projects[0].backoff_time[nv] = 0.0;
+        h.projects[0].modern.backoff_time[nv] = 0.0;
         add_usage_job(&mut h, 0, 60_000.0, 1e11, 0.2, 1.0);
         assert!(choose_project(&mut h, 1.0, &g.cfg, &mut RrCache::default()).is_none());
     }
@@ -621,9 +623,10 @@ mod tests {
         let (mut h, g) = host_and_ctx(1, &[100.0, 100.0], |_| {});
         give_gpus(&mut h, 1, 1e12);
         h.projects[0]
+            .modern
             .no_rsc_apps
             .set(ProcType::Nvidia.index(), true);
-        h.projects[1].rec = 5.0;
+        h.projects[1].modern.rec = 5.0;
         add_job(&mut h, 0, 20_000.0, 10_000_000);
         (h, g)
     }
@@ -644,7 +647,7 @@ mod tests {
         assert_eq!(req.estimated_delay, 0.0);
         assert_eq!(req.gpu_req_secs[nv], 51_840.0);
         assert_eq!(req.gpu_req_instances[nv], 1.0);
-        h.projects[0].backoff_time[CPU] = 10.0;
+        h.projects[0].modern.backoff_time[CPU] = 10.0;
         let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
         assert_eq!(pi, 1);
         // B's fetchable share is now 1: one CPU instance (`n·share − nused_total`).
@@ -661,7 +664,7 @@ mod tests {
     fn backed_off_type_rides_along_but_never_triggers() {
         let (mut h, g) = cpu_project_and_gpu_project();
         let nv = ProcType::Nvidia.index();
-        h.projects[1].backoff_time[nv] = 10.0;
+        h.projects[1].modern.backoff_time[nv] = 10.0;
         assert!(choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).is_none());
         // A's CPU work down to 8000 s < 8640: A (first) triggers on the CPU and asks
         // 43840 s; B would ride along on the GPU, but A has no GPU version.
@@ -670,7 +673,7 @@ mod tests {
         assert_eq!((pi, req.req_secs, req.gpu_req_secs[nv]), (0, 43_840.0, 0.0));
         // With A backed off for the CPU, B triggers on the CPU and its backed-off GPU
         // rides along: 51840 s and one instance.
-        h.projects[0].backoff_time[CPU] = 10.0;
+        h.projects[0].modern.backoff_time[CPU] = 10.0;
         let (pi, req) = choose_project(&mut h, 0.0, &g.cfg, &mut RrCache::default()).unwrap();
         assert_eq!(
             (pi, req.req_secs, req.gpu_req_secs[nv]),
@@ -690,10 +693,10 @@ mod tests {
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!((req.req_secs, req.gpu_req_secs[nv]), (0.0, 51_840.0));
         assert_eq!(req.gpu_req_instances[nv], 1.0);
-        h.projects[0].sched_req_no_work.set(nv, true); // another type: no effect
+        h.projects[0].modern.sched_req_no_work.set(nv, true); // another type: no effect
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!(req.req_secs, 0.0);
-        h.projects[0].sched_req_no_work.set(CPU, true);
+        h.projects[0].modern.sched_req_no_work.set(CPU, true);
         let req = piggyback(&mut h, 1, 0.0, &g.cfg, &mut RrCache::default());
         assert_eq!((req.req_secs, req.gpu_req_secs[nv]), (31_840.0, 51_840.0));
         let req = piggyback(&mut h, 0, 0.0, &g.cfg, &mut RrCache::default());
@@ -713,19 +716,28 @@ mod tests {
         };
         both.gpu_req_secs[nv] = 100.0;
         handle_reply(&mut h, 0, 100.0, &g.cfg, &both, 0);
-        assert_eq!(h.projects[0].sched_req_no_work, [true, true, false, false]);
+        assert_eq!(
+            h.projects[0].modern.sched_req_no_work,
+            [true, true, false, false]
+        );
         // A GPU-only request that brings one GPU job: the CPU's flag stays.
         add_usage_job(&mut h, 0, 600.0, 1e11, 0.2, 1.0);
         h.jobs[0].received_time = 200;
         let mut gpu = WorkRequest::default();
         gpu.gpu_req_secs[nv] = 100.0;
         handle_reply(&mut h, 0, 200.0, &g.cfg, &gpu, 1);
-        assert_eq!(h.projects[0].sched_req_no_work, [true, false, false, false]);
+        assert_eq!(
+            h.projects[0].modern.sched_req_no_work,
+            [true, false, false, false]
+        );
         // A CPU job clears the CPU's.
         add_job(&mut h, 0, 600.0, 10_000_000);
         h.jobs[1].received_time = 300;
         handle_reply(&mut h, 0, 300.0, &g.cfg, &both, 1);
-        assert_eq!(h.projects[0].sched_req_no_work, [false, true, false, false]);
+        assert_eq!(
+            h.projects[0].modern.sched_req_no_work,
+            [false, true, false, false]
+        );
     }
 
     /// Jobs of the GPU type in a reply clear that type's backoff only.
@@ -734,17 +746,17 @@ mod tests {
         let (mut h, g) = host_and_ctx(1, &[100.0], |_| {});
         give_gpus(&mut h, 1, 1e12);
         let nv = ProcType::Nvidia.index();
-        h.projects[0].backoff_time[nv] = 50.0;
-        h.projects[0].backoff_interval[nv] = 600.0;
-        h.projects[0].backoff_time[CPU] = 70.0;
+        h.projects[0].modern.backoff_time[nv] = 50.0;
+        h.projects[0].modern.backoff_interval[nv] = 600.0;
+        h.projects[0].modern.backoff_time[CPU] = 70.0;
         add_usage_job(&mut h, 0, 600.0, 1e11, 0.2, 1.0);
         h.jobs[0].received_time = 100;
         let mut req = WorkRequest::default();
         req.gpu_req_secs[nv] = 100.0;
         handle_reply(&mut h, 0, 100.0, &g.cfg, &req, 1);
-        assert_eq!(h.projects[0].backoff_time[nv], 0.0);
-        assert_eq!(h.projects[0].backoff_interval[nv], 0.0);
-        assert_eq!(h.projects[0].backoff_time[CPU], 70.0);
+        assert_eq!(h.projects[0].modern.backoff_time[nv], 0.0);
+        assert_eq!(h.projects[0].modern.backoff_interval[nv], 0.0);
+        assert_eq!(h.projects[0].modern.backoff_time[CPU], 70.0);
     }
 
     #[test]
@@ -757,16 +769,16 @@ mod tests {
         };
         h.projects[0].sched_rpc_pending = RpcReason::None; // a real-client report RPC
         handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].backoff_interval[CPU], 0.0);
-        assert!(h.projects[0].sched_req_no_work[CPU]);
+        assert_eq!(h.projects[0].modern.backoff_interval[CPU], 0.0);
+        assert!(h.projects[0].modern.sched_req_no_work[CPU]);
         h.projects[0].sched_rpc_pending = RpcReason::NeedWork;
         handle_reply(&mut h, 0, 50.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].backoff_time[CPU], 50.0 + 300.0);
+        assert_eq!(h.projects[0].modern.backoff_time[CPU], 50.0 + 300.0);
         // Still backed off: a piggy-backed request that gets nothing does not extend it.
         handle_reply(&mut h, 0, 60.0, &g.cfg, &req, 0);
-        assert_eq!(h.projects[0].backoff_interval[CPU], 600.0);
+        assert_eq!(h.projects[0].modern.backoff_interval[CPU], 600.0);
         handle_reply(&mut h, 0, 60.0, &g.cfg, &req, 2);
-        assert_eq!(h.projects[0].backoff_time[CPU], 0.0);
-        assert!(!h.projects[0].sched_req_no_work[CPU]);
+        assert_eq!(h.projects[0].modern.backoff_time[CPU], 0.0);
+        assert!(!h.projects[0].modern.sched_req_no_work[CPU]);
     }
 }

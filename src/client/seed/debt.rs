@@ -6,7 +6,7 @@
 //! client §1.5), and the buffer is re-estimated whenever a decision needs it.
 
 use crate::client::config::{ClientConfig, Policy};
-use crate::client::host::{ClientHost, ProjectState};
+use crate::client::host::{ClientHost, ProjectState, SeedProject};
 
 /// `EXP_DECAY_RATE = 1/(SECONDS_PER_DAY·7)`: the average falls by a factor of e per
 /// week (spec client §1.2).
@@ -21,23 +21,23 @@ pub(crate) const UNRANKED: u32 = u32::MAX;
 /// client §1.2). A zero average stays zero; the modification time moves only forward.
 /// `sign_bug` reproduces the pre-2004-04-07 `exp(+dt·rate)`, under which the value
 /// grows instead of decaying (`seed_exp_sign_bug`).
-pub(crate) fn update_avg_cpu(ps: &mut ProjectState, now: f64, sign_bug: bool) {
-    let dt = now - ps.exp_avg_mod_time;
+pub(crate) fn update_avg_cpu(seed: &mut SeedProject, now: f64, sign_bug: bool) {
+    let dt = now - seed.exp_avg_mod_time;
     if dt > 0.0 {
-        if ps.exp_avg_cpu != 0.0 {
+        if seed.exp_avg_cpu != 0.0 {
             let x = dt * EXP_DECAY_RATE;
-            ps.exp_avg_cpu *= if sign_bug { x.exp() } else { (-x).exp() };
+            seed.exp_avg_cpu *= if sign_bug { x.exp() } else { (-x).exp() };
         }
-        ps.exp_avg_mod_time = now;
+        seed.exp_avg_mod_time = now;
     }
 }
 
 /// Credits a finished job (`app_finished`, spec client §1.2): decay first, then add
 /// the job's final CPU time. CPU time is credited only here, never while a job runs,
 /// which is why the debt of a project with a long running job does not move.
-pub(crate) fn credit_finished(ps: &mut ProjectState, now: f64, cpu_time: f64, sign_bug: bool) {
-    update_avg_cpu(ps, now, sign_bug);
-    ps.exp_avg_cpu += cpu_time;
+pub(crate) fn credit_finished(seed: &mut SeedProject, now: f64, cpu_time: f64, sign_bug: bool) {
+    update_avg_cpu(seed, now, sign_bug);
+    seed.exp_avg_cpu += cpu_time;
 }
 
 /// `compute_resource_debts()` (spec client §1.3): decays every average to `now`, sets
@@ -49,13 +49,13 @@ pub(crate) fn credit_finished(ps: &mut ProjectState, now: f64, cpu_time: f64, si
 /// no scratch space, which keeps the event free of allocation.
 pub(crate) fn compute_resource_debts(projects: &mut [ProjectState], now: f64, sign_bug: bool) {
     for p in projects.iter_mut() {
-        update_avg_cpu(p, now, sign_bug);
-        p.resource_debt = if p.exp_avg_cpu == 0.0 {
+        update_avg_cpu(&mut p.seed, now, sign_bug);
+        p.seed.resource_debt = if p.seed.exp_avg_cpu == 0.0 {
             p.resource_share
         } else {
-            p.resource_share / p.exp_avg_cpu
+            p.resource_share / p.seed.exp_avg_cpu
         };
-        p.debt_order = UNRANKED;
+        p.seed.debt_order = UNRANKED;
     }
     for rank in 0..projects.len() {
         // `best = -2` in the C code: any non-negative debt beats it, and only a
@@ -63,16 +63,16 @@ pub(crate) fn compute_resource_debts(projects: &mut [ProjectState], now: f64, si
         let mut best = -2.0;
         let mut pbest = None;
         for (j, p) in projects.iter().enumerate() {
-            if p.debt_order == UNRANKED && p.resource_debt > best {
-                best = p.resource_debt;
+            if p.seed.debt_order == UNRANKED && p.seed.resource_debt > best {
+                best = p.seed.resource_debt;
                 pbest = Some(j);
             }
         }
         // A NaN debt (or a negative share) never wins a comparison; such a project
         // takes the first rank left rather than staying unranked.
-        let pbest = pbest.or_else(|| projects.iter().position(|p| p.debt_order == UNRANKED));
+        let pbest = pbest.or_else(|| projects.iter().position(|p| p.seed.debt_order == UNRANKED));
         if let Some(j) = pbest {
-            projects[j].debt_order = rank as u32;
+            projects[j].seed.debt_order = rank as u32;
         }
     }
 }
@@ -85,19 +85,19 @@ pub(crate) fn next_project(
     old: Option<usize>,
     now: f64,
 ) -> Option<usize> {
-    let floor = old.map(|o| projects[o].debt_order);
+    let floor = old.map(|o| projects[o].seed.debt_order);
     let mut pbest = None;
     let mut best = UNRANKED;
     for (i, p) in projects.iter().enumerate() {
         if p.master_url_fetch_pending || p.min_rpc_time > now {
             continue;
         }
-        if floor.is_some_and(|f| p.debt_order <= f) {
+        if floor.is_some_and(|f| p.seed.debt_order <= f) {
             continue;
         }
-        if pbest.is_none() || p.debt_order < best {
+        if pbest.is_none() || p.seed.debt_order < best {
             pbest = Some(i);
-            best = p.debt_order;
+            best = p.seed.debt_order;
         }
     }
     pbest

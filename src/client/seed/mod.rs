@@ -62,7 +62,7 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     let t = now as f64;
     let sign_bug = cfg.seed_exp_sign_bug;
     host.finish_tasks(now, &g.behaviour, |ps, job| {
-        debt::credit_finished(ps, t, job.cpu_time, sign_bug);
+        debt::credit_finished(&mut ps.seed, t, job.cpu_time, sign_bug);
     });
     schedule_cpus(host, now, cfg);
     if host.avail.connected() {
@@ -198,7 +198,7 @@ fn run_session<S: ServerLink + ?Sized>(
         Session::Overdue(pi) => {
             // §1.5 step 4: ask for work only if this project has the largest debt.
             compute_resource_debts(&mut host.projects, now as f64, g.cfg.seed_exp_sign_bug);
-            let req = if host.projects[pi].debt_order == 0 {
+            let req = if host.projects[pi].seed.debt_order == 0 {
                 work_needed_secs(host, &g.cfg)
             } else {
                 0.0

@@ -7,7 +7,9 @@ use super::debt::{EXP_DECAY_RATE, compute_resource_debts, update_avg_cpu};
 use super::*;
 use crate::client::availability::AvailSpec;
 use crate::client::config::{ClientSection, Policy, SeedBackoff};
-use crate::client::host::{ClientJob, HostBehaviour, ProjectState, RpcStatus, test_reply};
+use crate::client::host::{
+    ClientJob, HostBehaviour, ProjectState, RpcStatus, SeedProject, test_reply,
+};
 use crate::server::scheduler::{Job, Reply, Request};
 use crate::server::types::HostId;
 use crate::server::types::{ResultId, WuId};
@@ -228,8 +230,8 @@ fn s16_first_two_get_work_sessions() {
         }]
     );
     assert_eq!(h.jobs.len(), 72);
-    assert_eq!(h.projects[1].debt_order, 0);
-    assert_eq!(h.projects[0].debt_order, 1);
+    assert_eq!(h.projects[1].seed.debt_order, 0);
+    assert_eq!(h.projects[0].seed.debt_order, 1);
     assert_eq!(current_work_buf_days(&h), 3.0);
     assert_eq!(running(&h), vec![1]);
     // Event-driven: the next event is the first completion, not a poll tick.
@@ -249,8 +251,8 @@ fn s16_first_two_get_work_sessions() {
             reported: 0
         }
     );
-    assert_eq!(h.projects[0].debt_order, 0);
-    assert_eq!(h.projects[0].resource_debt, 100.0);
+    assert_eq!(h.projects[0].seed.debt_order, 0);
+    assert_eq!(h.projects[0].seed.resource_debt, 100.0);
     // B's average: 48 jobs of 3600 s credited at completion, decayed in between.
     let mut e: f64 = 0.0;
     for _ in 0..48 {
@@ -259,10 +261,10 @@ fn s16_first_two_get_work_sessions() {
         }
         e += 3600.0;
     }
-    assert_eq!(h.projects[1].exp_avg_cpu, e);
+    assert_eq!(h.projects[1].seed.exp_avg_cpu, e);
     assert_eq!((e / 1000.0).round(), 151.0);
-    assert_eq!(h.projects[1].resource_debt, 300.0 / e);
-    assert_eq!(h.projects[0].exp_avg_cpu, 0.0);
+    assert_eq!(h.projects[1].seed.resource_debt, 300.0 / e);
+    assert_eq!(h.projects[0].seed.exp_avg_cpu, 0.0);
     // 24 jobs of B left, 48 new jobs of A: back at the high water mark.
     assert_eq!(h.jobs.iter().filter(|j| j.unfinished()).count(), 72);
     assert_eq!(current_work_buf_days(&h), 3.0);
@@ -370,7 +372,7 @@ fn idle_host_sleeps_until_backoff_ends() {
 /// example ranks the share-300 project first.
 #[test]
 fn s17_exponential_average_and_debt() {
-    let mut p = ProjectState {
+    let mut p = SeedProject {
         exp_avg_cpu: 3600.0,
         ..Default::default()
     };
@@ -378,7 +380,7 @@ fn s17_exponential_average_and_debt() {
     assert_eq!((p.exp_avg_cpu * 100.0).round() / 100.0, 3120.76);
     assert!((p.exp_avg_cpu - 3600.0 * (-1.0f64 / 7.0).exp()).abs() < 1e-9);
     assert_eq!(p.exp_avg_mod_time, 86_400.0);
-    let mut p = ProjectState {
+    let mut p = SeedProject {
         exp_avg_cpu: 3600.0,
         ..Default::default()
     };
@@ -386,7 +388,7 @@ fn s17_exponential_average_and_debt() {
     assert_eq!((p.exp_avg_cpu * 100.0).round() / 100.0, 1324.37);
     assert!((p.exp_avg_cpu - 3600.0 * (-1.0f64).exp()).abs() < 1e-9);
     // Decaying in steps gives the same value as in one step.
-    let mut q = ProjectState {
+    let mut q = SeedProject {
         exp_avg_cpu: 3600.0,
         ..Default::default()
     };
@@ -399,27 +401,33 @@ fn s17_exponential_average_and_debt() {
     let mut ps = vec![
         ProjectState {
             resource_share: 100.0,
-            exp_avg_cpu: 3600.0,
-            exp_avg_mod_time: now,
+            seed: SeedProject {
+                exp_avg_cpu: 3600.0,
+                exp_avg_mod_time: now,
+                ..Default::default()
+            },
             ..Default::default()
         },
         ProjectState {
             resource_share: 300.0,
-            exp_avg_cpu: 7200.0,
-            exp_avg_mod_time: now,
+            seed: SeedProject {
+                exp_avg_cpu: 7200.0,
+                exp_avg_mod_time: now,
+                ..Default::default()
+            },
             ..Default::default()
         },
     ];
     compute_resource_debts(&mut ps, now, false);
-    assert_eq!((ps[0].resource_debt * 1e6).round() / 1e6, 0.027778);
-    assert_eq!((ps[1].resource_debt * 1e6).round() / 1e6, 0.041667);
-    assert_eq!((ps[1].debt_order, ps[0].debt_order), (0, 1));
+    assert_eq!((ps[0].seed.resource_debt * 1e6).round() / 1e6, 0.027778);
+    assert_eq!((ps[1].seed.resource_debt * 1e6).round() / 1e6, 0.041667);
+    assert_eq!((ps[1].seed.debt_order, ps[0].seed.debt_order), (0, 1));
 }
 
 /// `seed_exp_sign_bug` (spec §1.2): the average grows by e^(dt/week).
 #[test]
 fn exp_sign_bug_makes_average_grow() {
-    let mut p = ProjectState {
+    let mut p = SeedProject {
         exp_avg_cpu: 3600.0,
         ..Default::default()
     };
@@ -437,17 +445,17 @@ fn exp_sign_bug_makes_average_grow() {
     m.modes[0] = Mode::Nothing;
     assert_eq!(h.wake(0, &g, &mut m).unwrap(), 86_400);
     assert_eq!(h.wake(86_400, &g, &mut m).unwrap(), 172_800);
-    assert_eq!(h.projects[0].exp_avg_cpu, 86_400.0);
+    assert_eq!(h.projects[0].seed.exp_avg_cpu, 86_400.0);
     h.wake(172_800, &g, &mut m).unwrap();
     let grown = 86_400.0 * (86_400.0 * EXP_DECAY_RATE).exp() + 86_400.0;
-    assert_eq!(h.projects[0].exp_avg_cpu, grown);
+    assert_eq!(h.projects[0].seed.exp_avg_cpu, grown);
     assert!(grown > 2.0 * 86_400.0);
 }
 
 /// A zero average stays zero and no decay happens for dt <= 0.
 #[test]
 fn decay_edge_cases() {
-    let mut p = ProjectState::default();
+    let mut p = SeedProject::default();
     update_avg_cpu(&mut p, 500.0, false);
     assert_eq!((p.exp_avg_cpu, p.exp_avg_mod_time), (0.0, 500.0));
     p.exp_avg_cpu = 10.0;
@@ -466,18 +474,18 @@ fn debt_ties_go_to_earlier_project() {
         })
         .collect();
     compute_resource_debts(&mut ps, 10.0, false);
-    let order: Vec<u32> = ps.iter().map(|p| p.debt_order).collect();
+    let order: Vec<u32> = ps.iter().map(|p| p.seed.debt_order).collect();
     assert_eq!(order, vec![0, 1, 2]);
     // Equal non-zero debts too.
-    ps[0].exp_avg_cpu = 2.0;
+    ps[0].seed.exp_avg_cpu = 2.0;
     ps[0].resource_share = 200.0;
-    ps[2].exp_avg_cpu = 1.0;
+    ps[2].seed.exp_avg_cpu = 1.0;
     ps[1].resource_share = 50.0;
     for p in ps.iter_mut() {
-        p.exp_avg_mod_time = 10.0;
+        p.seed.exp_avg_mod_time = 10.0;
     }
     compute_resource_debts(&mut ps, 10.0, false);
-    let order: Vec<u32> = ps.iter().map(|p| p.debt_order).collect();
+    let order: Vec<u32> = ps.iter().map(|p| p.seed.debt_order).collect();
     assert_eq!(order, vec![0, 2, 1]);
 }
 
@@ -487,8 +495,11 @@ fn never_run_project_ranks_by_raw_share() {
     let mut ps = vec![
         ProjectState {
             resource_share: 100.0,
-            exp_avg_cpu: 3600.0,
-            exp_avg_mod_time: 5.0,
+            seed: SeedProject {
+                exp_avg_cpu: 3600.0,
+                exp_avg_mod_time: 5.0,
+                ..Default::default()
+            },
             ..Default::default()
         },
         ProjectState {
@@ -497,13 +508,13 @@ fn never_run_project_ranks_by_raw_share() {
         },
     ];
     compute_resource_debts(&mut ps, 5.0, false);
-    assert_eq!((ps[0].debt_order, ps[1].debt_order), (1, 0));
-    assert_eq!(ps[1].resource_debt, 50.0);
+    assert_eq!((ps[0].seed.debt_order, ps[1].seed.debt_order), (1, 0));
+    assert_eq!(ps[1].seed.resource_debt, 50.0);
     // …but not a project whose history is below share_other/share_self seconds.
-    ps[0].exp_avg_cpu = 1.5;
+    ps[0].seed.exp_avg_cpu = 1.5;
     compute_resource_debts(&mut ps, 5.0, false);
-    assert_eq!(ps[0].resource_debt, 100.0 / 1.5);
-    assert_eq!((ps[0].debt_order, ps[1].debt_order), (0, 1));
+    assert_eq!(ps[0].seed.resource_debt, 100.0 / 1.5);
+    assert_eq!((ps[0].seed.debt_order, ps[1].seed.debt_order), (0, 1));
 }
 
 #[test]
