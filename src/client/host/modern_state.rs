@@ -33,13 +33,12 @@ pub struct ModernProject {
     pub secs_this_rec_interval: f64,
     /// `compute_sched_priority`'s value, higher runs and fetches first (§2.4).
     pub sched_priority: f64,
+    // --- RR simulation outputs (§2.5 step 5) ---
+    pub deadlines_missed: u32,
+    pub deadlines_missed_copy: u32,
+    pub nused_total: f64,
+    pub n_runnable_jobs: u32,
     // --- work fetch (§2.6–2.7) ---
-    /// The work-fetch backoff of each processor type, by BOINC's number (the
-    /// CPU's at [`CPU`](crate::server::resource::CPU); spec client §2.7,
-    /// `RSC_PROJECT_WORK_FETCH::backoff_interval`): its current length, and when it
-    /// ends (0: none).
-    pub backoff_interval: [f64; N_RSC],
-    pub backoff_time: [f64; N_RSC],
     /// The last reply's `no_rsc_apps`: the project has no app version for that
     /// processor type, so work fetch never asks it for that type (spec client §2.6).
     pub no_rsc_apps: RscFlags,
@@ -52,11 +51,12 @@ pub struct ModernProject {
     /// §8.4), refreshed by the host's transfer step; all clear without files, and
     /// under the seed policy, which has none of these gates.
     pub transfer: TransferFlags,
-    // --- RR simulation outputs (§2.5 step 5) ---
-    pub deadlines_missed: u32,
-    pub deadlines_missed_copy: u32,
-    pub nused_total: f64,
-    pub n_runnable_jobs: u32,
+    /// The work-fetch backoff of each processor type, by BOINC's number (the
+    /// CPU's at [`CPU`](crate::server::resource::CPU); spec client §2.7,
+    /// `RSC_PROJECT_WORK_FETCH::backoff_interval`): its current length, and when it
+    /// ends (0: none).
+    pub backoff_interval: [f64; N_RSC],
+    pub backoff_time: [f64; N_RSC],
 }
 
 /// The modern client's own per-host state: the cadences of CPU scheduling and of the
