@@ -77,7 +77,7 @@ fn a_host_fits_its_budget() {
         "a host with one project",
         1100.0,
         &[
-            part("ClientHost", size_of::<ClientHost>(), 448, 1.0),
+            part("ClientHost", size_of::<ClientHost>(), 464, 1.0),
             part(
                 "  its availability (Availability)",
                 size_of::<Availability>(),

@@ -323,6 +323,7 @@ impl ClientHost {
         h.app_versions.push(JobUsage::default());
         h.modern.last_work_fetch_check = 0.0;
         h.modern.must_check_work_fetch = false;
+        h.modern.request_poll_at = 0.0;
         h.modern.last_schedule = 0.0;
         h.modern.must_schedule_cpus = false;
         h.modern.rec_interval_start = 0.0;

@@ -565,7 +565,7 @@ impl ClientHost {
                 // "project finished uploading": a work-fetch check.
                 if !(x.files.iter()).any(|g| g.slot == f.slot && g.dir == Dir::Up) {
                     self.modern.must_check_work_fetch = true;
-                    self.modern.last_work_fetch_check = f64::INFINITY;
+                    self.modern.request_poll_at = f64::INFINITY;
                 }
                 return;
             }

@@ -38,13 +38,21 @@ pub(crate) fn rpc_allowed(host: &ClientHost) -> bool {
 /// The client's first event: the start-up forces a reschedule and a work-fetch check
 /// (spec client §5.2). Called after `begin_event`: a host that has not lived any
 /// simulated time yet (`merit.active_time == 0`) and has zero cadence state is
-/// starting. (The world may also set `must_schedule_cpus` and `must_check_work_fetch`
-/// at creation, which has the same effect.)
+/// starting. Of the work-fetch cadence it reads the time the flag makes current: the
+/// pending poll while a check is requested, the last check otherwise. (The world may
+/// also set `must_schedule_cpus` and `must_check_work_fetch` at creation, which has
+/// the same effect.)
 pub(crate) fn is_first_wake(host: &ClientHost) -> bool {
+    let m = &host.modern;
+    let check = if m.must_check_work_fetch {
+        m.request_poll_at
+    } else {
+        m.last_work_fetch_check
+    };
     host.merit.active_time == 0.0
-        && host.modern.rec_interval_start == 0.0
-        && host.modern.last_schedule == 0.0
-        && host.modern.last_work_fetch_check == 0.0
+        && m.rec_interval_start == 0.0
+        && m.last_schedule == 0.0
+        && check == 0.0
 }
 
 /// Last multiple of `period` after `last` that is ≤ `t` (or `last`).
@@ -106,11 +114,12 @@ pub(crate) fn request_poll(host: &ClientHost, now: f64) -> f64 {
 /// work-fetch request pending since the last event was used up by the poll
 /// [`request_poll`] found for it, if that came before `now` and the host stayed
 /// connected (`continuous`). That check found nothing to do, by [`next_wake`]'s
-/// invariant, and restarted the 60-s grid.
-/// (`last_work_fetch_check` holds that poll while the flag is set.)
+/// invariant, and restarted the 60-s grid: it is the last check.
 pub(crate) fn use_up_request(host: &mut ClientHost, now: f64, continuous: bool) {
-    if host.modern.must_check_work_fetch && continuous && host.modern.last_work_fetch_check < now {
-        host.modern.must_check_work_fetch = false;
+    let m = &mut host.modern;
+    if m.must_check_work_fetch && continuous && m.request_poll_at < now {
+        m.must_check_work_fetch = false;
+        m.last_work_fetch_check = m.request_poll_at;
     }
 }
 
@@ -377,24 +386,24 @@ mod tests {
         // A trigger before the poll waits for it.
         assert_eq!(work_fetch_check_time(&h, 65.0, 66.0), 70.0);
         // Waking at 370, the request was used up at 70 and the grid point is due.
-        h.modern.last_work_fetch_check = 70.0;
+        h.modern.request_poll_at = 70.0;
         use_up_request(&mut h, 370.0, true);
         assert!(!h.modern.must_check_work_fetch);
         assert_eq!(h.modern.last_work_fetch_check, 70.0);
         assert!(sync_work_fetch(&mut h, 370.0, 65.0, true));
         // Waking at 340 instead: no check is due, the grid is at 310.
         h.modern.must_check_work_fetch = true;
-        h.modern.last_work_fetch_check = 70.0;
+        h.modern.request_poll_at = 70.0;
         use_up_request(&mut h, 340.0, true);
         assert!(!sync_work_fetch(&mut h, 340.0, 65.0, true));
         assert_eq!(h.modern.last_work_fetch_check, 310.0);
         // A request raised since the last event (f64::INFINITY) is due now.
         h.modern.must_check_work_fetch = true;
-        h.modern.last_work_fetch_check = f64::INFINITY;
+        h.modern.request_poll_at = f64::INFINITY;
         use_up_request(&mut h, 340.0, true);
         assert!(sync_work_fetch(&mut h, 340.0, 65.0, true));
         // After a disconnection the first poll uses it up.
-        h.modern.last_work_fetch_check = 70.0;
+        h.modern.request_poll_at = 70.0;
         use_up_request(&mut h, 340.0, false);
         assert!(sync_work_fetch(&mut h, 340.0, 65.0, false));
     }

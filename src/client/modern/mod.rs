@@ -99,7 +99,7 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     // A request still pending is used up by the next poll that may act (while the
     // host is disconnected, by its first poll after reconnecting: its next event).
     if host.modern.must_check_work_fetch {
-        host.modern.last_work_fetch_check = if connected {
+        host.modern.request_poll_at = if connected {
             cadence::request_poll(host, t)
         } else {
             f64::INFINITY
