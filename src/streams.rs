@@ -76,6 +76,9 @@ pub enum StreamKind {
     /// A batch's job sizes (id = project + batch id · 2^32; spec backend §1.5),
     /// drawn only when a batch is submitted.
     BatchJobs = 22,
+    /// A project's scheduler service times (id = project index; spec backend
+    /// §2.4.0), drawn only when the project has a `[project.NAME.server]`.
+    SchedulerService = 24,
 }
 
 impl From<StreamKind> for u64 {

@@ -8,7 +8,7 @@
 //! change without touching the host, and another policy is one more arm here.
 
 use super::config::Policy;
-use super::host::{ClientHost, GroupCtx, ServerLink};
+use super::host::{Answer, ClientHost, GroupCtx, ServerLink};
 use super::{modern, seed};
 use crate::engine::Time;
 
@@ -17,16 +17,30 @@ impl ClientHost {
     /// the host's next event (`Time::MAX`: none). Whatever the policy, the host wakes
     /// again no later than its next availability change and never at `now` itself.
     /// A failure on the server side comes back as the link's error, unchanged.
+    #[cfg(test)]
     pub(crate) fn wake<S: ServerLink + ?Sized>(
         &mut self,
         now: Time,
         g: &GroupCtx,
         server: &mut S,
     ) -> Result<Time, S::Error> {
+        self.wake_with(now, g, server, None)
+    }
+
+    /// [`Self::wake`], with the answer to the host's RPC in flight arriving at `now`
+    /// (spec client §4.3): the policy applies it after the host's progress is
+    /// brought up to `now`, before its poll.
+    pub(crate) fn wake_with<S: ServerLink + ?Sized>(
+        &mut self,
+        now: Time,
+        g: &GroupCtx,
+        server: &mut S,
+        answer: Option<Answer>,
+    ) -> Result<Time, S::Error> {
         self.xfer_flags(now, &g.cfg);
         let next = match g.cfg.policy {
-            Policy::SeedDebt => seed::wake(self, now, g, server)?,
-            Policy::ModernRec => modern::wake(self, now, g, server)?,
+            Policy::SeedDebt => seed::wake(self, now, g, server, answer)?,
+            Policy::ModernRec => modern::wake(self, now, g, server, answer)?,
         };
         // Transfers start after the policy: a reply's jobs and a finished job's
         // output move in the same event (spec client §8.2).
@@ -48,10 +62,10 @@ mod background_tests {
     use super::super::config::{ClientConfig, ClientSection};
     use super::*;
     use crate::base::dist::Dist;
-    use crate::client::host::{HostBehaviour, RpcStatus, test_reply};
+    use crate::client::host::{HostBehaviour, RpcState, RpcStatus, Sent, test_reply};
     use crate::engine::rng::stream;
     use crate::server::scheduler::Job;
-    use crate::server::scheduler::{Reply, Request};
+    use crate::server::scheduler::Request;
     use crate::server::types::{HostId, ResultId, WuId};
     use crate::streams::StreamKind;
 
@@ -65,7 +79,7 @@ mod background_tests {
 
     impl ServerLink for Server {
         type Error = std::convert::Infallible;
-        fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error> {
+        fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, Self::Error> {
             self.rpcs_by_project.push(req.project);
             let (mut secs, mut inst) = (req.work.req_secs, req.work.req_instances);
             let mut sent = Vec::new();
@@ -95,7 +109,7 @@ mod background_tests {
                 request_delay: 0.0,
                 no_work: false,
             };
-            Ok(test_reply(status, HostId(1), sent, &req))
+            Ok(Sent::Answered(test_reply(status, HostId(1), sent, &req)))
         }
         fn master_fetch(&mut self, _now: Time, _project: u16) -> bool {
             true
@@ -213,11 +227,11 @@ mod background_tests {
         let st = h.rpc(100, 1, work, &g.behaviour, &g.cfg, &mut srv).unwrap();
         assert_eq!(
             st,
-            RpcStatus::Ok {
+            RpcState::Answered(RpcStatus::Ok {
                 new_jobs: 3,
                 request_delay: 0.0,
                 no_work: false
-            }
+            })
         );
         assert!(srv.rpcs_by_project.is_empty());
         assert_eq!(h.jobs.len(), 3);
@@ -239,11 +253,11 @@ mod background_tests {
             .unwrap();
         assert_eq!(
             st,
-            RpcStatus::Ok {
+            RpcState::Answered(RpcStatus::Ok {
                 new_jobs: 0,
                 request_delay: 0.0,
                 no_work: false
-            }
+            })
         );
         // Finished background jobs draw nothing of the host's stream and succeed.
         let before = h.rng.clone();

@@ -6,7 +6,7 @@
 //! is ever lost from the report.
 
 /// The groups, in the order the report shows them.
-pub(crate) const GROUPS: [&str; 11] = [
+pub(crate) const GROUPS: [&str; 12] = [
     "Design",
     "Throughput",
     "Deadlines",
@@ -15,6 +15,7 @@ pub(crate) const GROUPS: [&str; 11] = [
     "Credit",
     "Science error",
     "Server and clients",
+    "Scheduler load",
     "File transfers",
     "Batches",
     "Other",
@@ -441,6 +442,49 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "Data server: upload link used, p90 of the buckets",
         "%",
     ),
+    (
+        "scheduler_busy_frac",
+        "Scheduler load",
+        "Scheduler processes busy",
+        "%",
+    ),
+    (
+        "rpc_wait_mean_s",
+        "Scheduler load",
+        "RPC wait for a process, mean",
+        "time",
+    ),
+    (
+        "rpc_wait_p50_s",
+        "Scheduler load",
+        "RPC wait, median",
+        "time",
+    ),
+    (
+        "rpc_wait_p90_s",
+        "Scheduler load",
+        "RPC wait, 90th percentile",
+        "time",
+    ),
+    (
+        "rpc_wait_p99_s",
+        "Scheduler load",
+        "RPC wait, 99th percentile",
+        "time",
+    ),
+    ("rpcs_served", "Scheduler load", "RPCs served", ""),
+    (
+        "rpcs_refused",
+        "Scheduler load",
+        "RPCs refused (listen queue full)",
+        "",
+    ),
+    (
+        "rpcs_timed_out",
+        "Scheduler load",
+        "RPCs given up by their client (connect timeout)",
+        "",
+    ),
     ("batches_submitted", "Batches", "Batches submitted", ""),
     (
         "batches_completed",
@@ -603,6 +647,7 @@ mod tests {
         let batches = crate::stats::batches::BATCH_COLUMNS;
         for c in (crate::stats::headline::COLUMNS.into_iter())
             .chain(transfers)
+            .chain(crate::stats::scheduler_load::COLUMNS)
             .chain(batches)
         {
             let (g, named) = describe(c);
@@ -646,6 +691,7 @@ mod tests {
         let all = crate::stats::headline::COLUMNS
             .into_iter()
             .chain(crate::stats::headline::TRANSFER_COLUMNS)
+            .chain(crate::stats::scheduler_load::COLUMNS)
             .chain(crate::stats::batches::BATCH_COLUMNS);
         for c in all {
             assert!(listed.contains_key(c), "{c} has no documented window");

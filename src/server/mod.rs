@@ -29,6 +29,7 @@ pub mod transition_index;
 pub mod transitioner;
 pub mod types;
 pub mod validator;
+pub mod web_server;
 pub mod work_generator;
 
 use crate::engine::Time;
@@ -60,6 +61,9 @@ pub struct ProjectConfig {
     pub pin: PinnedDraws,
     /// Windows in which the project's scheduler cannot be reached.
     pub outage: Vec<Outage>,
+    /// The scheduler's processes and listen queue (`[project.NAME.server]`, spec
+    /// backend §2.4.0); `None`: RPCs take no time and are never refused.
+    pub server: Option<web_server::SchedulerCapacity>,
 }
 
 impl Default for ProjectConfig {
@@ -75,6 +79,7 @@ impl Default for ProjectConfig {
             db_purge: DbPurgeConfig::default(),
             pin: PinnedDraws::default(),
             outage: Vec::new(),
+            server: None,
         }
     }
 }

@@ -230,13 +230,41 @@ pub fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static 
     TRANSFER_COLUMNS.into_iter().zip(values).collect()
 }
 
+/// Whether some project of the run has a web server (`[project.NAME.server]`,
+/// spec backend §2.4.0): its `summary.csv` then has the
+/// [`super::scheduler_load::COLUMNS`], for every project.
+pub fn has_scheduler(f: &Finished<StatsRecorder>) -> bool {
+    (f.recorder.tallies.iter()).any(|t| t.metrics.scheduler.is_some())
+}
+
+/// The [`super::scheduler_load::COLUMNS`] of project `pi`, named and in order
+/// (none for a project without a web server).
+pub fn scheduler_values(
+    f: &Finished<StatsRecorder>,
+    pi: usize,
+) -> Vec<(&'static str, Option<f64>)> {
+    let m = &f.recorder.tallies[pi].metrics;
+    let values = m
+        .scheduler
+        .as_ref()
+        .map(|l| l.columns())
+        .unwrap_or_default();
+    super::scheduler_load::COLUMNS
+        .into_iter()
+        .zip(values)
+        .collect()
+}
+
 /// The headline row of project `pi`: [`COLUMNS`], then [`TRANSFER_COLUMNS`] in a
-/// run with files, then the batch columns in a run with batches
-/// ([`super::batches::BATCH_COLUMNS`]).
+/// run with files, then the scheduler's columns in a run with a web server, then
+/// the batch columns in a run with batches ([`super::batches::BATCH_COLUMNS`]).
 fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline {
     let mut values = values(f, pi, Scope::Project, duration_s);
     if f.recorder.files {
         values.extend(transfer_values(f, pi));
+    }
+    if has_scheduler(f) {
+        values.extend(scheduler_values(f, pi));
     }
     if super::batches::has_batches(&f.projects) {
         let figs = super::batches::project_figures(&f.projects[pi], &f.recorder.batches[pi]);

@@ -15,6 +15,8 @@ use crate::server::types::*;
 use std::io;
 use std::path::Path;
 
+pub use super::hist::Hist;
+
 pub(crate) const TIMESERIES_CSV: &str = "timeseries.csv";
 pub(crate) const HISTOGRAMS_CSV: &str = "histograms.csv";
 
@@ -117,66 +119,6 @@ pub(crate) const HISTOGRAMS: [&str; 4] = [
     "workunit_time_to_canonical_s",
     "workunit_time_to_assimilation_s",
 ];
-
-/// A histogram with fixed-width bins from `lo`, and counts below and above the range.
-#[derive(Clone, Debug, Default)]
-pub struct Hist {
-    pub lo: f64,
-    pub width: f64,
-    pub counts: Vec<u64>,
-    pub below: u64,
-    pub above: u64,
-}
-
-impl Hist {
-    fn new(lo: f64, hi: f64, width: f64) -> Self {
-        let n = ((hi - lo) / width).ceil().max(1.0) as usize;
-        Hist {
-            lo,
-            width,
-            counts: vec![0; n],
-            below: 0,
-            above: 0,
-        }
-    }
-
-    pub fn add(&mut self, x: f64) {
-        if x < self.lo {
-            self.below += 1;
-            return;
-        }
-        let k = ((x - self.lo) / self.width).floor() as usize;
-        match self.counts.get_mut(k) {
-            Some(c) => *c += 1,
-            None => self.above += 1,
-        }
-    }
-
-    pub fn total(&self) -> u64 {
-        self.below + self.above + self.counts.iter().sum::<u64>()
-    }
-
-    /// The `q`-quantile (0..=1), to within one bin: the upper edge of the bin where
-    /// the cumulative count reaches `q·n`. `None` without samples.
-    pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
-        let n = self.total();
-        if n == 0 {
-            return None;
-        }
-        let target = ((q * n as f64).ceil() as u64).max(1);
-        let mut cum = self.below;
-        if cum >= target {
-            return Some(self.lo);
-        }
-        for (k, c) in self.counts.iter().enumerate() {
-            cum += c;
-            if cum >= target {
-                return Some(self.lo + (k + 1) as f64 * self.width);
-            }
-        }
-        Some(f64::INFINITY)
-    }
-}
 
 /// The series of a run with files, written after the gauges: the bytes the
 /// project's data server carried during the bucket in each direction, and that
@@ -338,6 +280,9 @@ pub struct ProjectMetrics {
     /// The file transfers' figures, in a run with files only (spec client §8):
     /// `None` keeps every file of a run without them as it was.
     pub transfers: Option<Box<Transfers>>,
+    /// The scheduler's load, for a project with a web server only (spec backend
+    /// §2.4.0): `None` keeps every file of a run without one as it was.
+    pub scheduler: Option<Box<super::scheduler_load::SchedulerLoad>>,
     /// `[output] warmup`: the start of the measured window. The histograms take only
     /// values timed at or after it, and what every series counted before it is also
     /// summed in `before`, so a figure of the window is its series' total minus that
@@ -357,6 +302,7 @@ impl ProjectMetrics {
             samples: Vec::new(),
             science: super::science::Science::new(interval.max(1)),
             transfers: None,
+            scheduler: None,
             warmup: 0,
             before: [0.0; SERIES.len()],
             hists: vec![
@@ -430,6 +376,18 @@ impl ProjectMetrics {
             hists: [hist.clone(), hist],
             ..Transfers::default()
         }));
+    }
+
+    /// The project has a web server with `processes` scheduler processes: collect
+    /// its figures from now on. Nothing under [`Self::off`].
+    pub(crate) fn enable_scheduler(&mut self, processes: u32) {
+        if self.scheduler.is_none() && self.interval > 0 {
+            self.scheduler = Some(Box::new(super::scheduler_load::SchedulerLoad::new(
+                processes,
+                self.interval,
+                self.warmup,
+            )));
+        }
     }
 
     /// A result reported with files (spec client §8.1): its transfer times.
@@ -584,6 +542,13 @@ pub fn write(dir: &Path, names: &[&str], metrics: &[&ProjectMetrics], end: Time)
             }
             if let Some(x) = &m.transfers {
                 for (metric, v) in NETWORK.iter().zip(x.bucket(k, m.interval, end)) {
+                    let v = v.map_or(String::new(), |v| format!("{v:?}"));
+                    w.write_record([t.as_str(), name, metric, &v])?;
+                }
+            }
+            if let Some(x) = &m.scheduler {
+                let series = super::scheduler_load::SERIES;
+                for (metric, v) in series.iter().zip(x.bucket(k)) {
                     let v = v.map_or(String::new(), |v| format!("{v:?}"));
                     w.write_record([t.as_str(), name, metric, &v])?;
                 }

@@ -19,7 +19,7 @@ use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{AppId, ResultId};
 use crate::stats::credit::CreditFigures;
-use crate::world::{Recorder, RunOptions, World};
+use crate::world::{Recorder, RunOptions, SchedulerSample, World};
 use rustc_hash::FxHashMap;
 use std::io;
 
@@ -258,5 +258,21 @@ impl Recorder for StatsRecorder {
     fn data_server(&mut self, pi: usize, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
         self.enable_files();
         self.tallies[pi].metrics.data_server(k, bytes, busy, cap);
+    }
+
+    fn scheduler_enabled(&mut self, pi: usize, processes: u32) {
+        self.tallies[pi].metrics.enable_scheduler(processes);
+    }
+
+    fn rpc_wait(&mut self, pi: usize, now: Time, wait: f64) {
+        if let Some(l) = &mut self.tallies[pi].metrics.scheduler {
+            l.wait(now, wait);
+        }
+    }
+
+    fn scheduler(&mut self, pi: usize, k: usize, s: SchedulerSample) {
+        if let Some(l) = &mut self.tallies[pi].metrics.scheduler {
+            l.sample(k, s);
+        }
     }
 }

@@ -667,13 +667,15 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
         replication: rep,
         seed,
         values: plan.points[p].clone(),
-        // The transfer and batch figures of a project's row (docs/outputs.md,
-        // "File transfers", "Batches"): empty for a run without files or batches.
+        // The transfer, scheduler and batch figures of a project's row
+        // (docs/outputs.md, "File transfers", "Scheduler load", "Batches"): empty
+        // for a run without files, a web server or batches.
         metrics: crate::stats::headline::values(&finished, pi, scope, duration)
             .into_iter()
             .chain(match scope {
                 Scope::Project => crate::stats::headline::transfer_values(&finished, pi)
                     .into_iter()
+                    .chain(crate::stats::headline::scheduler_values(&finished, pi))
                     .chain(batch_values(&finished, pi))
                     .filter(|(_, v)| v.is_some())
                     .collect(),

@@ -10,6 +10,7 @@ use crate::base::units::{DurationError, parse_duration};
 use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at, problem_at_offset};
 use crate::stats::batches::BATCH_COLUMNS;
 use crate::stats::headline::{COLUMNS, PROJECT_ONLY, TRANSFER_COLUMNS};
+use crate::stats::scheduler_load::COLUMNS as SCHEDULER_COLUMNS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -321,15 +322,17 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
         return Err(bad("sweep.metrics", "expected at least one metric".into()));
     }
     for (i, m) in s.metrics.iter().enumerate() {
-        let transfer =
-            TRANSFER_COLUMNS.contains(&m.as_str()) || BATCH_COLUMNS.contains(&m.as_str());
+        let transfer = TRANSFER_COLUMNS.contains(&m.as_str())
+            || SCHEDULER_COLUMNS.contains(&m.as_str())
+            || BATCH_COLUMNS.contains(&m.as_str());
         if !COLUMNS.contains(&m.as_str()) && !transfer {
             return Err(bad(
                 &format!("sweep.metrics.{i}"),
                 format!(
-                    "unknown metric `{m}`: expected a summary.csv column ({}, or in a run with files {}, or in a run with batches {})",
+                    "unknown metric `{m}`: expected a summary.csv column ({}, or in a run with files {}, or with a web server {}, or in a run with batches {})",
                     COLUMNS.join(", "),
                     TRANSFER_COLUMNS.join(", "),
+                    SCHEDULER_COLUMNS.join(", "),
                     BATCH_COLUMNS.join(", ")
                 ),
             ));

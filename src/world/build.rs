@@ -109,7 +109,7 @@ impl<R: Recorder> World<R> {
         let mut backend = Backend::new(projects, recorder, check, host_rows, os_mix, seed);
         backend.new_hosts.imported = imported;
         if let Some(files) = &plan.files {
-            let net = super::network::Net::new(files, hosts.len());
+            let net = super::network::Net::new(files);
             // A data server's outages cut the transfers it carries.
             for (pi, s) in net.servers.iter().enumerate() {
                 for &(start, _) in s.iter().flat_map(|(s, _)| &s.outages) {
@@ -135,11 +135,26 @@ impl<R: Recorder> World<R> {
                     )));
                 }
             }
-            let net = backend.net.as_mut().expect("just set");
-            for h in &hosts {
-                net.host_event_at(h.index as usize, h.joined);
+        }
+        // A transfer's end or an RPC's answer wakes its host at once, so the hosts'
+        // own events may go stale: each host's current one is tracked.
+        let any_web = backend.web.iter().any(Option::is_some);
+        let web_at: Vec<Time> = (backend.web.iter())
+            .filter(|_| any_web)
+            .map(|w| if w.is_some() { Time::MAX } else { Time::MIN })
+            .collect();
+        for (pi, w) in backend.web.iter().enumerate() {
+            if let Some(w) = w {
+                backend
+                    .recorder
+                    .scheduler_enabled(pi, w.capacity().processes);
             }
         }
+        let host_wake_at = if backend.net.is_some() || any_web {
+            hosts.iter().map(|h| h.joined).collect()
+        } else {
+            Vec::new()
+        };
         // Idle daemons sleep (`daemons`), unless scripted events change projects
         // outside the lattice, or a daemon that comes before the scheduler at equal
         // times would deliver a run's finished transfers before the `Net` event of
@@ -162,6 +177,8 @@ impl<R: Recorder> World<R> {
             started: false,
             expect_failures: Vec::new(),
             clocks: Default::default(),
+            host_wake_at,
+            web_wake_at: web_at,
         };
         world.init_clocks(skip);
         world

@@ -9,7 +9,7 @@
 
 use super::{Recorder, RunCounters, RunError};
 use crate::base::prefetch::prefetch_bytes;
-use crate::client::host::{ClientHost, ClientJob, ServerLink, TaskState};
+use crate::client::host::{ClientHost, ClientJob, Sent, ServerLink, TaskState};
 use crate::engine::Time;
 use crate::engine::rng;
 use crate::scenario::Daemon;
@@ -22,6 +22,7 @@ use crate::server::scheduler::{self, Reply, Request};
 use crate::server::step::Step;
 use crate::server::table::Load;
 use crate::server::types::*;
+use crate::server::web_server::{Admission, Caller, LOCKED_REQUEST_DELAY, WebServer};
 use crate::server::{
     Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator, work_generator,
 };
@@ -117,6 +118,9 @@ pub(crate) struct Backend<R> {
     /// The data servers' links and the transfers on them, in a run with files
     /// (spec client §8.5).
     pub(super) net: Option<super::network::Net>,
+    /// By project: its web server in front of the scheduler, when it has a
+    /// `[project.NAME.server]` (spec backend §2.4.0).
+    pub(super) web: Vec<Option<WebServer>>,
 }
 
 impl<R: Recorder> Backend<R> {
@@ -193,6 +197,13 @@ impl<R: Recorder> Backend<R> {
         seed: u64,
     ) -> Self {
         let n = projects.len();
+        let web = (projects.iter().enumerate())
+            .map(|(pi, p)| {
+                let cap = p.cfg.server.clone()?;
+                let rng = rng::stream(seed, StreamKind::SchedulerService, pi as u64);
+                Some(WebServer::new(cap, rng))
+            })
+            .collect();
         Backend {
             checkers: check_invariants
                 .then(|| (0..n).map(|_| InvariantChecker::default()).collect()),
@@ -211,6 +222,7 @@ impl<R: Recorder> Backend<R> {
             },
             rpc: RpcBuffers::default(),
             net: None,
+            web,
         }
     }
 
@@ -246,6 +258,43 @@ impl<R: Recorder> Backend<R> {
         self.rpc.keep_request(req);
         self.end_step(now, pi, Some(Actor::Scheduler), &Step::default())?;
         Ok(reply)
+    }
+
+    /// The service of a request that reached project `pi`'s web server starts at
+    /// `start` (seconds, within the event second `now`) after `wait` seconds in its
+    /// queue (spec backend §2.4.0): the scheduler reads and writes the database
+    /// now, unless another of its processes serves the same host, and the reply
+    /// waits for the service's end. Returns the second the reply is due.
+    pub(super) fn start_service(
+        &mut self,
+        now: Time,
+        pi: usize,
+        req: Request,
+        start: f64,
+        wait: f64,
+        abandoned: bool,
+    ) -> Result<Time, RunError> {
+        let reported = req.reported.len();
+        let mut caller = Caller::of(&req);
+        let locked = self.web[pi].as_ref().is_some_and(|w| w.serving(req.hostid));
+        let reply = if locked {
+            // `lock_sched`: the request is answered with a delay and nothing else.
+            let mut r = self.rpc.reply();
+            r.locked(LOCKED_REQUEST_DELAY);
+            r.hostid = req.hostid;
+            self.rpc.keep_request(req);
+            r
+        } else {
+            self.recorder.rpc(pi, now, true);
+            self.serve(now, pi, req)?
+        };
+        caller.hostid = reply.hostid;
+        self.recorder.rpc_wait(pi, now, wait);
+        let web = self.web[pi].as_mut().expect("a project with a web server");
+        if locked {
+            web.count_locked();
+        }
+        Ok(web.begin(caller, reply, reported, start, wait, abandoned))
     }
 
     /// One pass of a daemon of a project, then the end of its step: what it
@@ -322,8 +371,9 @@ impl<R: Recorder> ServerLink for Backend<R> {
     }
 
     /// A scheduler RPC (spec backend §2.4, client §4). During an outage the RPC fails
-    /// as the outage's kind says and never reaches the server.
-    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, RunError> {
+    /// as the outage's kind says and never reaches the server. A project with a web
+    /// server queues it or refuses it (spec backend §2.4.0, client §4.3).
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, RunError> {
         let pi = req.project as usize;
         if let Some(o) = self.projects[pi].cfg.outage_at(now) {
             self.counters.rpcs_failed += 1;
@@ -340,10 +390,25 @@ impl<R: Recorder> ServerLink for Backend<R> {
                 OutageKind::Unreachable => None,
             };
             self.rpc.keep_request(req);
-            return Ok(reply);
+            return Ok(Sent::Answered(reply));
+        }
+        if let Some(web) = &mut self.web[pi] {
+            return match web.admit(now, req) {
+                Admission::Refused(req) => {
+                    self.counters.rpcs_failed += 1;
+                    self.recorder.rpc(pi, now, false);
+                    self.rpc.keep_request(req);
+                    Ok(Sent::Answered(None))
+                }
+                Admission::Serve(req) => {
+                    self.start_service(now, pi, req, now as f64, 0.0, false)?;
+                    Ok(Sent::InFlight)
+                }
+                Admission::Queued => Ok(Sent::InFlight),
+            };
         }
         self.recorder.rpc(pi, now, true);
-        self.serve(now, pi, req).map(Some)
+        self.serve(now, pi, req).map(|r| Sent::Answered(Some(r)))
     }
 
     fn recycle(&mut self, reply: Reply) {

@@ -17,12 +17,13 @@ mod link;
 mod network;
 mod recorder;
 mod script;
+mod web;
 
 pub use error::RunError;
-pub use recorder::Recorder;
+pub use recorder::{Recorder, SchedulerSample};
 
 use crate::base::prefetch::{prefetch, prefetch_bytes};
-use crate::client::host::{ClientHost, GroupCtx};
+use crate::client::host::{Answer, ClientHost, GroupCtx};
 use crate::client::scripted::ScriptedHost;
 use crate::engine::{EventQueue, Time};
 use crate::scenario::Daemon;
@@ -66,6 +67,9 @@ pub enum Event {
     /// Project `i`'s data server goes down: every transfer it carries fails
     /// (spec client §8.3, §8.5).
     DataServerDown(u16),
+    /// Project `i`'s web server: services that start or end, clients that give up
+    /// (spec backend §2.4.0, client §4.3). Stale unless at its current time.
+    WebServer(u16),
     /// End of the run.
     End,
 }
@@ -145,6 +149,13 @@ pub struct World<R> {
     expect_failures: Vec<String>,
     /// Each daemon's lattice of passes, and whether idle passes are skipped.
     clocks: daemons::Clocks,
+    /// By host, the time of its one current event (`Time::MAX`: none), when a
+    /// transfer's end or an RPC's answer may wake a host before it: an
+    /// `Event::Host` popped at another time is stale. Empty when neither can.
+    host_wake_at: Vec<Time>,
+    /// By project, the time of its web server's current event (`Time::MAX`: none;
+    /// `Time::MIN`: the project has no web server).
+    web_wake_at: Vec<Time>,
 }
 
 /// A host group at run time: what its hosts share.
@@ -204,6 +215,9 @@ impl<R: Recorder> World<R> {
             if self.expects[i].at.is_none() {
                 self.check_expect(i);
             }
+        }
+        if self.backend.checks_invariants() {
+            self.check_web_all(self.end)?;
         }
         let b = &mut self.backend;
         if let Some(checkers) = &mut b.checkers {
@@ -280,12 +294,13 @@ impl<R: Recorder> World<R> {
                 if net.flows.next_finish().is_some_and(|f| f <= now as f64) {
                     self.deliver(now)?;
                 }
-                // A host woken by a transfer got a new event; its old one is stale.
-                if let (Event::Host(j), Some(net)) = (ev, &self.backend.net)
-                    && !net.is_current(j as usize, now)
-                {
-                    continue;
-                }
+            }
+            // A host woken by a transfer or an answer got a new event; its old one
+            // is stale.
+            if let Event::Host(j) = ev
+                && self.host_wake_at.get(j as usize).is_some_and(|&t| t != now)
+            {
+                continue;
             }
             let before = self.backend.counters.events;
             self.backend.counters.events += 1;
@@ -319,6 +334,7 @@ impl<R: Recorder> World<R> {
             Event::Expect(i) => self.check_expect(i as usize),
             Event::Sample(k) => {
                 if self.backend.checks_invariants() {
+                    self.check_web_all(now)?;
                     // The O(1) counters behind the gauges equal a full recount.
                     for p in &self.backend.projects {
                         let mut c = [0u64; 6];
@@ -377,6 +393,9 @@ impl<R: Recorder> World<R> {
                         };
                         b.recorder.data_server(pi, k as usize, bytes, busy, cap);
                     }
+                    if let Some(Some(w)) = b.web.get(pi) {
+                        b.recorder.scheduler(pi, k as usize, web::sample(w, now));
+                    }
                 }
                 let next = (k as Time + 1) * self.sample_interval;
                 if next <= self.end {
@@ -385,12 +404,15 @@ impl<R: Recorder> World<R> {
             }
             Event::Net => self.net_event(now)?,
             Event::DataServerDown(pi) => self.data_server_down(now, pi as usize)?,
+            Event::WebServer(pi) => self.web_event(now, pi as usize)?,
             Event::End => {}
         }
         let class = match ev {
             Event::DaemonPass { daemon, .. } => self.tie_class[daemon_index(daemon)],
             Event::Script(i) => self.events[i as usize].class,
-            Event::Host(_) | Event::Net | Event::DataServerDown(_) => self.tie_class[0],
+            Event::Host(_) | Event::Net | Event::DataServerDown(_) | Event::WebServer(_) => {
+                self.tie_class[0]
+            }
             Event::Expect(_) => CLASS_EXPECT,
             Event::Sample(_) => CLASS_SAMPLE,
             Event::End => CLASS_END,
@@ -443,6 +465,17 @@ impl<R: Recorder> World<R> {
     /// One event of a simulated host: the client's policy runs, making its RPCs
     /// straight into the back end, and the host's next event is scheduled.
     fn host_event(&mut self, now: Time, i: usize) -> Result<(), RunError> {
+        self.host_event_with(now, i, None)
+    }
+
+    /// [`Self::host_event`], with the answer to the host's RPC in flight (spec
+    /// client §4.3).
+    fn host_event_with(
+        &mut self,
+        now: Time,
+        i: usize,
+        answer: Option<Answer>,
+    ) -> Result<(), RunError> {
         let h = &mut self.hosts[i];
         let ctx = &self.groups[h.group as usize].ctx;
         let next = if now >= h.leave_at {
@@ -453,7 +486,8 @@ impl<R: Recorder> World<R> {
             h.xfer_leave(now, &mut self.backend);
             Time::MAX
         } else {
-            h.wake(now, ctx, &mut self.backend)?.min(h.leave_at)
+            h.wake_with(now, ctx, &mut self.backend, answer)?
+                .min(h.leave_at)
         };
         if self.backend.checks_invariants()
             && let Some(v) = h
@@ -469,9 +503,14 @@ impl<R: Recorder> World<R> {
             self.queue
                 .push(next, self.tie_class[0], Event::Host(i as u32));
         }
-        if let Some(net) = &mut self.backend.net {
-            net.host_event_at(i, if pushed { next } else { Time::MAX });
+        if let Some(at) = self.host_wake_at.get_mut(i) {
+            *at = if pushed { next } else { Time::MAX };
+        }
+        if self.backend.net.is_some() {
             self.schedule_net();
+        }
+        if !self.web_wake_at.is_empty() {
+            self.schedule_web();
         }
         Ok(())
     }

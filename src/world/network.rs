@@ -9,7 +9,7 @@
 //! and the host reacts then, as a real client notices a finished transfer at its
 //! next poll. The hosts' own events stay one per host: a host woken by a transfer
 //! gets a new next event, and the one it had becomes stale
-//! ([`Net::is_current`], lazy cancellation as in [`crate::engine::queue`]).
+//! (the world's `host_wake_at`, lazy cancellation as in [`crate::engine::queue`]).
 //!
 //! [`ServerLink`]: crate::client::host::ServerLink
 
@@ -27,9 +27,6 @@ pub(crate) struct Net {
     /// By flow: the host that moves it, and its link and bytes.
     pub owner: Vec<u32>,
     sized: Vec<(LinkId, f64)>,
-    /// By host: the time of its one valid pending event (`Time::MAX`: none); an
-    /// `Event::Host` popped at another time is stale ([`Self::is_current`]).
-    wake_at: Vec<Time>,
     /// The time of the pending `Event::Net` that is current (`Time::MAX`: none).
     pub event_at: Time,
     /// Hosts to wake after a network event (reused: no allocation per event).
@@ -40,8 +37,8 @@ pub(crate) struct Net {
 }
 
 impl Net {
-    /// The links of `files`' projects, for `hosts` hosts.
-    pub fn new(files: &FilesPlan, hosts: usize) -> Self {
+    /// The links of `files`' projects.
+    pub fn new(files: &FilesPlan) -> Self {
         let mut flows = FlowNet::new();
         let servers = (files.projects.iter())
             .map(|p| {
@@ -57,23 +54,10 @@ impl Net {
             servers,
             owner: Vec::new(),
             sized: Vec::new(),
-            wake_at: vec![Time::MAX; hosts],
             event_at: Time::MAX,
             woken: Vec::new(),
             moved: Vec::new(),
         }
-    }
-
-    /// Notes that host `host`'s one valid pending event is at `t` (`Time::MAX`:
-    /// none). A transfer that ends wakes its host at once, so the host's event
-    /// pushed before is cancelled lazily: it is stale when it pops.
-    pub fn host_event_at(&mut self, host: usize, t: Time) {
-        self.wake_at[host] = t;
-    }
-
-    /// Whether an event of host `host` popped at `now` is its current one.
-    pub fn is_current(&self, host: usize, now: Time) -> bool {
-        self.wake_at[host] == now
     }
 
     /// Starts a transfer for host `host`, or `None` if the project's data server is

@@ -105,4 +105,37 @@ pub trait Recorder {
     fn data_server(&mut self, pi: usize, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
         let _ = (pi, k, bytes, busy, cap);
     }
+
+    /// Project `pi` has a web server with `processes` scheduler processes (spec
+    /// backend §2.4.0): called once per such project, before the first event, and
+    /// never for another. A recorder adds the scheduler's figures for it only then,
+    /// so a run without `[project.NAME.server]` writes the same bytes as before.
+    fn scheduler_enabled(&mut self, pi: usize, processes: u32) {
+        let _ = (pi, processes);
+    }
+
+    /// An RPC's service at project `pi` started at `now` after `wait` seconds in
+    /// the web server's queue.
+    fn rpc_wait(&mut self, pi: usize, now: Time, wait: f64) {
+        let _ = (pi, now, wait);
+    }
+
+    /// Bucket `k` of the time series, for a project with a web server: its state
+    /// at the bucket's start. Called right after [`Self::sample`] of the same
+    /// bucket.
+    fn scheduler(&mut self, pi: usize, k: usize, s: SchedulerSample) {
+        let _ = (pi, k, s);
+    }
+}
+
+/// A project's web server at a sample (spec backend §2.4.0): cumulative counts
+/// since the run began, and the queue now.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SchedulerSample {
+    /// Process-seconds of service so far.
+    pub busy_s: f64,
+    /// Connections waiting for a process, and RPCs in service.
+    pub waiting: u64,
+    pub in_service: u64,
+    pub counts: crate::server::web_server::Counts,
 }

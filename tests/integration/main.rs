@@ -41,6 +41,7 @@ mod population;
 mod progress;
 mod properties;
 mod report_chromium;
+mod scheduler_capacity;
 mod science;
 mod scripted_features;
 mod several_apps;

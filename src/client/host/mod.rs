@@ -51,7 +51,9 @@ pub use modern_state::{
 };
 #[cfg(test)]
 pub(crate) use rpc::test_reply;
-pub use rpc::{RpcReason, RpcStatus, ServerLink, WorkRequest, status_of};
+pub use rpc::{
+    Answer, InFlight, RpcReason, RpcState, RpcStatus, Sent, ServerLink, WorkRequest, status_of,
+};
 pub use seed_state::SeedProject;
 pub use xfer::{Dir, HostXfer};
 // The time statistics live with the availability that computes them; the host keeps
@@ -228,6 +230,9 @@ pub struct ClientHost {
     /// When the host leaves for good (`Time::MAX`: never).
     pub leave_at: Time,
     pub gone: bool,
+    /// The RPC this host waits the answer of, if any (spec client §4.3): only
+    /// with a project whose web server queues RPCs.
+    pub rpc_in_flight: Option<InFlight>,
     /// The modern policy's cadences and REC interval ([`ModernHost`]); the seed
     /// policy keeps nothing per host.
     pub modern: ModernHost,
@@ -277,6 +282,7 @@ impl ClientHost {
             joined,
             leave_at: Time::MAX,
             gone: false,
+            rpc_in_flight: None,
             modern: ModernHost::starting(joined as f64),
             merit: HostMerit::default(),
             coprocs: Box::default(),

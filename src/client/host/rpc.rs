@@ -41,6 +41,47 @@ pub enum RpcStatus {
     },
 }
 
+/// What a scheduler RPC came to when it was sent.
+pub enum Sent {
+    /// Answered at once (the project's scheduler takes no time): the reply, or
+    /// `None` when no scheduler was reached.
+    Answered(Option<Reply>),
+    /// Accepted by the project's web server: the answer comes later, as an event of
+    /// its own ([`Answer`]; spec client §4.3).
+    InFlight,
+}
+
+/// The answer to an RPC that was in flight (spec client §4.3): the reply when its
+/// service ends, or `None` when the client gave up waiting for the service to
+/// start.
+pub struct Answer {
+    /// The world project the request went to.
+    pub project: u16,
+    /// What the request asked for.
+    pub work: WorkRequest,
+    pub reply: Option<Reply>,
+}
+
+/// A host's RPC in flight: the client starts no other scheduler operation until
+/// its answer comes (`SCHEDULER_OP` busy, spec client §4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    /// The project's slot in the host's list.
+    pub project: u16,
+    /// The policy goes on with a session when the answer comes (the seed's get-work
+    /// chain, spec client §1.6).
+    pub continues: bool,
+}
+
+/// How an RPC stands when [`ClientHost::rpc`] returns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RpcState {
+    /// Answered: what the reply said.
+    Answered(RpcStatus),
+    /// In flight ([`ClientHost::rpc_in_flight`]).
+    InFlight,
+}
+
 /// The answer's status as the client's policies read it: no reply, a project
 /// shut down for maintenance, or a real reply.
 pub fn status_of(reply: Option<&Reply>) -> RpcStatus {
@@ -100,9 +141,10 @@ pub trait ServerLink {
     fn request(&mut self) -> Request {
         Request::default()
     }
-    /// Makes one scheduler RPC and returns the whole reply, or `None` when no
-    /// scheduler was reached (an outage, or the host is not connected).
-    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error>;
+    /// Makes one scheduler RPC: the whole reply at once (`None` when no scheduler
+    /// was reached: an outage, a refused connection), or in flight, when the
+    /// project's web server queues it (spec client §4.3).
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, Self::Error>;
     /// Takes back a reply the host has applied, so that its lists can be reused.
     fn recycle(&mut self, reply: Reply) {
         drop(reply);
@@ -156,6 +198,8 @@ impl ClientHost {
     /// Makes one scheduler RPC to `self.projects[pi]`: reports every ready result,
     /// lists the jobs in progress, asks for `work`, and adds the jobs of the reply.
     /// Shared by both policies; what a failure or an empty reply means is theirs.
+    /// An RPC the project's web server queues is in flight
+    /// ([`Self::rpc_in_flight`]) until [`Self::rpc_answered`].
     pub(crate) fn rpc<S: ServerLink + ?Sized>(
         &mut self,
         now: Time,
@@ -164,9 +208,10 @@ impl ClientHost {
         behaviour: &HostBehaviour,
         cfg: &ClientConfig,
         server: &mut S,
-    ) -> Result<RpcStatus, S::Error> {
+    ) -> Result<RpcState, S::Error> {
         if self.projects[pi].is_background() {
-            return Ok(self.background_rpc(now, pi, work, behaviour, cfg));
+            let status = self.background_rpc(now, pi, work, behaviour, cfg);
+            return Ok(RpcState::Answered(status));
         }
         let detach = behaviour.detach_prob > 0.0
             && {
@@ -182,7 +227,52 @@ impl ClientHost {
         }
         let mut req = server.request();
         self.fill_request(pi, work, detach, cfg, &mut req);
-        let reply = server.rpc(now, req)?;
+        match server.rpc(now, req)? {
+            Sent::Answered(reply) => {
+                let status = self.receive_reply(now, pi, work, reply, behaviour, cfg, server);
+                Ok(RpcState::Answered(status))
+            }
+            Sent::InFlight => {
+                self.rpc_in_flight = Some(InFlight {
+                    project: pi as u16,
+                    continues: false,
+                });
+                Ok(RpcState::InFlight)
+            }
+        }
+    }
+
+    /// The answer to the RPC in flight arrives at `now` (spec client §4.3): it is
+    /// applied as a reply received at once would have been. Returns the project's
+    /// slot and what the reply said; `None` when no RPC was in flight.
+    pub(crate) fn rpc_answered<S: ServerLink + ?Sized>(
+        &mut self,
+        now: Time,
+        answer: Answer,
+        behaviour: &HostBehaviour,
+        cfg: &ClientConfig,
+        server: &mut S,
+    ) -> Option<(usize, RpcStatus)> {
+        let f = self.rpc_in_flight.take()?;
+        let pi = f.project as usize;
+        debug_assert_eq!(self.projects[pi].project, answer.project);
+        let status = self.receive_reply(now, pi, answer.work, answer.reply, behaviour, cfg, server);
+        Some((pi, status))
+    }
+
+    /// Applies a reply (`None`: no scheduler reached) to project `pi`, hands it
+    /// back to the server, and reports and collects transfers (spec client §8).
+    #[allow(clippy::too_many_arguments)]
+    fn receive_reply<S: ServerLink + ?Sized>(
+        &mut self,
+        now: Time,
+        pi: usize,
+        work: WorkRequest,
+        reply: Option<Reply>,
+        behaviour: &HostBehaviour,
+        cfg: &ClientConfig,
+        server: &mut S,
+    ) -> RpcStatus {
         let status = self.apply_reply(now, pi, work, reply.as_ref(), behaviour, cfg);
         if let Some(reply) = reply {
             server.recycle(reply);
@@ -193,7 +283,7 @@ impl ClientHost {
             }
             self.xfer_collect(now, server);
         }
-        Ok(status)
+        status
     }
 
     /// What a host sends project `pi` in one RPC (spec client §4.1), into `req`:

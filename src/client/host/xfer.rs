@@ -942,7 +942,7 @@ mod tests {
             &mut self,
             _now: Time,
             _req: crate::server::scheduler::Request,
-        ) -> Result<Option<crate::server::scheduler::Reply>, Self::Error> {
+        ) -> Result<crate::client::host::Sent, Self::Error> {
             unreachable!("no RPC in these tests")
         }
         fn master_fetch(&mut self, _now: Time, _project: u16) -> bool {

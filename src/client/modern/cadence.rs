@@ -30,9 +30,10 @@ use crate::server::types::HostId;
 /// `WORK_FETCH_PERIOD` (§2.1).
 pub(crate) const WORK_FETCH_PERIOD: f64 = 60.0;
 
-/// Whether the host can make RPCs now (on and connected).
+/// Whether the host can make RPCs now: on and connected, with no RPC in flight
+/// (the poll starts no operation while one runs, spec client §4.3).
 pub(crate) fn rpc_allowed(host: &ClientHost) -> bool {
-    host.avail.is_on() && host.avail.connected()
+    host.avail.is_on() && host.avail.connected() && host.rpc_in_flight.is_none()
 }
 
 /// The client's first event: the start-up forces a reschedule and a work-fetch check

@@ -31,7 +31,7 @@ mod test_util;
 #[cfg(test)]
 mod tests;
 
-use super::host::{ClientHost, GroupCtx, ServerLink};
+use super::host::{Answer, ClientHost, GroupCtx, ServerLink};
 use crate::engine::Time;
 use scheduler_op::Round;
 
@@ -49,6 +49,7 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     now: Time,
     g: &GroupCtx,
     server: &mut S,
+    answer: Option<Answer>,
 ) -> Result<Time, S::Error> {
     let cfg = &g.cfg;
     let t = now as f64;
@@ -74,6 +75,10 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
         host.modern.must_schedule_cpus = true;
         host.modern.must_check_work_fetch = true;
     }
+    let mut cache = rr_sim::RrCache::default();
+    if let Some(answer) = answer {
+        scheduler_op::answered(host, now, answer, g, server, &mut cache);
+    }
     let computing = host.avail.computing();
     if computing && !was_computing {
         host.modern.must_schedule_cpus = true; // resume_tasks → request_schedule_cpus
@@ -82,7 +87,6 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     let sched_due = computing && cadence::sync_schedule(host, t, was_computing);
     let mut gate = connected && cadence::sync_work_fetch(host, t, prev, was_connected);
 
-    let mut cache = rr_sim::RrCache::default();
     if computing && (sched_due || host.modern.must_schedule_cpus) {
         cpu_sched::schedule_cpus(host, t, cfg, &mut cache);
     }

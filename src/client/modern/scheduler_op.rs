@@ -12,7 +12,8 @@ use super::rr_sim::RrCache;
 use super::work_fetch::{choose_project, handle_reply, initial_request, piggyback};
 use crate::client::config::ClientConfig;
 use crate::client::host::{
-    ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, TransferFlag, WorkRequest,
+    Answer, ClientHost, GroupCtx, RpcReason, RpcState, RpcStatus, ServerLink, TransferFlag,
+    WorkRequest,
 };
 use crate::engine::Time;
 use crate::server::types::HostId;
@@ -184,7 +185,8 @@ fn master_fetch<S: ServerLink + ?Sized>(
     host.modern.must_check_work_fetch = true; // "Master fetch complete"
 }
 
-/// Makes the RPC and applies the reply (§2.8, §4.2, §2.7).
+/// Makes the RPC and applies the reply (§2.8, §4.2, §2.7); an RPC in flight is
+/// applied when its answer comes ([`answered`]).
 fn do_rpc<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
@@ -194,9 +196,47 @@ fn do_rpc<S: ServerLink + ?Sized>(
     cache: &mut RrCache,
     req: WorkRequest,
 ) -> Result<(), S::Error> {
+    match host.rpc(now, pi, req, &g.behaviour, &g.cfg, server)? {
+        RpcState::Answered(status) => completed(host, pi, now, g, server, cache, req, status),
+        RpcState::InFlight => {}
+    }
+    Ok(())
+}
+
+/// The answer to the host's RPC in flight arrives at `now` (spec client §4.3):
+/// applied as a reply received at once. The poll that sees the operation end
+/// counts as one that acted: the next may act [`SCHEDULER_RPC_POLL_PERIOD`] later
+/// (`scheduler_rpc_poll` sets `last_time = now` while an operation runs).
+pub(crate) fn answered<S: ServerLink + ?Sized>(
+    host: &mut ClientHost,
+    now: Time,
+    answer: Answer,
+    g: &GroupCtx,
+    server: &mut S,
+    cache: &mut RrCache,
+) {
+    let req = answer.work;
+    if let Some((pi, status)) = host.rpc_answered(now, answer, &g.behaviour, &g.cfg, server) {
+        completed(host, pi, now, g, server, cache, req, status);
+        host.modern.next_rpc_poll = now as f64 + SCHEDULER_RPC_POLL_PERIOD;
+    }
+}
+
+/// What the client does when project `pi`'s RPC, which asked for `req`, ends
+/// with `status` (§2.8, §4.2, §2.7).
+#[allow(clippy::too_many_arguments)]
+fn completed<S: ServerLink + ?Sized>(
+    host: &mut ClientHost,
+    pi: usize,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut S,
+    cache: &mut RrCache,
+    req: WorkRequest,
+    status: RpcStatus,
+) {
     let cfg = &g.cfg;
     let t = now as f64;
-    let status = host.rpc(now, pi, req, &g.behaviour, cfg, server)?;
     cache.invalidate();
     match status {
         RpcStatus::Failed => {
@@ -233,5 +273,4 @@ fn do_rpc<S: ServerLink + ?Sized>(
     }
     host.projects[pi].sched_rpc_pending = RpcReason::None;
     host.modern.must_check_work_fetch = true; // "RPC complete"
-    Ok(())
 }

@@ -3,10 +3,11 @@
 
 use crate::client::config::{ClientConfig, ClientSection, Policy};
 use crate::client::host::{
-    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcStatus, ServerLink, WorkRequest, test_reply,
+    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcStatus, Sent, ServerLink, WorkRequest,
+    test_reply,
 };
 use crate::engine::Time;
-use crate::server::scheduler::{Job, Reply, Request};
+use crate::server::scheduler::{Job, Request};
 use crate::server::types::HostId;
 use crate::server::types::{ResultId, WuId};
 
@@ -135,15 +136,11 @@ impl MockServer {
 impl ServerLink for MockServer {
     type Error = std::convert::Infallible;
 
-    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error> {
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, Self::Error> {
         self.sent.clear();
         let (status, hostid) = self.answer(now, &req);
-        Ok(test_reply(
-            status,
-            hostid,
-            std::mem::take(&mut self.sent),
-            &req,
-        ))
+        let jobs = std::mem::take(&mut self.sent);
+        Ok(Sent::Answered(test_reply(status, hostid, jobs, &req)))
     }
 
     fn master_fetch(&mut self, now: Time, _project: u16) -> bool {

@@ -27,7 +27,7 @@ use self::session::{
     get_work_session, master_fetches, next_project_master_pending, report_result_session,
 };
 use super::config::{ClientConfig, Policy, SeedReporting};
-use super::host::{ClientHost, GroupCtx, RpcReason, ServerLink, TaskState};
+use super::host::{Answer, ClientHost, GroupCtx, RpcReason, ServerLink, TaskState};
 use crate::engine::Time;
 
 /// `SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT` = 6 h (spec client §1.8).
@@ -49,6 +49,8 @@ pub(crate) const SECONDS_BEFORE_REPORT_DEADLINE_TO_REPORT: f64 = 21_600.0;
 ///    eligible for the get-work chain) did nothing, and the 2003 main loop then
 ///    sleeps 1 s before polling again: the loop stops and [`next_wake`] finds the
 ///    session due, which the caller makes `now + 1`.
+///    `answer`, the answer to the RPC in flight, is settled first (§4.3), and no
+///    session starts while an RPC is in flight.
 /// 5. CPU scheduling again, for the new jobs.
 /// 6. [`next_wake`].
 pub(crate) fn wake<S: ServerLink + ?Sized>(
@@ -56,6 +58,7 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
     now: Time,
     g: &GroupCtx,
     server: &mut S,
+    answer: Option<Answer>,
 ) -> Result<Time, S::Error> {
     let cfg = &g.cfg;
     host.begin_event(now, g);
@@ -65,8 +68,13 @@ pub(crate) fn wake<S: ServerLink + ?Sized>(
         debt::credit_finished(&mut ps.seed, t, job.cpu_time, sign_bug);
     });
     schedule_cpus(host, now, cfg);
+    if let Some(answer) = answer {
+        session::answered(host, now, answer, g, server)?;
+    }
     if host.avail.connected() {
-        while let Some(session) = due_session(host, t, cfg) {
+        while host.rpc_in_flight.is_none()
+            && let Some(session) = due_session(host, t, cfg)
+        {
             let before = poll_state(host);
             run_session(host, session, now, g, server)?;
             if poll_state(host) == before {
@@ -276,7 +284,8 @@ fn first_time_after(x: f64) -> Time {
 /// nothing at `now`; the caller makes it `now + 1`, the 2003 main loop's 1-s sleep.
 pub(crate) fn next_wake(host: &ClientHost, now: Time, cfg: &ClientConfig) -> Time {
     let mut next = host.next_completion(cfg);
-    if !host.avail.connected() {
+    // No session starts while an RPC is in flight: its answer wakes the host.
+    if !host.avail.connected() || host.rpc_in_flight.is_some() {
         return next;
     }
     // 1. Get work: buffer at or below the low water mark and some backoff over.

@@ -2,13 +2,16 @@
 //! session and master-file fetches (the `SCHEDULER_OP` state machine, spec client
 //! §1.6–1.7).
 //!
-//! RPCs take no simulated time, so a whole session (an RPC chain in debt order, then
-//! the pending master fetches) runs inside one host event.
+//! An RPC answered at once takes no simulated time, so a whole session (an RPC chain
+//! in debt order, then the pending master fetches) runs inside one host event. An
+//! RPC that a project's web server queues is in flight (spec client §4.3): the
+//! session pauses, and its answer's event settles it and goes on with the chain.
 
 use super::backoff::backoff;
 use super::debt::{compute_resource_debts, current_work_buf_days, next_project, work_needed_secs};
 use crate::client::host::{
-    ClientHost, GroupCtx, RpcReason, RpcStatus, ServerLink, TaskState, WorkRequest,
+    Answer, ClientHost, GroupCtx, RpcReason, RpcState, RpcStatus, ServerLink, TaskState,
+    WorkRequest,
 };
 use crate::engine::Time;
 use crate::engine::time::SECONDS_PER_DAY;
@@ -37,6 +40,8 @@ fn unfinished_of(host: &ClientHost, pi: usize) -> u32 {
 /// One scheduler RPC to project `pi` asking for `req_secs` (spec client §1.6): it
 /// reports all the project's ready results and adds the reply's jobs
 /// ([`ClientHost::rpc`]). The request's `estimated_delay` is the buffer in seconds.
+/// `None`: the RPC is in flight, and the session goes on when its answer comes
+/// ([`answered`]); `continues` says whether a get-work chain then goes on.
 fn rpc_once<S: ServerLink + ?Sized>(
     host: &mut ClientHost,
     pi: usize,
@@ -44,7 +49,8 @@ fn rpc_once<S: ServerLink + ?Sized>(
     now: Time,
     g: &GroupCtx,
     server: &mut S,
-) -> Result<Outcome, S::Error> {
+    continues: bool,
+) -> Result<Option<Outcome>, S::Error> {
     let before = unfinished_of(host, pi);
     let detaches = host.merit.detaches;
     let work = WorkRequest {
@@ -55,25 +61,69 @@ fn rpc_once<S: ServerLink + ?Sized>(
     };
     Ok(
         match host.rpc(now, pi, work, &g.behaviour, &g.cfg, server)? {
-            RpcStatus::Failed => Outcome::Error { request_delay: 0.0 },
-            RpcStatus::Down { request_delay } => Outcome::Error { request_delay },
-            RpcStatus::Ok { request_delay, .. } => {
+            RpcState::Answered(status) => {
                 // A detach inside the RPC dropped the project's jobs first.
                 let kept = if host.merit.detaches != detaches {
                     0
                 } else {
                     before
                 };
-                let nresults = unfinished_of(host, pi).saturating_sub(kept);
-                // The reply served any pending user/attach request (`sched_rpc_pending`).
-                host.projects[pi].sched_rpc_pending = RpcReason::None;
-                Outcome::Reply {
-                    nresults,
-                    request_delay,
+                Some(outcome_of(host, pi, status, kept))
+            }
+            RpcState::InFlight => {
+                if let Some(f) = &mut host.rpc_in_flight {
+                    f.continues = continues;
                 }
+                None
             }
         },
     )
+}
+
+/// What a reply to project `pi` came to, `kept` being the project's unfinished jobs
+/// just before the reply was applied.
+fn outcome_of(host: &mut ClientHost, pi: usize, status: RpcStatus, kept: u32) -> Outcome {
+    match status {
+        RpcStatus::Failed => Outcome::Error { request_delay: 0.0 },
+        RpcStatus::Down { request_delay } => Outcome::Error { request_delay },
+        RpcStatus::Ok { request_delay, .. } => {
+            let nresults = unfinished_of(host, pi).saturating_sub(kept);
+            // The reply served any pending user/attach request (`sched_rpc_pending`).
+            host.projects[pi].sched_rpc_pending = RpcReason::None;
+            Outcome::Reply {
+                nresults,
+                request_delay,
+            }
+        }
+    }
+}
+
+/// The answer to the host's RPC in flight arrives at `now` (spec client §1.6,
+/// §4.3): it is settled as the session that sent it would have settled a reply
+/// received at once, and a get-work chain goes on from its project.
+pub(crate) fn answered<S: ServerLink + ?Sized>(
+    host: &mut ClientHost,
+    now: Time,
+    answer: Answer,
+    g: &GroupCtx,
+    server: &mut S,
+) -> Result<(), S::Error> {
+    let Some(f) = host.rpc_in_flight else {
+        return Ok(());
+    };
+    let pi = f.project as usize;
+    let kept = unfinished_of(host, pi);
+    let Some((_, status)) = host.rpc_answered(now, answer, &g.behaviour, &g.cfg, server) else {
+        return Ok(());
+    };
+    let outcome = outcome_of(host, pi, status, kept);
+    settle(host, pi, outcome, now, g, f.continues, server);
+    if f.continues {
+        // The chain walks the debt order ranked when its session began.
+        let (next, req) = next_in_chain(host, pi, outcome, now as f64, g);
+        chain(host, next, req, now, g, server)?;
+    }
+    Ok(())
 }
 
 /// Applies one RPC's outcome to project `pi` (spec client §1.6–1.7): an error backs
@@ -136,28 +186,50 @@ pub(crate) fn get_work_session<S: ServerLink + ?Sized>(
 ) -> Result<(), S::Error> {
     let t = now as f64;
     compute_resource_debts(&mut host.projects, t, g.cfg.seed_exp_sign_bug);
-    let mut req = work_needed_secs(host, &g.cfg);
-    let mut cur = next_project(&host.projects, None, t);
+    let req = work_needed_secs(host, &g.cfg);
+    let first = next_project(&host.projects, None, t);
+    chain(host, first, req, now, g, server)
+}
+
+/// The get-work chain from project `cur`, asking for `req` seconds (spec client
+/// §1.6), then the pending master fetches. It pauses at an RPC in flight, and
+/// [`answered`] takes it up again.
+fn chain<S: ServerLink + ?Sized>(
+    host: &mut ClientHost,
+    mut cur: Option<usize>,
+    mut req: f64,
+    now: Time,
+    g: &GroupCtx,
+    server: &mut S,
+) -> Result<(), S::Error> {
+    let t = now as f64;
     while let Some(pi) = cur {
-        let outcome = rpc_once(host, pi, req, now, g, server)?;
-        settle(host, pi, outcome, now, g, true, server);
-        cur = match outcome {
-            Outcome::Error { .. } => {
-                req = work_needed_secs(host, &g.cfg);
-                next_project(&host.projects, Some(pi), t)
-            }
-            Outcome::Reply { .. } => {
-                req = work_needed_secs(host, &g.cfg);
-                if req > 0.0 {
-                    next_project(&host.projects, Some(pi), t)
-                } else {
-                    None
-                }
-            }
+        let Some(outcome) = rpc_once(host, pi, req, now, g, server, true)? else {
+            return Ok(());
         };
+        settle(host, pi, outcome, now, g, true, server);
+        (cur, req) = next_in_chain(host, pi, outcome, t, g);
     }
     master_fetches(host, now, g, server);
     Ok(())
+}
+
+/// Where a get-work chain goes after project `pi`'s RPC came to `outcome`: the
+/// next project in debt order and the whole remaining need; after a reply, only
+/// while that need is positive.
+fn next_in_chain(
+    host: &ClientHost,
+    pi: usize,
+    outcome: Outcome,
+    t: f64,
+    g: &GroupCtx,
+) -> (Option<usize>, f64) {
+    let req = work_needed_secs(host, &g.cfg);
+    let next = match outcome {
+        Outcome::Reply { .. } if req <= 0.0 => None,
+        _ => next_project(&host.projects, Some(pi), t),
+    };
+    (next, req)
 }
 
 /// A report-result session (`must_get_work = false`, spec client §1.6): one RPC to
@@ -172,8 +244,9 @@ pub(crate) fn report_result_session<S: ServerLink + ?Sized>(
     g: &GroupCtx,
     server: &mut S,
 ) -> Result<(), S::Error> {
-    let outcome = rpc_once(host, pi, req_secs, now, g, server)?;
-    settle(host, pi, outcome, now, g, false, server);
+    if let Some(outcome) = rpc_once(host, pi, req_secs, now, g, server, false)? {
+        settle(host, pi, outcome, now, g, false, server);
+    }
     Ok(())
 }
 

@@ -8,9 +8,9 @@ use super::*;
 use crate::client::availability::AvailSpec;
 use crate::client::config::{ClientSection, Policy, SeedBackoff};
 use crate::client::host::{
-    ClientJob, HostBehaviour, ProjectState, RpcStatus, SeedProject, test_reply,
+    ClientJob, HostBehaviour, ProjectState, RpcStatus, SeedProject, Sent, test_reply,
 };
-use crate::server::scheduler::{Job, Reply, Request};
+use crate::server::scheduler::{Job, Request};
 use crate::server::types::HostId;
 use crate::server::types::{ResultId, WuId};
 
@@ -69,15 +69,11 @@ impl Mock {
 impl ServerLink for Mock {
     type Error = std::convert::Infallible;
 
-    fn rpc(&mut self, now: Time, req: Request) -> Result<Option<Reply>, Self::Error> {
+    fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, Self::Error> {
         self.sent.clear();
         let (status, hostid) = self.answer(now, &req);
-        Ok(test_reply(
-            status,
-            hostid,
-            std::mem::take(&mut self.sent),
-            &req,
-        ))
+        let jobs = std::mem::take(&mut self.sent);
+        Ok(Sent::Answered(test_reply(status, hostid, jobs, &req)))
     }
 
     fn master_fetch(&mut self, now: Time, project: u16) -> bool {

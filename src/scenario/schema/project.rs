@@ -106,6 +106,49 @@ pub struct ProjectConfig {
     /// Left out of the echoed configuration when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_server: Option<DataServerConfig>,
+    /// The scheduler's processes and listen queue (`[project.NAME.server]`; spec
+    /// backend §2.4.0). Absent: RPCs take no time and are never refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerConfig>,
+}
+
+/// A project's scheduler capacity (`[project.NAME.server]`; spec backend §2.4.0):
+/// the runtime [`server::web_server::SchedulerCapacity`]. The processes and the
+/// service time have no default: they are the question a designer asks.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// RPCs served at once (the scheduler's CGI or FastCGI processes).
+    pub scheduler_processes: u32,
+    /// Seconds one RPC takes, before its per-job costs: a number or a distribution.
+    pub rpc_service_time: Dist,
+    /// Seconds added per job reported.
+    #[serde(default)]
+    pub per_job_reported: f64,
+    /// Seconds added per job sent.
+    #[serde(default)]
+    pub per_job_sent: f64,
+    /// Connections that may wait for a process (Apache's `ListenBacklog`, 511 by
+    /// default); one more is refused.
+    #[serde(default = "d_listen_backlog")]
+    pub listen_backlog: u32,
+}
+
+fn d_listen_backlog() -> u32 {
+    511
+}
+
+impl ServerConfig {
+    /// The runtime form.
+    pub fn resolve(&self) -> server::web_server::SchedulerCapacity {
+        server::web_server::SchedulerCapacity {
+            processes: self.scheduler_processes,
+            service: self.rpc_service_time,
+            per_job_reported: self.per_job_reported,
+            per_job_sent: self.per_job_sent,
+            listen_backlog: self.listen_backlog,
+        }
+    }
 }
 
 /// One app's files (`files`; spec client §8.1): sizes in bytes, numbers or
@@ -212,6 +255,7 @@ impl Default for ProjectConfig {
             outage: Vec::new(),
             files: None,
             data_server: None,
+            server: None,
         }
     }
 }
@@ -275,6 +319,7 @@ impl ProjectConfig {
             db_purge: self.db_purge.resolve(),
             pin: self.pin.resolve(),
             outage: self.outage.iter().map(|o| o.resolve(&config)).collect(),
+            server: self.server.as_ref().map(ServerConfig::resolve),
             config,
         }
     }

@@ -90,6 +90,17 @@ impl Checker<'_> {
                 self.duration_positive(&format!("{at}.outage.{k}.duration"), o.duration);
             }
         }
+        if let Some(sv) = &p.server {
+            let at = format!("{prefix}.server");
+            self.min_int(
+                &format!("{at}.scheduler_processes"),
+                sv.scheduler_processes.into(),
+                1,
+            );
+            self.dist(&format!("{at}.rpc_service_time"), &sv.rpc_service_time);
+            self.non_negative(&format!("{at}.per_job_reported"), sv.per_job_reported);
+            self.non_negative(&format!("{at}.per_job_sent"), sv.per_job_sent);
+        }
 
         let c = &p.config;
         let pc = format!("{prefix}.config");

@@ -206,6 +206,9 @@ pub enum Message {
     DidntResendLost(ResultId),
     /// "Project is temporarily shut down for maintenance" (`sched_main.cpp`).
     Maintenance,
+    /// "Another scheduler instance is running for this host"
+    /// (`handle_request.cpp`, `lock_sched`; spec backend §2.4.0).
+    AnotherInstance,
 }
 
 impl Message {
@@ -215,6 +218,9 @@ impl Message {
             Message::ResentLost(r) => format!("Resent lost task {}", name(r)),
             Message::DidntResendLost(r) => format!("Didn't resend lost task {} (expired)", name(r)),
             Message::Maintenance => "Project is temporarily shut down for maintenance".into(),
+            Message::AnotherInstance => {
+                "Another scheduler instance is running for this host".into()
+            }
         }
     }
 }
@@ -270,6 +276,16 @@ impl Reply {
         self.project_is_down = true;
         self.messages.push(Message::Maintenance);
         self.request_delay = maintenance_delay;
+    }
+
+    /// The reply of a scheduler process that finds another serving the same host
+    /// (`handle_request.cpp`, `lock_sched`; spec backend §2.4.0): the request's
+    /// results are not read, so nothing is acked or sent; only the message and a
+    /// `request_delay` of `delay`.
+    pub fn locked(&mut self, delay: f64) {
+        self.clear();
+        self.messages.push(Message::AnotherInstance);
+        self.request_delay = delay;
     }
 }
 
