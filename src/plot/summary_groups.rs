@@ -485,6 +485,19 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "RPCs given up by their client (connect timeout)",
         "",
     ),
+    ("outages", "Scheduler load", "Outages", ""),
+    (
+        "recovery_time_max_s",
+        "Scheduler load",
+        "Time to recover from an outage, longest",
+        "time",
+    ),
+    (
+        "outages_unrecovered",
+        "Scheduler load",
+        "Outages not recovered from by the end",
+        "",
+    ),
     ("batches_submitted", "Batches", "Batches submitted", ""),
     (
         "batches_completed",
@@ -601,6 +614,7 @@ pub fn window(column: &str) -> Window {
         Window::Setting
     } else if WHOLE_RUN.contains(&column)
         || crate::stats::headline::TRANSFER_COLUMNS.contains(&column)
+        || crate::stats::recovery::COLUMNS.contains(&column)
     {
         Window::WholeRun
     } else {
@@ -648,6 +662,7 @@ mod tests {
         for c in (crate::stats::headline::COLUMNS.into_iter())
             .chain(transfers)
             .chain(crate::stats::scheduler_load::COLUMNS)
+            .chain(crate::stats::recovery::COLUMNS)
             .chain(batches)
         {
             let (g, named) = describe(c);
@@ -692,6 +707,7 @@ mod tests {
             .into_iter()
             .chain(crate::stats::headline::TRANSFER_COLUMNS)
             .chain(crate::stats::scheduler_load::COLUMNS)
+            .chain(crate::stats::recovery::COLUMNS)
             .chain(crate::stats::batches::BATCH_COLUMNS);
         for c in all {
             assert!(listed.contains_key(c), "{c} has no documented window");

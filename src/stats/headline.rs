@@ -9,6 +9,7 @@
 use super::metrics::{self, Hist, ProjectMetrics, rank_quantile};
 use super::recorder::StatsRecorder;
 use super::tally::Tally;
+use crate::engine::Time;
 use crate::server::config::WuTemplate;
 use crate::server::types::AppId;
 use crate::world::Finished;
@@ -237,22 +238,38 @@ pub fn has_scheduler(f: &Finished<StatsRecorder>) -> bool {
     (f.recorder.tallies.iter()).any(|t| t.metrics.scheduler.is_some())
 }
 
-/// The [`super::scheduler_load::COLUMNS`] of project `pi`, named and in order
-/// (none for a project without a web server).
+/// The [`super::scheduler_load::COLUMNS`] and [`super::recovery::COLUMNS`] of
+/// project `pi` in a run of `duration_s` seconds, named and in order (none for a
+/// project without a web server).
 pub fn scheduler_values(
     f: &Finished<StatsRecorder>,
     pi: usize,
+    duration_s: f64,
 ) -> Vec<(&'static str, Option<f64>)> {
     let m = &f.recorder.tallies[pi].metrics;
-    let values = m
+    let load = m
         .scheduler
         .as_ref()
         .map(|l| l.columns())
         .unwrap_or_default();
-    super::scheduler_load::COLUMNS
-        .into_iter()
-        .zip(values)
+    let recovery = match &m.scheduler {
+        Some(_) => super::recovery::columns(&recoveries(f, pi, duration_s)),
+        None => Default::default(),
+    };
+    (super::scheduler_load::COLUMNS.into_iter().zip(load))
+        .chain(super::recovery::COLUMNS.into_iter().zip(recovery))
         .collect()
+}
+
+/// Project `pi`'s outages and its recovery from each, in a run of `duration_s`
+/// seconds ([`super::recovery`]).
+pub fn recoveries(
+    f: &Finished<StatsRecorder>,
+    pi: usize,
+    duration_s: f64,
+) -> Vec<super::recovery::Recovery> {
+    let m = &f.recorder.tallies[pi].metrics;
+    super::recovery::recoveries(&f.projects[pi], m, duration_s as Time)
 }
 
 /// The headline row of project `pi`: [`COLUMNS`], then [`TRANSFER_COLUMNS`] in a
@@ -264,7 +281,7 @@ fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline
         values.extend(transfer_values(f, pi));
     }
     if has_scheduler(f) {
-        values.extend(scheduler_values(f, pi));
+        values.extend(scheduler_values(f, pi, duration_s));
     }
     if super::batches::has_batches(&f.projects) {
         let figs = super::batches::project_figures(&f.projects[pi], &f.recorder.batches[pi]);

@@ -54,6 +54,7 @@ pub mod metrics;
 pub mod outdir;
 pub mod output;
 pub mod recorder;
+pub mod recovery;
 pub mod run_folder;
 pub mod scheduler_load;
 pub mod science;

@@ -91,6 +91,15 @@ impl SchedulerLoad {
         }
     }
 
+    /// Connections waiting at the start of bucket `k`, if sampled.
+    pub fn queue_at(&self, k: usize) -> Option<f64> {
+        self.samples
+            .get(k)
+            .copied()
+            .flatten()
+            .map(|s| s.waiting as f64)
+    }
+
     /// Bucket `k`'s [`SERIES`] values; none where a sample is missing (the run
     /// ends inside the bucket).
     pub fn bucket(&self, k: usize) -> [Option<f64>; SERIES.len()] {

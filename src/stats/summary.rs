@@ -70,17 +70,26 @@ pub fn summary_json(
     headlines: &[Headline],
 ) -> serde_json::Value {
     let mut projects = serde_json::Map::new();
-    for (((p, t), h), c) in f
-        .projects
-        .iter()
+    let duration_s = loaded.file.simulation.duration.get() as f64;
+    for (pi, (((p, t), h), c)) in (f.projects.iter())
         .zip(&f.recorder.tallies)
         .zip(headlines)
         .zip(&f.recorder.credit)
+        .enumerate()
     {
         let mut v = serde_json::to_value(t).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
             o.insert("headline".into(), headline::to_json(h));
             o.insert("credit_neutrality".into(), c.neutrality_json());
+            // Each outage and the time to recover from it, for a project with a
+            // web server (docs/outputs.md, "Time to recover").
+            if t.metrics.scheduler.is_some() {
+                let r = headline::recoveries(f, pi, duration_s);
+                o.insert(
+                    "outages".into(),
+                    serde_json::to_value(r).unwrap_or_default(),
+                );
+            }
         }
         projects.insert(p.name.clone(), v);
     }

@@ -10,6 +10,7 @@ use crate::base::units::{DurationError, parse_duration};
 use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at, problem_at_offset};
 use crate::stats::batches::BATCH_COLUMNS;
 use crate::stats::headline::{COLUMNS, PROJECT_ONLY, TRANSFER_COLUMNS};
+use crate::stats::recovery::COLUMNS as RECOVERY_COLUMNS;
 use crate::stats::scheduler_load::COLUMNS as SCHEDULER_COLUMNS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -324,6 +325,7 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
     for (i, m) in s.metrics.iter().enumerate() {
         let transfer = TRANSFER_COLUMNS.contains(&m.as_str())
             || SCHEDULER_COLUMNS.contains(&m.as_str())
+            || RECOVERY_COLUMNS.contains(&m.as_str())
             || BATCH_COLUMNS.contains(&m.as_str());
         if !COLUMNS.contains(&m.as_str()) && !transfer {
             return Err(bad(
@@ -332,7 +334,9 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
                     "unknown metric `{m}`: expected a summary.csv column ({}, or in a run with files {}, or with a web server {}, or in a run with batches {})",
                     COLUMNS.join(", "),
                     TRANSFER_COLUMNS.join(", "),
-                    SCHEDULER_COLUMNS.join(", "),
+                    [&SCHEDULER_COLUMNS[..], &RECOVERY_COLUMNS[..]]
+                        .concat()
+                        .join(", "),
                     BATCH_COLUMNS.join(", ")
                 ),
             ));

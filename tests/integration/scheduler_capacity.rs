@@ -243,3 +243,37 @@ fn a_bad_server_table_names_its_key() {
     ));
     has(&e, &["backlog", "listen_backlog"]);
 }
+
+/// After an outage of its scheduler the project recovers, and `summary.json` and
+/// `summary.csv` say when (docs/outputs.md, "Time to recover").
+#[test]
+fn the_time_to_recover_from_an_outage_is_reported() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("outage.toml");
+    let mut scn = scenario(5, "modern_rec", 40, 2, 1.0, 20, true, 1.0, 5);
+    scn += "\n[[project.a.outage]]\nstart = \"2d\"\nduration = \"6h\"\n";
+    std::fs::write(&path, &scn).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let outages = json["projects"]["a"]["outages"].as_array().expect("a list");
+    assert_eq!(outages.len(), 1);
+    assert_eq!(outages[0]["what"], "scheduler");
+    assert_eq!(outages[0]["start_s"], 172_800);
+    assert_eq!(outages[0]["end_s"], 194_400);
+    let r = outages[0]["recovery_s"].as_i64().expect("recovered");
+    assert!((0..86_400).contains(&r), "{r}");
+    assert_eq!(r % 3600, 0, "the outage ends on the hour: whole buckets");
+    let s = summary(&out);
+    assert_eq!(num(&s, "outages"), 1.0);
+    assert_eq!(num(&s, "recovery_time_max_s"), r as f64);
+    assert_eq!(num(&s, "outages_unrecovered"), 0.0);
+}

@@ -49,11 +49,11 @@ pub use job::{ClientJob, JobFlags, JobUsage, TaskState};
 pub use modern_state::{
     FlagIndex, Flags, ModernHost, ModernProject, RscFlags, TransferFlag, TransferFlags,
 };
-#[cfg(test)]
-pub(crate) use rpc::test_reply;
 pub use rpc::{
     Answer, InFlight, RpcReason, RpcState, RpcStatus, Sent, ServerLink, WorkRequest, status_of,
 };
+#[cfg(test)]
+pub(crate) use rpc::{test_answer, test_reply};
 pub use seed_state::SeedProject;
 pub use xfer::{Dir, HostXfer};
 // The time statistics live with the availability that computes them; the host keeps

@@ -131,6 +131,22 @@ pub(crate) fn test_reply(
     Some(reply)
 }
 
+/// A test server's answer, come later, to the request `req` it held in flight
+/// ([`test_reply`]).
+#[cfg(test)]
+pub(crate) fn test_answer(
+    status: RpcStatus,
+    hostid: HostId,
+    jobs: Vec<Job>,
+    req: &Request,
+) -> Answer {
+    Answer {
+        project: req.project,
+        work: req.work,
+        reply: test_reply(status, hostid, jobs, req),
+    }
+}
+
 /// The project servers, as seen from a host: one call per scheduler RPC, and one
 /// per master-file fetch. Whatever fails on the server side comes back as an
 /// [`Self::Error`] value, which the client's policy passes up unchanged.

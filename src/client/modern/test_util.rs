@@ -3,8 +3,8 @@
 
 use crate::client::config::{ClientConfig, ClientSection, Policy};
 use crate::client::host::{
-    ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcStatus, Sent, ServerLink, WorkRequest,
-    test_reply,
+    Answer, ClientHost, ClientJob, GroupCtx, HostBehaviour, RpcStatus, Sent, ServerLink,
+    WorkRequest, test_answer, test_reply,
 };
 use crate::engine::Time;
 use crate::server::scheduler::{Job, Request};
@@ -114,6 +114,10 @@ pub(crate) struct MockServer {
     pub master_calls: Vec<Time>,
     /// The jobs of the reply being written.
     sent: Vec<Job>,
+    /// Whether requests wait in the server, as in a web server's queue, until
+    /// [`MockServer::reply_to`] answers them.
+    pub queue: bool,
+    pub held: Vec<Request>,
 }
 
 impl MockServer {
@@ -129,7 +133,17 @@ impl MockServer {
             calls: Vec::new(),
             master_calls: Vec::new(),
             sent: Vec::new(),
+            queue: false,
+            held: Vec::new(),
         }
+    }
+
+    /// The answer, at `now`, to the oldest request held in flight.
+    pub fn reply_to(&mut self, now: Time) -> Answer {
+        let req = self.held.remove(0);
+        self.sent.clear();
+        let (status, hostid) = self.answer(now, &req);
+        test_answer(status, hostid, std::mem::take(&mut self.sent), &req)
     }
 }
 
@@ -137,6 +151,10 @@ impl ServerLink for MockServer {
     type Error = std::convert::Infallible;
 
     fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, Self::Error> {
+        if self.queue {
+            self.held.push(req);
+            return Ok(Sent::InFlight);
+        }
         self.sent.clear();
         let (status, hostid) = self.answer(now, &req);
         let jobs = std::mem::take(&mut self.sent);

@@ -197,6 +197,39 @@ fn initial_rpc_asks_one_second_per_project() {
     assert!(next > 15, "no further RPC right after the fetch: {next}");
 }
 
+/// The initial RPCs with a scheduler that takes time (spec client §4.3): while the
+/// first is in flight the poll starts nothing, though a poll is due; its answer is
+/// applied when it comes, and the next operation waits a poll period after it.
+#[test]
+fn an_rpc_in_flight_holds_the_poll_until_its_answer() {
+    let (mut h, g) = host_and_ctx(2, &[100.0, 100.0], |_| {});
+    let mut srv = MockServer::new(3600.0);
+    srv.queue = true;
+    let next = h.wake(0, &g, &mut srv).unwrap();
+    assert_eq!(srv.held.len(), 1);
+    assert!(h.rpc_in_flight.is_some());
+    // No poll can act while the RPC is in flight: the host sleeps past the 5-s poll.
+    assert!(next > 5, "{next}");
+    // A wake for another reason starts no second RPC.
+    h.wake(7, &g, &mut srv).unwrap();
+    assert_eq!(srv.held.len(), 1);
+    let answer = srv.reply_to(12);
+    let next = h.wake_with(12, &g, &mut srv, Some(answer)).unwrap();
+    assert!(h.rpc_in_flight.is_none());
+    assert_eq!(h.projects[0].hostid, HostId(1));
+    assert_eq!(h.jobs.len(), 1);
+    assert_eq!(
+        next, 17,
+        "the next poll that may act: a poll period after the answer"
+    );
+    h.wake(17, &g, &mut srv).unwrap();
+    assert_eq!(srv.held.len(), 1);
+    assert_eq!(
+        srv.held[0].project, 1,
+        "then the second project's initial RPC"
+    );
+}
+
 #[test]
 fn empty_two_cpu_host_requests_the_whole_shortfall() {
     let (mut h, g) = host_and_ctx(2, &[100.0], |_| {});

@@ -8,7 +8,8 @@ use super::*;
 use crate::client::availability::AvailSpec;
 use crate::client::config::{ClientSection, Policy, SeedBackoff};
 use crate::client::host::{
-    ClientJob, HostBehaviour, ProjectState, RpcStatus, SeedProject, Sent, test_reply,
+    Answer, ClientJob, HostBehaviour, InFlight, ProjectState, RpcStatus, SeedProject, Sent,
+    test_answer, test_reply,
 };
 use crate::server::scheduler::{Job, Request};
 use crate::server::types::HostId;
@@ -48,6 +49,10 @@ struct Mock {
     next_id: u32,
     /// The jobs of the reply being written.
     sent: Vec<Job>,
+    /// Whether requests wait in the mock, as in a web server's queue, until
+    /// [`Mock::reply_to`] answers them.
+    queue: bool,
+    held: Vec<Request>,
 }
 
 impl Mock {
@@ -62,7 +67,17 @@ impl Mock {
             deadline: 100 * 86_400,
             next_id: 1,
             sent: Vec::new(),
+            queue: false,
+            held: Vec::new(),
         }
+    }
+
+    /// The answer, at `now`, to the oldest request held in flight.
+    fn reply_to(&mut self, now: Time) -> Answer {
+        let req = self.held.remove(0);
+        self.sent.clear();
+        let (status, hostid) = self.answer(now, &req);
+        test_answer(status, hostid, std::mem::take(&mut self.sent), &req)
     }
 }
 
@@ -70,6 +85,10 @@ impl ServerLink for Mock {
     type Error = std::convert::Infallible;
 
     fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, Self::Error> {
+        if self.queue {
+            self.held.push(req);
+            return Ok(Sent::InFlight);
+        }
         self.sent.clear();
         let (status, hostid) = self.answer(now, &req);
         let jobs = std::mem::take(&mut self.sent);
@@ -203,6 +222,83 @@ fn running(h: &ClientHost) -> Vec<u32> {
         .filter(|j| j.is_running())
         .map(|j| j.result_id.0)
         .collect()
+}
+
+// ------------------------------------------------------ RPCs in flight (§4.3)
+
+/// S16's first session with a scheduler that takes 30 s (spec client §4.3): the
+/// get-work RPC to B is in flight, no other session starts meanwhile, and its
+/// answer is applied when it comes: B's three days of jobs, which end the chain.
+#[test]
+fn a_get_work_session_waits_for_its_answer() {
+    let g = group(config(1.0, 3.0));
+    let mut h = host(1, &[100.0, 300.0]);
+    let mut m = Mock::new(2);
+    m.queue = true;
+    let t0 = 1;
+    let next = h.wake(t0, &g, &mut m).unwrap();
+    let in_flight = InFlight {
+        project: 1,
+        continues: true,
+    };
+    assert_eq!(h.rpc_in_flight, Some(in_flight));
+    assert_eq!(m.held.len(), 1);
+    assert!(h.jobs.is_empty());
+    // Nothing to run and no session may start: the host sleeps until its answer.
+    assert_eq!(next, Time::MAX);
+    let answer = m.reply_to(t0 + 30);
+    h.wake_with(t0 + 30, &g, &mut m, Some(answer)).unwrap();
+    assert_eq!(h.rpc_in_flight, None);
+    assert_eq!(h.jobs.len(), 72);
+    assert_eq!(current_work_buf_days(&h), 3.0);
+    assert!(m.held.is_empty(), "the buffer is full: the chain ends");
+}
+
+/// A get-work chain goes on when its answer comes: B answers with nothing (a
+/// failure for a get-work session, §1.7), so the chain asks A next, whose RPC is
+/// in flight in turn.
+#[test]
+fn a_get_work_chain_goes_on_with_the_next_project_when_the_answer_comes() {
+    let g = group(config(1.0, 3.0));
+    let mut h = host(1, &[100.0, 300.0]);
+    let mut m = Mock::new(2);
+    m.modes[1] = Mode::Nothing;
+    m.queue = true;
+    h.wake(1, &g, &mut m).unwrap();
+    let answer = m.reply_to(40);
+    h.wake_with(40, &g, &mut m, Some(answer)).unwrap();
+    assert_eq!(h.projects[1].nrpc_failures, 1, "no work backs B off");
+    assert_eq!(
+        h.rpc_in_flight,
+        Some(InFlight {
+            project: 0,
+            continues: true
+        })
+    );
+    assert_eq!(m.held.len(), 1);
+    assert_eq!(m.held[0].project, 0);
+    assert_eq!(m.held[0].work.req_secs, 259_200.0, "the whole need");
+    let answer = m.reply_to(70);
+    h.wake_with(70, &g, &mut m, Some(answer)).unwrap();
+    assert_eq!(h.rpc_in_flight, None);
+    assert_eq!(h.jobs.len(), 72);
+}
+
+/// A client that gave up waiting (no reply) backs the project off as after any
+/// failed RPC (§1.9).
+#[test]
+fn a_given_up_rpc_is_a_failure() {
+    let g = group(config(1.0, 3.0));
+    let mut h = host(1, &[100.0, 300.0]);
+    let mut m = Mock::new(2);
+    m.queue = true;
+    h.wake(1, &g, &mut m).unwrap();
+    let mut answer = m.reply_to(121);
+    answer.reply = None;
+    h.wake_with(121, &g, &mut m, Some(answer)).unwrap();
+    assert_eq!(h.projects[1].nrpc_failures, 1);
+    assert!(h.projects[1].min_rpc_time > 121.0);
+    assert_eq!(h.projects[1].nrpc_failed, 1);
 }
 
 // ---------------------------------------------------------------- S16 (§6)
