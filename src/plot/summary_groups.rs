@@ -442,6 +442,7 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "Data server: upload link used, p90 of the buckets",
         "%",
     ),
+    ("scheduler_processes", "Design", "Scheduler processes", ""),
     (
         "scheduler_busy_frac",
         "Scheduler load",
@@ -575,7 +576,12 @@ impl Window {
 }
 
 /// The columns of `summary.csv` that are settings, not figures.
-const SETTINGS: [&str; 3] = ["delay_bound_s", "min_quorum", "target_nresults"];
+const SETTINGS: [&str; 4] = [
+    "delay_bound_s",
+    "min_quorum",
+    "target_nresults",
+    "scheduler_processes",
+];
 
 /// The `summary.csv` columns that stay whole-run (docs/outputs.md, after "These stay
 /// whole-run"), with the transfer figures (`stats::headline::TRANSFER_COLUMNS`):

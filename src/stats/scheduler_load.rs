@@ -25,9 +25,11 @@ pub(crate) const SERIES: [&str; 7] = [
     "rpc_wait_mean_s",
 ];
 
-/// The columns `summary.csv` gets for a project with a web server, over the
-/// measured window.
-pub const COLUMNS: [&str; 8] = [
+/// The columns `summary.csv` gets for a project with a web server: its processes
+/// (a setting, so that a sweep can minimise it), then figures over the measured
+/// window.
+pub const COLUMNS: [&str; 9] = [
+    "scheduler_processes",
     "scheduler_busy_frac",
     "rpc_wait_mean_s",
     "rpc_wait_p50_s",
@@ -139,13 +141,16 @@ impl SchedulerLoad {
             })
         });
         let Some((Some(a), Some(b), n)) = pair else {
-            return [None; COLUMNS.len()];
+            let mut none = [None; COLUMNS.len()];
+            none[0] = Some(self.processes as f64);
+            return none;
         };
         let served = (b.counts.served - a.counts.served) as f64;
         let capacity = self.processes as f64 * (n as Time * self.interval) as f64;
         let q = |p: f64| (self.waits.quantile_among(p, self.no_wait)).filter(|x| x.is_finite());
         let n_waits = (self.waits.total() + self.no_wait) as f64;
         [
+            Some(self.processes as f64),
             Some((b.busy_s - a.busy_s) / capacity),
             (n_waits > 0.0).then(|| self.wait_sum / n_waits),
             q(0.5),
@@ -206,12 +211,13 @@ mod tests {
         l.wait(200, 1.0);
         l.wait(250, 3.0);
         let c = l.columns();
-        assert_eq!(c[0], Some(20.0 / 100.0), "from sample 2 to sample 3");
-        assert_eq!(c[1], Some(1.0));
-        assert_eq!(c[2], Some(0.0), "half the services did not wait");
-        assert_eq!(c[5], Some(1.0));
-        assert_eq!(c[6], Some(0.0));
-        let p99 = c[4].unwrap();
+        assert_eq!(c[0], Some(1.0), "one process");
+        assert_eq!(c[1], Some(20.0 / 100.0), "from sample 2 to sample 3");
+        assert_eq!(c[2], Some(1.0));
+        assert_eq!(c[3], Some(0.0), "half the services did not wait");
+        assert_eq!(c[6], Some(1.0));
+        assert_eq!(c[7], Some(0.0));
+        let p99 = c[5].unwrap();
         assert!((p99 - 3.0).abs() <= WAIT_BIN_S + 1e-9, "{p99}");
     }
 }
