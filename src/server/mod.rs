@@ -14,6 +14,7 @@ pub mod credit;
 pub mod credit_new;
 pub mod db;
 pub mod db_purge;
+pub mod downtime;
 pub mod feeder;
 pub mod file_deleter;
 pub mod hr;
@@ -60,6 +61,9 @@ pub struct ProjectConfig {
     pub pin: PinnedDraws,
     /// Windows in which the project's scheduler cannot be reached.
     pub outage: Vec<Outage>,
+    /// Daemons (or the database) stopped for a while (`[[project.NAME.daemon_outage]]`),
+    /// drawn into windows when the world is built ([`downtime::Downtime`]).
+    pub daemon_outage: Vec<DaemonOutage>,
 }
 
 impl Default for ProjectConfig {
@@ -75,6 +79,7 @@ impl Default for ProjectConfig {
             db_purge: DbPurgeConfig::default(),
             pin: PinnedDraws::default(),
             outage: Vec::new(),
+            daemon_outage: Vec::new(),
         }
     }
 }
@@ -93,6 +98,14 @@ impl ProjectConfig {
     /// then meets (spec client §2.8, §4.2).
     pub(crate) fn outage_at(&self, now: Time) -> Option<&Outage> {
         self.outage.iter().find(|o| o.covers(now))
+    }
+
+    /// Whether the project's server-load gauges are sampled (`timeseries.csv`'s
+    /// `backlog_transitioner_workunits`, `job_cache_fill`, `daemons_down`): only for
+    /// a project that asks about its servers' load, so that every other project's
+    /// outputs stay as they were.
+    pub fn reports_server_load(&self) -> bool {
+        !self.daemon_outage.is_empty()
     }
 }
 
@@ -130,6 +143,9 @@ pub struct Project {
     /// The run's master seed: batches draw their jobs' sizes from streams of their
     /// own ([`batch::submit`]).
     pub seed: u64,
+    /// When its daemons are down (`[[project.NAME.daemon_outage]]`), drawn when the
+    /// world is built ([`downtime::install`]); empty until then.
+    pub downtime: downtime::Downtime,
 }
 
 impl Project {
@@ -219,6 +235,9 @@ impl Project {
         }
         let mut db = Db::new(audit);
         db.track_unsent_by_app(apps.len());
+        if cfg.reports_server_load() {
+            db.track_transition_backlog();
+        }
         Self {
             index,
             name: name.to_string(),
@@ -233,6 +252,7 @@ impl Project {
             snapshot: Vec::new(),
             snapshot_results: Vec::new(),
             seed,
+            downtime: downtime::Downtime::default(),
             cfg,
         }
     }
