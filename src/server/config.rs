@@ -591,6 +591,8 @@ impl OutageTarget {
 
 /// When a daemon outage's daemon is down.
 #[derive(Clone, Debug, PartialEq)]
+// Configuration, held once per outage: a distribution's size is accepted (see `Dist`).
+#[allow(clippy::large_enum_variant)]
 pub enum OutageSchedule {
     /// One window `[start, end)`.
     Window { start: Time, end: Time },

@@ -4,7 +4,7 @@
 //! (crash processes included) is a pure function of its scenario and seed. The
 //! scripted worked example is `scenarios/spec/server-daemon-outage.toml`.
 
-use crate::common::{run, run_text, text};
+use crate::common::{assert_same_files, run, run_text, text};
 use boinc_sim::engine::time::Time;
 use boinc_sim::server::Project;
 use boinc_sim::world::RunOptions;
@@ -131,18 +131,7 @@ fn a_run_with_crash_processes_is_deterministic() {
         assert!(r.status.success(), "{}", text(&r.stderr));
         outs.push(out);
     }
-    let mut names: Vec<_> = std::fs::read_dir(&outs[0])
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    names.sort();
-    for n in &names {
-        let (x, y) = (outs[0].join(n), outs[1].join(n));
-        assert!(
-            std::fs::read(&x).unwrap() == std::fs::read(&y).unwrap(),
-            "{n:?} differs between two runs of one seed"
-        );
-    }
+    assert_same_files(&outs[0], &outs[1], "two runs of one seed");
     let ts = |k: usize| std::fs::read_to_string(outs[k].join("timeseries.csv")).unwrap();
     let down = |k: usize| -> Vec<String> {
         ts(k)

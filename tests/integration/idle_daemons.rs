@@ -8,7 +8,7 @@
 //! daemon was down (`[[project.NAME.daemon_outage]]`: it sleeps through its
 //! outage).
 
-use crate::common::run;
+use crate::common::{assert_same_files, run};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -125,20 +125,8 @@ fn both_modes(dir: &Path, text: &str) -> (u64, u64) {
         );
         outs.push(out);
     }
-    let mut names: Vec<_> = std::fs::read_dir(&outs[0])
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    names.sort();
-    assert!(names.len() > 5, "{names:?}");
-    for n in &names {
-        let (a, b) = (outs[0].join(n), outs[1].join(n));
-        if a.is_dir() {
-            continue;
-        }
-        let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-        assert!(x == y, "{n:?} differs between the two modes\n{text}");
-    }
+    let files = assert_same_files(&outs[0], &outs[1], text);
+    assert!(files > 5, "{files} files");
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(outs[0].join("summary.json")).unwrap()).unwrap();
     let find = |key: &str| find_u64(&json, key).unwrap_or_else(|| panic!("no {key}"));
