@@ -79,6 +79,12 @@ pub enum StreamKind {
     /// A project's scheduler service times (id = project index; spec backend
     /// §2.4.0), drawn only when the project has a `[project.NAME.server]`.
     SchedulerService = 24,
+    /// A daemon's crash process (`[[project.NAME.daemon_outage]]` with `mtbf` and
+    /// `repair`): its failure and repair times, drawn once when the world is built
+    /// (id = project index · 2^32 + the entry's rank among the crash processes of its
+    /// daemon · 2^8 + the daemon's code, `server::config::OutageTarget`). A stream per
+    /// project, daemon and entry, so adding an outage moves no other draw.
+    DaemonCrash = 23,
 }
 
 impl From<StreamKind> for u64 {

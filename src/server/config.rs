@@ -535,7 +535,9 @@ pub enum OutageKind {
 
 /// A window `[start, start + duration)` in which scheduler RPCs fail. The daemons keep
 /// running: only the scheduler is unavailable, as when a project disables it for
-/// maintenance.
+/// maintenance. A database outage (`[[project.NAME.daemon_outage]]` with
+/// `daemon = "database"`) is one too, with `database` set, added when the world is
+/// built (`server::downtime`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outage {
     pub start: Time,
@@ -545,10 +547,65 @@ pub struct Outage {
     /// seconds: the outage's own `maintenance_delay`, else the project's (spec backend
     /// §2.9).
     pub maintenance_delay: Time,
+    /// The scheduler is up but cannot open the database: its reply says "Server
+    /// can't open database" instead of the maintenance message (BOINC's
+    /// `handle_request.cpp`), with the same `project_is_down` and `request_delay`.
+    pub database: bool,
 }
 
 impl Outage {
     pub fn covers(&self, t: Time) -> bool {
         t >= self.start && t < self.start + self.duration
     }
+}
+
+/// What a `[[project.NAME.daemon_outage]]` stops: one of the seven periodic daemons
+/// (spec backend §2.0), or the database, which stops all seven and the scheduler.
+/// The discriminant is the daemon's code in its crash stream's id
+/// ([`crate::streams::StreamKind::DaemonCrash`]): never renumbered.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OutageTarget {
+    Feeder = 0,
+    Transitioner = 1,
+    Validator = 2,
+    Assimilator = 3,
+    FileDeleter = 4,
+    DbPurge = 5,
+    WorkGenerator = 6,
+    Database = 7,
+}
+
+impl OutageTarget {
+    /// The seven daemons, by their code.
+    pub const DAEMONS: [OutageTarget; 7] = [
+        OutageTarget::Feeder,
+        OutageTarget::Transitioner,
+        OutageTarget::Validator,
+        OutageTarget::Assimilator,
+        OutageTarget::FileDeleter,
+        OutageTarget::DbPurge,
+        OutageTarget::WorkGenerator,
+    ];
+}
+
+/// When a daemon outage's daemon is down.
+#[derive(Clone, Debug, PartialEq)]
+// Configuration, held once per outage: a distribution's size is accepted (see `Dist`).
+#[allow(clippy::large_enum_variant)]
+pub enum OutageSchedule {
+    /// One window `[start, end)`.
+    Window { start: Time, end: Time },
+    /// A crash process: up periods exponential with mean `mtbf` seconds (from the
+    /// end of a repair to the next failure), each failure lasting a draw of
+    /// `repair` seconds; drawn once for the whole run when the world is built.
+    Crashes { mtbf: Time, repair: Dist },
+}
+
+/// One `[[project.NAME.daemon_outage]]`: a daemon (or the database) that is stopped,
+/// and when.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DaemonOutage {
+    pub target: OutageTarget,
+    pub schedule: OutageSchedule,
 }

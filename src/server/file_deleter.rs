@@ -42,6 +42,20 @@ impl State {
             0
         };
     }
+
+    /// The retry clock at a tick at `now`: whether the items in ERROR are retried
+    /// now (an hour has passed since the last retry), which restarts the hour. A
+    /// pass calls it; so does a tick at which the deleter is down (the world's
+    /// `Backend::run_daemon`): the retries keep the schedule of a deleter run at
+    /// every tick, which [`Self::fast_forward`] reproduces, so a restarted deleter
+    /// retries at the schedule's next time, not at once.
+    pub fn tick(&mut self, now: Time) -> bool {
+        let due = now - self.last_error_retry >= ERROR_RETRY_SECS;
+        if due {
+            self.last_error_retry = now;
+        }
+        due
+    }
 }
 
 /// The spacing of the error retries of a deleter run every `period` seconds:
@@ -91,10 +105,7 @@ fn outcome(p: &mut Project) -> FileDeleteState {
 /// One pass: the results whose files are ready to delete, then the workunits
 /// (with those that failed before, once every [`ERROR_RETRY_SECS`]).
 pub fn pass(p: &mut Project, now: Time, state: &mut State) -> Step {
-    let retry_errors = now - state.last_error_retry >= ERROR_RETRY_SECS;
-    if retry_errors {
-        state.last_error_retry = now;
-    }
+    let retry_errors = state.tick(now);
     let results = |db: &mut Db, list: &mut Vec<ResultId>| {
         list.extend(db.fd_ready_results.iter().take(RESULTS_PER_PASS));
         if retry_errors {
@@ -138,8 +149,7 @@ mod tests {
                     "p={period} t={t}"
                 );
                 // The pass's own update (file_deleter::pass).
-                if t - every.last_error_retry >= ERROR_RETRY_SECS {
-                    every.last_error_retry = t;
+                if every.tick(t) {
                     assert_eq!(t % retry_every(period), 0);
                 }
                 t += period;

@@ -14,6 +14,7 @@ pub mod credit;
 pub mod credit_new;
 pub mod db;
 pub mod db_purge;
+pub mod downtime;
 pub mod feeder;
 pub mod file_deleter;
 pub mod hr;
@@ -64,6 +65,9 @@ pub struct ProjectConfig {
     /// The scheduler's processes and listen queue (`[project.NAME.server]`, spec
     /// backend §2.4.0); `None`: RPCs take no time and are never refused.
     pub server: Option<web_server::SchedulerCapacity>,
+    /// Daemons (or the database) stopped for a while (`[[project.NAME.daemon_outage]]`),
+    /// drawn into windows when the world is built ([`downtime::Downtime`]).
+    pub daemon_outage: Vec<DaemonOutage>,
 }
 
 impl Default for ProjectConfig {
@@ -80,6 +84,7 @@ impl Default for ProjectConfig {
             pin: PinnedDraws::default(),
             outage: Vec::new(),
             server: None,
+            daemon_outage: Vec::new(),
         }
     }
 }
@@ -98,6 +103,14 @@ impl ProjectConfig {
     /// then meets (spec client §2.8, §4.2).
     pub(crate) fn outage_at(&self, now: Time) -> Option<&Outage> {
         self.outage.iter().find(|o| o.covers(now))
+    }
+
+    /// Whether the project's server-load gauges are sampled (`timeseries.csv`'s
+    /// `backlog_transitioner_workunits`, `job_cache_fill`, `daemons_down`): only for
+    /// a project that asks about its servers' load, so that every other project's
+    /// outputs stay as they were.
+    pub fn reports_server_load(&self) -> bool {
+        !self.daemon_outage.is_empty() || self.server.is_some()
     }
 }
 
@@ -135,6 +148,9 @@ pub struct Project {
     /// The run's master seed: batches draw their jobs' sizes from streams of their
     /// own ([`batch::submit`]).
     pub seed: u64,
+    /// When its daemons are down (`[[project.NAME.daemon_outage]]`), drawn when the
+    /// world is built ([`downtime::install`]); empty until then.
+    pub downtime: downtime::Downtime,
 }
 
 impl Project {
@@ -224,6 +240,9 @@ impl Project {
         }
         let mut db = Db::new(audit);
         db.track_unsent_by_app(apps.len());
+        if cfg.reports_server_load() {
+            db.track_transition_backlog();
+        }
         Self {
             index,
             name: name.to_string(),
@@ -238,6 +257,7 @@ impl Project {
             snapshot: Vec::new(),
             snapshot_results: Vec::new(),
             seed,
+            downtime: downtime::Downtime::default(),
             cfg,
         }
     }

@@ -90,6 +90,18 @@ pub(crate) const GAUGES: [&str; 11] = [
     "backlog_db_purge_workunits",
 ];
 
+/// The gauges of a project's servers under load, written after [`GAUGES`] only for
+/// a project that reports its server load (a `[[project.NAME.daemon_outage]]`;
+/// `server::ProjectConfig::reports_server_load`), so that no other project's rows
+/// change: the transitioner's backlog (workunits with `transition_time` at or
+/// before the sample), the occupied slots of the feeder's job cache, and how many
+/// of the seven periodic daemons are down.
+pub(crate) const LOAD_GAUGES: [&str; 3] = [
+    "backlog_transitioner_workunits",
+    "job_cache_fill",
+    "daemons_down",
+];
+
 /// The gauges of one project's database now, in [`GAUGES`] order; O(1).
 pub(crate) fn gauges(db: &crate::server::db::Db) -> [f64; GAUGES.len()] {
     let c = &db.result_state_counts;
@@ -274,6 +286,9 @@ pub struct ProjectMetrics {
     pub buckets: Vec<[f64; SERIES.len()]>,
     /// Gauges sampled at the start of each bucket (index = bucket).
     pub samples: Vec<[f64; GAUGES.len()]>,
+    /// The [`LOAD_GAUGES`] of each bucket, for a project that reports its server
+    /// load (`None` for every other, whose rows stay as they were).
+    pub load: Option<Vec<[f64; LOAD_GAUGES.len()]>>,
     pub hists: Vec<Hist>,
     /// The science error figures, by the same buckets.
     pub science: super::science::Science,
@@ -300,6 +315,7 @@ impl ProjectMetrics {
             interval: interval.max(1),
             buckets: Vec::new(),
             samples: Vec::new(),
+            load: None,
             science: super::science::Science::new(interval.max(1)),
             transfers: None,
             scheduler: None,
@@ -353,6 +369,19 @@ impl ProjectMetrics {
             self.samples.resize(k + 1, [0.0; GAUGES.len()]);
         }
         self.samples[k] = g;
+    }
+
+    /// Records the [`LOAD_GAUGES`] of bucket `k`; from the first, the project's
+    /// `timeseries.csv` has their rows. Nothing under [`Self::off`].
+    pub(crate) fn server_load(&mut self, k: usize, g: [f64; LOAD_GAUGES.len()]) {
+        if self.interval <= 0 {
+            return;
+        }
+        let load = self.load.get_or_insert_with(Vec::new);
+        if load.len() <= k {
+            load.resize(k + 1, [0.0; LOAD_GAUGES.len()]);
+        }
+        load[k] = g;
     }
 
     fn hist(&mut self, i: usize, x: f64) {
@@ -539,6 +568,12 @@ pub fn write(dir: &Path, names: &[&str], metrics: &[&ProjectMetrics], end: Time)
             let g = m.samples.get(k).copied().unwrap_or([0.0; GAUGES.len()]);
             for (metric, v) in GAUGES.iter().zip(g) {
                 w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
+            }
+            if let Some(load) = &m.load {
+                let g = load.get(k).copied().unwrap_or([0.0; LOAD_GAUGES.len()]);
+                for (metric, v) in LOAD_GAUGES.iter().zip(g) {
+                    w.write_record([t.as_str(), name, metric, &format!("{v:?}")])?;
+                }
             }
             if let Some(x) = &m.transfers {
                 for (metric, v) in NETWORK.iter().zip(x.bucket(k, m.interval, end)) {

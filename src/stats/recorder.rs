@@ -19,7 +19,7 @@ use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{AppId, ResultId};
 use crate::stats::credit::CreditFigures;
-use crate::world::{Recorder, RunOptions, SchedulerSample, World};
+use crate::world::{Recorder, RunOptions, SchedulerSample, ServerLoad, World};
 use rustc_hash::FxHashMap;
 use std::io;
 
@@ -238,6 +238,15 @@ impl Recorder for StatsRecorder {
 
     fn sample(&mut self, pi: usize, k: usize, db: &Db) {
         self.tallies[pi].metrics.sample(k, metrics::gauges(db));
+    }
+
+    fn server_load(&mut self, pi: usize, k: usize, load: ServerLoad) {
+        let g = [
+            load.transitioner_backlog as f64,
+            load.job_cache_fill as f64,
+            load.daemons_down as f64,
+        ];
+        self.tallies[pi].metrics.server_load(k, g);
     }
 
     fn files_enabled(&mut self) {

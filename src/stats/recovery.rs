@@ -57,20 +57,41 @@ pub struct Recovery {
 /// "Time to recover").
 pub const COLUMNS: [&str; 3] = ["outages", "recovery_time_max_s", "outages_unrecovered"];
 
-/// Every outage of project `p` that began during the run (its scheduler's
-/// `[[project.NAME.outage]]` windows, in file order), and how the project
-/// recovered from each, from its metrics `m` in a run of `run_end` seconds.
+/// Every outage of project `p` that began during the run, and how the project
+/// recovered from each, from its metrics `m` in a run of `run_end` seconds: its
+/// scheduler's windows (`[[project.NAME.outage]]`, then the database's outages,
+/// `what = "database"`), then the fixed windows of its daemon outages
+/// (`[[project.NAME.daemon_outage]]` with `start` and `end`, `what` the daemon),
+/// in file order. A crash process's windows are not listed.
 pub fn recoveries(p: &crate::server::Project, m: &ProjectMetrics, run_end: Time) -> Vec<Recovery> {
+    use crate::server::config::{OutageSchedule, OutageTarget};
+    let scheduler = (p.cfg.outage.iter()).map(|o| {
+        let what = if o.database { "database" } else { "scheduler" };
+        (
+            what.to_string(),
+            o.start,
+            o.start.saturating_add(o.duration),
+        )
+    });
+    let daemons = (p.cfg.daemon_outage.iter())
+        .filter(|o| o.target != OutageTarget::Database)
+        .filter_map(|o| match o.schedule {
+            OutageSchedule::Window { start, end } => {
+                let what = serde_json::to_value(o.target).ok()?.as_str()?.to_string();
+                Some((what, start, end))
+            }
+            _ => None,
+        });
     let queue = |k: usize| m.scheduler.as_ref().and_then(|l| l.queue_at(k));
-    (p.cfg.outage.iter())
-        .filter(|o| o.start < run_end)
-        .map(|o| {
-            let end = o.start.saturating_add(o.duration).min(run_end);
+    (scheduler.chain(daemons))
+        .filter(|&(_, start, _)| start < run_end)
+        .map(|(what, start, end)| {
+            let end = end.min(run_end);
             Recovery {
-                what: "scheduler".into(),
-                start_s: o.start,
+                what,
+                start_s: start,
                 end_s: end,
-                recovery_s: recovery(m, o.start, end, run_end, &queue),
+                recovery_s: recovery(m, start, end, run_end, &queue),
             }
         })
         .collect()

@@ -20,7 +20,7 @@ use crate::scenario::plan::{GroupPlan, Plan, StartJobPlan, StartPlan};
 use crate::server::db::HavRow;
 use crate::server::resource::{CPU, Coproc};
 use crate::server::scheduler::{self, Job};
-use crate::server::{APP_VERSION_ID, Project};
+use crate::server::{APP_VERSION_ID, Project, downtime};
 use crate::streams::StreamKind;
 use rand::RngExt;
 use std::sync::Arc;
@@ -34,8 +34,11 @@ impl<R: Recorder> World<R> {
         let mut projects: Vec<Project> = (plan.projects.iter().enumerate())
             .map(|(i, p)| Project::new(i, &p.name, p.cfg.clone(), seed, audit))
             .collect();
-        let named = named_hosts(&plan, &mut projects);
         let end = plan.end;
+        for p in &mut projects {
+            downtime::install(p, end);
+        }
+        let named = named_hosts(&plan, &mut projects);
         let host_class = plan.tie_class_of(Daemon::Scheduler);
         let mut queue = EventQueue::new();
         // Sized once: a million hosts never pay for a doubled vector.

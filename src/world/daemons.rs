@@ -146,7 +146,13 @@ fn next_work<R: Recorder>(
         Daemon::WorkGenerator => work_generator::next_work(p, now),
         Daemon::Scheduler => None,
     }
-    .map(|t| t.clamp(now, now.saturating_add(MAX_SLEEP)))
+    .map(|t| {
+        let t = t.clamp(now, now.saturating_add(MAX_SLEEP));
+        // A down daemon could have work only once it is up again: it sleeps
+        // through its outage (the horizon too, which no earlier wake can beat
+        // while it is down, so it leaves no stale pass).
+        super::outage_target(d).map_or(t, |o| p.downtime.up_at(o, t))
+    })
 }
 
 impl<R: Recorder> World<R> {

@@ -306,6 +306,14 @@ impl<R: Recorder> Backend<R> {
         daemon: Daemon,
     ) -> Result<(), RunError> {
         self.counters.daemon_passes += 1;
+        if self.is_down(pi, daemon, now) {
+            // A stopped daemon does nothing and its work waits (spec backend §2.0);
+            // only the file deleter's retry clock keeps its schedule.
+            if daemon == Daemon::FileDeleter {
+                self.fd_state[pi].tick(now);
+            }
+            return Ok(());
+        }
         let actor = Some(super::actor_of(daemon));
         let p = &mut self.projects[pi];
         let step = match daemon {
@@ -326,6 +334,13 @@ impl<R: Recorder> Backend<R> {
             Daemon::WorkGenerator => Step::handled(work_generator::pass(p, now) as usize),
         };
         self.end_step(now, pi, actor, &step)
+    }
+
+    /// Whether daemon `d` of project `pi` is down at `now`
+    /// (`[[project.NAME.daemon_outage]]`, [`crate::server::downtime`]).
+    pub(super) fn is_down(&self, pi: usize, d: Daemon, now: Time) -> bool {
+        super::outage_target(d)
+            .is_some_and(|t| self.projects[pi].downtime.down_until(t, now).is_some())
     }
 
     /// Ends one step of project `pi` at `now`: checks the invariants, and hands the
@@ -379,11 +394,11 @@ impl<R: Recorder> ServerLink for Backend<R> {
             self.counters.rpcs_failed += 1;
             self.recorder.rpc(pi, now, false);
             let reply = match o.kind {
-                // The maintenance reply's `request_delay` (spec backend §2.9); the
-                // client applies it as spec client §1.7 / §4.2 say.
+                // The maintenance (or database-down) reply's `request_delay` (spec
+                // backend §2.9); the client applies it as spec client §1.7 / §4.2 say.
                 OutageKind::Down => {
                     let mut r = self.rpc.reply();
-                    r.maintenance(o.maintenance_delay as f64);
+                    r.down(o);
                     r.hostid = req.hostid;
                     Some(r)
                 }

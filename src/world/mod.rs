@@ -20,7 +20,7 @@ mod script;
 mod web;
 
 pub use error::RunError;
-pub use recorder::{Recorder, SchedulerSample};
+pub use recorder::{Recorder, SchedulerSample, ServerLoad};
 
 use crate::base::prefetch::{prefetch, prefetch_bytes};
 use crate::client::host::{Answer, ClientHost, GroupCtx};
@@ -29,6 +29,7 @@ use crate::engine::{EventQueue, Time};
 use crate::scenario::Daemon;
 use crate::scenario::plan::{EventPlan, ExpectPlan, daemon_index};
 use crate::server::Project;
+use crate::server::config::OutageTarget;
 use crate::server::step::Step;
 use crate::server::types::*;
 use link::Backend;
@@ -174,6 +175,21 @@ pub struct Finished<R> {
     pub groups: Vec<HostGroupRt>,
     pub projects: Vec<Project>,
     pub recorder: R,
+}
+
+/// What a `[[project.NAME.daemon_outage]]` names daemon `d` by (none for the
+/// scheduler, which only a database outage stops, through its outages).
+pub(super) fn outage_target(d: Daemon) -> Option<OutageTarget> {
+    match d {
+        Daemon::Scheduler => None,
+        Daemon::Transitioner => Some(OutageTarget::Transitioner),
+        Daemon::Validator => Some(OutageTarget::Validator),
+        Daemon::Assimilator => Some(OutageTarget::Assimilator),
+        Daemon::FileDeleter => Some(OutageTarget::FileDeleter),
+        Daemon::DbPurge => Some(OutageTarget::DbPurge),
+        Daemon::Feeder => Some(OutageTarget::Feeder),
+        Daemon::WorkGenerator => Some(OutageTarget::WorkGenerator),
+    }
 }
 
 pub(super) fn actor_of(d: Daemon) -> Actor {
@@ -377,8 +393,16 @@ impl<R: Recorder> World<R> {
                     }
                 }
                 let b = &mut self.backend;
-                for (pi, p) in b.projects.iter().enumerate() {
+                for (pi, p) in b.projects.iter_mut().enumerate() {
                     b.recorder.sample(pi, k as usize, &p.db);
+                    if p.cfg.reports_server_load() {
+                        let load = ServerLoad {
+                            transitioner_backlog: p.db.transition_backlog(now),
+                            job_cache_fill: p.feeder.occupied(),
+                            daemons_down: p.downtime.down_count(now),
+                        };
+                        b.recorder.server_load(pi, k as usize, load);
+                    }
                     // In a run with files, every project's data server (one without
                     // files carries nothing and has no limit).
                     if let Some(net) = &b.net {

@@ -83,6 +83,16 @@ pub trait Recorder {
     /// start, after every actor at that time.
     fn sample(&mut self, pi: usize, k: usize, db: &Db);
 
+    /// Bucket `k` of the time series: project `pi`'s servers under load, sampled
+    /// right after [`Self::sample`] of the same bucket, and only for a project that
+    /// reports its server load
+    /// ([`crate::server::ProjectConfig::reports_server_load`]): a recorder writes
+    /// these figures for such a project alone, so every other project's outputs
+    /// stay as they were.
+    fn server_load(&mut self, pi: usize, k: usize, load: ServerLoad) {
+        let _ = (pi, k, load);
+    }
+
     /// The run has files (spec client §8): called once, before the first event, by a
     /// world whose plan gives file sizes, and never otherwise. A recorder adds its
     /// transfer figures (columns, series, figures) only then, so a run without files
@@ -138,4 +148,17 @@ pub struct SchedulerSample {
     pub waiting: u64,
     pub in_service: u64,
     pub counts: crate::server::web_server::Counts,
+}
+
+/// A project's servers at a sample: how far its daemons are behind, and how many
+/// are down (`[[project.NAME.daemon_outage]]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerLoad {
+    /// Workunits whose `transition_time` is at or before the sample's time: the
+    /// transitioner's next pass takes them (spec backend §2.2).
+    pub transitioner_backlog: u64,
+    /// Occupied slots of the feeder's job cache (spec backend §2.3).
+    pub job_cache_fill: usize,
+    /// Of the seven periodic daemons, those down at the sample's time.
+    pub daemons_down: usize,
 }

@@ -5,6 +5,7 @@
 
 use super::{Recorder, RunError, World};
 use crate::engine::Time;
+use crate::scenario::Daemon;
 use crate::scenario::plan::{Action, ScriptedRpc};
 use crate::server::config::OutageKind;
 use crate::server::scheduler::{self, Reply, ReportedJob};
@@ -18,8 +19,12 @@ impl<R: Recorder> World<R> {
         match &self.events[i].action {
             &Action::Daemon { project, daemon } => self.backend.run_daemon(now, project, daemon),
             Action::Assimilate { project, script } => {
-                // A pass whose handler answers as the script says (spec backend §2.6).
+                // A pass whose handler answers as the script says (spec backend §2.6);
+                // nothing while the assimilator is down.
                 self.backend.counters.daemon_passes += 1;
+                if self.backend.is_down(*project, Daemon::Assimilator, now) {
+                    return Ok(());
+                }
                 let p = &mut self.backend.projects[*project];
                 let step = assimilator::pass_scripted(p, now, script);
                 self.backend
@@ -70,13 +75,14 @@ impl<R: Recorder> World<R> {
             host.holds.retain(|&h| h != rid);
         }
         // During an outage the request never reaches the scheduler: a down one answers
-        // with the maintenance reply (spec backend §2.9), an unreachable one not at all.
+        // with the maintenance (or database-down) reply (spec backend §2.9), an
+        // unreachable one not at all.
         if let Some(o) = b.projects[pi].cfg.outage_at(now) {
             b.counters.rpcs_failed += 1;
             host.last_reply = match o.kind {
                 OutageKind::Down => {
                     let mut r = Reply::default();
-                    r.maintenance(o.maintenance_delay as f64);
+                    r.down(o);
                     Some(r)
                 }
                 OutageKind::Unreachable => None,

@@ -1330,3 +1330,139 @@ fn a_scenario_with_too_many_projects_is_refused() {
     let m = err(&text);
     has(&m, &["`project`", "65536 projects; expected at most 65535"]);
 }
+
+// ----- daemon outages ----------------------------------------------------------------
+
+#[test]
+fn daemon_outage_names_an_unknown_daemon() {
+    let m = err(
+        "[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"scheduler\"\nstart = 0\nend = 10\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:3:10",
+            "`project.a.daemon_outage.0.daemon`",
+            "unknown variant `scheduler`",
+            "`feeder`",
+            "`database`",
+        ],
+    );
+}
+
+#[test]
+fn daemon_outage_without_a_schedule() {
+    let m = err("[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"feeder\"\n");
+    has(
+        &m,
+        &[
+            "bad.toml:2:1",
+            "`project.a.daemon_outage.0`",
+            "no schedule",
+            "start and end",
+            "mtbf and repair",
+        ],
+    );
+}
+
+#[test]
+fn daemon_outage_window_ends_before_it_starts() {
+    let m = err(
+        "[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"validator\"\nstart = \"11d\"\nend = \"10d\"\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:5:1",
+            "`project.a.daemon_outage.0.end`",
+            "end = 864000 s is not after start = 950400 s",
+            "expected end > start",
+        ],
+    );
+}
+
+#[test]
+fn daemon_outage_window_without_end() {
+    let m =
+        err("[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"validator\"\nstart = \"1d\"\n");
+    has(
+        &m,
+        &["`project.a.daemon_outage.0.end`", "a window without end"],
+    );
+}
+
+#[test]
+fn daemon_outage_mixes_a_window_and_a_crash_process() {
+    let m = err(
+        "[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"transitioner\"\nstart = 0\nend = 10\nmtbf = \"1d\"\nrepair = \"1h\"\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:6:1",
+            "`project.a.daemon_outage.0.mtbf`",
+            "expected one of the two",
+        ],
+    );
+}
+
+#[test]
+fn daemon_outage_crash_process_needs_positive_times() {
+    let m = err(
+        "[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"database\"\nmtbf = 0\nrepair = { dist = \"normal\", mean = \"1h\", sd = \"1h\" }\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:4:1",
+            "`project.a.daemon_outage.0.mtbf`",
+            "mtbf = 0 s is not positive",
+            "bad.toml:5:1",
+            "`project.a.daemon_outage.0.repair`",
+            "repair can be 0 or negative",
+        ],
+    );
+}
+
+#[test]
+fn daemon_outage_crash_process_without_repair() {
+    let m = err("[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"feeder\"\nmtbf = \"30d\"\n");
+    has(
+        &m,
+        &[
+            "`project.a.daemon_outage.0.repair`",
+            "a crash process without repair",
+        ],
+    );
+}
+
+#[test]
+fn daemon_outage_repair_is_a_distribution() {
+    let m = err(
+        "[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"feeder\"\nmtbf = \"30d\"\nrepair = { dist = \"exponential\", mean = 0 }\n",
+    );
+    has(
+        &m,
+        &[
+            "`project.a.daemon_outage.0.repair`",
+            "exponential needs mean > 0",
+        ],
+    );
+}
+
+#[test]
+fn daemon_outage_with_an_unknown_key() {
+    let m = err(
+        "[project.a]\n[[project.a.daemon_outage]]\ndaemon = \"feeder\"\nstart = 0\nduration = 10\n",
+    );
+    has(
+        &m,
+        &[
+            "bad.toml:5:1",
+            "`project.a.daemon_outage.0.duration`",
+            "unknown field `duration`",
+            "`end`",
+            "`mtbf`",
+        ],
+    );
+}

@@ -28,6 +28,33 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Asserts that the files of folder `b` equal those of folder `a` byte for byte,
+/// every file of `a` (sub-folders aside); `context` ends a failure's message.
+/// Returns how many files were compared.
+#[track_caller]
+pub fn assert_same_files(a: &Path, b: &Path, context: &str) -> usize {
+    let mut names: Vec<_> = std::fs::read_dir(a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    let mut compared = 0;
+    for n in &names {
+        let (x, y) = (a.join(n), b.join(n));
+        if x.is_dir() {
+            continue;
+        }
+        assert!(
+            std::fs::read(&x).unwrap() == std::fs::read(&y).unwrap(),
+            "{n:?} differs between {} and {}\n{context}",
+            a.display(),
+            b.display()
+        );
+        compared += 1;
+    }
+    compared
+}
+
 /// Loads `text` as `bad.toml` with the `--set` arguments `sets` and returns the
 /// error message; fails if it loads, or if the exit code is not 2 (bad input).
 pub fn err_with(text: &str, sets: &[&str]) -> String {

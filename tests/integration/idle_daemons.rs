@@ -4,9 +4,11 @@
 //! twice through the binary, idle daemons asleep and (hidden `--every-daemon-pass`)
 //! every pass run, and compares every output file byte for byte, audit trail and
 //! job log included; `summary.json`'s `daemon_passes` must count every tick of
-//! every daemon's lattice up to the end, the skipped ones too.
+//! every daemon's lattice up to the end, the skipped ones too, and those at which a
+//! daemon was down (`[[project.NAME.daemon_outage]]`: it sleeps through its
+//! outage).
 
-use crate::common::run;
+use crate::common::{assert_same_files, run};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -38,6 +40,11 @@ struct ProjectKnobs {
     min_age: i64,
     quorum: i32,
     start: i64,
+    /// 0 none, 1 a window of daemon `down`, 2 a crash process of daemon `down`,
+    /// 3 a database window and crash process.
+    outage: u8,
+    /// The daemon (index in `KEYS`) an outage stops.
+    down: usize,
 }
 
 fn scenario(c: &Case) -> String {
@@ -72,6 +79,23 @@ fn scenario(c: &Case) -> String {
                 .to_string(),
         };
         s += &format!("start = {}\n\n", k.start);
+        s += &match k.outage {
+            0 => String::new(),
+            1 => format!(
+                "[[project.{name}.daemon_outage]]\ndaemon = \"{}\"\nstart = 7001\nend = 13003\n\n",
+                KEYS[k.down]
+            ),
+            2 => format!(
+                "[[project.{name}.daemon_outage]]\ndaemon = \"{}\"\nmtbf = \"3h\"\n\
+                 repair = {{ dist = \"exponential\", mean = \"20m\" }}\n\n",
+                KEYS[k.down]
+            ),
+            _ => format!(
+                "[[project.{name}.daemon_outage]]\ndaemon = \"database\"\nstart = 5000\nend = 9000\n\n\
+                 [[project.{name}.daemon_outage]]\ndaemon = \"database\"\nmtbf = \"5h\"\n\
+                 repair = \"17m\"\n\n"
+            ),
+        };
     }
     s += &format!(
         "[[host_group]]\ncount = 12\np_ncpus = 2\np_fpops = 1e9\nerror_prob = 0.05\n\
@@ -101,20 +125,8 @@ fn both_modes(dir: &Path, text: &str) -> (u64, u64) {
         );
         outs.push(out);
     }
-    let mut names: Vec<_> = std::fs::read_dir(&outs[0])
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    names.sort();
-    assert!(names.len() > 5, "{names:?}");
-    for n in &names {
-        let (a, b) = (outs[0].join(n), outs[1].join(n));
-        if a.is_dir() {
-            continue;
-        }
-        let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-        assert!(x == y, "{n:?} differs between the two modes\n{text}");
-    }
+    let files = assert_same_files(&outs[0], &outs[1], text);
+    assert!(files > 5, "{files} files");
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(outs[0].join("summary.json")).unwrap()).unwrap();
     let find = |key: &str| find_u64(&json, key).unwrap_or_else(|| panic!("no {key}"));
@@ -149,6 +161,8 @@ fn knobs(mode: u8) -> ProjectKnobs {
         min_age: 1800,
         quorum: 2,
         start: 0,
+        outage: 0,
+        down: 0,
     }
 }
 
@@ -182,6 +196,29 @@ fn several_projects_keep_the_order_of_their_passes() {
     assert_eq!(passes, lattice_passes(&c));
 }
 
+/// Daemons down for a window, by a crash process, or with the database: each sleeps
+/// through its outage, and the run is the same as when every pass runs.
+#[test]
+fn down_daemons_sleep_through_their_outages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let down = |mode: u8, outage: u8, down: usize| ProjectKnobs {
+        outage,
+        down,
+        ..knobs(mode)
+    };
+    let c = Case {
+        seed: 5,
+        hours: 20,
+        projects: vec![
+            ([5, 5, 10, 5, 300, 5, 10], down(0, 1, 0)),
+            ([10, 3, 10, 7, 60, 15, 20], down(1, 2, 5)),
+            ([5, 6, 5, 5, 900, 3, 7], down(3, 3, 0)),
+        ],
+    };
+    let (passes, _) = both_modes(tmp.path(), &scenario(&c));
+    assert_eq!(passes, lattice_passes(&c));
+}
+
 fn periods() -> impl Strategy<Value = Periods> {
     let p = || prop_oneof![Just(0i64), 1i64..12, Just(60), Just(300), Just(3601)];
     [p(), p(), p(), p(), p(), p(), p()]
@@ -195,25 +232,30 @@ fn project() -> impl Strategy<Value = (Periods, ProjectKnobs)> {
         prop_oneof![Just(0i64), Just(7), Just(3600)],
         1i32..=2,
         prop_oneof![Just(0i64), Just(5000)],
+        (0u8..4, 0usize..7),
     )
-        .prop_map(|(periods, mode, failure_prob, min_age, quorum, start)| {
-            let k = ProjectKnobs {
-                mode,
-                failure_prob,
-                min_age,
-                quorum,
-                start,
-            };
-            (periods, k)
-        })
+        .prop_map(
+            |(periods, mode, failure_prob, min_age, quorum, start, (outage, down))| {
+                let k = ProjectKnobs {
+                    mode,
+                    failure_prob,
+                    min_age,
+                    quorum,
+                    start,
+                    outage,
+                    down,
+                };
+                (periods, k)
+            },
+        )
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
 
     /// Random periods (off, short, long, not dividing an hour), work generator
-    /// modes, file deletion failures, purge ages and project counts: both modes
-    /// write the same bytes, and every tick is counted.
+    /// modes, file deletion failures, purge ages, daemon outages and project
+    /// counts: both modes write the same bytes, and every tick is counted.
     #[test]
     fn both_modes_write_the_same_bytes(
         seed in 0u64..1000,

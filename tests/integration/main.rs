@@ -27,6 +27,7 @@ mod cli;
 mod client_properties;
 mod compare;
 mod credit;
+mod daemon_outages;
 mod drift;
 mod fuzz;
 mod gpu_client;

@@ -34,6 +34,10 @@ fn pandas_reads_every_output_with_the_documented_types() {
             "project.beta.app.wrong_output_collision_frac=1.0",
             "--set",
             "output.warmup=\"6h\"",
+            // A validator outage in one project: its server-load gauges are
+            // metrics of that project only.
+            "--set",
+            "project.beta.daemon_outage=[{ daemon = \"validator\", start = \"6h\", end = \"12h\" }]",
         ])
         .output()
         .unwrap();

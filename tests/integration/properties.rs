@@ -1,8 +1,8 @@
 //! Property tests: on many random scenarios (random quorum and limits, error,
-//! wrong-result and dropout rates, grace period, variant; and projects of several
-//! apps with multi-threaded and GPU versions), the invariants of spec backend §3 and
-//! the client's hold after every daemon step, and a run is a pure function of its
-//! seed.
+//! wrong-result and dropout rates, grace period, variant, daemon outages; and
+//! projects of several apps with multi-threaded and GPU versions), the invariants of
+//! spec backend §3 and the client's hold after every daemon step, and a run is a
+//! pure function of its seed.
 
 use boinc_sim::scenario::load::load_str;
 use boinc_sim::server::invariants::check_quiescent;
@@ -23,12 +23,32 @@ fn scenario(
     seed_variant: bool,
     classic: bool,
     seed: u64,
+    outage: u8,
 ) -> String {
     let t = q + extra_target;
     let s = t + 1;
     let total = s + extra_total;
     let variant = if seed_variant { "seed" } else { "boinc" };
     let credit = if classic { "classic" } else { "credit_new" };
+    // Daemons stopped for a window or by crash processes (docs/scenario.md,
+    // `[[project.NAME.daemon_outage]]`): their work waits, and every invariant holds.
+    let outages = match outage {
+        0 => "",
+        1 => {
+            "[[project.main.daemon_outage]]\ndaemon = \"validator\"\nstart = \"1d\"\nend = \"2d\"\n"
+        }
+        2 => {
+            "[[project.main.daemon_outage]]\ndaemon = \"transitioner\"\nmtbf = \"12h\"\nrepair = \"3h\"\n"
+        }
+        3 => {
+            "[[project.main.daemon_outage]]\ndaemon = \"feeder\"\nmtbf = \"8h\"\n\
+             repair = { dist = \"lognormal\", mu = 0.0, sigma = 1.0, scale = \"1h\" }\n\n\
+             [[project.main.daemon_outage]]\ndaemon = \"file_deleter\"\nstart = \"20h\"\nend = \"3d\"\n"
+        }
+        _ => {
+            "[[project.main.daemon_outage]]\ndaemon = \"database\"\nmtbf = \"1d\"\nrepair = \"2h\"\n"
+        }
+    };
     format!(
         r#"
 [simulation]
@@ -71,7 +91,8 @@ wrong_result_prob = {wrong_p}
 detach_prob = {drop_p}
 arrival = {{ dist = "uniform", min = 0, max = "2h" }}
 lifetime = {{ dist = "exponential", mean = "10d" }}
-"#
+
+{outages}"#
     )
 }
 
@@ -91,9 +112,10 @@ proptest! {
         seed_variant in any::<bool>(),
         classic in any::<bool>(),
         seed in 0u64..1000,
+        outage in 0u8..5,
     ) {
         let errors = errors.min(q + extra_target + 1 + extra_total);
-        let text = scenario(q, extra_target, extra_total, errors, err_p, wrong_p, drop_p, grace, seed_variant, classic, seed);
+        let text = scenario(q, extra_target, extra_total, errors, err_p, wrong_p, drop_p, grace, seed_variant, classic, seed, outage);
         let loaded = load_str(&text, "prop.toml", &[], None).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let world = StatsRecorder::world(&loaded, &RunOptions::CHECKED, None);
         let finished = world.run().map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -108,7 +130,7 @@ proptest! {
 #[test]
 fn eventual_invariants_hold_at_quiescence() {
     for seed in 0..5u64 {
-        let text = scenario(2, 0, 2, 2, 0.1, 0.1, 0.0, 0, false, false, seed)
+        let text = scenario(2, 0, 2, 2, 0.1, 0.1, 0.0, 0, false, false, seed, 0)
             .replace("duration = \"4d\"", "duration = \"40d\"")
             .replace("db_purge = \"1h\"", "db_purge = 0");
         let loaded = load_str(&text, "q.toml", &[], None).unwrap();

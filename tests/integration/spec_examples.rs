@@ -83,6 +83,14 @@ fn server_down_scheduler_sends_maintenance_delay() {
     run_spec("server-maintenance-delay.toml");
 }
 
+/// A validator outage: the backlog waits, and the first pass after it clears it; a
+/// database outage stops the daemons and the scheduler ("Server can't open
+/// database").
+#[test]
+fn server_daemon_outages_delay_their_work() {
+    run_spec("server-daemon-outage.toml");
+}
+
 #[test]
 fn clients_honour_maintenance_delay() {
     run_spec("client-maintenance-delay.toml");

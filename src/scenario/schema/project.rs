@@ -20,7 +20,7 @@ use crate::base::dist::Dist;
 use crate::base::units::Duration;
 use crate::engine::Time;
 use crate::server::config::{self as rt, CreditScheme, Variant};
-use crate::server::config::{Comparison, OutageKind, WorkGenMode};
+use crate::server::config::{Comparison, OutageKind, OutageTarget, WorkGenMode};
 use crate::server::resource::GpuType;
 use crate::server::{self, assimilator};
 use serde::{Deserialize, Serialize};
@@ -98,6 +98,10 @@ pub struct ProjectConfig {
     pub pin: PinnedDraws,
     /// Windows in which the project's scheduler cannot be reached.
     pub outage: Vec<Outage>,
+    /// Daemons, or the database, stopped for a window or by a crash process. Left
+    /// out of the echoed configuration when absent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub daemon_outage: Vec<DaemonOutage>,
     /// The files of every app that gives none of its own (`[project.NAME.files]`;
     /// spec client §8.1). Left out of the echoed configuration when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -253,6 +257,7 @@ impl Default for ProjectConfig {
             db_purge: DbPurgeConfig::default(),
             pin: PinnedDraws::default(),
             outage: Vec::new(),
+            daemon_outage: Vec::new(),
             files: None,
             data_server: None,
             server: None,
@@ -320,6 +325,7 @@ impl ProjectConfig {
             pin: self.pin.resolve(),
             outage: self.outage.iter().map(|o| o.resolve(&config)).collect(),
             server: self.server.as_ref().map(ServerConfig::resolve),
+            daemon_outage: self.daemon_outage.iter().map(|o| o.resolve()).collect(),
             config,
         }
     }
@@ -766,6 +772,48 @@ impl Outage {
             duration: self.duration.get(),
             kind: self.kind,
             maintenance_delay: delay,
+            database: false,
+        }
+    }
+}
+
+/// One `[[project.NAME.daemon_outage]]`: a daemon, or the database, stopped during
+/// a window (`start`, `end`) or by a crash process (`mtbf`, `repair`); meanings on
+/// [`rt::OutageSchedule`]. Exactly one of the two forms, which the validator checks.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonOutage {
+    pub daemon: OutageTarget,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Duration>,
+    /// Mean time between failures: the mean of the exponential up periods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtbf: Option<Duration>,
+    /// How long a repair takes, seconds: a number, a duration or a distribution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<Dist>,
+}
+
+impl DaemonOutage {
+    /// The runtime outage: a window when `mtbf` is not given, else a crash process
+    /// (a key left out of a checked file is 0 / a 0 s repair).
+    pub fn resolve(&self) -> rt::DaemonOutage {
+        let get = |d: Option<Duration>| d.map_or(0, |d| d.get());
+        let schedule = match self.mtbf {
+            None => rt::OutageSchedule::Window {
+                start: get(self.start),
+                end: get(self.end),
+            },
+            Some(mtbf) => rt::OutageSchedule::Crashes {
+                mtbf: mtbf.get(),
+                repair: self.repair.unwrap_or(Dist::fixed(0.0)),
+            },
+        };
+        rt::DaemonOutage {
+            target: self.daemon,
+            schedule,
         }
     }
 }

@@ -9,7 +9,9 @@
 use super::{Checker, is_identifier};
 use crate::base::dist::Dist;
 use crate::client::config::Policy;
-use crate::scenario::schema::{AppVersionConfig, ProjectConfig, WorkGenConfig, WuTemplate};
+use crate::scenario::schema::{
+    AppVersionConfig, DaemonOutage, ProjectConfig, WorkGenConfig, WuTemplate,
+};
 use crate::server::config::WorkGenMode;
 
 impl Checker<'_> {
@@ -62,6 +64,9 @@ impl Checker<'_> {
                     );
                 }
             }
+        }
+        for (k, o) in p.daemon_outage.iter().enumerate() {
+            self.daemon_outage(&format!("{prefix}.daemon_outage.{k}"), o);
         }
         self.apps(prefix, p);
         if let Some(f) = &p.files {
@@ -198,6 +203,80 @@ impl Checker<'_> {
                     c.shmem_work_items
                 ),
             );
+        }
+    }
+
+    /// A daemon outage has one schedule: a window, `start` before `end`, or a crash
+    /// process, `mtbf` > 0 and a `repair` time that is always > 0.
+    fn daemon_outage(&mut self, at: &str, o: &DaemonOutage) {
+        let window = o.start.is_some() || o.end.is_some();
+        let crashes = o.mtbf.is_some() || o.repair.is_some();
+        if window && crashes {
+            let key = if o.mtbf.is_some() { "mtbf" } else { "repair" };
+            self.push(
+                format!("{at}.{key}"),
+                "a window (start, end) and a crash process (mtbf, repair) in one outage; \
+                 expected one of the two (each in a [[project.NAME.daemon_outage]] of its own)",
+            );
+            return;
+        }
+        if !window && !crashes {
+            self.push(
+                at,
+                "no schedule; expected a window, start and end (e.g. start = \"10d\", \
+                 end = \"11d\"), or a crash process, mtbf and repair (e.g. mtbf = \"30d\", \
+                 repair = \"2h\")",
+            );
+            return;
+        }
+        if window {
+            match (o.start, o.end) {
+                (Some(start), Some(end)) => {
+                    self.duration_non_negative(&format!("{at}.start"), start);
+                    if end.get() <= start.get() {
+                        self.push(
+                            format!("{at}.end"),
+                            format!(
+                                "end = {} s is not after start = {} s; expected end > start",
+                                end.get(),
+                                start.get()
+                            ),
+                        );
+                    }
+                }
+                (None, _) => self.push(
+                    format!("{at}.start"),
+                    "a window without start; expected start and end, e.g. start = \"10d\"",
+                ),
+                (_, None) => self.push(
+                    format!("{at}.end"),
+                    "a window without end; expected start and end, e.g. end = \"11d\"",
+                ),
+            }
+            return;
+        }
+        match o.mtbf {
+            Some(m) => self.duration_positive(&format!("{at}.mtbf"), m),
+            None => self.push(
+                format!("{at}.mtbf"),
+                "a crash process without mtbf; expected the mean time between failures, \
+                 e.g. mtbf = \"30d\"",
+            ),
+        }
+        let path = format!("{at}.repair");
+        match &o.repair {
+            Some(r) if r.problem().is_some() => self.dist(&path, r),
+            Some(r) if !r.always_positive() => self.push(
+                path,
+                "repair can be 0 or negative; expected a duration > 0 or a distribution of \
+                 positive values (lognormal, exponential, weibull, pareto, or lower > 0)",
+            ),
+            Some(_) => {}
+            None => self.push(
+                path,
+                "a crash process without repair; expected how long a repair takes, e.g. \
+                 repair = \"2h\" or a distribution",
+            ),
         }
     }
 

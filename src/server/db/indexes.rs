@@ -186,6 +186,7 @@ impl Db {
     pub(crate) fn take_due_workunits(&mut self, now: Time, out: &mut Vec<WuId>) {
         out.clear();
         let count = &mut self.transition_indexed;
+        let mut due = self.transition_due.as_deref_mut();
         self.transition_index.pop_due(
             now,
             out,
@@ -198,6 +199,9 @@ impl Db {
                         .expect("an indexed workunit exists")
                         .in_transition_index = false;
                     *count -= 1;
+                    if let Some(c) = due.as_deref_mut() {
+                        c.remove(tt);
+                    }
                 }
                 current
             },

@@ -27,7 +27,7 @@ pub use setters::{Entity, Field, Transition};
 
 use super::id_set::IdSet;
 use super::table::Table;
-use super::transition_index::TransitionIndex;
+use super::transition_index::{DueCount, TransitionIndex};
 use super::types::*;
 use crate::engine::Time;
 use crate::server::types::INT_MAX;
@@ -47,6 +47,9 @@ pub struct Db {
     indexed: Indexed,
     /// Workunits in the transitioner index.
     transition_indexed: usize,
+    /// Their times, counted, for the samples of the transitioner's backlog: kept
+    /// only when asked ([`Self::track_transition_backlog`]).
+    transition_due: Option<Box<DueCount>>,
     /// Validator work list: `need_validate > 0`.
     pub need_validate: IdSet<WuId>,
     /// Assimilator work list: `assimilate_state = READY`.
@@ -102,6 +105,20 @@ impl Db {
             audit_enabled,
             ..Default::default()
         }
+    }
+
+    /// Counts the workunits due for the transitioner from now on, for
+    /// [`Self::transition_backlog`]: called before any workunit exists.
+    pub(crate) fn track_transition_backlog(&mut self) {
+        debug_assert_eq!(self.transition_indexed, 0, "tracked from the start");
+        self.transition_due = Some(Box::new(DueCount::new()));
+    }
+
+    /// Workunits whose `transition_time` is at or before `now`: the transitioner's
+    /// backlog (its next pass at `t > now` takes every one, `transition_time < t`,
+    /// spec backend §2.2); 0 unless tracked. `now` never decreases between calls.
+    pub fn transition_backlog(&mut self, now: Time) -> u64 {
+        self.transition_due.as_mut().map_or(0, |c| c.at(now))
     }
 
     /// Keeps a count of UNSENT results per app from now on, for `napps` apps.
@@ -182,6 +199,9 @@ impl Db {
             self.transition_index.push(tt, id);
             self.transition_indexed += 1;
             self.note_transition(tt);
+            if let Some(c) = &mut self.transition_due {
+                c.add(tt);
+            }
         }
         id
     }
@@ -221,6 +241,9 @@ impl Db {
         // id finds no row slot any more).
         if wu.in_transition_index {
             self.transition_indexed -= 1;
+            if let Some(c) = &mut self.transition_due {
+                c.remove(wu.transition_time.into());
+            }
         }
         self.need_validate.remove(wuid);
         self.assimilate_ready.remove(wuid);

@@ -339,6 +339,14 @@ impl Db {
         self.transition_indexed =
             self.transition_indexed + usize::from(tt < INT_MAX) - usize::from(was_indexed);
         if !(was_indexed && old == tt) {
+            if let Some(c) = &mut self.transition_due {
+                if was_indexed {
+                    c.remove(old);
+                }
+                if tt < INT_MAX {
+                    c.add(tt);
+                }
+            }
             self.indexed.store(&self.workunits, id, tt);
             if tt < INT_MAX {
                 self.transition_index.push(tt, id);

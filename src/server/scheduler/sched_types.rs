@@ -209,6 +209,8 @@ pub enum Message {
     /// "Another scheduler instance is running for this host"
     /// (`handle_request.cpp`, `lock_sched`; spec backend §2.4.0).
     AnotherInstance,
+    /// "Server can't open database" (`handle_request.cpp`).
+    DatabaseDown,
 }
 
 impl Message {
@@ -221,6 +223,7 @@ impl Message {
             Message::AnotherInstance => {
                 "Another scheduler instance is running for this host".into()
             }
+            Message::DatabaseDown => "Server can't open database".into(),
         }
     }
 }
@@ -272,10 +275,28 @@ impl Reply {
     /// is not read, so nothing is acked or sent; only `project_is_down`, the message
     /// and `request_delay = maintenance_delay`.
     pub fn maintenance(&mut self, maintenance_delay: f64) {
+        self.project_down(Message::Maintenance, maintenance_delay);
+    }
+
+    /// The reply of a scheduler that outage `o` (of kind `down`) keeps from serving
+    /// a request: shut down for maintenance, or unable to open the database
+    /// (`handle_request.cpp`: "Server can't open database", `project_is_down`,
+    /// `request_delay = config.maintenance_delay`). Either way the request is not
+    /// read.
+    pub fn down(&mut self, o: &crate::server::config::Outage) {
+        let message = if o.database {
+            Message::DatabaseDown
+        } else {
+            Message::Maintenance
+        };
+        self.project_down(message, o.maintenance_delay as f64);
+    }
+
+    fn project_down(&mut self, message: Message, request_delay: f64) {
         self.clear();
         self.project_is_down = true;
-        self.messages.push(Message::Maintenance);
-        self.request_delay = maintenance_delay;
+        self.messages.push(message);
+        self.request_delay = request_delay;
     }
 
     /// The reply of a scheduler process that finds another serving the same host
