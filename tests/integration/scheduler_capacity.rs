@@ -84,6 +84,27 @@ lifetime = {{ dist = "exponential", mean = "10d" }}
     )
 }
 
+/// Runs the scenario `text` from the command line into `dir/name`, checking
+/// invariants when `checked`, and returns the run folder.
+fn run_cli(dir: &std::path::Path, name: &str, scn: &str, checked: bool) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, scn).unwrap();
+    let out = dir.join(name);
+    let mut args = vec![
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    if checked {
+        args.push("--check-invariants");
+    }
+    let o = run(&args);
+    assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+    out
+}
+
 /// The `summary.csv` row of project `a`, by column.
 fn summary(dir: &std::path::Path) -> BTreeMap<String, String> {
     let mut r = csv::Reader::from_path(dir.join("summary.csv")).expect("summary.csv");
@@ -128,21 +149,10 @@ proptest! {
 fn an_overloaded_scheduler_refuses_and_loses_connections_and_its_figures_agree() {
     for policy in ["seed_debt", "modern_rec"] {
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("busy.toml");
         // 60 hosts, one process of 600 s per RPC on average, five connections
         // waiting: more than the scheduler can serve.
         let busy = scenario(7, policy, 60, 1, 600.0, 5, true, 1.0, 3);
-        std::fs::write(&path, &busy).unwrap();
-        let out = dir.path().join("out");
-        let o = run(&[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--check-invariants",
-            "-q",
-        ]);
-        assert!(o.status.success(), "{policy}: {}", text(&o.stderr));
+        let out = run_cli(dir.path(), policy, &busy, true);
         let s = summary(&out);
         let (served, refused, timed_out) = (
             num(&s, "rpcs_served"),
@@ -196,21 +206,9 @@ fn a_run_with_a_web_server_is_deterministic() {
     );
     // Byte-identical run folders from the command line.
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("d.toml");
-    std::fs::write(&path, &scn).unwrap();
-    let mut outs = Vec::new();
-    for k in 0..2 {
-        let out = dir.path().join(format!("out{k}"));
-        let o = run(&[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        outs.push(out);
-    }
+    let outs: Vec<_> = (0..2)
+        .map(|k| run_cli(dir.path(), &format!("d{k}"), &scn, false))
+        .collect();
     for f in [
         "summary.csv",
         "timeseries.csv",
@@ -249,19 +247,9 @@ fn a_bad_server_table_names_its_key() {
 #[test]
 fn the_time_to_recover_from_an_outage_is_reported() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("outage.toml");
     let mut scn = scenario(5, "modern_rec", 40, 2, 1.0, 20, true, 1.0, 5);
     scn += "\n[[project.a.outage]]\nstart = \"2d\"\nduration = \"6h\"\n";
-    std::fs::write(&path, &scn).unwrap();
-    let out = dir.path().join("out");
-    let o = run(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = run_cli(dir.path(), "outage", &scn, false);
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let outages = json["projects"]["a"]["outages"].as_array().expect("a list");
