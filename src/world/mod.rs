@@ -30,6 +30,7 @@ use crate::scenario::Daemon;
 use crate::scenario::plan::{EventPlan, ExpectPlan, daemon_index};
 use crate::server::Project;
 use crate::server::config::OutageTarget;
+use crate::server::db::WorkunitRow;
 use crate::server::step::Step;
 use crate::server::types::*;
 use link::Backend;
@@ -393,6 +394,7 @@ impl<R: Recorder> World<R> {
                     }
                 }
                 let b = &mut self.backend;
+                let check = b.checks_invariants();
                 for (pi, p) in b.projects.iter_mut().enumerate() {
                     b.recorder.sample(pi, k as usize, &p.db);
                     if p.cfg.reports_server_load() {
@@ -401,6 +403,20 @@ impl<R: Recorder> World<R> {
                             job_cache_fill: p.feeder.occupied(),
                             daemons_down: p.downtime.down_count(now),
                         };
+                        if check {
+                            // The transitioner's backlog equals a recount.
+                            let due = |w: &&WorkunitRow| {
+                                w.in_transition_index && Time::from(w.transition_time) <= now
+                            };
+                            let recount = p.db.workunits.iter().map(|(_, w)| w).filter(due);
+                            let recount = recount.count() as u64;
+                            if recount != load.transitioner_backlog {
+                                return Err(RunError::Fatal(format!(
+                                    "t={now}: project {}: {} workunits counted due for the transitioner, a recount finds {recount}",
+                                    p.name, load.transitioner_backlog
+                                )));
+                            }
+                        }
                         b.recorder.server_load(pi, k as usize, load);
                     }
                     // In a run with files, every project's data server (one without
