@@ -142,10 +142,11 @@ impl<R: Recorder> World<R> {
         // A transfer's end or an RPC's answer wakes its host at once, so the hosts'
         // own events may go stale: each host's current one is tracked.
         let any_web = backend.web.iter().any(Option::is_some);
-        let web_at: Vec<Time> = (backend.web.iter())
-            .filter(|_| any_web)
-            .map(|w| if w.is_some() { Time::MAX } else { Time::MIN })
-            .collect();
+        let web_at = if any_web {
+            vec![Time::MAX; backend.web.len()]
+        } else {
+            Vec::new()
+        };
         for (pi, w) in backend.web.iter().enumerate() {
             if let Some(w) = w {
                 backend

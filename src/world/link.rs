@@ -260,6 +260,13 @@ impl<R: Recorder> Backend<R> {
         Ok(reply)
     }
 
+    /// A host's RPC to project `pi` failed at `now` without reaching its scheduler:
+    /// an outage, a refused connection, or a client that gave up waiting.
+    pub(super) fn rpc_failed(&mut self, pi: usize, now: Time) {
+        self.counters.rpcs_failed += 1;
+        self.recorder.rpc(pi, now, false);
+    }
+
     /// The service of a request that reached project `pi`'s web server starts at
     /// `start` (seconds, within the event second `now`) after `wait` seconds in its
     /// queue (spec backend §2.4.0): the scheduler reads and writes the database
@@ -391,6 +398,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
     fn rpc(&mut self, now: Time, req: Request) -> Result<Sent, RunError> {
         let pi = req.project as usize;
         if let Some(o) = self.projects[pi].cfg.outage_at(now) {
+            // Inline, not `rpc_failed`: the outage `o` borrows the project.
             self.counters.rpcs_failed += 1;
             self.recorder.rpc(pi, now, false);
             let reply = match o.kind {
@@ -410,8 +418,7 @@ impl<R: Recorder> ServerLink for Backend<R> {
         if let Some(web) = &mut self.web[pi] {
             return match web.admit(now, req) {
                 Admission::Refused(req) => {
-                    self.counters.rpcs_failed += 1;
-                    self.recorder.rpc(pi, now, false);
+                    self.rpc_failed(pi, now);
                     self.rpc.keep_request(req);
                     Ok(Sent::Answered(None))
                 }

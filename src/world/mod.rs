@@ -155,8 +155,8 @@ pub struct World<R> {
     /// transfer's end or an RPC's answer may wake a host before it: an
     /// `Event::Host` popped at another time is stale. Empty when neither can.
     host_wake_at: Vec<Time>,
-    /// By project, the time of its web server's current event (`Time::MAX`: none;
-    /// `Time::MIN`: the project has no web server).
+    /// By project, the time of its web server's current event (`Time::MAX`: none);
+    /// empty when no project has a web server.
     web_wake_at: Vec<Time>,
 }
 

@@ -42,8 +42,7 @@ impl<R: Recorder> World<R> {
                 continue;
             }
             if let Some(c) = web.next_timeout(now) {
-                self.backend.counters.rpcs_failed += 1;
-                self.backend.recorder.rpc(pi, now, false);
+                self.backend.rpc_failed(pi, now);
                 let answer = Answer {
                     project: c.project,
                     work: c.work,
@@ -77,12 +76,11 @@ impl<R: Recorder> World<R> {
 
     /// Project `pi`'s web server keeps its invariants ([`WebServer::check`]), and
     /// the hosts agree with it: as many wait for an answer from it as it has RPCs
-    /// live, so no host has two RPCs at once with it. The hosts' part scans every
-    /// host, so it is checked only at the samples of the time series and at the end
-    /// (`full`).
+    /// live, so no host has two RPCs at once with it. It scans every host, so it
+    /// runs only at the samples of the time series and at the end.
     pub(super) fn check_web_all(&self, now: Time) -> Result<(), RunError> {
-        for pi in 0..self.web_wake_at.len() {
-            let Some(Some(w)) = self.backend.web.get(pi) else {
+        for (pi, w) in self.backend.web.iter().enumerate() {
+            let Some(w) = w else {
                 continue;
             };
             let waiting = (self.hosts.iter())
@@ -133,8 +131,8 @@ impl<R: Recorder> World<R> {
     /// Makes sure each web server's next need has a current event: one earlier than
     /// the pending one replaces it.
     pub(super) fn schedule_web(&mut self) {
-        for pi in 0..self.web_wake_at.len() {
-            let Some(Some(w)) = self.backend.web.get(pi) else {
+        for (pi, w) in self.backend.web.iter().enumerate() {
+            let Some(w) = w else {
                 continue;
             };
             if let Some(t) = w.next_event()
