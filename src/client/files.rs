@@ -39,8 +39,9 @@ impl Default for AppFiles {
 }
 
 /// One project's data server (spec client §8.5): its link's capacity in each
-/// direction, bytes/s (`f64::INFINITY`: unlimited), and the windows in which it is
-/// down, separate from the scheduler's outages.
+/// direction, bytes/s (`f64::INFINITY`: unlimited), the windows in which it is
+/// down, separate from the scheduler's outages, and how many transfers it serves
+/// at once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DataServer {
     /// Capacity for downloads (server to hosts), bytes/s.
@@ -49,6 +50,10 @@ pub struct DataServer {
     pub upload: f64,
     /// `[start, end)` windows in which every transfer fails transiently.
     pub outages: Vec<(Time, Time)>,
+    /// Transfers served at once, both directions together (`u32::MAX`: no
+    /// limit); one that finds them all taken fails transiently (spec client
+    /// §8.5).
+    pub max_connections: u32,
 }
 
 impl Default for DataServer {
@@ -57,6 +62,7 @@ impl Default for DataServer {
             download: f64::INFINITY,
             upload: f64::INFINITY,
             outages: Vec::new(),
+            max_connections: u32::MAX,
         }
     }
 }
@@ -65,6 +71,11 @@ impl DataServer {
     /// Whether the data server is down at `now`.
     pub fn down_at(&self, now: Time) -> bool {
         self.outages.iter().any(|&(s, e)| s <= now && now < e)
+    }
+
+    /// Whether the server limits its connections (`max_connections`).
+    pub fn limits_connections(&self) -> bool {
+        self.max_connections != u32::MAX
     }
 }
 

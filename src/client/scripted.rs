@@ -16,4 +16,21 @@ pub struct ScriptedHost {
     /// (`None` before the first RPC and after one that reached no server). Only
     /// scripted hosts keep it, so unscripted RPCs copy nothing.
     pub last_reply: Option<Reply>,
+    /// Its RPCs waiting in the project's web server for an answer or a timeout
+    /// (spec backend §2.4.0; a project without one answers at once).
+    pub rpcs_in_flight: u32,
+}
+
+impl ScriptedHost {
+    /// The host hears the answer to an RPC (`None`: it reached no scheduler or was
+    /// given up): it holds the jobs sent, and keeps the answer for `[[expect]]
+    /// reply`. Returns the answer it replaces, for reuse.
+    pub fn receive(&mut self, reply: Option<Reply>) -> Option<Reply> {
+        for j in reply.iter().flat_map(|r| &r.jobs) {
+            if let Err(k) = self.holds.binary_search(&j.result_id) {
+                self.holds.insert(k, j.result_id);
+            }
+        }
+        std::mem::replace(&mut self.last_reply, reply)
+    }
 }

@@ -442,6 +442,24 @@ pub(crate) const FIGURES: &[(&str, &str, &str, &str)] = &[
         "Data server: upload link used, p90 of the buckets",
         "%",
     ),
+    (
+        "data_max_connections",
+        "Design",
+        "Data server connections (max_connections)",
+        "",
+    ),
+    (
+        "data_connections_full_frac",
+        "File transfers",
+        "Data server: time every connection was taken",
+        "%",
+    ),
+    (
+        "transfers_refused",
+        "File transfers",
+        "Transfers refused (every connection taken)",
+        "",
+    ),
     ("scheduler_processes", "Design", "Scheduler processes", ""),
     (
         "scheduler_busy_frac",
@@ -576,11 +594,12 @@ impl Window {
 }
 
 /// The columns of `summary.csv` that are settings, not figures.
-const SETTINGS: [&str; 4] = [
+const SETTINGS: [&str; 5] = [
     "delay_bound_s",
     "min_quorum",
     "target_nresults",
     "scheduler_processes",
+    "data_max_connections",
 ];
 
 /// The `summary.csv` columns that stay whole-run (docs/outputs.md, after "These stay
@@ -620,6 +639,7 @@ pub fn window(column: &str) -> Window {
         Window::Setting
     } else if WHOLE_RUN.contains(&column)
         || crate::stats::headline::TRANSFER_COLUMNS.contains(&column)
+        || crate::stats::headline::CONNECTION_COLUMNS.contains(&column)
         || crate::stats::recovery::COLUMNS.contains(&column)
     {
         Window::WholeRun
@@ -667,6 +687,7 @@ mod tests {
         let batches = crate::stats::batches::BATCH_COLUMNS;
         for c in (crate::stats::headline::COLUMNS.into_iter())
             .chain(transfers)
+            .chain(crate::stats::headline::CONNECTION_COLUMNS)
             .chain(crate::stats::scheduler_load::COLUMNS)
             .chain(crate::stats::recovery::COLUMNS)
             .chain(batches)
@@ -712,6 +733,7 @@ mod tests {
         let all = crate::stats::headline::COLUMNS
             .into_iter()
             .chain(crate::stats::headline::TRANSFER_COLUMNS)
+            .chain(crate::stats::headline::CONNECTION_COLUMNS)
             .chain(crate::stats::scheduler_load::COLUMNS)
             .chain(crate::stats::recovery::COLUMNS)
             .chain(crate::stats::batches::BATCH_COLUMNS);

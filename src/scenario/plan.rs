@@ -890,7 +890,9 @@ impl Resolver<'_> {
     fn expect(&mut self, i: usize, ex: &Expect) -> ExpectPlan {
         let project = self.project(
             &format!("expect.{i}.project"),
-            ex.project.as_deref().unwrap_or(""),
+            (ex.project.as_deref())
+                .or(ex.web_server.as_deref())
+                .unwrap_or(""),
         ) as usize;
         let client = ex.client.as_ref().map(|c| {
             let (name, k) = c.split_once('#').unwrap_or((c.as_str(), "0"));

@@ -77,6 +77,11 @@ struct Waiting {
     sent: Time,
 }
 
+/// The bit of [`Caller::host_index`] that marks a named, scripted host (spec
+/// backend §4): the low bits are then its index among the named hosts, not a
+/// simulated host's world index.
+pub const SCRIPTED_CALLER: u32 = 1 << 31;
+
 /// Who an RPC in service answers, and what for: enough for the world to hand the
 /// reply to its host.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -243,10 +248,13 @@ impl WebServer {
         })
     }
 
-    /// Whether an RPC of host `hostid` is in service: a scheduler process holds the
-    /// host's lock file while it serves it.
-    pub fn serving(&self, hostid: HostId) -> bool {
-        hostid != HostId(0) && (self.in_service.iter().flatten()).any(|s| s.caller.hostid == hostid)
+    /// Whether an RPC of host `hostid` is in service at `at` (seconds): a
+    /// scheduler process holds the host's lock file while it serves it. A service
+    /// that ended by `at` holds it no more, even if its reply, due at the next
+    /// whole second, has not been handed over yet.
+    pub fn serving(&self, hostid: HostId, at: f64) -> bool {
+        hostid != HostId(0)
+            && (self.in_service.iter().flatten()).any(|s| s.caller.hostid == hostid && s.end > at)
     }
 
     /// The service of `caller`'s RPC starts at `start` (seconds) after `wait`
@@ -520,7 +528,10 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert_eq!((s[0].1, s[1].1), (0.4, 0.4));
         assert!((s[2].1 - 0.8).abs() < 1e-12);
-        assert!(w.serving(HostId(3)) && !w.serving(HostId(9)));
+        // Host 2 (id 3) is served from 0.4 to 0.8: it holds its lock then, not after,
+        // although its reply is handed over only at second 1.
+        assert!(w.serving(HostId(3), 0.5) && !w.serving(HostId(9), 0.5));
+        assert!(!w.serving(HostId(3), 0.8));
         assert!((w.busy_s(10) - 2.0).abs() < 1e-12);
         assert!((w.busy_s(1) - 1.8).abs() < 1e-12);
         // Five replies not yet delivered, four of them due: once those are, one

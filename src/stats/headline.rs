@@ -231,6 +231,38 @@ pub fn transfer_values(f: &Finished<StatsRecorder>, pi: usize) -> Vec<(&'static 
     TRANSFER_COLUMNS.into_iter().zip(values).collect()
 }
 
+/// The columns of a run where some project's data server limits its connections
+/// (`max_connections`, spec client §8.5), after the [`TRANSFER_COLUMNS`], for every
+/// project (empty for a server without the limit): the limit (a setting, so that a
+/// sweep can minimise it), the share of the run all connections were taken, and
+/// the transfers refused then.
+pub const CONNECTION_COLUMNS: [&str; 3] = [
+    "data_max_connections",
+    "data_connections_full_frac",
+    "transfers_refused",
+];
+
+/// Whether some project of the run has a data server with `max_connections`: its
+/// `summary.csv` then has the [`CONNECTION_COLUMNS`], for every project.
+pub fn has_connection_limit(f: &Finished<StatsRecorder>) -> bool {
+    (f.recorder.tallies.iter()).any(|t| {
+        (t.metrics.transfers.as_deref())
+            .and_then(|x| x.server.first().copied().flatten())
+            .is_some_and(|s| s.connections.is_some())
+    })
+}
+
+/// The [`CONNECTION_COLUMNS`] of project `pi`, named and in order.
+pub fn connection_values(
+    f: &Finished<StatsRecorder>,
+    pi: usize,
+) -> Vec<(&'static str, Option<f64>)> {
+    let m = &f.recorder.tallies[pi].metrics;
+    let c = (m.transfers.as_deref()).and_then(|x| x.connections(m.interval));
+    let values = [c.map(|c| c.0 as f64), c.map(|c| c.1), c.map(|c| c.2 as f64)];
+    CONNECTION_COLUMNS.into_iter().zip(values).collect()
+}
+
 /// Whether some project of the run has a web server (`[project.NAME.server]`,
 /// spec backend §2.4.0): its `summary.csv` then has the
 /// [`super::scheduler_load::COLUMNS`], for every project.
@@ -273,12 +305,16 @@ pub fn recoveries(
 }
 
 /// The headline row of project `pi`: [`COLUMNS`], then [`TRANSFER_COLUMNS`] in a
-/// run with files, then the scheduler's columns in a run with a web server, then
+/// run with files (and [`CONNECTION_COLUMNS`] when a data server limits its
+/// connections), then the scheduler's columns in a run with a web server, then
 /// the batch columns in a run with batches ([`super::batches::BATCH_COLUMNS`]).
 fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline {
     let mut values = values(f, pi, Scope::Project, duration_s);
     if f.recorder.files {
         values.extend(transfer_values(f, pi));
+        if has_connection_limit(f) {
+            values.extend(connection_values(f, pi));
+        }
     }
     if has_scheduler(f) {
         values.extend(scheduler_values(f, pi, duration_s));
@@ -580,8 +616,14 @@ mod tests {
             r.files_enabled();
             r.result_transfers(0, ResultId(1), &x);
             let cap = [1000.0, f64::INFINITY];
-            r.data_server(0, 0, [0.0; 2], [0.0; 2], cap);
-            r.data_server(0, 1, [1.8e6, 0.0], [900.0, 0.0], cap);
+            let at = |bytes, busy| crate::world::DataServerSample {
+                bytes,
+                busy,
+                cap,
+                connections: None,
+            };
+            r.data_server(0, 0, at([0.0; 2], [0.0; 2]));
+            r.data_server(0, 1, at([1.8e6, 0.0], [900.0, 0.0]));
         });
         assert!(f.recorder.files);
         assert!(f.recorder.transfer_times.is_empty(), "written, then let go");

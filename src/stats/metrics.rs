@@ -142,17 +142,14 @@ pub(crate) const NETWORK: [&str; 4] = ["bytes_down", "bytes_up", "link_util_down
 /// time (end of computing to its output on the server), spec client §8.1.
 pub(crate) const TRANSFER_HISTOGRAMS: [&str; 2] = ["result_download_s", "result_upload_s"];
 
-/// The data server of a project at the start of a bucket: bytes carried since t = 0
-/// in each direction `[down, up]`, and its link's capacities, bytes/s (infinite:
-/// unlimited).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ServerSample {
-    pub bytes: [f64; 2],
-    /// Cumulative seconds each link carried at least 95 % of its capacity
-    /// (`engine::flow::FlowNet::busy_time`).
-    pub busy: [f64; 2],
-    pub cap: [f64; 2],
-}
+/// The series of a project whose data server limits its connections
+/// (`max_connections`, spec client §8.5), after [`NETWORK`]: the connections open
+/// at the bucket's start, and the transfers refused during the bucket because all
+/// were taken.
+pub(crate) const CONNECTION_SERIES: [&str; 2] = ["data_connections", "transfers_refused"];
+
+/// The data server of a project at the start of a bucket (cumulative since t = 0).
+pub use crate::world::DataServerSample as ServerSample;
 
 /// A project's transfer figures (spec client §8): kept only in a run with files.
 #[derive(Clone, Debug, Default)]
@@ -219,6 +216,32 @@ impl Transfers {
         let cap = self.server.get(k).copied().flatten()?.cap[i];
         let bytes = self.bucket_bytes(k, i, interval, end)?;
         (cap.is_finite() && cap > 0.0).then(|| bytes / (cap * interval as f64))
+    }
+
+    /// The bucket's [`CONNECTION_SERIES`] values, for a data server with
+    /// `max_connections` (none otherwise): the connections open at its start, and
+    /// the transfers refused during it, as its bytes (`(k·interval,
+    /// (k+1)·interval]`; unknown without a closing sample).
+    pub(crate) fn bucket_connections(&self, k: usize) -> Option<[Option<f64>; 2]> {
+        let at = |k: usize| self.server.get(k).copied().flatten()?.connections;
+        let a = at(k)?;
+        let refused = at(k + 1).map(|b| (b.refused - a.refused) as f64);
+        Some([Some(a.open as f64), refused])
+    }
+
+    /// Over the buckets [`Self::totals`] covers: the data server's
+    /// `max_connections`, the share of that time all were taken, and the transfers
+    /// refused. `None` for a server without the limit or without a closed bucket.
+    pub(crate) fn connections(&self, interval: Time) -> Option<(u32, f64, u64)> {
+        let last = self.server.iter().rposition(Option::is_some)?;
+        let c = self.server[last]?.connections?;
+        (last > 0).then(|| {
+            (
+                c.max,
+                c.full_s / (last as Time * interval) as f64,
+                c.refused,
+            )
+        })
     }
 
     /// The bucket's [`NETWORK`] values.
@@ -426,14 +449,14 @@ impl ProjectMetrics {
         }
     }
 
-    /// The data server's cumulative bytes `[down, up]` and capacities at the start
-    /// of bucket `k` (after every event of that second).
-    pub(crate) fn data_server(&mut self, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
+    /// The data server at the start of bucket `k` (after every event of that
+    /// second): its cumulative bytes `[down, up]`, capacities and connections.
+    pub(crate) fn data_server(&mut self, k: usize, sample: ServerSample) {
         if let Some(t) = &mut self.transfers {
             if t.server.len() <= k {
                 t.server.resize(k + 1, None);
             }
-            t.server[k] = Some(ServerSample { bytes, busy, cap });
+            t.server[k] = Some(sample);
         }
     }
 
@@ -580,6 +603,12 @@ pub fn write(dir: &Path, names: &[&str], metrics: &[&ProjectMetrics], end: Time)
                     let v = v.map_or(String::new(), |v| format!("{v:?}"));
                     w.write_record([t.as_str(), name, metric, &v])?;
                 }
+                if let Some(c) = x.bucket_connections(k) {
+                    for (metric, v) in CONNECTION_SERIES.iter().zip(c) {
+                        let v = v.map_or(String::new(), |v| format!("{v:?}"));
+                        w.write_record([t.as_str(), name, metric, &v])?;
+                    }
+                }
             }
             if let Some(x) = &m.scheduler {
                 let series = super::scheduler_load::SERIES;
@@ -683,7 +712,15 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            m.data_server(k, bytes, [0.0; 2], cap);
+            m.data_server(
+                k,
+                ServerSample {
+                    bytes,
+                    busy: [0.0; 2],
+                    cap,
+                    connections: None,
+                },
+            );
         }
     }
 

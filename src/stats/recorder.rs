@@ -19,7 +19,7 @@ use crate::server::db::{Db, ResultRow, Transition, WorkunitRow};
 use crate::server::job_log::DecidedResult;
 use crate::server::types::{AppId, ResultId};
 use crate::stats::credit::CreditFigures;
-use crate::world::{Recorder, RunOptions, SchedulerSample, ServerLoad, World};
+use crate::world::{DataServerSample, Recorder, RunOptions, SchedulerSample, ServerLoad, World};
 use rustc_hash::FxHashMap;
 use std::io;
 
@@ -264,9 +264,9 @@ impl Recorder for StatsRecorder {
         }
     }
 
-    fn data_server(&mut self, pi: usize, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
+    fn data_server(&mut self, pi: usize, k: usize, s: DataServerSample) {
         self.enable_files();
-        self.tallies[pi].metrics.data_server(k, bytes, busy, cap);
+        self.tallies[pi].metrics.data_server(k, s);
     }
 
     fn scheduler_enabled(&mut self, pi: usize, processes: u32) {

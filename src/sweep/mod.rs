@@ -675,6 +675,7 @@ fn run_one(planned: &Planned, p: usize, rep: u32, runs_dir: &Path) -> Result<(),
             .chain(match scope {
                 Scope::Project => crate::stats::headline::transfer_values(&finished, pi)
                     .into_iter()
+                    .chain(crate::stats::headline::connection_values(&finished, pi))
                     .chain(crate::stats::headline::scheduler_values(
                         &finished, pi, duration,
                     ))

@@ -9,7 +9,7 @@
 use crate::base::units::{DurationError, parse_duration};
 use crate::scenario::load::{ScenarioError, load, parse_toml, problem_at, problem_at_offset};
 use crate::stats::batches::BATCH_COLUMNS;
-use crate::stats::headline::{COLUMNS, PROJECT_ONLY, TRANSFER_COLUMNS};
+use crate::stats::headline::{COLUMNS, CONNECTION_COLUMNS, PROJECT_ONLY, TRANSFER_COLUMNS};
 use crate::stats::recovery::COLUMNS as RECOVERY_COLUMNS;
 use crate::stats::scheduler_load::COLUMNS as SCHEDULER_COLUMNS;
 use serde::{Deserialize, Serialize};
@@ -324,6 +324,7 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
     }
     for (i, m) in s.metrics.iter().enumerate() {
         let transfer = TRANSFER_COLUMNS.contains(&m.as_str())
+            || CONNECTION_COLUMNS.contains(&m.as_str())
             || SCHEDULER_COLUMNS.contains(&m.as_str())
             || RECOVERY_COLUMNS.contains(&m.as_str())
             || BATCH_COLUMNS.contains(&m.as_str());
@@ -333,7 +334,9 @@ pub fn read(path: &Path) -> Result<Sweep, ScenarioError> {
                 format!(
                     "unknown metric `{m}`: expected a summary.csv column ({}, or in a run with files {}, or with a web server {}, or in a run with batches {})",
                     COLUMNS.join(", "),
-                    TRANSFER_COLUMNS.join(", "),
+                    [&TRANSFER_COLUMNS[..], &CONNECTION_COLUMNS[..]]
+                        .concat()
+                        .join(", "),
                     [&SCHEDULER_COLUMNS[..], &RECOVERY_COLUMNS[..]]
                         .concat()
                         .join(", "),

@@ -115,7 +115,7 @@ impl<R: Recorder> World<R> {
             let net = super::network::Net::new(files);
             // A data server's outages cut the transfers it carries.
             for (pi, s) in net.servers.iter().enumerate() {
-                for &(start, _) in s.iter().flat_map(|(s, _)| &s.outages) {
+                for &(start, _) in s.iter().flat_map(|d| &d.server.outages) {
                     if start <= end {
                         queue.push(start, host_class, Event::DataServerDown(pi as u16));
                     }
@@ -218,6 +218,7 @@ fn named_hosts(plan: &Plan, projects: &mut [Project]) -> Vec<ScriptedHost> {
             hostid,
             holds: Vec::new(),
             last_reply: None,
+            rpcs_in_flight: 0,
         });
     }
     named

@@ -22,6 +22,7 @@ use crate::server::batch::BatchRow;
 use crate::server::db::{HavRow, HostRow, ResultRow, WorkunitRow, result_name};
 use crate::server::resource::CPU;
 use crate::server::types::{ResultId, WuId};
+use crate::server::web_server::WebServer;
 use crate::server::{Project, lookup_result};
 
 /// Relative tolerance of the server's float fields (credit, a batch's fraction done).
@@ -225,6 +226,18 @@ const BATCH_CHECKS: &[Check<BatchRow>] = &[
     check!(Int completion_time, |b| b.completion_time),
 ];
 
+/// A project's web server (spec backend §2.4.0): its queue now and its counts
+/// since t = 0.
+const WEB_SERVER_CHECKS: &[Check<WebServer>] = &[
+    check!(Int rpcs_waiting, |w| w.queue_length() as i64),
+    check!(Int rpcs_in_service, |w| w.in_service() as i64),
+    check!(Int rpcs_served, |w| w.counts().served as i64),
+    check!(Int rpcs_refused, |w| w.counts().refused as i64),
+    check!(Int rpcs_timed_out, |w| w.counts().timed_out as i64),
+    check!(Int rpcs_replied, |w| w.counts().replied as i64),
+    check!(Int rpcs_locked, |w| w.counts().locked as i64),
+];
+
 /// A named host: its host row and the reply to its last scheduler RPC (spec
 /// backend §1.4, §2.4.1 step 12).
 struct HostView<'a> {
@@ -425,15 +438,25 @@ fn row_as_wanted<'r, T>(
     }
 }
 
-/// Checks one expectation about a server row: a result, a batch, a workunit or a
-/// named host (`host`, resolved by the plan). `Err` lists every mismatch.
+/// Checks one expectation about a server row: a result, a batch, a workunit, a
+/// named host (`host`, resolved by the plan) or the project's web server `web`.
+/// `Err` lists every mismatch.
 pub(crate) fn verify(
     ex: &Expect,
     p: &Project,
     named: &[ScriptedHost],
     host: Option<&Result<usize, String>>,
+    web: Option<&WebServer>,
 ) -> Result<(), Unmet> {
     let mut errs = Vec::new();
+    if ex.web_server.is_some() {
+        let subject = format!("web server of {}", p.name);
+        let Some(w) = web else {
+            return Err(Unmet::Missing(subject));
+        };
+        run_all(WEB_SERVER_CHECKS, ex, w, &mut errs);
+        return finish(subject, errs);
+    }
     if let Some(name) = &ex.result {
         let subject = format!("result {name}");
         let row = p.db.results.get(lookup_result(p, name));
@@ -550,10 +573,11 @@ mod tests {
     /// row's tables, and no table checks a key of another kind.
     #[test]
     fn every_row_key_has_one_check() {
-        let tables: [(ExpectRow, Vec<&str>); 6] = [
+        let tables: [(ExpectRow, Vec<&str>); 7] = [
             (ExpectRow::Result, names(ResultView::CHECKS)),
             (ExpectRow::Workunit, names(WorkunitView::CHECKS)),
             (ExpectRow::Batch, names(BATCH_CHECKS)),
+            (ExpectRow::WebServer, names(WEB_SERVER_CHECKS)),
             (
                 ExpectRow::Host,
                 [names(HostView::CHECKS), names(HAV_CHECKS)].concat(),

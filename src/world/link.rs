@@ -22,7 +22,9 @@ use crate::server::scheduler::{self, Reply, Request};
 use crate::server::step::Step;
 use crate::server::table::Load;
 use crate::server::types::*;
-use crate::server::web_server::{Admission, Caller, LOCKED_REQUEST_DELAY, WebServer};
+use crate::server::web_server::{
+    Admission, Caller, LOCKED_REQUEST_DELAY, SCRIPTED_CALLER, WebServer,
+};
 use crate::server::{
     Project, assimilator, db_purge, feeder, file_deleter, transitioner, validator, work_generator,
 };
@@ -260,6 +262,23 @@ impl<R: Recorder> Backend<R> {
         Ok(reply)
     }
 
+    /// A named host's scripted request is served at `now` (spec backend §4): the
+    /// scheduler reads it as it is, since the script gave its host id, jobs and
+    /// work request, and no host row is updated from it.
+    pub(super) fn serve_scripted(
+        &mut self,
+        now: Time,
+        pi: usize,
+        req: Request,
+    ) -> Result<Reply, RunError> {
+        let mut reply = self.rpc.reply();
+        scheduler::process_request(&mut self.projects[pi], now, &req, &mut reply);
+        self.rpc.keep_request(req);
+        self.counters.rpcs += 1;
+        self.end_step(now, pi, Some(Actor::Scheduler), &Step::default())?;
+        Ok(reply)
+    }
+
     /// A host's RPC to project `pi` failed at `now` without reaching its scheduler:
     /// an outage, a refused connection, or a client that gave up waiting.
     pub(super) fn rpc_failed(&mut self, pi: usize, now: Time) {
@@ -283,7 +302,7 @@ impl<R: Recorder> Backend<R> {
     ) -> Result<Time, RunError> {
         let reported = req.reported.len();
         let mut caller = Caller::of(&req);
-        let locked = self.web[pi].as_ref().is_some_and(|w| w.serving(req.hostid));
+        let locked = (self.web[pi].as_ref()).is_some_and(|w| w.serving(req.hostid, start));
         let reply = if locked {
             // `lock_sched`: the request is answered with a delay and nothing else.
             let mut r = self.rpc.reply();
@@ -291,6 +310,8 @@ impl<R: Recorder> Backend<R> {
             r.hostid = req.hostid;
             self.rpc.keep_request(req);
             r
+        } else if caller.host_index & SCRIPTED_CALLER != 0 {
+            self.serve_scripted(now, pi, req)?
         } else {
             self.recorder.rpc(pi, now, true);
             self.serve(now, pi, req)?

@@ -20,7 +20,7 @@ mod script;
 mod web;
 
 pub use error::RunError;
-pub use recorder::{Recorder, SchedulerSample, ServerLoad};
+pub use recorder::{ConnectionSample, DataServerSample, Recorder, SchedulerSample, ServerLoad};
 
 use crate::base::prefetch::{prefetch, prefetch_bytes};
 use crate::client::host::{Answer, ClientHost, GroupCtx};
@@ -423,15 +423,28 @@ impl<R: Recorder> World<R> {
                     // files carries nothing and has no limit).
                     if let Some(net) = &b.net {
                         let t = now as f64;
-                        let (bytes, busy, cap) = match net.servers.get(pi) {
-                            Some(Some((s, l))) => (
-                                l.map(|l| net.flows.delivered(l, t)),
-                                l.map(|l| net.flows.busy_time(l, t)),
-                                [s.download, s.upload],
-                            ),
-                            _ => ([0.0; 2], [0.0; 2], [f64::INFINITY; 2]),
+                        let sample = match net.servers.get(pi) {
+                            Some(Some(d)) => DataServerSample {
+                                bytes: d.links.map(|l| net.flows.delivered(l, t)),
+                                busy: d.links.map(|l| net.flows.busy_time(l, t)),
+                                cap: [d.server.download, d.server.upload],
+                                connections: d.server.limits_connections().then(|| {
+                                    ConnectionSample {
+                                        max: d.server.max_connections,
+                                        open: d.connections.open,
+                                        refused: d.connections.refused,
+                                        full_s: d.connections.full_s(now),
+                                    }
+                                }),
+                            },
+                            _ => DataServerSample {
+                                bytes: [0.0; 2],
+                                busy: [0.0; 2],
+                                cap: [f64::INFINITY; 2],
+                                connections: None,
+                            },
                         };
-                        b.recorder.data_server(pi, k as usize, bytes, busy, cap);
+                        b.recorder.data_server(pi, k as usize, sample);
                     }
                     if let Some(Some(w)) = b.web.get(pi) {
                         b.recorder.scheduler(pi, k as usize, web::sample(w, now));
@@ -608,10 +621,10 @@ impl<R: Recorder> World<R> {
         let Some(net) = &mut self.backend.net else {
             return Ok(());
         };
-        let Some(Some((_, links))) = net.servers.get(pi) else {
+        let Some(Some(d)) = net.servers.get(pi) else {
             return Ok(());
         };
-        let links = *links;
+        let links = d.links;
         let mut woken = std::mem::take(&mut net.woken);
         for link in links {
             for flow in net.flows.flows_on(link) {
@@ -636,6 +649,7 @@ impl<R: Recorder> World<R> {
         {
             (net.flows.check(now as f64))
                 .and_then(|()| net.check_bytes(now))
+                .and_then(|()| net.check_connections())
                 .map_err(|m| RunError::Client(format!("t={now}: network: {m}")))?;
         }
         for &h in woken.iter() {

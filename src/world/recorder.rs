@@ -106,14 +106,11 @@ pub trait Recorder {
         let _ = (pi, result, times);
     }
 
-    /// Bucket `k` of the time series, in a run with files: the bytes project `pi`'s
-    /// data server has carried since the start of the run in each direction `[down,
-    /// up]` (cumulative; down is server to hosts) up to the bucket's start, the
-    /// seconds each link was saturated (at least 95 % used) over the same time, and
-    /// the links' capacities, bytes/s (`f64::INFINITY`: unlimited; spec client §8.5).
+    /// Bucket `k` of the time series, in a run with files: project `pi`'s data
+    /// server up to the bucket's start ([`DataServerSample`]; spec client §8.5).
     /// Called right after [`Self::sample`] of the same bucket.
-    fn data_server(&mut self, pi: usize, k: usize, bytes: [f64; 2], busy: [f64; 2], cap: [f64; 2]) {
-        let _ = (pi, k, bytes, busy, cap);
+    fn data_server(&mut self, pi: usize, k: usize, s: DataServerSample) {
+        let _ = (pi, k, s);
     }
 
     /// Project `pi` has a web server with `processes` scheduler processes (spec
@@ -148,6 +145,33 @@ pub struct SchedulerSample {
     pub waiting: u64,
     pub in_service: u64,
     pub counts: crate::server::web_server::Counts,
+}
+
+/// A project's data server at a sample, in a run with files (spec client §8.5):
+/// cumulative figures since t = 0, taken after every event of the sample's second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DataServerSample {
+    /// Bytes carried in each direction `[down, up]` (down: server to hosts).
+    pub bytes: [f64; 2],
+    /// Seconds each link carried at least 95 % of its capacity
+    /// (`engine::flow::FlowNet::busy_time`).
+    pub busy: [f64; 2],
+    /// The links' capacities, bytes/s (`f64::INFINITY`: unlimited).
+    pub cap: [f64; 2],
+    /// Its connections, for a server with `max_connections` (`None` otherwise).
+    pub connections: Option<ConnectionSample>,
+}
+
+/// A data server's connections at a sample (`max_connections`, spec client §8.5).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ConnectionSample {
+    /// Its `max_connections`, and those open now.
+    pub max: u32,
+    pub open: u32,
+    /// Transfers refused since t = 0 because every connection was taken.
+    pub refused: u64,
+    /// Seconds since t = 0 with every connection taken.
+    pub full_s: f64,
 }
 
 /// A project's servers at a sample: how far its daemons are behind, and how many

@@ -8,9 +8,10 @@ use crate::engine::Time;
 use crate::scenario::Daemon;
 use crate::scenario::plan::{Action, ScriptedRpc};
 use crate::server::config::OutageKind;
-use crate::server::scheduler::{self, Reply, ReportedJob};
+use crate::server::scheduler::{Reply, ReportedJob};
 use crate::server::step::Step;
 use crate::server::types::*;
+use crate::server::web_server::{Admission, SCRIPTED_CALLER};
 use crate::server::{assimilator, batch, lookup_result, work_generator};
 
 impl<R: Recorder> World<R> {
@@ -79,7 +80,7 @@ impl<R: Recorder> World<R> {
         // unreachable one not at all.
         if let Some(o) = b.projects[pi].cfg.outage_at(now) {
             b.counters.rpcs_failed += 1;
-            host.last_reply = match o.kind {
+            let answer = match o.kind {
                 OutageKind::Down => {
                     let mut r = Reply::default();
                     r.down(o);
@@ -87,6 +88,9 @@ impl<R: Recorder> World<R> {
                 }
                 OutageKind::Unreachable => None,
             };
+            if let Some(old) = host.receive(answer) {
+                b.rpc.keep_reply(old);
+            }
             return Ok(());
         }
         let mut req = b.rpc.request();
@@ -119,19 +123,33 @@ impl<R: Recorder> World<R> {
         req.reattached = ev.detach;
         req.work.req_secs = ev.work_req_seconds;
         req.max_jobs = ev.max_jobs;
-        let mut reply = b.rpc.reply();
-        scheduler::process_request(&mut b.projects[pi], now, &req, &mut reply);
-        b.rpc.keep_request(req);
-        b.counters.rpcs += 1;
-        for j in &reply.jobs {
-            if let Err(k) = host.holds.binary_search(&j.result_id) {
-                host.holds.insert(k, j.result_id);
+        req.project = pi as u16;
+        req.host_index = SCRIPTED_CALLER | ni as u32;
+        // A project with a web server queues the request, or refuses it (spec
+        // backend §2.4.0): its answer comes later, as a simulated host's does.
+        if let Some(web) = &mut b.web[pi] {
+            match web.admit(now, req) {
+                Admission::Refused(req) => {
+                    b.rpc_failed(pi, now);
+                    b.rpc.keep_request(req);
+                    if let Some(old) = host.receive(None) {
+                        b.rpc.keep_reply(old);
+                    }
+                }
+                Admission::Serve(req) => {
+                    host.rpcs_in_flight += 1;
+                    b.start_service(now, pi, req, now as f64, 0.0, false)?;
+                }
+                Admission::Queued => host.rpcs_in_flight += 1,
             }
+            self.schedule_web();
+            return Ok(());
         }
-        if let Some(old) = host.last_reply.replace(reply) {
-            b.rpc.keep_reply(old);
+        let reply = b.serve_scripted(now, pi, req)?;
+        if let Some(old) = self.named[ni].receive(Some(reply)) {
+            self.backend.rpc.keep_reply(old);
         }
-        b.end_step(now, pi, Some(Actor::Scheduler), &Step::default())
+        Ok(())
     }
 
     /// Checks expectation `i`, noting a failure with its place and time.
@@ -161,8 +179,11 @@ impl<R: Recorder> World<R> {
                 .map_err(|e| e.to_string())
             }
             Some(Err(c)) => Err(format!("no simulated host `{c}`")),
-            None => super::expect::verify(&ex.expect, p, &self.named, ex.named.as_ref())
-                .map_err(|e| e.to_string()),
+            None => {
+                let web = self.backend.web.get(pi).and_then(Option::as_ref);
+                super::expect::verify(&ex.expect, p, &self.named, ex.named.as_ref(), web)
+                    .map_err(|e| e.to_string())
+            }
         };
         if let Err(msg) = outcome {
             let at = ex.at.map_or("end".to_string(), |t| format!("t={t}"));

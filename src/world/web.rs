@@ -12,7 +12,7 @@ use super::recorder::SchedulerSample;
 use super::{Event, Recorder, RunError, World};
 use crate::client::host::Answer;
 use crate::engine::Time;
-use crate::server::web_server::WebServer;
+use crate::server::web_server::{SCRIPTED_CALLER, WebServer};
 
 /// A web server's state for the time series at `now`.
 pub(super) fn sample(w: &WebServer, now: Time) -> SchedulerSample {
@@ -76,7 +76,7 @@ impl<R: Recorder> World<R> {
 
     /// Project `pi`'s web server keeps its invariants ([`WebServer::check`]), and
     /// the hosts agree with it: as many wait for an answer from it as it has RPCs
-    /// live, so no host has two RPCs at once with it. It scans every host, so it
+    /// live (a named host counts each of its RPCs in flight), so no host has two RPCs at once with it. It scans every host, so it
     /// runs only at the samples of the time series and at the end.
     pub(super) fn check_web_all(&self, now: Time) -> Result<(), RunError> {
         for (pi, w) in self.backend.web.iter().enumerate() {
@@ -88,7 +88,11 @@ impl<R: Recorder> World<R> {
                     h.rpc_in_flight
                         .is_some_and(|f| h.projects[f.project as usize].project as usize == pi)
                 })
-                .count();
+                .count()
+                + (self.named.iter())
+                    .filter(|h| h.project as usize == pi)
+                    .map(|h| h.rpcs_in_flight as usize)
+                    .sum::<usize>();
             if waiting != w.live() {
                 return Err(RunError::Fatal(format!(
                     "t={now}: project {pi}: {waiting} hosts wait for an answer, the web server has {} RPCs live",
@@ -116,8 +120,14 @@ impl<R: Recorder> World<R> {
     }
 
     /// Host `h` hears the answer to its RPC in flight: its event runs now. A host
-    /// that left for good only forgets the RPC.
+    /// that left for good only forgets the RPC. A named host's answer is kept for
+    /// its script (`h` carries [`SCRIPTED_CALLER`]).
     fn answer(&mut self, now: Time, h: usize, answer: Answer) -> Result<(), RunError> {
+        let scripted = SCRIPTED_CALLER as usize;
+        if h & scripted != 0 {
+            self.scripted_answer(h & !scripted, answer.reply);
+            return Ok(());
+        }
         if self.hosts[h].gone {
             self.hosts[h].rpc_in_flight = None;
             if let Some(r) = answer.reply {
@@ -126,6 +136,16 @@ impl<R: Recorder> World<R> {
             return Ok(());
         }
         self.host_event_with(now, h, Some(answer))
+    }
+
+    /// Named host `ni` hears the answer to an RPC it sent through the project's
+    /// web server (`None`: refused or given up).
+    fn scripted_answer(&mut self, ni: usize, reply: Option<crate::server::scheduler::Reply>) {
+        let host = &mut self.named[ni];
+        host.rpcs_in_flight = host.rpcs_in_flight.saturating_sub(1);
+        if let Some(old) = host.receive(reply) {
+            self.backend.rpc.keep_reply(old);
+        }
     }
 
     /// Makes sure each web server's next need has a current event: one earlier than

@@ -91,6 +91,13 @@ fn server_daemon_outages_delay_their_work() {
     run_spec("server-daemon-outage.toml");
 }
 
+/// The scheduler's web server (spec backend §2.4.0): a queue, a refusal, a client
+/// that gives up, a reply served late, and the given-up reply's job resent.
+#[test]
+fn server_scheduler_queue_refuses_times_out_and_resends() {
+    run_spec("server-scheduler-queue.toml");
+}
+
 #[test]
 fn clients_honour_maintenance_delay() {
     run_spec("client-maintenance-delay.toml");

@@ -190,3 +190,73 @@ fn a_run_with_files_writes_consistent_transfer_times() {
     );
     assert!(out.join("plots/network.png").exists());
 }
+
+/// A data server with `max_connections` (spec client §8.5): never more transfers at
+/// once than its connections, the refused ones counted the same in `timeseries.csv`
+/// and `summary.csv`, and the network invariants hold throughout.
+#[test]
+fn a_data_server_serves_at_most_max_connections_transfers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = bin()
+        .args(["run", "-q", "scenarios/quickstart.toml", "--out"])
+        .arg(&out)
+        .args([
+            "--set",
+            "simulation.duration=\"3d\"",
+            "--set",
+            "host_group.0.count=40",
+            "--set",
+            "project.main.files.input=5e7",
+            "--set",
+            "project.main.files.output=5e6",
+            "--set",
+            "project.main.data_server.download=2e6",
+            "--set",
+            "project.main.data_server.max_connections=3",
+            "--check-invariants",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut rd = csv::Reader::from_path(out.join("summary.csv")).unwrap();
+    let h = rd.headers().unwrap().clone();
+    let row = rd.records().next().unwrap().unwrap();
+    let get = |name: &str| -> f64 {
+        let i = h
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        row[i].parse().unwrap()
+    };
+    assert_eq!(get("data_max_connections"), 3.0);
+    let full = get("data_connections_full_frac");
+    assert!(full > 0.0 && full <= 1.0, "{full}");
+    let refused = get("transfers_refused");
+    assert!(refused > 0.0, "40 hosts on 3 connections: some are refused");
+
+    let ts = fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let values = |metric: &str| -> Vec<f64> {
+        (ts.lines())
+            .filter(|l| l.contains(&format!(",main,{metric},")))
+            .filter_map(|l| l.rsplit(',').next().unwrap().parse().ok())
+            .collect()
+    };
+    let open = values("data_connections");
+    assert!(
+        !open.is_empty() && open.iter().all(|&n| n <= 3.0),
+        "{open:?}"
+    );
+    assert!(open.contains(&3.0), "{open:?}");
+    let per_bucket: f64 = values("transfers_refused").iter().sum();
+    assert_eq!(per_bucket, refused, "the buckets add up to the summary");
+}
+
+#[test]
+fn max_connections_below_one_names_its_key() {
+    let e = crate::common::err(
+        "[simulation]\nduration = \"1d\"\n[[host_group]]\ncount = 1\n\
+         [project.a.files]\ninput = 1e6\n[project.a.data_server]\nmax_connections = 0\n",
+    );
+    crate::common::has(&e, &["project.a.data_server.max_connections", ">= 1"]);
+}

@@ -32,6 +32,8 @@ pub enum ExpectRow {
     Client,
     /// A batch row (spec backend §1.5).
     Batch,
+    /// A project's web server in front of its scheduler (spec backend §2.4.0).
+    WebServer,
 }
 
 impl ExpectRow {
@@ -45,11 +47,12 @@ impl ExpectRow {
             Self::Host => Some("host"),
             Self::Client => Some("client"),
             Self::Batch => Some("batch"),
+            Self::WebServer => Some("web_server"),
         }
     }
 
     /// Whether an entry naming a `kind` row (the key that names it: `result`,
-    /// `workunit`, `host`, `client` or `batch`) may give this field.
+    /// `workunit`, `host`, `client`, `batch` or `web_server`) may give this field.
     pub fn allows(self, kind: &str) -> bool {
         match self {
             Self::ResultOrWorkunit => kind == "result" || kind == "workunit",
@@ -257,6 +260,30 @@ expect_table! {
         assimilate_count: Option<i64> => Workunit,
         /// With `host`: the reply to the host's last scheduler RPC.
         reply: Option<ReplyExpect> => Host,
+        // --- a project's web server (spec backend §2.4.0); left out of the echoed
+        // configuration when absent ---
+        /// The project whose web server is checked (it must have
+        /// `[project.NAME.server]`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        web_server: Option<String> => Entry,
+        /// Connections waiting for a process, and RPCs in service, now.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpcs_waiting: Option<i64> => WebServer,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpcs_in_service: Option<i64> => WebServer,
+        /// Since t = 0: services started, connections refused, clients that gave
+        /// up, replies handed to a waiting client, services that found the host
+        /// locked.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpcs_served: Option<i64> => WebServer,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpcs_refused: Option<i64> => WebServer,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpcs_timed_out: Option<i64> => WebServer,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpcs_replied: Option<i64> => WebServer,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpcs_locked: Option<i64> => WebServer,
     }
 }
 

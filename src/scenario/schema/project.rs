@@ -199,8 +199,9 @@ impl FilesConfig {
 }
 
 /// A project's data server (`[project.NAME.data_server]`; spec client §8.5): its
-/// link's capacity in each direction, bytes/s (absent: unlimited), and its own
-/// outages, separate from the scheduler's.
+/// link's capacity in each direction, bytes/s (absent: unlimited), its own
+/// outages, separate from the scheduler's, and how many transfers it serves at
+/// once.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DataServerConfig {
@@ -213,6 +214,11 @@ pub struct DataServerConfig {
     /// Windows `[start, start + duration)` in which every transfer fails.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outage: Vec<DataOutage>,
+    /// Transfers the web server serves at once, both directions together
+    /// (Apache's `MaxRequestWorkers`); one that finds them all taken fails
+    /// transiently (absent: unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<u32>,
 }
 
 /// A window in which a data server is down.
@@ -237,6 +243,7 @@ impl DataServerConfig {
                     )
                 })
                 .collect(),
+            max_connections: self.max_connections.unwrap_or(u32::MAX),
         }
     }
 }

@@ -89,7 +89,31 @@ impl Checker<'_> {
             self.duration_non_negative(&at("at"), t);
             self.before_end(&at("at"), "expect", t);
         }
-        let project = self.project_ref(&at("project"), x.project.as_deref());
+        let project = match (&x.project, &x.web_server) {
+            (None, Some(w)) => self.project_ref(&at("web_server"), Some(w)),
+            (p, w) => {
+                if let (Some(p), Some(w)) = (p, w)
+                    && p != w
+                {
+                    self.push(
+                        at("web_server"),
+                        format!("web_server = \"{w}\" names another project than project = \"{p}\"; expected the same project, or only one of the two"),
+                    );
+                }
+                self.project_ref(&at("project"), p.as_deref())
+            }
+        };
+        if let Some(w) = &x.web_server
+            && let Some(p) = self.file.project.get(w)
+            && p.server.is_none()
+        {
+            self.push(
+                at("web_server"),
+                format!(
+                    "project `{w}` has no web server; expected a project with [project.{w}.server]"
+                ),
+            );
+        }
 
         let kinds: Vec<&str> = [
             ("workunit", x.workunit.is_some()),
@@ -97,6 +121,7 @@ impl Checker<'_> {
             ("host", x.host.is_some()),
             ("client", x.client.is_some()),
             ("batch", x.batch.is_some()),
+            ("web_server", x.web_server.is_some()),
         ]
         .iter()
         .filter(|(_, g)| *g)
@@ -115,7 +140,7 @@ impl Checker<'_> {
             self.push(
                 prefix.clone(),
                 format!(
-                    "{what}; expected exactly one of `workunit`, `result`, `host`, `client`, `batch`"
+                    "{what}; expected exactly one of `workunit`, `result`, `host`, `client`, `batch`, `web_server`"
                 ),
             );
         }

@@ -94,6 +94,9 @@ impl Checker<'_> {
                 self.duration_non_negative(&format!("{at}.outage.{k}.start"), o.start);
                 self.duration_positive(&format!("{at}.outage.{k}.duration"), o.duration);
             }
+            if let Some(n) = d.max_connections {
+                self.min_int(&format!("{at}.max_connections"), n.into(), 1);
+            }
         }
         if let Some(sv) = &p.server {
             let at = format!("{prefix}.server");
