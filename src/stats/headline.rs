@@ -263,11 +263,20 @@ pub fn connection_values(
     CONNECTION_COLUMNS.into_iter().zip(values).collect()
 }
 
-/// Whether some project of the run has a web server (`[project.NAME.server]`,
-/// spec backend §2.4.0): its `summary.csv` then has the
-/// [`super::scheduler_load::COLUMNS`], for every project.
-pub fn has_scheduler(f: &Finished<StatsRecorder>) -> bool {
-    (f.recorder.tallies.iter()).any(|t| t.metrics.scheduler.is_some())
+/// Whether some project of the run reports its servers' load: it has a web server
+/// (`[project.NAME.server]`, spec backend §2.4.0) or daemon outages
+/// (`[[project.NAME.daemon_outage]]`, spec backend §2.0). Its `summary.csv` then
+/// has the [`super::scheduler_load::COLUMNS`] and [`super::recovery::COLUMNS`], for
+/// every project.
+pub fn has_server_load(f: &Finished<StatsRecorder>) -> bool {
+    (f.recorder.tallies.iter()).any(|t| reports_server_load(&t.metrics))
+}
+
+/// Whether a project's metrics have its server load (a web server, or the
+/// server-load gauges of a project with daemon outages): its outages are then
+/// listed with their time to recover.
+pub(crate) fn reports_server_load(m: &super::metrics::ProjectMetrics) -> bool {
+    m.scheduler.is_some() || m.load.is_some()
 }
 
 /// The [`super::scheduler_load::COLUMNS`] and [`super::recovery::COLUMNS`] of
@@ -284,9 +293,9 @@ pub fn scheduler_values(
         .as_ref()
         .map(|l| l.columns())
         .unwrap_or_default();
-    let recovery = match &m.scheduler {
-        Some(_) => super::recovery::columns(&recoveries(f, pi, duration_s)),
-        None => Default::default(),
+    let recovery = match reports_server_load(m) {
+        true => super::recovery::columns(&recoveries(f, pi, duration_s)),
+        false => Default::default(),
     };
     (super::scheduler_load::COLUMNS.into_iter().zip(load))
         .chain(super::recovery::COLUMNS.into_iter().zip(recovery))
@@ -316,7 +325,7 @@ fn headline(f: &Finished<StatsRecorder>, pi: usize, duration_s: f64) -> Headline
             values.extend(connection_values(f, pi));
         }
     }
-    if has_scheduler(f) {
+    if has_server_load(f) {
         values.extend(scheduler_values(f, pi, duration_s));
     }
     if super::batches::has_batches(&f.projects) {

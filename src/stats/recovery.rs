@@ -6,8 +6,9 @@
 //!
 //! 1. **The signals**, per bucket: the RPC failure rate (`client_rpcs_failed` over
 //!    `client_rpcs_failed + scheduler_requests`; 0 without RPCs), the daemons'
-//!    backlogs sampled at the bucket's start ([`BACKLOGS`], and the web server's
-//!    queue when the project has one).
+//!    backlogs sampled at the bucket's start ([`BACKLOGS`], then the
+//!    transitioner's, `backlog_transitioner_workunits`, and the web server's queue,
+//!    for a project that samples them).
 //! 2. **The level before**: over the [`BASELINE`] before the outage starts (the
 //!    buckets wholly inside it, at least [`MIN_BASELINE_BUCKETS`]), each signal's
 //!    mean `μ` and standard deviation `σ`. Its band is `μ ± max(3σ, floor)`, with a
@@ -127,6 +128,11 @@ fn signals(m: &ProjectMetrics, k: usize, extra: &dyn Fn(usize) -> Option<f64>) -
         let i = GAUGES.iter().position(|g| *g == name).expect("a gauge");
         v.push(gauges.map_or(0.0, |g| g[i]));
     }
+    // The transitioner's backlog, sampled for a project that reports its server
+    // load.
+    if let Some(load) = &m.load {
+        v.push(load.get(k).map_or(0.0, |g| g[0])); // backlog_transitioner_workunits
+    }
     if let Some(x) = extra(k) {
         v.push(x);
     }
@@ -243,6 +249,23 @@ mod tests {
         assert_eq!(
             recovery(&calm, 30 * 3600, 34 * 3600, 40 * 3600, &queue),
             None
+        );
+    }
+
+    #[test]
+    fn the_transitioner_backlog_counts_when_it_is_sampled() {
+        // Every other signal is calm; the transitioner's backlog (0 before) is 900
+        // in the two hours after the outage ends at hour 31, then 0 again.
+        let mut m = metrics(50, |_| 0.0, |_| 10.0);
+        assert_eq!(
+            recovery(&m, 30 * 3600, 31 * 3600, 50 * 3600, &|_| None),
+            Some(0)
+        );
+        let backlog = |k: usize| if (31..33).contains(&k) { 900.0 } else { 0.0 };
+        m.load = Some((0..50).map(|k| [backlog(k), 0.0, 0.0]).collect());
+        assert_eq!(
+            recovery(&m, 30 * 3600, 31 * 3600, 50 * 3600, &|_| None),
+            Some(2 * 3600)
         );
     }
 }

@@ -81,9 +81,9 @@ pub fn summary_json(
         if let Some(o) = v.as_object_mut() {
             o.insert("headline".into(), headline::to_json(h));
             o.insert("credit_neutrality".into(), c.neutrality_json());
-            // Each outage and the time to recover from it, for a project with a
-            // web server (docs/outputs.md, "Time to recover").
-            if t.metrics.scheduler.is_some() {
+            // Each outage and the time to recover from it, for a project that
+            // reports its server load (docs/outputs.md, "Time to recover").
+            if headline::reports_server_load(&t.metrics) {
                 let r = headline::recoveries(f, pi, duration_s);
                 o.insert(
                     "outages".into(),
