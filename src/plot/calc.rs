@@ -21,12 +21,15 @@ pub(crate) fn day_window(duration_s: i64, interval_s: i64) -> i64 {
     interval * (target / interval).max(1)
 }
 
+/// Points over the run of the finer charts, at most (about).
+pub(crate) const FINE_POINTS: i64 = 180;
+
 /// The window, in seconds, of the finer charts (per-hour rates): a whole number of
-/// buckets giving at most about 180 points over the run.
+/// buckets giving at most about [`FINE_POINTS`] points over the run.
 pub(crate) fn fine_window(duration_s: i64, interval_s: i64) -> i64 {
     let interval = interval_s.max(1);
     let buckets = (duration_s + interval - 1) / interval;
-    interval * ((buckets + 179) / 180).max(1)
+    interval * ((buckets + FINE_POINTS - 1) / FINE_POINTS).max(1)
 }
 
 /// Sums bucket values into windows of `window` seconds over `[0, end)`. A bucket is
@@ -76,18 +79,34 @@ pub fn rates(samples: &[(i64, f64)], window: i64, end: i64, per_s: f64) -> Vec<(
 /// (its middle, the value; NaN for a window without a bucket): the peak that a
 /// window's mean would spread over the window.
 pub(crate) fn window_max(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<(f64, f64)> {
+    window_pick(samples, window, end, f64::max)
+}
+
+/// [`window_max`] for the smallest value: the trough of a gauge that should stay
+/// high (a job cache that empties).
+pub(crate) fn window_min(samples: &[(i64, f64)], window: i64, end: i64) -> Vec<(f64, f64)> {
+    window_pick(samples, window, end, f64::min)
+}
+
+/// Per window, the value `pick` keeps of its buckets' (`f64::max`, `f64::min`).
+fn window_pick(
+    samples: &[(i64, f64)],
+    window: i64,
+    end: i64,
+    pick: fn(f64, f64) -> f64,
+) -> Vec<(f64, f64)> {
     let spans = window_spans(window, end);
-    let mut max = vec![f64::NAN; spans.len()];
+    let mut kept = vec![f64::NAN; spans.len()];
     for &(t, v) in samples {
         if let Some(m) =
-            max.get_mut(((t.max(0) / window.max(1)) as usize).min(spans.len().saturating_sub(1)))
+            kept.get_mut(((t.max(0) / window.max(1)) as usize).min(spans.len().saturating_sub(1)))
         {
-            *m = if m.is_nan() { v } else { m.max(v) };
+            *m = if m.is_nan() { v } else { pick(*m, v) };
         }
     }
     spans
         .into_iter()
-        .zip(max)
+        .zip(kept)
         .map(|((x, _), m)| (x, m))
         .collect()
 }
@@ -478,6 +497,11 @@ mod tests {
         assert_eq!(m[0], (5400.0, 1.0));
         assert_eq!(m[1].1, 0.2);
         assert!((rates(&s, 3 * 3600, 4 * 3600, 3600.0)[0].1 - 1.1 / 3.0).abs() < 1e-12);
+        // And the trough: the idle hour of the first window.
+        assert_eq!(
+            window_min(&s, 3 * 3600, 4 * 3600),
+            [(5400.0, 0.0), (12_600.0, 0.2)]
+        );
     }
 
     #[test]

@@ -499,6 +499,17 @@ impl RunData {
             .any(|p| self.series(p, metric).is_some())
     }
 
+    /// The outages of `project` and the time it took to recover from each, from
+    /// `summary.json` (its `outages`, written for a project with a web server, spec
+    /// backend §2.4.0; docs/outputs.md, "Time to recover"). Empty without them, or
+    /// when the list is not of that form: they only mark the charts.
+    pub fn outages(&self, project: &str) -> Vec<crate::stats::recovery::Recovery> {
+        (self.summary_json.as_ref())
+            .and_then(|s| s.get("projects")?.get(project)?.get("outages"))
+            .and_then(|o| serde_json::from_value(o.clone()).ok())
+            .unwrap_or_default()
+    }
+
     /// A histogram, if the run has it.
     pub fn histogram(&self, project: &str, metric: &str) -> Option<&[Bin]> {
         self.histograms

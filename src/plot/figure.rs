@@ -326,7 +326,9 @@ impl Panel {
         }
     }
 
-    fn ranges(&self) -> ((f64, f64), (f64, f64)) {
+    /// The x and y ranges the panel is drawn over: its fixed ones, else its data's,
+    /// y from 0 with some headroom.
+    pub(crate) fn ranges(&self) -> ((f64, f64), (f64, f64)) {
         let mut x = (f64::INFINITY, f64::NEG_INFINITY);
         let mut y = (0.0f64, f64::NEG_INFINITY);
         for ((x0, x1), (y0, y1)) in self.layers.iter().filter_map(Layer::extent) {

@@ -7,9 +7,9 @@
 //!
 //! * [`data`] reads the CSV and JSON files; [`calc`] holds the arithmetic (rates,
 //!   Lorenz/Gini, percentiles), testable apart from drawing.
-//! * [`timeline`], [`distribution`] and [`credit`] decide what each chart shows, as
-//!   a [`figure::Figure`]; [`figure`] alone decides how charts look and renders
-//!   them; [`font`] embeds the font, so no system font library is needed.
+//! * [`timeline`], [`server`], [`distribution`] and [`credit`] decide what each
+//!   chart shows, as a [`figure::Figure`]; [`figure`] alone decides how charts look
+//!   and renders them; [`font`] embeds the font, so no system font library is needed.
 //! * [`report`] writes the page; [`format`] formats numbers for charts and page;
 //!   [`summary_groups`] names and groups the figures of the page's summary table.
 //! * [`overlay`] draws several runs on one chart for `boinc-sim compare`
@@ -32,6 +32,7 @@ pub(crate) mod font;
 pub mod format;
 pub mod overlay;
 mod report;
+mod server;
 pub(crate) mod summary_groups;
 pub mod sweep;
 mod timeline;
@@ -155,6 +156,11 @@ pub fn figures(d: &RunData) -> Vec<Figure> {
     // charts and report as they were.
     if d.has_metric("bytes_down") {
         out.push(timeline::network(d));
+    }
+    // Only a run with a web server or daemon outages has the server's load (spec
+    // backend §2.4.0): other runs keep their charts and report as they were.
+    if server::DRAWN_WITH.iter().any(|m| d.has_metric(m)) {
+        out.push(server::server(d));
     }
     // Only a run with batches has the batch chart (spec backend §1.5).
     if !d.batch_progress.is_empty() {

@@ -37,7 +37,7 @@ fn time_axis(d: &RunData) -> TimeAxis {
 }
 
 /// Points with x in seconds, on the time axis.
-fn on_axis(d: &RunData, mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+pub(super) fn on_axis(d: &RunData, mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     let unit = time_axis(d).unit_s;
     for p in &mut pts {
         p.0 /= unit;
@@ -46,7 +46,7 @@ fn on_axis(d: &RunData, mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 /// A panel over simulated time, spanning the whole run.
-fn time_panel(d: &RunData, title: &str, y_label: &str) -> Panel {
+pub(super) fn time_panel(d: &RunData, title: &str, y_label: &str) -> Panel {
     let axis = time_axis(d);
     let mut p = Panel::new(title, axis.label, y_label);
     p.x_range = (d.duration_s > 0).then(|| (0.0, d.duration_s as f64 / axis.unit_s));
@@ -62,7 +62,7 @@ pub(crate) fn project_label(p: &str) -> String {
 }
 
 /// How a window reads in a caption: "one simulated day", "6 hours".
-fn window_words(window: i64) -> String {
+pub(super) fn window_words(window: i64) -> String {
     if window == DAY {
         "one simulated day".into()
     } else if window % HOUR == 0 {
@@ -89,18 +89,22 @@ fn per_day_note(window: i64) -> String {
     }
 }
 
-fn missing(metrics: &[&str]) -> String {
+/// Why a panel's series are not in `timeseries.csv`, as [`missing`] says it.
+pub(super) const OLDER_RUN: &str = "older run, or the file is missing";
+
+/// What a panel says when `metrics` are not in `timeseries.csv`.
+pub(super) fn missing(metrics: &[&str]) -> String {
     let list = metrics
         .iter()
         .map(|m| format!("`{m}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    format!("no data: {list} not in timeseries.csv (older run, or the file is missing)")
+    format!("no data: {list} not in timeseries.csv ({OLDER_RUN})")
 }
 
 /// A panel with one line per project: `metric` summed per window, as a rate per
 /// `per_s` seconds.
-fn rate_panel(
+pub(super) fn rate_panel(
     d: &RunData,
     metric: &str,
     title: &str,
@@ -108,15 +112,40 @@ fn rate_panel(
     window: i64,
     per_s: f64,
 ) -> Panel {
+    lines_panel(d, title, y_label, &[(metric, "")], |s| {
+        calc::rates(s, window, d.duration_s, per_s)
+    })
+}
+
+/// A panel with, per project in its colour, a line for each of `metrics` (metric,
+/// what its legend adds after the project; nothing with a single metric): the first
+/// solid, the others dashed. `points` turns a series into points with x in
+/// seconds (a rate per window, or a gauge's highest sample per window).
+pub(super) fn lines_panel(
+    d: &RunData,
+    title: &str,
+    y_label: &str,
+    metrics: &[(&str, &str)],
+    points: impl Fn(&[(i64, f64)]) -> Vec<(f64, f64)>,
+) -> Panel {
     let mut p = time_panel(d, title, y_label);
-    p.no_data = missing(&[metric]);
+    p.no_data = missing(&metrics.iter().map(|m| m.0).collect::<Vec<_>>());
     let mut all_zero = true;
     for (i, project) in d.projects.iter().enumerate() {
-        if let Some(s) = d.series(project, metric) {
+        for (k, (metric, words)) in metrics.iter().enumerate() {
+            let Some(s) = d.series(project, metric) else {
+                continue;
+            };
             all_zero &= s.iter().all(|v| v.1 == 0.0);
-            let points = calc::rates(s, window, d.duration_s, per_s);
-            p.layers
-                .push(line(project_label(project), color(i), on_axis(d, points)));
+            let label = match words {
+                &"" => project_label(project),
+                w => format!("{}, {w}", project_label(project)),
+            };
+            let mut l = line(label, color(i), on_axis(d, points(s)));
+            if let Layer::Line { dashed, .. } = &mut l {
+                *dashed = k > 0;
+            }
+            p.layers.push(l);
         }
     }
     if all_zero && p.has_data() {
@@ -126,7 +155,7 @@ fn rate_panel(
 }
 
 /// A solid line, with point markers when it has few points (each one then matters).
-fn line(label: String, color: RGBColor, points: Vec<(f64, f64)>) -> Layer {
+pub(super) fn line(label: String, color: RGBColor, points: Vec<(f64, f64)>) -> Layer {
     Layer::Line {
         label,
         color,
@@ -520,7 +549,7 @@ pub fn network(d: &RunData) -> Figure {
         ("link_util_down", "Download link of the data server in use"),
         ("link_util_up", "Upload link of the data server in use"),
     ] {
-        let mut p = link_use_panel(d, metric, title, fine);
+        let mut p = capacity_use_panel(d, metric, title, "% of capacity", fine, MAX_SAMPLES);
         if !p.has_data() {
             p.no_data = format!(
                 "no data: no `{metric}` in timeseries.csv (the link is unlimited, or the run has no files)"
@@ -568,15 +597,24 @@ pub fn network(d: &RunData) -> Figure {
     f
 }
 
-/// A data-server link's use, in percent, per bucket of `timeseries.csv`: every bucket
-/// as it is while the run has at most [`MAX_SAMPLES`] of them (a saturated hour is a
-/// point at 100 %), else the mean over windows of `window` seconds with, dashed, the
-/// highest bucket of each window, so that averaging never hides a saturated link.
-fn link_use_panel(d: &RunData, metric: &str, title: &str, window: i64) -> Panel {
-    let mut p = time_panel(d, title, "% of capacity");
+/// A share of a capacity in use, in percent, per bucket of `timeseries.csv` (a
+/// data-server link's, spec client §8.5; the scheduler processes', spec backend
+/// §2.4.0): every bucket as it is while the run has at most `raw_limit` of them (a
+/// saturated hour is a point at 100 %), else the mean over windows of `window`
+/// seconds with, dashed, the highest bucket of each window, so that averaging never
+/// hides a saturated link or scheduler.
+pub(super) fn capacity_use_panel(
+    d: &RunData,
+    metric: &str,
+    title: &str,
+    y_label: &str,
+    window: i64,
+    raw_limit: usize,
+) -> Panel {
+    let mut p = time_panel(d, title, y_label);
     p.no_data = missing(&[metric]);
     let interval = d.interval_s.max(1);
-    let raw = ((d.duration_s + interval - 1) / interval) as usize <= MAX_SAMPLES;
+    let raw = ((d.duration_s + interval - 1) / interval) as usize <= raw_limit;
     let pct = |pts: Vec<(f64, f64)>| pts.into_iter().map(|(x, v)| (x, v * 100.0)).collect();
     for (i, project) in d.projects.iter().enumerate() {
         let Some(s) = d.series(project, metric) else {

@@ -24,7 +24,7 @@
 
 use super::metrics::{GAUGES, ProjectMetrics, RPCS_FAILED, SCHED_REQUESTS};
 use crate::engine::Time;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How far before an outage its level is measured.
 pub const BASELINE: Time = 86_400;
@@ -42,8 +42,9 @@ pub const BACKLOGS: [&str; 5] = [
     "backlog_db_purge_workunits",
 ];
 
-/// One outage and how the project recovered from it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One outage and how the project recovered from it. Read back from
+/// `summary.json` by the `server` chart, which marks it (`plot::data`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Recovery {
     /// What was down: `scheduler`, or a daemon's name.
     pub what: String,

@@ -99,6 +99,8 @@ fn run_plot_writes_every_chart_and_replotting_is_byte_identical() {
             assert!(bytes.len() > 2000, "{f} is nearly empty");
         }
     }
+    // No web server and no daemon outage: no `server` chart (docs/plots.md).
+    assert!(!first.contains_key("server.svg") && !first.contains_key("server.png"));
     for (name, bytes) in &first {
         if name.ends_with(".png") {
             assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}");

@@ -9,6 +9,8 @@
 //! * an overloaded scheduler refuses and loses connections, and the figures agree
 //!   with each other;
 //! * a run with a web server is deterministic;
+//! * `--plot` draws its `server` chart, into report.html too, and a plain run has
+//!   none;
 //! * a bad `[project.NAME.server]` is refused with its key path.
 
 use super::common::{err, has, run, run_text, text};
@@ -84,9 +86,9 @@ lifetime = {{ dist = "exponential", mean = "10d" }}
     )
 }
 
-/// Runs the scenario `text` from the command line into `dir/name`, checking
-/// invariants when `checked`, and returns the run folder.
-fn run_cli(dir: &std::path::Path, name: &str, scn: &str, checked: bool) -> std::path::PathBuf {
+/// Runs the scenario `text` from the command line into `dir/name`, with the
+/// options `extra` (`--check-invariants`, `--plot`), and returns the run folder.
+fn run_cli(dir: &std::path::Path, name: &str, scn: &str, extra: &[&str]) -> std::path::PathBuf {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, scn).unwrap();
     let out = dir.join(name);
@@ -97,9 +99,7 @@ fn run_cli(dir: &std::path::Path, name: &str, scn: &str, checked: bool) -> std::
         out.to_str().unwrap(),
         "-q",
     ];
-    if checked {
-        args.push("--check-invariants");
-    }
+    args.extend(extra);
     let o = run(&args);
     assert!(o.status.success(), "{name}: {}", text(&o.stderr));
     out
@@ -152,7 +152,7 @@ fn an_overloaded_scheduler_refuses_and_loses_connections_and_its_figures_agree()
         // 60 hosts, one process of 600 s per RPC on average, five connections
         // waiting: more than the scheduler can serve.
         let busy = scenario(7, policy, 60, 1, 600.0, 5, true, 1.0, 3);
-        let out = run_cli(dir.path(), policy, &busy, true);
+        let out = run_cli(dir.path(), policy, &busy, &["--check-invariants"]);
         let s = summary(&out);
         let (served, refused, timed_out) = (
             num(&s, "rpcs_served"),
@@ -207,7 +207,7 @@ fn a_run_with_a_web_server_is_deterministic() {
     // Byte-identical run folders from the command line.
     let dir = tempfile::tempdir().expect("temp dir");
     let outs: Vec<_> = (0..2)
-        .map(|k| run_cli(dir.path(), &format!("d{k}"), &scn, false))
+        .map(|k| run_cli(dir.path(), &format!("d{k}"), &scn, &[]))
         .collect();
     for f in [
         "summary.csv",
@@ -249,7 +249,7 @@ fn the_time_to_recover_from_an_outage_is_reported() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut scn = scenario(5, "modern_rec", 40, 2, 1.0, 20, true, 1.0, 5);
     scn += "\n[[project.a.outage]]\nstart = \"2d\"\nduration = \"6h\"\n";
-    let out = run_cli(dir.path(), "outage", &scn, false);
+    let out = run_cli(dir.path(), "outage", &scn, &[]);
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let outages = json["projects"]["a"]["outages"].as_array().expect("a list");
@@ -264,4 +264,55 @@ fn the_time_to_recover_from_an_outage_is_reported() {
     assert_eq!(num(&s, "outages"), 1.0);
     assert_eq!(num(&s, "recovery_time_max_s"), r as f64);
     assert_eq!(num(&s, "outages_unrecovered"), 0.0);
+}
+
+/// `run --plot` of a run with a web server and a scheduler outage draws the
+/// `server` chart (docs/plots.md, "`server`"; spec backend §2.4.0), with the outage
+/// shaded, and report.html shows it; a plain quickstart run has no such chart.
+#[test]
+fn the_server_chart_is_drawn_only_for_a_run_with_a_web_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut scn = scenario(5, "modern_rec", 40, 2, 1.0, 20, true, 1.0, 3);
+    scn += "\n[[project.a.outage]]\nstart = \"1d\"\nduration = \"6h\"\n";
+    let out = run_cli(dir.path(), "server", &scn, &["--plot"]);
+    for ext in ["png", "svg"] {
+        let f = out.join(format!("plots/server.{ext}"));
+        assert!(std::fs::metadata(&f).is_ok_and(|m| m.len() > 2000), "{f:?}");
+    }
+    let svg = std::fs::read_to_string(out.join("plots/server.svg")).unwrap();
+    for text in [
+        "Scheduler processes busy",
+        "Wait for a scheduler process",
+        "Daemons down",
+        "project a: scheduler down",
+    ] {
+        assert!(svg.contains(text), "no `{text}` in server.svg");
+    }
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("id=\"chart-server\""),
+        "report.html lacks the chart"
+    );
+    assert!(page.contains("Server load"), "report.html lacks its title");
+
+    // A run without a web server or daemon outages: no server chart anywhere.
+    let plain = dir.path().join("quickstart");
+    let o = run(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "--out",
+        plain.to_str().unwrap(),
+        "-q",
+        "--plot",
+        "--set",
+        "simulation.duration=\"2d\"",
+        "--set",
+        "host_group.0.count=50",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(plain.join("plots/server_backlog.svg").is_file());
+    assert!(!plain.join("plots/server.png").exists());
+    assert!(!plain.join("plots/server.svg").exists());
+    let page = std::fs::read_to_string(plain.join("report.html")).unwrap();
+    assert!(!page.contains("id=\"chart-server\""));
 }
