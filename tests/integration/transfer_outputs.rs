@@ -24,6 +24,32 @@ fn run_short(out: &Path) {
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
 
+/// The quickstart scenario with files, three days of 40 hosts: 50 MB inputs, 5 MB
+/// outputs, a 2 MB/s download link, under `--check-invariants`, into `out`, with
+/// the options `extra`.
+fn run_with_files(out: &Path, extra: &[&str]) {
+    let o = bin()
+        .args(["run", "-q", "scenarios/quickstart.toml", "--out"])
+        .arg(out)
+        .args([
+            "--set",
+            "simulation.duration=\"3d\"",
+            "--set",
+            "host_group.0.count=40",
+            "--set",
+            "project.main.files.input=5e7",
+            "--set",
+            "project.main.files.output=5e6",
+            "--set",
+            "project.main.data_server.download=2e6",
+            "--check-invariants",
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
 fn first_line(path: &Path) -> String {
     fs::read_to_string(path)
         .unwrap()
@@ -113,25 +139,7 @@ fn without_files_no_transfer_output_and_the_network_chart_only_with_its_series()
 fn a_run_with_files_writes_consistent_transfer_times() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = bin()
-        .args(["run", "-q", "--plot", "scenarios/quickstart.toml", "--out"])
-        .arg(&out)
-        .args([
-            "--set",
-            "simulation.duration=\"3d\"",
-            "--set",
-            "host_group.0.count=40",
-            "--set",
-            "project.main.files.input=5e7",
-            "--set",
-            "project.main.files.output=5e6",
-            "--set",
-            "project.main.data_server.download=2e6",
-            "--check-invariants",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    run_with_files(&out, &["--plot"]);
     let mut rd = csv::Reader::from_path(out.join("results.csv")).unwrap();
     let h = rd.headers().unwrap().clone();
     let col = |name: &str| {
@@ -198,27 +206,10 @@ fn a_run_with_files_writes_consistent_transfer_times() {
 fn a_data_server_serves_at_most_max_connections_transfers() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = bin()
-        .args(["run", "-q", "scenarios/quickstart.toml", "--out"])
-        .arg(&out)
-        .args([
-            "--set",
-            "simulation.duration=\"3d\"",
-            "--set",
-            "host_group.0.count=40",
-            "--set",
-            "project.main.files.input=5e7",
-            "--set",
-            "project.main.files.output=5e6",
-            "--set",
-            "project.main.data_server.download=2e6",
-            "--set",
-            "project.main.data_server.max_connections=3",
-            "--check-invariants",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    run_with_files(
+        &out,
+        &["--set", "project.main.data_server.max_connections=3"],
+    );
     let mut rd = csv::Reader::from_path(out.join("summary.csv")).unwrap();
     let h = rd.headers().unwrap().clone();
     let row = rd.records().next().unwrap().unwrap();
